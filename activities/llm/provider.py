@@ -1,0 +1,62 @@
+"""The seam between the model-call activity and a model provider.
+
+A provider turns one `ModelRequest` into one `ModelResponse`, or raises `ModelCallError`
+classified by the provider's status codes and error types (never by message text). Retrying is
+Temporal's job, so providers make exactly one attempt.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+from contracts.activity_io import StopReason
+from contracts.messages import ContentBlock, Message
+from contracts.tools import ToolDefinition
+from contracts.turn import Usage
+
+
+class ModelRequest(BaseModel):
+    model: str  # the provider's own model name, without the "provider:" prefix
+    system: str = ""
+    messages: list[Message]
+    tools: list[ToolDefinition] = Field(default_factory=list)
+    max_tokens: int
+
+
+class ModelResponse(BaseModel):
+    content: list[ContentBlock]
+    stop_reason: StopReason
+    usage: Usage
+    model: str
+
+
+class ModelCallError(Exception):
+    """A classified provider failure.
+
+    Args:
+        message: one sentence for the turn's failure message.
+        error_type: a constant of `contracts.errors` (LLM_TRANSIENT when retryable).
+        retryable: whether another attempt may succeed.
+        retry_after_s: the provider's own retry hint (HTTP `retry-after`), if it gave one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_type: str,
+        retryable: bool,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.retryable = retryable
+        self.retry_after_s = retry_after_s
+
+
+class ModelProvider(Protocol):
+    name: str
+
+    async def complete(self, request: ModelRequest) -> ModelResponse: ...

@@ -1,0 +1,89 @@
+"""Inputs and results of the activities. What crosses the activity boundary is allowlisted and
+kept small: the conversation travels by reference into the content store (a claim check), so a
+turn's history grows with each iteration's new content only, never with the whole conversation
+re-sent to every model call.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, JsonValue
+
+from contracts.messages import ContentBlock, Message
+from contracts.turn import ExternalToolSpec, Usage
+
+
+class BlockRef(BaseModel):
+    """A content block already in the content store (e.g. a tool result the tool activity put)."""
+
+    type: Literal["ref"] = "ref"
+    ref: str
+
+
+class MessageDraft(BaseModel):
+    """A message to append to the stored conversation; large blocks travel as references."""
+
+    role: Literal["user", "assistant"]
+    content: list[Annotated[ContentBlock | BlockRef, Field(discriminator="type")]]
+
+
+class ConversationDelta(BaseModel):
+    """The stored conversation `base` (None: empty) followed by `append`."""
+
+    base: str | None = None
+    append: list[MessageDraft] = Field(default_factory=list)
+
+
+class CallContext(BaseModel):
+    """What stays the same across a turn's model calls; stored once, then sent by reference."""
+
+    system_prompt: str = ""
+    external_tools: list[ExternalToolSpec] = Field(default_factory=list)
+
+
+class ModelCallInput(BaseModel):
+    turn_id: str
+    iteration: int
+    model: str
+    max_tokens: int
+    context_ref: str | None = None
+    context: CallContext | None = None
+    offered_tools: list[str] = Field(default_factory=list)
+    conversation: ConversationDelta
+
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"]
+
+
+class ModelCallResult(BaseModel):
+    message: Message
+    stop_reason: StopReason
+    usage: Usage
+    model: str
+    conversation_ref: str
+    context_ref: str
+    duration_ms: int
+
+
+ToolOutcome = Literal["ok", "error"]
+
+
+class ToolCallInput(BaseModel):
+    turn_id: str
+    call_id: str
+    tool: str
+    input: dict[str, JsonValue]
+
+    @property
+    def idempotency_key(self) -> str:
+        return f"{self.turn_id}/{self.call_id}"
+
+
+class ToolCallResult(BaseModel):
+    """The tool's `tool_result` block, already in the content store under `block_ref`."""
+
+    block_ref: str
+    is_error: bool
+    content: str
+    duration_ms: int

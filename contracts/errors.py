@@ -1,0 +1,29 @@
+"""Error types of the contract, as string constants so that raise sites and handling sites
+cannot diverge. Every one is raised as a non-retryable `ApplicationError(type=...)`."""
+
+from typing import Final
+
+INVALID_TURN_REQUEST: Final = "InvalidTurnRequest"
+TURN_BUDGET_EXCEEDED: Final = "TurnBudgetExceeded"
+MAX_ITERATIONS_EXCEEDED: Final = "MaxIterationsExceeded"
+AUTONOMY_BOUNDARY_VIOLATION: Final = "AutonomyBoundaryViolation"
+LLM_AUTH_ERROR: Final = "LLMAuthError"
+LLM_INVALID_REQUEST: Final = "LLMInvalidRequest"
+LLM_CONTEXT_TOO_LONG: Final = "LLMContextTooLong"
+LLM_CONTENT_FILTERED: Final = "LLMContentFiltered"
+LLM_UNAVAILABLE: Final = "LLMUnavailable"
+
+# Raised by the model-call activity when it is retryable (rate limit, overload, 5xx, network):
+# Temporal retries it; once retries are exhausted the workflow reports LLM_UNAVAILABLE.
+LLM_TRANSIENT: Final = "LLMTransient"
+# The activity result or input cannot cross Temporal (too large, not serializable): retrying
+# would only bill the model again.
+LLM_PAYLOAD_REJECTED: Final = "LLMPayloadRejected"
+# The content store lost an object the model call refers to; the workflow answers by
+# re-sending the conversation inline, so nothing is lost.
+CONTENT_MISSING: Final = "ContentMissing"
+
+LLM_REFUSALS: Final = frozenset(
+    {LLM_AUTH_ERROR, LLM_INVALID_REQUEST, LLM_CONTEXT_TOO_LONG, LLM_CONTENT_FILTERED}
+)
+NON_RETRYABLE_MODEL_ERRORS: Final = [*sorted(LLM_REFUSALS), LLM_PAYLOAD_REJECTED, CONTENT_MISSING]

@@ -1,0 +1,35 @@
+"""Temporal names that callers and histories depend on. Never rename one after a release."""
+
+from typing import Final
+
+DEFAULT_TASK_QUEUE: Final = "agent-turns"
+TASK_QUEUE_ENV: Final = "AGENT_TASK_QUEUE"
+
+WORKFLOW_TYPE: Final = "AgentTurnWorkflow"
+
+SIGNAL_APPROVE: Final = "approve"
+SIGNAL_SUBMIT_TOOL_RESULT: Final = "submit_tool_result"
+QUERY_STATUS: Final = "status"
+QUERY_TRANSCRIPT: Final = "transcript"
+
+ACTIVITY_MODEL_CALL: Final = "model_call"
+ACTIVITY_TOOL_CALL: Final = "tool_call"
+
+SA_AGENT_ID: Final = "AgentId"
+SA_TASK_ID: Final = "TaskId"
+SA_TURN_STATE: Final = "TurnState"
+SA_COST_USD: Final = "CostUsd"
+
+# name -> Temporal indexed value type, as `temporal operator search-attribute create` spells it
+SEARCH_ATTRIBUTES: Final[dict[str, str]] = {
+    SA_AGENT_ID: "Keyword",
+    SA_TASK_ID: "Keyword",
+    SA_TURN_STATE: "Keyword",
+    SA_COST_USD: "Double",
+}
+
+# Providers the worker ships. Kept here so a request naming any other provider is refused at the
+# start of the turn instead of failing on every retry of the first model call.
+PROVIDER_ANTHROPIC: Final = "anthropic"
+PROVIDER_DEMO: Final = "demo"
+KNOWN_PROVIDERS: Final = frozenset({PROVIDER_ANTHROPIC, PROVIDER_DEMO})

@@ -1,0 +1,47 @@
+"""Signal payloads and query results."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+TurnState = Literal[
+    "running", "awaiting_approval", "awaiting_external", "completed", "failed", "cancelled"
+]
+PendingKind = Literal["approval", "external"]
+
+
+class ApproveInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    call_id: str = Field(min_length=1)
+    approved: bool
+    reason: str = ""
+    remember: bool = False
+    approver: str = ""
+
+
+class SubmitToolResultInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    call_id: str = Field(min_length=1)
+    output: JsonValue = None
+    is_error: bool = False
+
+
+class PendingCall(BaseModel):
+    call_id: str
+    tool: str
+    input: dict[str, JsonValue]
+    kind: PendingKind
+    since: datetime
+
+
+class TurnStatus(BaseModel):
+    state: TurnState
+    iteration: int = 0
+    llm_calls: int = 0
+    tool_calls: int = 0
+    cost_usd: float = 0.0
+    elapsed_ms: int = 0
+    pending: list[PendingCall] = Field(default_factory=list)

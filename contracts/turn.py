@@ -1,0 +1,145 @@
+"""`TurnRequest` in, `AgentReport` out: the JSON a caller sends and reads."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+
+from contracts.messages import Message
+from contracts.names import KNOWN_PROVIDERS
+
+DEFAULT_MAX_ITERATIONS = 10
+DEFAULT_MAX_TOKENS = 4096
+DEFAULT_APPROVAL_TIMEOUT_S = 86_400
+TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
+
+
+class Price(BaseModel):
+    """USD per million tokens; overrides the pricing table for this request's model."""
+
+    model_config = ConfigDict(extra="forbid")
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+    cache_read_per_mtok: float | None = Field(default=None, ge=0)
+    cache_write_per_mtok: float | None = Field(default=None, ge=0)
+
+
+def split_model(model: str) -> tuple[str, str]:
+    """`"anthropic:claude-sonnet-4-6"` -> `("anthropic", "claude-sonnet-4-6")`."""
+    provider, _, name = model.partition(":")
+    return provider, name
+
+
+def _check_model(model: str) -> str:
+    provider, name = split_model(model)
+    if not name:
+        raise ValueError(f"model must be 'provider:model-name', got {model!r}")
+    if provider not in KNOWN_PROVIDERS:
+        known = ", ".join(sorted(KNOWN_PROVIDERS))
+        raise ValueError(f"unknown provider {provider!r} in {model!r}; known: {known}")
+    return model
+
+
+class AgentSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1)
+    model: str
+    fallback_models: list[str] = Field(default_factory=list)
+    system_prompt: str = ""
+    tools: list[str] = Field(
+        default_factory=lambda: ["list_files", "read_file", "search_files", "write_file"]
+    )
+    max_iterations: int = Field(default=DEFAULT_MAX_ITERATIONS, ge=1, le=10_000)
+    max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=1)
+    output_schema: dict[str, JsonValue] | None = None
+    price: Price | None = None
+
+    @field_validator("model")
+    @classmethod
+    def _check_primary(cls, model: str) -> str:
+        return _check_model(model)
+
+    @field_validator("fallback_models")
+    @classmethod
+    def _check_fallbacks(cls, models: list[str]) -> list[str]:
+        return [_check_model(model) for model in models]
+
+
+class Constraints(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    allowed_tools: list[str] | None = None
+    time_budget_ms: int | None = Field(default=None, gt=0)
+    cost_budget_usd: float | None = Field(default=None, gt=0)
+    max_tool_interactions: int | None = Field(default=None, ge=0)
+    require_approval: list[str] = Field(default_factory=list)
+    approval_timeout_s: float = Field(default=DEFAULT_APPROVAL_TIMEOUT_S, gt=0)
+
+    def needs_approval(self, tool: str) -> bool:
+        return "*" in self.require_approval or tool in self.require_approval
+
+
+class TaskSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1)
+    input: str = Field(min_length=1)
+    constraints: Constraints = Field(default_factory=Constraints)
+
+
+class ExternalToolSpec(BaseModel):
+    """A tool the caller executes: the turn pauses until `submit_tool_result` brings its output."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=TOOL_NAME_PATTERN)
+    description: str = ""
+    input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object"})
+
+
+class TurnRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    agent: AgentSpec
+    task: TaskSpec
+    external_tools: list[ExternalToolSpec] = Field(default_factory=list)
+    history: list[Message] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _external_names_unique(self) -> TurnRequest:
+        names = [tool.name for tool in self.external_tools]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"external_tools names must be unique; repeated: {duplicates}")
+        return self
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+Outcome = Literal["completed", "max_tokens", "failed", "cancelled"]
+
+
+class AgentReport(BaseModel):
+    agent_id: str
+    task_id: str
+    outcome: Outcome
+    output: str = ""
+    structured_output: JsonValue = None
+    messages: list[Message] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    llm_calls: int = 0
+    tool_calls: int = 0
+    iterations: int = 0
+    duration_ms: int = 0
+    models_used: list[str] = Field(default_factory=list)
