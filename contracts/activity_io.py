@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, JsonValue
 
 from contracts.messages import ContentBlock, Message
-from contracts.turn import ExternalToolSpec, Usage
+from contracts.turn import ExternalToolSpec, Price, Usage
 
 
 class BlockRef(BaseModel):
@@ -47,6 +47,7 @@ class ModelCallInput(BaseModel):
     iteration: int
     model: str
     max_tokens: int
+    price: Price | None = None  # the request's override of the pricing table
     context_ref: str | None = None
     context: CallContext | None = None
     offered_tools: list[str] = Field(default_factory=list)
@@ -60,10 +61,13 @@ class ModelCallResult(BaseModel):
     message: Message
     stop_reason: StopReason
     usage: Usage
+    cost_usd: float
     model: str
     conversation_ref: str
     context_ref: str
     duration_ms: int
+    # Offered worker tools that declare they always need a human approval (e.g. write_file).
+    approval_required: list[str] = Field(default_factory=list)
 
 
 ToolOutcome = Literal["ok", "error"]

@@ -11,9 +11,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Protocol
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 class ContentMissingError(LookupError):
@@ -38,7 +41,7 @@ class LocalFolderStore:
 
     def _path(self, ref: str) -> Path:
         algorithm, _, digest = ref.partition(":")
-        if algorithm != "sha256" or len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+        if algorithm != "sha256" or not _HEX64.fullmatch(digest):
             raise ContentMissingError(f"not a content reference: {ref!r}")
         return self.root / digest[:2] / digest[2:]
 

@@ -1,0 +1,376 @@
+"""The Anthropic Messages API as a `ModelProvider`, through the official `anthropic` SDK.
+
+One `complete()` is exactly one HTTP attempt: the SDK's own retries are off because Temporal's
+activity retry policy owns retrying (its backoff, its attempt count, its history). Failures are
+classified by exception class, HTTP status and the body's `error.type`, never by message text,
+which Anthropic may reword at any time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import time
+from collections.abc import Sequence
+from typing import Final, cast, get_args
+
+import anthropic
+import httpx2
+from anthropic.types import Message as SdkMessage
+from anthropic.types import (
+    MessageParam,
+    TextBlockParam,
+    ToolParam,
+    ToolResultBlockParam,
+    ToolUseBlockParam,
+)
+from anthropic.types import Usage as SdkUsage
+
+from activities.llm.provider import ModelCallError, ModelRequest, ModelResponse
+from contracts.activity_io import StopReason
+from contracts.errors import (
+    LLM_AUTH_ERROR,
+    LLM_CONTENT_FILTERED,
+    LLM_CONTEXT_TOO_LONG,
+    LLM_INVALID_REQUEST,
+    LLM_TRANSIENT,
+)
+from contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from contracts.names import PROVIDER_ANTHROPIC
+from contracts.tools import ToolDefinition
+from contracts.turn import Usage
+
+# How long one attempt may take. Passed explicitly on every call, which also stops the SDK from
+# refusing a non-streaming call with a large max_tokens ("streaming is required").
+DEFAULT_TIMEOUT_S: Final = 600.0
+
+_API_MESSAGE_LIMIT: Final = 300
+_SdkBlockParam = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam
+_STOP_REASONS: Final = frozenset(get_args(StopReason))
+_AUTH_ERROR_TYPES: Final = frozenset({"authentication_error", "permission_error"})
+_TRANSIENT_ERROR_TYPES: Final = frozenset(
+    {"rate_limit_error", "overloaded_error", "api_error", "timeout_error"}
+)
+
+
+class AnthropicProvider:
+    """Calls `POST /v1/messages` once per `complete()`.
+
+    Args:
+        api_key: overrides `ANTHROPIC_API_KEY`, which the SDK reads itself.
+        base_url: overrides `ANTHROPIC_BASE_URL` (e.g. a proxy, or the tests' fake server).
+        timeout_s: how long one HTTP attempt may take.
+    """
+
+    name: str = PROVIDER_ANTHROPIC
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self._api_key = api_key
+        self._base_url = base_url
+        self._timeout_s = timeout_s
+        # Built on first use, so that a worker without a key starts and serves other providers.
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        try:
+            client = self._sdk_client()
+            message = await client.messages.create(
+                model=request.model,
+                max_tokens=request.max_tokens,
+                messages=_to_sdk_messages(request.messages),
+                system=request.system or anthropic.omit,
+                tools=_to_sdk_tools(request.tools) or anthropic.omit,
+                timeout=self._timeout_s,
+            )
+        except (anthropic.AnthropicError, json.JSONDecodeError) as exc:
+            if _cancellation_pending():
+                raise asyncio.CancelledError from exc
+            error = classify_error(exc, model=request.model, timeout_s=self._timeout_s)
+            raise _without_secrets(error, self._client) from exc
+        return _from_sdk_response(message)
+
+    async def aclose(self) -> None:
+        """Closes the HTTP connections; the next `complete()` opens new ones."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    def _sdk_client(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            client = anthropic.AsyncAnthropic(
+                api_key=self._api_key,
+                base_url=self._base_url,
+                timeout=self._timeout_s,
+                max_retries=0,
+            )
+            if not _has_credentials(client):
+                raise ModelCallError(
+                    "No Anthropic credentials were found; set ANTHROPIC_API_KEY on the worker.",
+                    error_type=LLM_AUTH_ERROR,
+                    retryable=False,
+                )
+            self._client = client
+        return self._client
+
+
+def _has_credentials(client: anthropic.AsyncAnthropic) -> bool:
+    # Without any, the SDK raises a bare TypeError at request time; name the problem instead.
+    credentials = getattr(client, "credentials", None)
+    return any(value is not None for value in (client.api_key, client.auth_token, credentials))
+
+
+def _without_secrets(
+    error: ModelCallError, client: anthropic.AsyncAnthropic | None
+) -> ModelCallError:
+    # The message quotes the API's own words; should they ever echo a credential, hide it.
+    secrets = [s for s in (client.api_key, client.auth_token) if s] if client else []
+    message = str(error)
+    for secret in secrets:
+        message = message.replace(secret, "[redacted]")
+    if message == str(error):
+        return error
+    return ModelCallError(
+        message,
+        error_type=error.error_type,
+        retryable=error.retryable,
+        retry_after_s=error.retry_after_s,
+    )
+
+
+def _cancellation_pending() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _to_sdk_messages(messages: Sequence[Message]) -> list[MessageParam]:
+    return [
+        {"role": message.role, "content": [_to_sdk_block(block) for block in message.content]}
+        for message in messages
+    ]
+
+
+def _to_sdk_block(block: ContentBlock) -> _SdkBlockParam:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return _to_sdk_tool_result(block)
+
+
+def _to_sdk_tool_result(block: ToolResultBlock) -> ToolResultBlockParam:
+    content: str | list[TextBlockParam] = (
+        block.content
+        if isinstance(block.content, str)
+        else [{"type": "text", "text": part.text} for part in block.content]
+    )
+    return {
+        "type": "tool_result",
+        "tool_use_id": block.tool_use_id,
+        "content": content,
+        "is_error": block.is_error,
+    }
+
+
+def _to_sdk_tools(tools: Sequence[ToolDefinition]) -> list[ToolParam]:
+    params: list[ToolParam] = []
+    for tool in tools:
+        param: ToolParam = {"name": tool.name, "input_schema": tool.input_schema}
+        if tool.description:
+            param["description"] = tool.description
+        params.append(param)
+    return params
+
+
+def _from_sdk_response(message: SdkMessage) -> ModelResponse:
+    try:
+        return _read_sdk_response(message)
+    except (AttributeError, TypeError, ValueError) as exc:
+        # The SDK does not validate a 200's JSON against the schema; valid JSON of the wrong
+        # shape is a broken proxy's answer, like a body that is not JSON at all.
+        request = _request_note(getattr(message, "_request_id", None))
+        raise _transient(
+            f"Anthropic returned a 200 that is not a Messages API response "
+            f"({type(exc).__name__}){request}."
+        ) from exc
+
+
+def _read_sdk_response(message: SdkMessage) -> ModelResponse:
+    return ModelResponse(
+        content=_from_sdk_content(message),
+        stop_reason=_stop_reason(message),
+        usage=_from_sdk_usage(message.usage),
+        model=message.model,
+    )
+
+
+def _from_sdk_content(message: SdkMessage) -> list[ContentBlock]:
+    blocks: list[ContentBlock] = []
+    # Block types we do not model (thinking, server tools) are dropped; order is kept.
+    for block in message.content:
+        if block.type == "text":
+            blocks.append(TextBlock(text=block.text))
+        elif block.type == "tool_use":
+            blocks.append(ToolUseBlock(id=block.id, name=block.name, input=dict(block.input)))
+    return blocks
+
+
+def _from_sdk_usage(usage: SdkUsage) -> Usage:
+    return Usage(
+        input_tokens=usage.input_tokens or 0,
+        output_tokens=usage.output_tokens or 0,
+        cache_read_tokens=usage.cache_read_input_tokens or 0,
+        cache_write_tokens=usage.cache_creation_input_tokens or 0,
+    )
+
+
+def _stop_reason(message: SdkMessage) -> StopReason:
+    """The stop reason, or the non-retryable failure that the API reports as a stop reason."""
+    reason = message.stop_reason
+    request_id = getattr(message, "_request_id", None)
+    request = f", request {request_id}" if request_id else ""
+    if reason == "refusal":
+        raise ModelCallError(
+            f"Anthropic's {message.model} declined to answer (stop_reason refusal{request}).",
+            error_type=LLM_CONTENT_FILTERED,
+            retryable=False,
+        )
+    if reason == "model_context_window_exceeded":
+        raise ModelCallError(
+            f"The conversation filled the context window of {message.model} at "
+            f"{message.usage.input_tokens} input tokens (stop_reason {reason}{request}).",
+            error_type=LLM_CONTEXT_TOO_LONG,
+            retryable=False,
+        )
+    if reason not in _STOP_REASONS:
+        # A stop reason this runtime does not know would come back on every retry.
+        raise ModelCallError(
+            f"Anthropic ended the answer with stop_reason {reason!r}, which turnkeeper does "
+            f"not handle{_request_note(request_id)}.",
+            error_type=LLM_INVALID_REQUEST,
+            retryable=False,
+        )
+    return cast(StopReason, reason)
+
+
+def classify_error(
+    exc: BaseException, *, model: str = "", timeout_s: float | None = None
+) -> ModelCallError:
+    """The `ModelCallError` for a failed Anthropic call, decided by class, status and error type.
+
+    Args:
+        exc: what the SDK raised.
+        model: the model asked for, named in the message.
+        timeout_s: the client timeout, named in the message of a timeout.
+    """
+    if isinstance(exc, anthropic.APIStatusError):
+        return _classify_status(exc, model)
+    if isinstance(exc, anthropic.APITimeoutError):
+        limit = f" within {timeout_s:g} s" if timeout_s is not None else ""
+        return _transient(f"Anthropic did not answer{limit} (client timeout).")
+    if isinstance(exc, anthropic.APIConnectionError):
+        cause = type(exc.__cause__).__name__ if exc.__cause__ else "connection error"
+        return _transient(f"Could not reach Anthropic at {_origin(exc.request.url)} ({cause}).")
+    if isinstance(exc, json.JSONDecodeError):
+        # The SDK parses a 200 body without wrapping a decode failure: a broken proxy or a cut
+        # connection, which the next attempt may not meet.
+        where = f"line {exc.lineno} column {exc.colno}"
+        return _transient(f"Anthropic returned a 200 whose body is not valid JSON ({where}).")
+    if isinstance(exc, anthropic.APIResponseValidationError):
+        request = _request_note(exc.response.headers.get("request-id"))
+        return _transient(
+            f"Anthropic returned a {exc.status_code} body that is not a Messages API "
+            f"response{request}."
+        )
+    if isinstance(exc, anthropic.CredentialsError):
+        return ModelCallError(
+            f"Anthropic credentials could not be loaded ({type(exc).__name__}); "
+            "set ANTHROPIC_API_KEY on the worker.",
+            error_type=LLM_AUTH_ERROR,
+            retryable=False,
+        )
+    return _transient(f"The Anthropic SDK failed with {type(exc).__name__}.")
+
+
+def _classify_status(exc: anthropic.APIStatusError, model: str) -> ModelCallError:
+    status, error_type = exc.status_code, exc.type
+    what = f"Anthropic returned {status} {error_type or 'with no error type'}"
+    what += f" for model {model!r}" if model else ""
+    what += _request_note(exc.request_id)
+    if exc.api_message:
+        # Shown, never branched on: it often holds the figures (e.g. prompt tokens vs maximum).
+        what += f": {_one_line(exc.api_message).rstrip('.')}"
+    kind = _status_kind(status, error_type)
+    if kind != LLM_TRANSIENT:
+        hint = "; check ANTHROPIC_API_KEY" if kind == LLM_AUTH_ERROR else ""
+        return ModelCallError(f"{what}{hint}.", error_type=kind, retryable=False)
+    retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+    if retry_after is not None:
+        return _transient(f"{what}; retry after {retry_after:g} s.", retry_after)
+    return _transient(f"{what}.")
+
+
+def _status_kind(status: int, error_type: str | None) -> str:
+    """Which contract error a status means; `error.type` decides only for unlisted 4xx."""
+    if status in (401, 403):
+        return LLM_AUTH_ERROR
+    if status == 413:
+        return LLM_CONTEXT_TOO_LONG
+    # 408 is the server's own request timeout: nothing is wrong with the request.
+    if status in (408, 429) or status >= 500:
+        return LLM_TRANSIENT
+    if status in (400, 404):
+        return LLM_INVALID_REQUEST
+    if error_type in _TRANSIENT_ERROR_TYPES:
+        return LLM_TRANSIENT
+    if error_type in _AUTH_ERROR_TYPES:
+        return LLM_AUTH_ERROR
+    if error_type == "request_too_large":
+        return LLM_CONTEXT_TOO_LONG
+    return LLM_INVALID_REQUEST
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from an HTTP `retry-after` (seconds or an HTTP date); None if unusable."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            moment = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if moment.tzinfo is None:
+            return None
+        seconds = max(0.0, moment.timestamp() - (time.time() if now is None else now))
+    if not math.isfinite(seconds) or seconds < 0:
+        return None
+    return seconds
+
+
+def _transient(message: str, retry_after_s: float | None = None) -> ModelCallError:
+    return ModelCallError(
+        message, error_type=LLM_TRANSIENT, retryable=True, retry_after_s=retry_after_s
+    )
+
+
+def _one_line(text: str, limit: int = _API_MESSAGE_LIMIT) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else f"{flat[: limit - 1]}…"
+
+
+def _request_note(request_id: str | None) -> str:
+    return f" (request {request_id})" if request_id else ""
+
+
+def _origin(url: httpx2.URL) -> str:
+    # Only scheme, host and port: a URL may carry credentials in its user info or query.
+    return f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")

@@ -1,0 +1,159 @@
+"""The model-call activity: a thin adapter between Temporal and a `ModelProvider`.
+
+It resolves the conversation from the content store, offers the named tools (worker tools are
+looked up here, on the worker, so their definitions never travel through history), makes one
+provider attempt while heartbeating, stores the answer and returns only the new assistant
+message plus references. Failures are mapped to typed `ApplicationError`s; Temporal's retry
+policy decides whether to try again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Mapping
+from datetime import timedelta
+from typing import TypeVar
+
+import structlog
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.llm.pricing import cost_usd, price_for
+from activities.llm.provider import ModelCallError, ModelProvider, ModelRequest
+from activities.store.content_store import ContentMissingError
+from activities.store.conversation_store import ConversationStore
+from activities.tools.registry import ToolRegistry
+from contracts.activity_io import CallContext, ModelCallInput, ModelCallResult
+from contracts.errors import CONTENT_MISSING, INVALID_TURN_REQUEST, LLM_INVALID_REQUEST
+from contracts.messages import Message
+from contracts.names import ACTIVITY_MODEL_CALL
+from contracts.tools import ToolDefinition
+from contracts.turn import split_model
+
+log = structlog.get_logger()
+T = TypeVar("T")
+HEARTBEAT_EVERY_S = 5.0
+
+
+class ModelCallActivities:
+    def __init__(
+        self,
+        providers: Mapping[str, ModelProvider],
+        conversations: ConversationStore,
+        tools: ToolRegistry,
+    ) -> None:
+        self._providers = providers
+        self._conversations = conversations
+        self._tools = tools
+
+    @activity.defn(name=ACTIVITY_MODEL_CALL)
+    async def model_call(self, call: ModelCallInput) -> ModelCallResult:
+        started = time.monotonic()
+        provider_name, model_name = split_model(call.model)
+        provider = self._providers.get(provider_name)
+        if provider is None:
+            raise ApplicationError(
+                f"this worker has no provider {provider_name!r} for model {call.model!r}",
+                type=LLM_INVALID_REQUEST,
+                non_retryable=True,
+            )
+        try:
+            context, context_ref = await self._context(call)
+            head, messages = await self._conversations.resolve(call.conversation)
+        except ContentMissingError as err:
+            raise ApplicationError(str(err), type=CONTENT_MISSING, non_retryable=True) from err
+
+        request = ModelRequest(
+            model=model_name,
+            system=context.system_prompt,
+            messages=messages,
+            tools=self._offered_tools(call.offered_tools, context),
+            max_tokens=call.max_tokens,
+        )
+        response = await _heartbeating(_classified(provider.complete(request)))
+        assistant = Message(role="assistant", content=response.content)
+        conversation_ref = await self._conversations.append(head, assistant, messages)
+        price = price_for(call.model, call.price)
+        cost = cost_usd(response.usage, price) if price else 0.0
+        duration_ms = int((time.monotonic() - started) * 1000)
+        log.info(
+            "llm_call",
+            turn_id=call.turn_id,
+            iteration=call.iteration,
+            model=call.model,
+            input_tokens=response.usage.input_tokens,
+            output_tokens=response.usage.output_tokens,
+            cost_usd=cost,
+            duration_ms=duration_ms,
+            stop_reason=response.stop_reason,
+        )
+        return ModelCallResult(
+            message=assistant,
+            stop_reason=response.stop_reason,
+            usage=response.usage,
+            cost_usd=cost,
+            model=call.model,
+            conversation_ref=conversation_ref,
+            context_ref=context_ref,
+            duration_ms=duration_ms,
+            approval_required=[
+                name
+                for name in call.offered_tools
+                if (tool := self._tools.get(name)) is not None and tool.requires_approval
+            ],
+        )
+
+    async def _context(self, call: ModelCallInput) -> tuple[CallContext, str]:
+        if call.context is not None:
+            return call.context, await self._conversations.put_context(call.context)
+        if call.context_ref is None:
+            return CallContext(), await self._conversations.put_context(CallContext())
+        return await self._conversations.get_context(call.context_ref), call.context_ref
+
+    def _offered_tools(self, names: list[str], context: CallContext) -> list[ToolDefinition]:
+        external = {tool.name: tool for tool in context.external_tools}
+        definitions: list[ToolDefinition] = []
+        for name in names:
+            if name in external:
+                spec = external[name]
+                definitions.append(
+                    ToolDefinition(
+                        name=spec.name, description=spec.description, input_schema=spec.input_schema
+                    )
+                )
+            elif (tool := self._tools.get(name)) is not None:
+                definitions.append(tool.definition())
+            else:
+                known = ", ".join(self._tools.names()) or "none"
+                raise ApplicationError(
+                    f"agent.tools names {name!r}, which is neither a tool of this worker "
+                    f"({known}) nor an external tool of the request",
+                    type=INVALID_TURN_REQUEST,
+                    non_retryable=True,
+                )
+        return definitions
+
+
+async def _classified(call: Awaitable[T]) -> T:
+    try:
+        return await call
+    except ModelCallError as err:
+        delay = timedelta(seconds=err.retry_after_s) if err.retry_after_s else None
+        raise ApplicationError(
+            str(err), type=err.error_type, non_retryable=not err.retryable, next_retry_delay=delay
+        ) from err
+
+
+async def _heartbeating(call: Awaitable[T]) -> T:
+    """Heartbeats while `call` runs, so a dead worker is noticed within the heartbeat timeout
+    and a cancellation of the turn reaches the provider call."""
+    task = asyncio.ensure_future(call)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=HEARTBEAT_EVERY_S)
+            if done:
+                return task.result()
+            activity.heartbeat()
+    finally:
+        task.cancel()

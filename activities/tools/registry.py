@@ -1,0 +1,223 @@
+"""Worker tools: typed Python functions the model can call.
+
+A tool is an ordinary function whose keyword parameters (type hints, defaults and
+`Annotated[..., Field(description=...)]` docs) become the JSON schema the model sees, so the schema
+and the code cannot drift apart. `run_tool` validates the model's arguments against that schema
+before the function runs and turns every complaint into text the model can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar, get_type_hints, overload
+
+import pydantic_core
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from contracts.tools import ToolDefinition
+
+_Function = TypeVar("_Function", bound=Callable[..., Any])
+
+# Schema keys whose values are maps of name -> schema, so that a parameter that happens to be
+# called "title" keeps its name while pydantic's generated titles are dropped.
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "patternProperties"})
+
+
+class ToolError(Exception):
+    """A failure whose message is written for the model, e.g. "'../x' leads outside the workspace".
+
+    The tool activity turns it into an `is_error` tool result; it is never retried.
+    """
+
+
+@dataclass(frozen=True)
+class WorkerTool:
+    """A function the worker runs on the model's behalf, with the schema of its arguments.
+
+    Attributes:
+        requires_approval: every call waits for a human `approve` signal, whatever the request says.
+        idempotent: running a call twice has the effect of running it once, so Temporal may retry
+            it after a worker crash.
+        timeout_s: a run that takes longer becomes an `is_error` result for the model.
+    """
+
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    function: Callable[..., Any]
+    requires_approval: bool = False
+    idempotent: bool = True
+    timeout_s: float = 60.0
+
+    def input_schema(self) -> dict[str, Any]:
+        return _without_titles(self.input_model.model_json_schema())
+
+    def definition(self) -> ToolDefinition:
+        return ToolDefinition(
+            name=self.name, description=self.description, input_schema=self.input_schema()
+        )
+
+
+@overload
+def worker_tool(function: _Function, /) -> WorkerTool: ...
+
+
+@overload
+def worker_tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_approval: bool = False,
+    idempotent: bool = True,
+    timeout_s: float = 60.0,
+) -> Callable[[_Function], WorkerTool]: ...
+
+
+def worker_tool(
+    function: _Function | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_approval: bool = False,
+    idempotent: bool = True,
+    timeout_s: float = 60.0,
+) -> WorkerTool | Callable[[_Function], WorkerTool]:
+    """Turn a typed function (sync or async) into a `WorkerTool`; usable bare or with options.
+
+    Args:
+        name: the tool's name for the model; the function's name by default.
+        description: what the model reads; the docstring's first paragraph by default.
+        requires_approval: see `WorkerTool`.
+        idempotent: see `WorkerTool`.
+        timeout_s: see `WorkerTool`.
+
+    Raises:
+        TypeError: a parameter cannot be described to the model (no type hint, `*args`, ...).
+    """
+
+    def wrap(fn: _Function) -> WorkerTool:
+        tool_name = name or fn.__name__
+        return WorkerTool(
+            name=tool_name,
+            description=description if description is not None else _first_paragraph(fn),
+            input_model=_input_model(tool_name, fn),
+            function=fn,
+            requires_approval=requires_approval,
+            idempotent=idempotent,
+            timeout_s=timeout_s,
+        )
+
+    return wrap(function) if function is not None else wrap
+
+
+def _first_paragraph(fn: Callable[..., Any]) -> str:
+    doc = inspect.getdoc(fn) or ""
+    return " ".join(doc.split("\n\n", 1)[0].split())
+
+
+def _input_model(tool_name: str, fn: Callable[..., Any]) -> type[BaseModel]:
+    hints = get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {}
+    for parameter in inspect.signature(fn).parameters.values():
+        if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
+            raise TypeError(f"tool {tool_name!r}: parameter {parameter.name!r} must be a keyword")
+        if parameter.name not in hints:
+            raise TypeError(f"tool {tool_name!r}: parameter {parameter.name!r} has no type hint")
+        default = ... if parameter.default is parameter.empty else parameter.default
+        fields[parameter.name] = (hints[parameter.name], default)
+    return create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def _without_titles(schema: Any) -> Any:
+    # Pydantic titles every model and field ("Path", "read_file_arguments"): noise for the model.
+    if isinstance(schema, list):
+        return [_without_titles(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {
+        key: (
+            {name: _without_titles(sub) for name, sub in value.items()}
+            if key in _SCHEMA_MAPS and isinstance(value, dict)
+            else _without_titles(value)
+        )
+        for key, value in schema.items()
+        if key != "title"
+    }
+
+
+class ToolRegistry:
+    """The worker tools of one worker, by name."""
+
+    def __init__(self, tools: Iterable[WorkerTool] = ()) -> None:
+        self._tools: dict[str, WorkerTool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: WorkerTool) -> None:
+        """Register `tool`; a second tool of the same name is a `ValueError`, never a shadow."""
+        if tool.name in self._tools:
+            raise ValueError(f"a worker tool named {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> WorkerTool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def definitions(self, names: Iterable[str]) -> list[ToolDefinition]:
+        """The definitions of `names`, in that order; names this registry lacks are skipped
+        (they may be external tools, which the caller describes itself)."""
+        return [self._tools[name].definition() for name in names if name in self._tools]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
+async def run_tool(tool: WorkerTool, arguments: dict[str, Any]) -> str:
+    """Validate `arguments`, run the tool and return its result as text.
+
+    Sync functions run in a thread so that file or CPU work never blocks the event loop.
+
+    Raises:
+        ToolError: the arguments do not fit the tool's schema, or the tool itself refused.
+    """
+    try:
+        validated = tool.input_model.model_validate(arguments)
+    except ValidationError as err:
+        raise ToolError(_explain(tool, err)) from None
+    # dict(model) is shallow: nested models reach the function as models, not dicts.
+    kwargs = dict(validated)
+    if inspect.iscoroutinefunction(tool.function):
+        result = await tool.function(**kwargs)
+    else:
+        result = await asyncio.to_thread(tool.function, **kwargs)
+    return as_text(result)
+
+
+def as_text(value: Any) -> str:
+    """A tool's return value as the text of its result: strings as they are, the rest as JSON."""
+    if isinstance(value, str):
+        return value
+    return pydantic_core.to_json(value, fallback=str).decode()
+
+
+def _explain(tool: WorkerTool, err: ValidationError) -> str:
+    problems = []
+    for error in err.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"])
+        if error["type"] == "extra_forbidden":
+            expected = ", ".join(tool.input_model.model_fields) or "none"
+            problems.append(f"unexpected argument {where!r} (expected: {expected})")
+            continue
+        message = error["msg"]
+        message = message[:1].lower() + message[1:]
+        problems.append(f"argument {where!r}: {message}" if where else f"arguments: {message}")
+    return f"invalid arguments for {tool.name}: " + "; ".join(problems)

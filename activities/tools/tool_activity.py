@@ -1,0 +1,110 @@
+"""The `tool_call` activity: runs one worker tool call and stores its `tool_result` block.
+
+A tool failure is an answer for the model, not a failure of the activity: an unknown tool, a
+refusal (`ToolError`), an exception or a timeout all become an `is_error` result, so Temporal
+never retries a failure that would only repeat. Only cancellation and the content store's own
+errors leave the activity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable
+from datetime import timedelta
+from typing import TypeVar
+
+import structlog
+from temporalio import activity
+
+from activities.store.content_store import ContentStore
+from activities.tools.registry import ToolError, ToolRegistry, WorkerTool, run_tool
+from contracts.activity_io import ToolCallInput, ToolCallResult, ToolOutcome
+from contracts.messages import ToolResultBlock
+from contracts.names import ACTIVITY_TOOL_CALL
+
+log = structlog.get_logger(__name__)
+
+_Result = TypeVar("_Result")
+
+
+class ToolActivities:
+    """Activities over one worker's tools; register `tool_call` with the worker."""
+
+    def __init__(self, registry: ToolRegistry, store: ContentStore) -> None:
+        self._registry = registry
+        self._store = store
+
+    @activity.defn(name=ACTIVITY_TOOL_CALL)
+    async def tool_call(self, call: ToolCallInput) -> ToolCallResult:
+        """Run `call` and put its `tool_result` block into the content store."""
+        started = time.monotonic()
+        text, is_error = await _heartbeating(self._outcome(call))
+        duration_ms = round((time.monotonic() - started) * 1000)
+        block = ToolResultBlock(tool_use_id=call.call_id, content=text, is_error=is_error)
+        block_ref = await self._store.put(block.model_dump_json().encode())
+        outcome: ToolOutcome = "error" if is_error else "ok"
+        log.info(
+            "tool_call",
+            tool=call.tool,
+            call_id=call.call_id,
+            turn_id=call.turn_id,
+            duration_ms=duration_ms,
+            outcome=outcome,
+        )
+        return ToolCallResult(
+            block_ref=block_ref, is_error=is_error, content=text, duration_ms=duration_ms
+        )
+
+    async def _outcome(self, call: ToolCallInput) -> tuple[str, bool]:
+        """The result text and whether it is an error; never raises but for cancellation."""
+        tool = self._registry.get(call.tool)
+        if tool is None:
+            return f"unknown tool {call.tool!r}: this worker does not provide it", True
+        try:
+            return await _run_with_timeout(tool, call), False
+        except ToolError as err:
+            return str(err), True
+        except _ToolTimedOut:
+            return f"tool {tool.name} timed out after {tool.timeout_s:g} s", True
+        except Exception as err:
+            log.exception("tool_failed", tool=tool.name, call_id=call.call_id)
+            return f"tool {tool.name} failed: {type(err).__name__}: {err}", True
+
+
+class _ToolTimedOut(Exception):
+    pass
+
+
+async def _run_with_timeout(tool: WorkerTool, call: ToolCallInput) -> str:
+    # A sync tool keeps running in its thread after the timeout (threads cannot be stopped);
+    # only the answer to the model stops waiting for it.
+    try:
+        async with asyncio.timeout(tool.timeout_s) as scope:
+            return await run_tool(tool, call.input)
+    except TimeoutError:
+        if scope.expired():
+            raise _ToolTimedOut from None
+        raise  # the tool's own TimeoutError (e.g. a network call) is an ordinary failure
+
+
+async def _heartbeating(work: Awaitable[_Result]) -> _Result:
+    """Await `work`, heartbeating meanwhile when the activity has a heartbeat timeout, so that
+    cancellation reaches a long tool call and a dead worker is noticed quickly."""
+    heartbeat_timeout = activity.info().heartbeat_timeout
+    if not heartbeat_timeout:
+        return await work
+    task = asyncio.ensure_future(work)
+    interval = _heartbeat_interval(heartbeat_timeout)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=interval)
+            if done:
+                return task.result()
+            activity.heartbeat()
+    finally:
+        task.cancel()
+
+
+def _heartbeat_interval(heartbeat_timeout: timedelta) -> float:
+    return max(heartbeat_timeout.total_seconds() / 2, 0.1)

@@ -1,0 +1,346 @@
+"""The contract's built-in worker tools (list_files, read_file, search_files, write_file),
+sandboxed to one workspace directory.
+
+Two layers keep every read and write inside the workspace. `Workspace.resolve` follows a path,
+symlinks included, to its real location and refuses anything outside the real root. Each file
+operation then walks that real path again from a descriptor of the root, one component at a time
+with O_NOFOLLOW, so a folder swapped for a symlink between the check and the use makes the
+operation fail rather than escape. This relies on the POSIX `*at` calls (Linux, macOS).
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import os
+import re
+import secrets
+import stat
+from collections.abc import Iterator
+from contextlib import closing, suppress
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+
+from activities.tools.registry import ToolError, ToolRegistry, worker_tool
+
+MAX_LIST_ENTRIES = 1000
+MAX_SEARCH_MATCHES = 200
+MAX_LINE_CHARS = 300
+# Larger files are skipped by search_files: a regex over them would outlast the tool's timeout.
+MAX_SEARCH_FILE_BYTES = 8 * 1024 * 1024
+_SNIFF_BYTES = 8192
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+# O_NONBLOCK so that opening a FIFO planted in the workspace cannot hang the tool.
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+
+FilePath = Annotated[
+    str, Field(description="A file path relative to the workspace root, e.g. 'notes/todo.md'.")
+]
+DirPath = Annotated[
+    str, Field(description="A path relative to the workspace root; '.' is the root itself.")
+]
+
+
+class Workspace:
+    """A directory the built-in tools may read and write; nothing outside it is ever touched."""
+
+    def __init__(self, root: Path) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        self.root = root.resolve(strict=True)
+
+    def resolve(self, path: str) -> Path:
+        """The real location of `path` (relative to the root), refused if it lies outside."""
+        if "\0" in path:
+            raise ToolError("a path cannot contain NUL characters")
+        try:
+            real = (self.root / path).resolve()
+        except RuntimeError:  # pathlib's report of a symlink loop
+            raise ToolError(f"'{path}' is a loop of symbolic links") from None
+        except OSError as err:  # the message would show the host's absolute path to the model
+            raise ToolError(f"cannot resolve '{path}': {err.strerror}") from None
+        if not real.is_relative_to(self.root):
+            lexical = Path(os.path.normpath(self.root / path))
+            how = " through a symbolic link" if lexical.is_relative_to(self.root) else ""
+            raise ToolError(
+                f"'{path}' leads outside the workspace{how}; "
+                "use a path relative to the workspace root"
+            )
+        return real
+
+    def list_dir(self, path: str) -> str:
+        parts = self._parts(path)
+        directory = self._open_dir(parts)
+        try:
+            with os.scandir(directory) as entries:
+                names = sorted(
+                    entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "")
+                    for entry in entries
+                )
+        finally:
+            os.close(directory)
+        if not names:
+            return f"'{_shown(parts)}' is empty"
+        prefix = "".join(f"{part}/" for part in parts)
+        lines = [prefix + name for name in names[:MAX_LIST_ENTRIES]]
+        if len(names) > MAX_LIST_ENTRIES:
+            lines.append(
+                f"[{len(names) - MAX_LIST_ENTRIES} more entries not shown; list a subfolder]"
+            )
+        return "\n".join(lines)
+
+    def read_text(self, path: str, max_bytes: int) -> str:
+        parts = self._parts(path)
+        with os.fdopen(self._open_file(parts), "rb") as handle:
+            data = handle.read(max_bytes + 1)
+            size = os.fstat(handle.fileno()).st_size
+        truncated = len(data) > max_bytes
+        text = _decode(data[:max_bytes], _shown(parts), final=not truncated)
+        if truncated:
+            text += (
+                f"\n[truncated: showing the first {max_bytes} of {max(size, len(data))} bytes "
+                f"of '{_shown(parts)}']"
+            )
+        return text
+
+    def search(self, pattern: str, path: str, max_matches: int = MAX_SEARCH_MATCHES) -> str:
+        try:
+            regex = re.compile(pattern)
+        except re.error as err:
+            raise ToolError(f"invalid regex {pattern!r}: {err}") from None
+        parts = self._parts(path)
+        matches: list[str] = []
+        searched = skipped = 0
+        # closing(): stopping early must still release the folder descriptors at once.
+        with closing(self._files_under(parts)) as files:
+            for shown, directory, name in files:
+                found = _grep(directory, name, shown, regex, max_matches + 1 - len(matches))
+                if found is None:
+                    skipped += 1
+                    continue
+                searched += 1
+                matches.extend(found)
+                if len(matches) > max_matches:
+                    break
+        return _search_report(matches, max_matches, pattern, _shown(parts), searched, skipped)
+
+    def write_text(self, path: str, content: str) -> str:
+        parts = self._parts(path)
+        if not parts:
+            raise ToolError("'.' is the workspace root, not a file; give a file path")
+        data = content.encode()
+        directory = self._open_dir(parts[:-1], create=True)
+        try:
+            _replace_file(directory, parts[-1], data, _shown(parts))
+        finally:
+            os.close(directory)
+        return f"wrote {len(data)} bytes to '{_shown(parts)}'"
+
+    def _parts(self, path: str) -> tuple[str, ...]:
+        return self.resolve(path).relative_to(self.root).parts
+
+    def _open_dir(self, parts: tuple[str, ...], *, create: bool = False) -> int:
+        """A descriptor of root/parts, walked without following any symlink."""
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        for depth, part in enumerate(parts, 1):
+            try:
+                if create:
+                    with suppress(FileExistsError):
+                        os.mkdir(part, dir_fd=fd)
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as err:
+                raise _dir_error(err, _shown(parts[:depth]), _is_symlink(part, fd)) from None
+            finally:
+                os.close(fd)
+            fd = child
+        return fd
+
+    def _open_file(self, parts: tuple[str, ...]) -> int:
+        if not parts:
+            raise ToolError("'.' is a directory; list it with list_files")
+        directory = self._open_dir(parts[:-1])
+        try:
+            fd = os.open(parts[-1], _FILE_FLAGS, dir_fd=directory)
+        except OSError as err:
+            raise _file_error(err, _shown(parts)) from None
+        finally:
+            os.close(directory)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            kind = "a directory; list it with list_files" if stat.S_ISDIR(mode) else "not a file"
+            raise ToolError(f"'{_shown(parts)}' is {kind}")
+        return fd
+
+    def _files_under(self, parts: tuple[str, ...]) -> Iterator[tuple[str, int, str]]:
+        """(shown path, folder descriptor, name) of each file at or under root/parts, sorted."""
+        parent = self._open_dir(parts[:-1])
+        try:
+            top = parts[-1] if parts else "."
+            mode = os.stat(top, dir_fd=parent, follow_symlinks=False).st_mode
+            if not stat.S_ISDIR(mode):
+                yield _shown(parts), parent, top
+                return
+            # fwalk never descends into a symlinked folder and hands out folder descriptors,
+            # so a folder renamed or swapped mid-walk cannot lead the search outside.
+            for folder, subfolders, files, folder_fd in os.fwalk(top, dir_fd=parent):
+                subfolders.sort()
+                for name in sorted(files):
+                    shown = os.path.normpath(os.path.join(*parts[:-1], folder, name))
+                    yield shown, folder_fd, name
+        except FileNotFoundError:
+            raise ToolError(f"'{_shown(parts)}' does not exist") from None
+        finally:
+            os.close(parent)
+
+
+def builtin_tools(workspace: Workspace, *, max_read_bytes: int = 256 * 1024) -> ToolRegistry:
+    """The four built-in tools of the contract, bound to `workspace`."""
+
+    @worker_tool(name="list_files")
+    def list_files(path: DirPath = ".") -> str:
+        """List the files and folders directly inside a workspace folder; folders end with '/'."""
+        return workspace.list_dir(path)
+
+    @worker_tool(
+        name="read_file",
+        description=(
+            "Read a UTF-8 text file from the workspace. A file over "
+            f"{max_read_bytes} bytes is cut off, with a marker giving its full size."
+        ),
+    )
+    def read_file(path: FilePath) -> str:
+        return workspace.read_text(path, max_read_bytes)
+
+    @worker_tool(name="search_files")
+    def search_files(
+        pattern: Annotated[str, Field(description="A Python regular expression.")],
+        path: DirPath = ".",
+    ) -> str:
+        """Search the text files at or under a workspace path for lines matching a regular
+        expression; answers one 'path:line: text' per match."""
+        return workspace.search(pattern, path)
+
+    @worker_tool(name="write_file", requires_approval=True)
+    def write_file(
+        path: FilePath,
+        content: Annotated[str, Field(description="The complete new text of the file.")],
+    ) -> str:
+        """Create or replace a text file in the workspace, creating its folders as needed.
+        A human approves every write before it happens."""
+        return workspace.write_text(path, content)
+
+    return ToolRegistry([list_files, read_file, search_files, write_file])
+
+
+def _shown(parts: tuple[str, ...]) -> str:
+    return "/".join(parts) or "."
+
+
+def _decode(data: bytes, shown: str, *, final: bool) -> str:
+    if b"\0" in data:
+        raise ToolError(f"'{shown}' is a binary file; read_file reads text files only")
+    # An incremental decoder tolerates a character cut in half by the size cap.
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        return decoder.decode(data, final=final)
+    except UnicodeDecodeError as err:
+        raise ToolError(
+            f"'{shown}' is not UTF-8 text (invalid byte at offset {err.start}); "
+            "read_file reads text files only"
+        ) from None
+
+
+def _grep(
+    directory: int, name: str, shown: str, regex: re.Pattern[str], limit: int
+) -> list[str] | None:
+    """Up to `limit` matching lines of one file; None when the file is skipped."""
+    try:
+        fd = os.open(name, _FILE_FLAGS, dir_fd=directory)
+    except OSError:  # a symlink (never followed) or an unreadable file
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SEARCH_FILE_BYTES:
+            return None
+        if b"\0" in os.pread(fd, _SNIFF_BYTES, 0):
+            return None
+        found = []
+        for number, raw in enumerate(handle, 1):
+            line = raw.decode(errors="replace").rstrip("\r\n")
+            if regex.search(line):
+                found.append(f"{shown}:{number}: {line[:MAX_LINE_CHARS]}")
+                if len(found) >= limit:
+                    break
+        return found
+
+
+def _search_report(
+    matches: list[str], max_matches: int, pattern: str, shown: str, searched: int, skipped: int
+) -> str:
+    notes = []
+    if len(matches) > max_matches:
+        matches = matches[:max_matches]
+        notes.append(f"[stopped after {max_matches} matches; narrow the pattern or the path]")
+    if skipped:
+        notes.append(f"[{skipped} binary, oversized or unreadable files skipped]")
+    if not matches:
+        head = f"no matches for {pattern!r} in '{shown}' ({searched} files searched)"
+        return "\n".join([head, *notes])
+    return "\n".join([*matches, *notes])
+
+
+def _is_symlink(name: str, directory: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _dir_error(err: OSError, shown: str, is_symlink: bool) -> ToolError:
+    # Linux reports a symlink opened with O_DIRECTORY | O_NOFOLLOW as ENOTDIR, not ELOOP.
+    if is_symlink or err.errno == errno.ELOOP:
+        return ToolError(f"'{shown}' became a symbolic link while in use")
+    if isinstance(err, FileNotFoundError):
+        return ToolError(f"folder '{shown}' does not exist")
+    if isinstance(err, NotADirectoryError):
+        return ToolError(f"'{shown}' is a file, not a folder")
+    return ToolError(f"'{shown}': {err.strerror}")
+
+
+def _file_error(err: OSError, shown: str) -> ToolError:
+    if isinstance(err, FileNotFoundError):
+        return ToolError(f"'{shown}' does not exist")
+    if err.errno == errno.ELOOP:
+        return ToolError(f"'{shown}' became a symbolic link while in use")
+    return ToolError(f"'{shown}': {err.strerror}")
+
+
+def _replace_file(directory: int, name: str, data: bytes, shown: str) -> None:
+    """Write `name` in `directory` atomically: a reader sees the old text or the new, never half."""
+    try:
+        existing: os.stat_result | None = os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except FileNotFoundError:
+        existing = None
+    if existing is not None and stat.S_ISDIR(existing.st_mode):
+        raise ToolError(f"'{shown}' is a folder; choose a file name")
+    temporary = f".turnkeeper-{secrets.token_hex(8)}.tmp"
+    # O_EXCL | O_NOFOLLOW: the temporary file is always new, never a link planted in advance;
+    # the rename then replaces whatever `name` is (even a symlink) without following it.
+    fd = os.open(
+        temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666, dir_fd=directory
+    )
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if existing is not None and stat.S_ISREG(existing.st_mode):
+                os.fchmod(fd, stat.S_IMODE(existing.st_mode))
+            handle.write(data)
+            handle.flush()
+            os.fsync(fd)
+        os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(temporary, dir_fd=directory)
+        raise

@@ -1,0 +1,40 @@
+"""Builds the worker's activities from its settings: one place that knows every provider, the
+tool registry and the content store, so `worker.py` and the tests wire the same thing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from activities.llm.anthropic_provider import AnthropicProvider
+from activities.llm.demo_provider import DemoProvider
+from activities.llm.model_call_activity import ModelCallActivities
+from activities.llm.provider import ModelProvider
+from activities.store.content_store import ContentStore, LocalFolderStore
+from activities.store.conversation_store import ConversationStore
+from activities.tools.registry import ToolRegistry
+from activities.tools.tool_activity import ToolActivities
+from activities.tools.workspace import Workspace, builtin_tools
+
+if TYPE_CHECKING:
+    from turnkeeper.settings import Settings
+
+
+def default_providers() -> dict[str, ModelProvider]:
+    return {"anthropic": AnthropicProvider(), "demo": DemoProvider()}
+
+
+def build_activities(
+    settings: Settings,
+    *,
+    providers: dict[str, ModelProvider] | None = None,
+    tools: ToolRegistry | None = None,
+    store: ContentStore | None = None,
+) -> list[Callable[..., Any]]:
+    store = store or LocalFolderStore(settings.store_dir)
+    tools = tools or builtin_tools(Workspace(settings.workspace))
+    model_calls = ModelCallActivities(
+        providers or default_providers(), ConversationStore(store), tools
+    )
+    tool_calls = ToolActivities(tools, store)
+    return [model_calls.model_call, tool_calls.tool_call]

@@ -1,0 +1,243 @@
+"""Worker tools as typed functions, and the `tool_call` activity that runs them."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+import structlog
+from pydantic import BaseModel, Field
+from temporalio.testing import ActivityEnvironment
+
+from activities.store.content_store import LocalFolderStore
+from activities.tools.registry import ToolError, ToolRegistry, run_tool, worker_tool
+from activities.tools.tool_activity import ToolActivities
+from activities.tools.workspace import Workspace, builtin_tools
+from contracts.activity_io import ToolCallInput, ToolCallResult
+from contracts.messages import ToolResultBlock
+
+
+class Window(BaseModel):
+    start: int
+    end: int
+
+
+@worker_tool(timeout_s=5)
+def fetch_lines(
+    path: Annotated[str, Field(description="The file to read.")],
+    window: Window | None = None,
+    title: bool = False,
+    tags: list[str] | None = None,
+) -> dict[str, Any]:
+    """Fetch some lines of a file.
+
+    Everything after the first paragraph is for humans only.
+    """
+    return {"path": path, "window": window, "title": title, "thread": threading.get_ident()}
+
+
+@worker_tool(name="explode")
+def explode() -> str:
+    raise ValueError("boom")
+
+
+@worker_tool(name="refuse")
+async def refuse() -> str:
+    raise ToolError("no, and here is why")
+
+
+@worker_tool(name="slow", timeout_s=0.05)
+async def slow() -> str:
+    await asyncio.sleep(10)
+    return "never"
+
+
+@worker_tool(name="own_timeout")
+async def own_timeout() -> str:
+    raise TimeoutError("upstream took too long")
+
+
+@worker_tool(name="steady")
+async def steady() -> str:
+    await asyncio.sleep(0.35)
+    return "done"
+
+
+def test_the_schema_comes_from_the_type_hints() -> None:
+    definition = fetch_lines.definition()
+    assert definition.name == "fetch_lines"
+    assert definition.description == "Fetch some lines of a file."
+    schema = definition.input_schema
+    assert schema["required"] == ["path"]
+    assert schema["additionalProperties"] is False
+    properties = schema["properties"]
+    assert properties["path"] == {"type": "string", "description": "The file to read."}
+    # A parameter called "title" keeps its name; pydantic's generated titles are gone.
+    assert properties["title"] == {"type": "boolean", "default": False}
+    assert properties["tags"]["anyOf"][0] == {"type": "array", "items": {"type": "string"}}
+    assert schema["$defs"]["Window"]["required"] == ["start", "end"]
+    assert "title" not in schema and "title" not in schema["$defs"]["Window"]
+    assert fetch_lines.timeout_s == 5 and fetch_lines.idempotent
+    assert not fetch_lines.requires_approval
+
+
+def test_a_parameter_the_model_cannot_fill_is_refused_at_definition() -> None:
+    def variadic(*paths: str) -> str:
+        return ""
+
+    def untyped(path) -> str:  # type: ignore[no-untyped-def]
+        return ""
+
+    with pytest.raises(TypeError, match="parameter 'paths' must be a keyword"):
+        worker_tool(variadic)
+    with pytest.raises(TypeError, match="parameter 'path' has no type hint"):
+        worker_tool(untyped)
+
+
+def test_the_registry_refuses_a_second_tool_of_the_same_name() -> None:
+    registry = ToolRegistry([fetch_lines, explode])
+    with pytest.raises(ValueError, match="'explode' is already registered"):
+        registry.add(worker_tool(name="explode")(lambda: "shadow"))
+    assert registry.get("explode") is explode
+    assert registry.names() == ["explode", "fetch_lines"]
+    assert "fetch_lines" in registry and "ask_user" not in registry
+    assert registry.get("ask_user") is None
+    names = [d.name for d in registry.definitions(["fetch_lines", "ask_user", "explode"])]
+    assert names == ["fetch_lines", "explode"]
+
+
+async def test_run_tool_validates_and_runs_sync_functions_in_a_thread() -> None:
+    text = await run_tool(fetch_lines, {"path": "a.md", "window": {"start": 1, "end": 2}})
+    result = json.loads(text)
+    assert result["window"] == {"start": 1, "end": 2}
+    assert result["thread"] != threading.get_ident()
+
+
+async def test_run_tool_awaits_async_functions_and_answers_text() -> None:
+    @worker_tool
+    async def window(start: int = 0) -> Window:
+        """A window."""
+        return Window(start=start, end=start + 1)
+
+    @worker_tool
+    async def greet(name: str) -> str:
+        """A greeting."""
+        return f"hello {name}"
+
+    assert await run_tool(window, {"start": 3}) == '{"start":3,"end":4}'
+    assert await run_tool(greet, {"name": "ada"}) == "hello ada"
+
+
+async def test_run_tool_explains_every_bad_argument() -> None:
+    with pytest.raises(ToolError) as caught:
+        await run_tool(fetch_lines, {"window": {"start": "x"}, "colour": "red"})
+    assert str(caught.value) == (
+        "invalid arguments for fetch_lines: argument 'path': field required; "
+        "argument 'window.start': input should be a valid integer, unable to parse string as an "
+        "integer; argument 'window.end': field required; "
+        "unexpected argument 'colour' (expected: path, window, title, tags)"
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> LocalFolderStore:
+    return LocalFolderStore(tmp_path / "store")
+
+
+@pytest.fixture
+def activities(tmp_path: Path, store: LocalFolderStore) -> ToolActivities:
+    workspace = Workspace(tmp_path / "workspace")
+    (workspace.root / "notes.md").write_text("remember the milk")
+    registry = builtin_tools(workspace)
+    for tool in (explode, refuse, slow, own_timeout, steady):
+        registry.add(tool)
+    return ToolActivities(registry, store)
+
+
+async def run_call(
+    activities: ToolActivities, tool: str, env: ActivityEnvironment | None = None, **arguments: Any
+) -> ToolCallResult:
+    call = ToolCallInput(turn_id="turn-1", call_id=f"toolu_{tool}", tool=tool, input=arguments)
+    return await (env or ActivityEnvironment()).run(activities.tool_call, call)
+
+
+async def stored_block(store: LocalFolderStore, result: ToolCallResult) -> ToolResultBlock:
+    return ToolResultBlock.model_validate_json(await store.get(result.block_ref))
+
+
+async def test_a_tool_call_stores_its_result_block(
+    activities: ToolActivities, store: LocalFolderStore
+) -> None:
+    with structlog.testing.capture_logs() as logs:
+        result = await run_call(activities, "read_file", path="notes.md")
+    assert (result.is_error, result.content) == (False, "remember the milk")
+    assert await stored_block(store, result) == ToolResultBlock(
+        tool_use_id="toolu_read_file", content="remember the milk", is_error=False
+    )
+    [event] = [log for log in logs if log["event"] == "tool_call"]
+    assert event["tool"] == "read_file" and event["outcome"] == "ok"
+    assert event["call_id"] == "toolu_read_file" and event["duration_ms"] >= 0
+    assert "remember the milk" not in repr(logs) and "notes.md" not in repr(logs)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("ask_user", {}, "unknown tool 'ask_user': this worker does not provide it"),
+        ("refuse", {}, "no, and here is why"),
+        ("read_file", {"path": "../x"}, "'../x' leads outside the workspace; use a path"),
+        ("read_file", {}, "invalid arguments for read_file: argument 'path': field required"),
+        ("explode", {}, "tool explode failed: ValueError: boom"),
+        ("slow", {}, "tool slow timed out after 0.05 s"),
+        ("own_timeout", {}, "tool own_timeout failed: TimeoutError: upstream took too long"),
+    ],
+)
+async def test_a_failing_tool_call_is_an_error_result_not_an_exception(
+    activities: ToolActivities,
+    store: LocalFolderStore,
+    tool: str,
+    arguments: dict[str, Any],
+    message: str,
+) -> None:
+    with structlog.testing.capture_logs() as logs:
+        result = await run_call(activities, tool, **arguments)
+    assert result.is_error
+    assert result.content.startswith(message)
+    block = await stored_block(store, result)
+    assert block == ToolResultBlock(
+        tool_use_id=f"toolu_{tool}", content=result.content, is_error=True
+    )
+    assert [log["outcome"] for log in logs if log["event"] == "tool_call"] == ["error"]
+
+
+async def test_a_raising_tool_is_logged_with_its_traceback(activities: ToolActivities) -> None:
+    with structlog.testing.capture_logs() as logs:
+        await run_call(activities, "explode")
+    [failure] = [log for log in logs if log["event"] == "tool_failed"]
+    assert failure["tool"] == "explode" and failure["exc_info"] is True
+
+
+async def test_cancelling_the_activity_cancels_the_tool(activities: ToolActivities) -> None:
+    env = ActivityEnvironment()
+    running = asyncio.create_task(run_call(activities, "steady", env))
+    await asyncio.sleep(0.05)
+    env.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+
+
+async def test_a_long_tool_call_heartbeats(activities: ToolActivities) -> None:
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=0.2))
+    beats: list[float] = []
+    env.on_heartbeat = lambda *details: beats.append(time.monotonic())
+    result = await run_call(activities, "steady", env)
+    assert result.content == "done"
+    assert len(beats) >= 2

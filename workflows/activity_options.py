@@ -1,0 +1,34 @@
+"""Timeouts and retry policies of the turn's activities, in one place so they can be read and
+argued about together."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio.common import RetryPolicy
+
+from contracts.errors import NON_RETRYABLE_MODEL_ERRORS
+
+# Model calls: 6 attempts, waiting 2, 4, 8, 16, 32 s between them (a provider's `retry-after`
+# overrides a wait). About a minute of provider trouble is ridden out before the turn reports
+# LLMUnavailable; refusals (auth, invalid request, context too long, content filter) are never
+# retried because every attempt is billed and would fail the same way.
+MODEL_CALL_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=2),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=60),
+    maximum_attempts=6,
+    non_retryable_error_types=NON_RETRYABLE_MODEL_ERRORS,
+)
+MODEL_CALL_TIMEOUT = timedelta(minutes=10)
+MODEL_CALL_HEARTBEAT = timedelta(seconds=30)
+
+# Tool calls: a tool's own failure comes back as an is_error result, not an exception, so these
+# retries only cover a lost worker or an infrastructure error around the tool.
+TOOL_CALL_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=10),
+    maximum_attempts=3,
+)
+TOOL_CALL_TIMEOUT = timedelta(minutes=5)

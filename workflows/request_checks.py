@@ -1,0 +1,70 @@
+"""Checks of a `TurnRequest` that span several fields, and the tool set it offers the model.
+Pure functions of the request, so they are deterministic workflow code."""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from contracts.turn import TurnRequest
+
+
+def offered_tools(request: TurnRequest) -> list[str]:
+    """The tools the model may see: (agent tools + external tools) ∩ allowed_tools."""
+    allowed = request.task.constraints.allowed_tools
+    names = [*request.agent.tools, *(tool.name for tool in request.external_tools)]
+    return [name for name in names if allowed is None or name in allowed]
+
+
+def request_problem(request: TurnRequest) -> str | None:
+    """One sentence naming the first field that cannot work, or None."""
+    return (
+        _duplicate_agent_tools(request)
+        or _tool_name_clash(request)
+        or _allowed_tools_unknown(request)
+        or _history_shape(request)
+    )
+
+
+def _duplicate_agent_tools(request: TurnRequest) -> str | None:
+    tools = request.agent.tools
+    repeated = sorted({name for name in tools if tools.count(name) > 1})
+    if repeated:
+        return f"agent.tools: lists {', '.join(map(repr, repeated))} more than once"
+    return None
+
+
+def _tool_name_clash(request: TurnRequest) -> str | None:
+    for tool in request.external_tools:
+        if tool.name in request.agent.tools:
+            return (
+                f"external_tools: tool {tool.name!r} is defined twice, as a worker tool "
+                f"(agent.tools) and as an external tool (external_tools); rename one"
+            )
+    return None
+
+
+def _allowed_tools_unknown(request: TurnRequest) -> str | None:
+    allowed = request.task.constraints.allowed_tools
+    if allowed is None:
+        return None
+    known = set(request.agent.tools) | {tool.name for tool in request.external_tools}
+    unknown = [name for name in allowed if name not in known]
+    if unknown:
+        return (
+            f"task.constraints.allowed_tools: names {', '.join(map(repr, unknown))}, "
+            f"which the agent does not have"
+        )
+    return None
+
+
+def _history_shape(request: TurnRequest) -> str | None:
+    expected = "user"
+    for index, message in enumerate(request.history):
+        if message.role != expected:
+            return (
+                f"history.{index}.role: is {message.role!r}; messages must alternate "
+                f"user/assistant, starting with user"
+            )
+        expected = "assistant" if expected == "user" else "user"
+    return None

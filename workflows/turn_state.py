@@ -1,0 +1,135 @@
+"""The deterministic state one turn owns: transcript, counters, usage, cost and the clock of
+time that counts against the budget. Only workflow code mutates it; it never does I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from contracts.activity_io import BlockRef, MessageDraft, ModelCallResult
+    from contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
+    from contracts.signals import TurnState
+    from contracts.turn import AgentReport, Outcome, TurnRequest, Usage
+
+
+@dataclass
+class HumanClock:
+    """Time spent waiting for humans or callers, which does not count against the time budget."""
+
+    waiting: int = 0
+    since: datetime | None = None
+    total_ms: int = 0
+
+    def start(self, now: datetime) -> None:
+        if self.waiting == 0:
+            self.since = now
+        self.waiting += 1
+
+    def stop(self, now: datetime) -> None:
+        self.waiting -= 1
+        if self.waiting == 0 and self.since is not None:
+            self.total_ms += _ms(now - self.since)
+            self.since = None
+
+    def waited_ms(self, now: datetime) -> int:
+        running = _ms(now - self.since) if self.since is not None else 0
+        return self.total_ms + running
+
+
+@dataclass
+class Turn:
+    request: TurnRequest
+    started: datetime
+    messages: list[Message] = field(default_factory=list)
+    # Messages appended since the last model call, as they will be sent to the next one.
+    unsent: list[MessageDraft] = field(default_factory=list)
+    conversation_ref: str | None = None
+    context_ref: str | None = None
+    state: TurnState = "running"
+    iteration: int = 0
+    llm_calls: int = 0
+    tool_calls: int = 0
+    tool_interactions: int = 0  # iterations in which the model asked for tools
+    declared_approval: set[str] = field(default_factory=set)  # tools that always need approval
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    models_used: list[str] = field(default_factory=list)
+    human: HumanClock = field(default_factory=HumanClock)
+    ended: datetime | None = None
+
+    @classmethod
+    def begin(cls, request: TurnRequest, now: datetime) -> Turn:
+        turn = cls(request=request, started=now)
+        for message in _opening_messages(request):
+            turn.messages.append(message)
+            turn.unsent.append(MessageDraft(role=message.role, content=list(message.content)))
+        return turn
+
+    def record_model_call(self, result: ModelCallResult) -> None:
+        self.llm_calls += 1
+        self.usage = self.usage + result.usage
+        self.cost_usd += result.cost_usd
+        if result.model not in self.models_used:
+            self.models_used.append(result.model)
+        self.messages.append(result.message)
+        self.unsent = []
+        self.conversation_ref = result.conversation_ref
+        self.context_ref = result.context_ref
+        self.declared_approval.update(result.approval_required)
+
+    def record_tool_results(self, results: list[tuple[ToolResultBlock, str | None]]) -> None:
+        """Appends one user message with a `tool_result` per call, in call order. A result that
+        a tool activity already stored travels to the next model call as its reference."""
+        self.messages.append(Message(role="user", content=[block for block, _ in results]))
+        drafts: list[ContentBlock | BlockRef] = [
+            BlockRef(ref=ref) if ref else block for block, ref in results
+        ]
+        self.unsent.append(MessageDraft(role="user", content=drafts))
+
+    def resend_everything(self) -> None:
+        """Forgets the stored conversation so the next call sends it inline (the store lost it)."""
+        self.conversation_ref = None
+        self.context_ref = None
+        self.unsent = [MessageDraft(role=m.role, content=list(m.content)) for m in self.messages]
+
+    def active_ms(self, now: datetime) -> int:
+        return _ms(now - self.started) - self.human.waited_ms(now)
+
+    def elapsed_ms(self, now: datetime) -> int:
+        return _ms((self.ended or now) - self.started)
+
+    def report(self, outcome: Outcome, now: datetime) -> AgentReport:
+        last = self.messages[-1] if self.messages else None
+        output = last.text() if last is not None and last.role == "assistant" else ""
+        return AgentReport(
+            agent_id=self.request.agent.id,
+            task_id=self.request.task.id,
+            outcome=outcome,
+            output=output,
+            messages=list(self.messages),
+            usage=self.usage,
+            cost_usd=round(self.cost_usd, 10),
+            llm_calls=self.llm_calls,
+            tool_calls=self.tool_calls,
+            iterations=self.iteration,
+            duration_ms=self.elapsed_ms(now),
+            models_used=list(self.models_used),
+        )
+
+
+def _opening_messages(request: TurnRequest) -> list[Message]:
+    history = list(request.history)
+    task = TextBlock(text=request.task.input)
+    if history and history[-1].role == "user":
+        # Roles must alternate: the task joins a trailing user message (e.g. tool results).
+        last = history[-1]
+        history[-1] = Message(role="user", content=[*last.content, task])
+        return history
+    return [*history, Message(role="user", content=[task])]
+
+
+def _ms(delta: timedelta) -> int:
+    return int(delta.total_seconds() * 1000)
