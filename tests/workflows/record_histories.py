@@ -1,0 +1,101 @@
+"""Records the golden histories that `test_replay.py` replays.
+
+Run it only when a deliberate change needs a new golden history, and keep the old files: every
+history recorded by a released version must keep replaying.
+
+    python -m tests.workflows.record_histories
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.common import SearchAttributeKey
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from contracts.names import SEARCH_ATTRIBUTES, SIGNAL_APPROVE, SIGNAL_SUBMIT_TOOL_RESULT
+from tests.conftest import (
+    make_settings,
+    running_worker,
+    scripted_request,
+    temporal_binary,
+    wait_for_pending,
+)
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+
+HISTORIES = Path(__file__).parent.parent / "histories"
+ASK_USER = {"name": "ask_user", "input_schema": {"type": "object"}}
+
+
+async def approval_and_external(client: Client, fake_api: FakeAnthropic, queue: str) -> Any:
+    """Three iterations: parallel tools with an external call, then an approval and an unknown
+    tool, then the answer."""
+    fake_api.script(
+        "golden1",
+        [
+            fake.tool_calls(("list_files", {"path": "."}), ("ask_user", {"question": "Topic?"})),
+            fake.tool_calls(
+                ("write_file", {"path": "summary.md", "content": "# Summary\n"}),
+                ("no_such_tool", {}),
+            ),
+            fake.text("Saved the summary."),
+        ],
+    )
+    request = scripted_request("golden1", external_tools=[ASK_USER])
+    handle = await _start(client, request, queue)
+    [pending] = (await wait_for_pending(handle)).pending
+    await handle.signal(SIGNAL_SUBMIT_TOOL_RESULT, {"call_id": pending.call_id, "output": "cats"})
+    await asyncio.sleep(0.5)
+    [pending] = (await wait_for_pending(handle)).pending
+    await handle.signal(SIGNAL_APPROVE, {"call_id": pending.call_id, "approved": True})
+    await handle.result()
+    return handle
+
+
+async def max_iterations(client: Client, fake_api: FakeAnthropic, queue: str) -> Any:
+    fake_api.script("golden2", [fake.tool_calls(("list_files", {"path": "."}))] * 2)
+    handle = await _start(client, scripted_request("golden2", agent={"max_iterations": 2}), queue)
+    with contextlib.suppress(WorkflowFailureError):
+        await handle.result()
+    return handle
+
+
+async def _start(client: Client, request: dict[str, Any], queue: str) -> WorkflowHandle:
+    return await client.start_workflow(
+        "AgentTurnWorkflow", request, id=f"golden-{uuid.uuid4()}", task_queue=queue
+    )
+
+
+async def main() -> None:
+    keys = [
+        SearchAttributeKey.for_keyword(n) if t == "Keyword" else SearchAttributeKey.for_float(n)
+        for n, t in SEARCH_ATTRIBUTES.items()
+    ]
+    env = await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter,
+        dev_server_existing_path=temporal_binary("temporal"),
+        search_attributes=keys,
+    )
+    async with env, start_fake_anthropic() as fake_api:
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = make_settings(Path(tmp), f"golden-{uuid.uuid4()}")
+            (settings.workspace / "notes.md").write_text("# Notes\n")
+            async with running_worker(env.client, settings, fake_api):
+                for scenario in (approval_and_external, max_iterations):
+                    handle = await scenario(env.client, fake_api, settings.task_queue)
+                    history = await handle.fetch_history()
+                    path = HISTORIES / f"{scenario.__name__}.json"
+                    path.write_text(history.to_json())
+                    print(f"recorded {path}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

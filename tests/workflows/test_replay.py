@@ -1,0 +1,29 @@
+"""Every golden history recorded by an earlier version must replay on today's workflow code.
+A failure here means a change is not replay-safe: put it behind `workflow.patched()`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+
+from workflows.agent_turn_workflow import AgentTurnWorkflow
+
+HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
+
+
+def test_there_are_golden_histories() -> None:
+    assert len(HISTORIES) >= 2
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda path: path.stem)
+async def test_golden_history_replays(path: Path) -> None:
+    history = WorkflowHistory.from_json(path.stem, path.read_text())
+    replayer = Replayer(workflows=[AgentTurnWorkflow], data_converter=pydantic_data_converter)
+
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
+
+    assert result.replay_failure is None
