@@ -1,0 +1,28 @@
+# The turnkeeper worker. Build context: the repository root (docker compose does this for you).
+# No secret is baked in: ANTHROPIC_API_KEY and TEMPORAL_API_KEY come from the environment at run time.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# An unprivileged user. The volume mount points exist and belong to it before any volume is
+# mounted, so that fresh named volumes inherit that ownership and the worker can write to them.
+RUN useradd --create-home --uid 1000 turnkeeper \
+ && mkdir -p /workspace /data \
+ && chown turnkeeper:turnkeeper /workspace /data
+
+WORKDIR /app
+# Only the sources: a local .turnkeeper/ or workspace/ must never end up in the image.
+COPY pyproject.toml README.md worker.py ./
+COPY contracts/ contracts/
+COPY workflows/ workflows/
+COPY activities/ activities/
+COPY turnkeeper/ turnkeeper/
+RUN pip install .
+
+USER turnkeeper
+ENV AGENT_WORKSPACE=/workspace \
+    TURNKEEPER_DATA_DIR=/data
+CMD ["python", "worker.py"]

@@ -1,0 +1,86 @@
+"""One way to reach Temporal, shared by the worker and the console command."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Final
+
+import structlog
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.envconfig import ClientConfig
+
+DEFAULT_ADDRESS: Final = "localhost:7233"
+DEFAULT_NAMESPACE: Final = "default"
+
+# Long enough for a TLS handshake with Temporal Cloud, short enough that a blackholed address
+# (a firewall that drops packets) does not look like a hang.
+CONNECT_TIMEOUT_S: Final = 15.0
+
+log = structlog.get_logger(__name__)
+
+
+class TemporalUnreachableError(ConnectionError):
+    """No Temporal server answered at the configured address."""
+
+    def __init__(self, address: str, namespace: str, cause: str) -> None:
+        super().__init__(
+            f"Cannot reach Temporal at {address} (namespace {namespace!r}): start a local server "
+            "with `python worker.py --dev`, or point TEMPORAL_ADDRESS at a running one."
+        )
+        self.address = address
+        self.namespace = namespace
+        self.cause = cause
+
+
+def connect_config(
+    *, address: str | None = None, namespace: str | None = None, from_env: bool = True
+) -> dict[str, Any]:
+    """Keyword arguments for `Client.connect`, without the data converter.
+
+    Precedence: explicit arguments, then the environment and the profile in the Temporal config
+    file (`TEMPORAL_*`, `TEMPORAL_PROFILE`), then `localhost:7233` / `default`.
+    """
+    config: dict[str, Any] = {}
+    if from_env:
+        config.update(ClientConfig.load_client_connect_config())
+    config.setdefault("target_host", DEFAULT_ADDRESS)
+    config.setdefault("namespace", DEFAULT_NAMESPACE)
+    if address:
+        config["target_host"] = address
+    if namespace:
+        config["namespace"] = namespace
+    return config
+
+
+async def connect(
+    *, address: str | None = None, namespace: str | None = None, from_env: bool = True
+) -> Client:
+    """Connect a client that speaks the project's pydantic JSON.
+
+    Args:
+        address: `host:port` that overrides `TEMPORAL_ADDRESS` and the config file.
+        namespace: Namespace that overrides `TEMPORAL_NAMESPACE` and the config file.
+        from_env: Read `TEMPORAL_*` and the config file. The embedded dev server turns this off so
+            that a Temporal Cloud API key in the environment does not switch TLS on for localhost.
+
+    Raises:
+        TemporalUnreachableError: Nothing answered at the address.
+    """
+    config = connect_config(address=address, namespace=namespace, from_env=from_env)
+    target, ns = config["target_host"], config["namespace"]
+    try:
+        client = await asyncio.wait_for(
+            Client.connect(**config, data_converter=pydantic_data_converter),
+            timeout=CONNECT_TIMEOUT_S,
+        )
+    except TimeoutError as err:
+        raise TemporalUnreachableError(target, ns, f"no answer in {CONNECT_TIMEOUT_S:g}s") from err
+    except RuntimeError as err:
+        # The SDK reports transport failures as a bare RuntimeError("Failed client connect: ...");
+        # anything else (a bug, a bad argument) is not ours to reword.
+        if "Failed client connect" not in str(err):
+            raise
+        raise TemporalUnreachableError(target, ns, str(err)) from err
+    log.debug("temporal connected", address=target, namespace=ns)
+    return client

