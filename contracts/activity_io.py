@@ -48,6 +48,8 @@ class ModelCallInput(BaseModel):
     model: str
     max_tokens: int
     price: Price | None = None  # the request's override of the pricing table
+    # What is left of the turn's cost budget: a call whose input alone would cost more is not made.
+    cost_budget_left_usd: float | None = None
     context_ref: str | None = None
     context: CallContext | None = None
     offered_tools: list[str] = Field(default_factory=list)

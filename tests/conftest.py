@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.common import SearchAttributeKey
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -51,6 +53,30 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         search_attributes=keys,
     )
     async with env:
+        yield env
+
+
+_INDEXED = {
+    "Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+    "Double": IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+}
+
+
+@pytest.fixture(scope="session")
+async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_time_skipping(
+        data_converter=pydantic_data_converter,
+        test_server_existing_path=temporal_binary("temporal-test-server"),
+    )
+    async with env:
+        await env.client.operator_service.add_search_attributes(
+            AddSearchAttributesRequest(
+                namespace=env.client.namespace,
+                search_attributes={
+                    name: _INDEXED[kind] for name, kind in SEARCH_ATTRIBUTES.items()
+                },
+            )
+        )
         yield env
 
 

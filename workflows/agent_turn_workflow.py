@@ -15,7 +15,12 @@ from typing import Any, NoReturn
 
 from temporalio import workflow
 from temporalio.common import RawValue, SearchAttributeKey, SearchAttributePair
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    FailureError,
+    is_cancelled_exception,
+)
 from temporalio.exceptions import TimeoutError as TemporalTimeoutError
 
 with workflow.unsafe.imports_passed_through():
@@ -46,6 +51,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from contracts.signals import ApproveInput, SubmitToolResultInput, TurnStatus
     from contracts.turn import AgentReport, TurnRequest, split_model
+    from workflows import turn_record as record
     from workflows.activity_options import (
         MODEL_CALL_HEARTBEAT,
         MODEL_CALL_RETRY,
@@ -71,21 +77,35 @@ class AgentTurnWorkflow:
         self._offered: list[str] = []
         self._published_state = ""
         self._published_cost = -1.0
+        self._early_failure: ApplicationError | None = None
 
     # ---- the loop -------------------------------------------------------------------------
 
     @workflow.run
     async def run(self, request: RawValue) -> AgentReport:
-        turn = self._begin(request)
+        try:
+            turn = self._begin(request)
+        except ApplicationError as err:
+            self._early_failure = err
+            report = AgentReport.model_validate(err.details[0])
+            record.turn_failed(report, err.type or "", err.message)
+            record.turn_completed(report, err.type)
+            raise
         try:
             report = await self._loop(turn)
-        except asyncio.CancelledError:
-            self._finish(turn, "cancelled")
-            raise
-        except ApplicationError:
+        except ApplicationError as err:
             self._finish(turn, "failed")
+            record.turn_completed(turn.report("failed", workflow.now()), err.type)
+            raise
+        except BaseException as err:
+            # A cancellation reaches us as asyncio's or, from an activity in flight, as an
+            # ActivityError whose cause is a CancelledError; either way cancel wins.
+            if is_cancelled_exception(err):
+                self._finish(turn, "cancelled")
+                record.turn_completed(turn.report("cancelled", workflow.now()))
             raise
         self._finish(turn, "completed")
+        record.turn_completed(report)
         return report
 
     async def _loop(self, turn: Turn) -> AgentReport:
@@ -128,10 +148,7 @@ class AgentTurnWorkflow:
             [AGENT_ID.value_set(request.agent.id), TASK_ID.value_set(request.task.id)]
         )
         self._publish(turn)
-        workflow.logger.info(
-            "turn_started",
-            extra={"agent_id": request.agent.id, "task_id": request.task.id},
-        )
+        record.turn_started(request.agent.id, request.task.id, request.agent.model)
         return turn
 
     def _finish(self, turn: Turn, state: str) -> None:
@@ -149,10 +166,16 @@ class AgentTurnWorkflow:
             try:
                 return await self._call_model_resending(turn, model)
             except ActivityError as err:
+                if is_cancelled_exception(err):
+                    raise
                 kind = _error_type(err)
-                message = str(err.cause) if err.cause is not None else str(err)
+                message = _cause_message(err)
                 if kind in errors.LLM_REFUSALS or kind == errors.INVALID_TURN_REQUEST:
                     self._fail(turn, kind, message)
+                if kind == errors.LLM_PAYLOAD_REJECTED:
+                    self._fail(turn, errors.LLM_INVALID_REQUEST, message)
+                if kind == errors.TURN_BUDGET_EXCEEDED:
+                    self._fail_cost_budget(turn, message)
                 if isinstance(err.cause, TemporalTimeoutError) and self._time_left_ms(turn) <= 0:
                     self._fail_time_budget(turn)
                 workflow.logger.warning("model %s exhausted: %s", model, message)
@@ -191,12 +214,16 @@ class AgentTurnWorkflow:
             context=context,
             offered_tools=tools,
             conversation=ConversationDelta(base=turn.conversation_ref, append=turn.unsent),
+            cost_budget_left_usd=self._cost_left(turn),
         )
+        timeout = self._model_timeout(turn)
         return await workflow.execute_activity(
             ACTIVITY_MODEL_CALL,
             call,
             result_type=ModelCallResult,
-            start_to_close_timeout=self._model_timeout(turn),
+            # With a time budget, retries too must end when the budget does.
+            schedule_to_close_timeout=timeout if self._has_time_budget(turn) else None,
+            start_to_close_timeout=timeout,
             heartbeat_timeout=MODEL_CALL_HEARTBEAT,
             retry_policy=MODEL_CALL_RETRY,
             summary=f"model call {turn.iteration} · {split_model(model)[1]}",
@@ -207,7 +234,7 @@ class AgentTurnWorkflow:
         if budget is None:
             return MODEL_CALL_TIMEOUT
         remaining = timedelta(milliseconds=budget - turn.active_ms(workflow.now()))
-        return max(timedelta(seconds=1), min(MODEL_CALL_TIMEOUT, remaining))
+        return max(timedelta(milliseconds=1), min(MODEL_CALL_TIMEOUT, remaining))
 
     # ---- tool calls -----------------------------------------------------------------------
 
@@ -241,8 +268,10 @@ class AgentTurnWorkflow:
                 summary=f"tool {use.name}{_argument_hint(use)}",
             )
         except ActivityError as err:
-            cause = err.cause if err.cause is not None else err
-            return _error_result(use, f"Tool {use.name!r} did not complete: {cause}"), None
+            if is_cancelled_exception(err):
+                raise
+            text = f"Tool {use.name!r} did not complete: {_cause_message(err)}"
+            return _error_result(use, text), None
         block = ToolResultBlock(
             tool_use_id=use.id, content=result.content, is_error=result.is_error
         )
@@ -252,21 +281,16 @@ class AgentTurnWorkflow:
         """Waits for the `approve` signal; returns None when approved, else the reason."""
         timeout_s = turn.request.task.constraints.approval_timeout_s
         waiting = self._open_wait(turn, use, "approval")
-        workflow.logger.info("approval_requested", extra={"call_id": use.id, "tool": use.name})
+        record.approval_requested(use.id, use.name)
         try:
             await workflow.wait_condition(lambda: waiting.settled, timeout=timeout_s)
         except TimeoutError:
+            record.approval_decided(use.id, use.name, False, "", "approval timed out")
             return self._close_wait(turn, use, "approval timed out")
         decision = waiting.decision
         assert decision is not None
-        workflow.logger.info(
-            "approval_decided",
-            extra={
-                "call_id": use.id,
-                "tool": use.name,
-                "approved": decision.approved,
-                "approver": decision.approver,
-            },
+        record.approval_decided(
+            use.id, use.name, decision.approved, decision.approver, decision.reason
         )
         if decision.approved:
             return self._close_wait(turn, use, None)
@@ -335,7 +359,7 @@ class AgentTurnWorkflow:
     def status(self) -> TurnStatus:
         turn = self._turn
         if turn is None:
-            return TurnStatus(state="running")
+            return TurnStatus(state="failed" if self._early_failure else "running")
         return TurnStatus(
             state=turn.state,
             iteration=turn.iteration,
@@ -361,17 +385,26 @@ class AgentTurnWorkflow:
     # ---- budgets, policy, failure ---------------------------------------------------------
 
     def _check_budgets(self, turn: Turn) -> None:
-        constraints = turn.request.task.constraints
         if self._time_left_ms(turn) <= 0:
             self._fail_time_budget(turn)
-        budget = constraints.cost_budget_usd
-        if budget is not None and turn.cost_usd >= budget:
-            self._fail(
-                turn,
-                errors.TURN_BUDGET_EXCEEDED,
-                f"cost budget of ${budget:g} spent: ${turn.cost_usd:.6f} after "
-                f"{turn.llm_calls} model calls",
-            )
+        left = self._cost_left(turn)
+        if left is not None and left <= 0:
+            self._fail_cost_budget(turn, f"after {turn.llm_calls} model calls")
+
+    def _cost_left(self, turn: Turn) -> float | None:
+        budget = turn.request.task.constraints.cost_budget_usd
+        return None if budget is None else budget - turn.cost_usd
+
+    def _fail_cost_budget(self, turn: Turn, detail: str) -> NoReturn:
+        budget = turn.request.task.constraints.cost_budget_usd
+        self._fail(
+            turn,
+            errors.TURN_BUDGET_EXCEEDED,
+            f"cost budget of ${budget:g} spent: ${turn.cost_usd:.6f} so far; {detail}",
+        )
+
+    def _has_time_budget(self, turn: Turn) -> bool:
+        return turn.request.task.constraints.time_budget_ms is not None
 
     def _time_left_ms(self, turn: Turn) -> float:
         budget = turn.request.task.constraints.time_budget_ms
@@ -405,8 +438,8 @@ class AgentTurnWorkflow:
                 )
 
     def _fail(self, turn: Turn, error_type: str, message: str) -> NoReturn:
-        workflow.logger.warning("turn_failed", extra={"error_type": error_type})
         report = turn.report("failed", workflow.now())
+        record.turn_failed(report, error_type, message)
         raise ApplicationError(message, report, type=error_type, non_retryable=True)
 
     def _publish(self, turn: Turn) -> None:
@@ -451,6 +484,16 @@ def _describe(err: ValidationError) -> str:
         field = ".".join(str(part) for part in item["loc"]) or "request"
         problems.append(f"{field}: {item['msg']}")
     return "; ".join(problems)
+
+
+def _cause_message(err: ActivityError) -> str:
+    """The underlying failure's own message, without the "Type: " prefix of its str()."""
+    cause = err.cause
+    if isinstance(cause, TemporalTimeoutError):
+        return f"timed out ({cause.type.name.lower() if cause.type else 'timeout'})"
+    if isinstance(cause, FailureError):
+        return cause.message
+    return str(cause if cause is not None else err)
 
 
 def _error_type(err: ActivityError) -> str | None:

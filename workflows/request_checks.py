@@ -6,6 +6,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from contracts.pricing import price_for
     from contracts.turn import TurnRequest
 
 
@@ -23,6 +24,7 @@ def request_problem(request: TurnRequest) -> str | None:
         or _tool_name_clash(request)
         or _allowed_tools_unknown(request)
         or _history_shape(request)
+        or _unpriced_model(request)
     )
 
 
@@ -67,4 +69,19 @@ def _history_shape(request: TurnRequest) -> str | None:
                 f"user/assistant, starting with user"
             )
         expected = "assistant" if expected == "user" else "user"
+    return None
+
+
+def _unpriced_model(request: TurnRequest) -> str | None:
+    if request.task.constraints.cost_budget_usd is None:
+        return None
+    agent = request.agent
+    prices = [(agent.model, price_for(agent.model, agent.price))]
+    prices += [(model, price_for(model)) for model in agent.fallback_models]
+    for model, price in prices:
+        if price is None:
+            return (
+                f"task.constraints.cost_budget_usd: no price is known for {model!r}, so the "
+                f"budget could not be enforced; give agent.price or drop the budget"
+            )
     return None

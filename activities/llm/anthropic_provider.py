@@ -18,6 +18,7 @@ from typing import Final, cast, get_args
 
 import anthropic
 import httpx2
+import structlog
 from anthropic.types import Message as SdkMessage
 from anthropic.types import (
     MessageParam,
@@ -28,7 +29,12 @@ from anthropic.types import (
 )
 from anthropic.types import Usage as SdkUsage
 
-from activities.llm.provider import ModelCallError, ModelRequest, ModelResponse
+from activities.llm.provider import (
+    ModelCallError,
+    ModelRequest,
+    ModelResponse,
+    estimate_input_tokens,
+)
 from contracts.activity_io import StopReason
 from contracts.errors import (
     LLM_AUTH_ERROR,
@@ -41,6 +47,8 @@ from contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
 from contracts.names import PROVIDER_ANTHROPIC
 from contracts.tools import ToolDefinition
 from contracts.turn import Usage
+
+log = structlog.get_logger()
 
 # How long one attempt may take. Passed explicitly on every call, which also stops the SDK from
 # refusing a non-streaming call with a large max_tokens ("streaming is required").
@@ -96,6 +104,24 @@ class AnthropicProvider:
             error = classify_error(exc, model=request.model, timeout_s=self._timeout_s)
             raise _without_secrets(error, self._client) from exc
         return _from_sdk_response(message)
+
+    async def count_input_tokens(self, request: ModelRequest) -> int:
+        """The API's own count of the request's input tokens (the count_tokens endpoint is not
+        billed); the character heuristic when the count cannot be had."""
+        try:
+            counted = await self._sdk_client().messages.count_tokens(
+                model=request.model,
+                messages=_to_sdk_messages(request.messages),
+                system=request.system or anthropic.omit,
+                tools=_to_sdk_tools(request.tools) or anthropic.omit,
+                timeout=self._timeout_s,
+            )
+            return counted.input_tokens
+        except (anthropic.AnthropicError, json.JSONDecodeError, AttributeError, TypeError) as exc:
+            if _cancellation_pending():
+                raise asyncio.CancelledError from exc
+            log.warning("count_tokens failed; estimating", error_type=type(exc).__name__)
+            return estimate_input_tokens(request)
 
     async def aclose(self) -> None:
         """Closes the HTTP connections; the next `complete()` opens new ones."""

@@ -16,7 +16,12 @@ from __future__ import annotations
 
 import json
 
-from activities.llm.provider import ModelCallError, ModelRequest, ModelResponse
+from activities.llm.provider import (
+    ModelCallError,
+    ModelRequest,
+    ModelResponse,
+    estimate_input_tokens,
+)
 from contracts.errors import LLM_INVALID_REQUEST
 from contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from contracts.turn import Usage
@@ -43,6 +48,9 @@ class DemoProvider:
         return ModelResponse(
             content=content, stop_reason=stop, usage=_usage(request, content), model=DEMO_MODEL
         )
+
+    async def count_input_tokens(self, request: ModelRequest) -> int:
+        return estimate_input_tokens(request)
 
 
 def _next_step(messages: list[Message], offered: set[str]) -> list[ContentBlock]:
@@ -106,7 +114,5 @@ def _use(step: int, index: int, name: str, arguments: dict[str, str]) -> ToolUse
 
 
 def _usage(request: ModelRequest, content: list[ContentBlock]) -> Usage:
-    # Four characters a token: the usual rough estimate, enough for a demo's report.
-    prompt = len(request.system) + sum(len(m.model_dump_json()) for m in request.messages)
     answer = sum(len(json.dumps(b.model_dump())) for b in content)
-    return Usage(input_tokens=max(1, prompt // 4), output_tokens=max(1, answer // 4))
+    return Usage(input_tokens=estimate_input_tokens(request), output_tokens=max(1, answer // 4))

@@ -19,21 +19,29 @@ import structlog
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.llm.pricing import cost_usd, price_for
 from activities.llm.provider import ModelCallError, ModelProvider, ModelRequest
 from activities.store.content_store import ContentMissingError
 from activities.store.conversation_store import ConversationStore
 from activities.tools.registry import ToolRegistry
 from contracts.activity_io import CallContext, ModelCallInput, ModelCallResult
-from contracts.errors import CONTENT_MISSING, INVALID_TURN_REQUEST, LLM_INVALID_REQUEST
+from contracts.errors import (
+    CONTENT_MISSING,
+    INVALID_TURN_REQUEST,
+    LLM_INVALID_REQUEST,
+    LLM_PAYLOAD_REJECTED,
+    TURN_BUDGET_EXCEEDED,
+)
 from contracts.messages import Message
 from contracts.names import ACTIVITY_MODEL_CALL
+from contracts.pricing import cost_usd, input_cost_usd, price_for
 from contracts.tools import ToolDefinition
 from contracts.turn import split_model
 
 log = structlog.get_logger()
 T = TypeVar("T")
 HEARTBEAT_EVERY_S = 5.0
+# Temporal's default limit on one payload is 2 MiB; keep a margin for the envelope.
+PAYLOAD_LIMIT_BYTES = 2_000_000
 
 
 class ModelCallActivities:
@@ -71,6 +79,7 @@ class ModelCallActivities:
             tools=self._offered_tools(call.offered_tools, context),
             max_tokens=call.max_tokens,
         )
+        await self._check_cost_budget(call, provider, request)
         response = await _heartbeating(_classified(provider.complete(request)))
         assistant = Message(role="assistant", content=response.content)
         conversation_ref = await self._conversations.append(head, assistant, messages)
@@ -88,7 +97,7 @@ class ModelCallActivities:
             duration_ms=duration_ms,
             stop_reason=response.stop_reason,
         )
-        return ModelCallResult(
+        result = ModelCallResult(
             message=assistant,
             stop_reason=response.stop_reason,
             usage=response.usage,
@@ -103,6 +112,27 @@ class ModelCallActivities:
                 if (tool := self._tools.get(name)) is not None and tool.requires_approval
             ],
         )
+        _check_payload_size(result)
+        return result
+
+    async def _check_cost_budget(
+        self, call: ModelCallInput, provider: ModelProvider, request: ModelRequest
+    ) -> None:
+        """Refuses a call whose input alone would cost more than the budget left, so a turn
+        overspends by at most one call's output."""
+        left = call.cost_budget_left_usd
+        price = price_for(call.model, call.price)
+        if left is None or price is None:
+            return
+        tokens = await provider.count_input_tokens(request)
+        cost = input_cost_usd(tokens, price)
+        if cost > left:
+            raise ApplicationError(
+                f"model call {call.iteration} was not made: its input alone (~{tokens} tokens, "
+                f"${cost:.6f}) would cost more than the ${left:.6f} left of the cost budget",
+                type=TURN_BUDGET_EXCEEDED,
+                non_retryable=True,
+            )
 
     async def _context(self, call: ModelCallInput) -> tuple[CallContext, str]:
         if call.context is not None:
@@ -133,6 +163,18 @@ class ModelCallActivities:
                     non_retryable=True,
                 )
         return definitions
+
+
+def _check_payload_size(result: ModelCallResult) -> None:
+    size = len(result.model_dump_json())
+    if size > PAYLOAD_LIMIT_BYTES:
+        # Temporal would reject the completion and the call would be retried (and billed) again.
+        raise ApplicationError(
+            f"the model's answer is {size} bytes, over Temporal's {PAYLOAD_LIMIT_BYTES}-byte "
+            f"payload limit; lower agent.max_tokens or ask for a shorter answer",
+            type=LLM_PAYLOAD_REJECTED,
+            non_retryable=True,
+        )
 
 
 async def _classified(call: Awaitable[T]) -> T:

@@ -60,3 +60,15 @@ class ModelProvider(Protocol):
     name: str
 
     async def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+    async def count_input_tokens(self, request: ModelRequest) -> int:
+        """How many input tokens `request` will bill, for the pre-call budget check."""
+        ...
+
+
+def estimate_input_tokens(request: ModelRequest) -> int:
+    """Four characters a token over the request's JSON: the usual rough rule for English text
+    and code. It counts JSON punctuation too, so it leans high, which is the safe side for a
+    budget check."""
+    size = len(request.system) + len(request.model_dump_json(include={"messages", "tools"}))
+    return max(1, size // 4)

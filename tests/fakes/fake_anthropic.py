@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import count
 
 from aiohttp import web
@@ -98,6 +99,8 @@ class ReceivedRequest:
     script_key: str | None
     step: int | None
     attempt: int | None
+    # Wall-clock arrival (time.time()), so tests can read retry schedules.
+    received_at: float = field(default_factory=time.time)
 
 
 class _Refused(Exception):

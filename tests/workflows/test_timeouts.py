@@ -4,45 +4,17 @@ a day-long approval timeout takes no real time."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
-from temporalio.api.enums.v1 import IndexedValueType
-from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from contracts.messages import ToolResultBlock
-from contracts.names import SEARCH_ATTRIBUTES, WORKFLOW_TYPE
+from contracts.names import WORKFLOW_TYPE
 from contracts.turn import AgentReport
-from tests.conftest import make_settings, new_key, running_worker, scripted_request, temporal_binary
+from tests.conftest import make_settings, new_key, running_worker, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
-
-_INDEXED = {
-    "Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-    "Double": IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
-}
-
-
-@pytest.fixture(scope="module")
-async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_time_skipping(
-        data_converter=pydantic_data_converter,
-        test_server_existing_path=temporal_binary("temporal-test-server"),
-    )
-    async with env:
-        await env.client.operator_service.add_search_attributes(
-            AddSearchAttributesRequest(
-                namespace=env.client.namespace,
-                search_attributes={
-                    name: _INDEXED[kind] for name, kind in SEARCH_ATTRIBUTES.items()
-                },
-            )
-        )
-        yield env
 
 
 async def test_approval_timeout_counts_as_rejection_and_not_against_time_budget(

@@ -1,0 +1,177 @@
+"""The provider error ladder through the whole stack: the fake Messages API answers with an
+error, the real SDK raises, the activity classifies, Temporal retries (or not), the workflow
+fails with the contract's type, message and partial report."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowFailureError
+from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.testing import WorkflowEnvironment
+
+from contracts.names import QUERY_STATUS, WORKFLOW_TYPE
+from contracts.signals import TurnStatus
+from contracts.turn import AgentReport
+from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic, ReplySpec
+
+
+async def failure_of(turns: TurnRunner, request: dict) -> tuple[ApplicationError, AgentReport]:
+    handle = await turns.start(request)
+    with pytest.raises(WorkflowFailureError) as failure:
+        await handle.result()
+    error = failure.value.cause
+    assert isinstance(error, ApplicationError), error
+    assert error.non_retryable
+    return error, AgentReport.model_validate(error.details[0])
+
+
+@pytest.mark.parametrize(
+    ("reply", "error_type", "needle"),
+    [
+        (fake.error(400, "invalid_request_error", "bad field"), "LLMInvalidRequest", "400"),
+        (fake.error(401, "authentication_error", "bad key"), "LLMAuthError", "401"),
+        (fake.error(403, "permission_error", "forbidden"), "LLMAuthError", "403"),
+        (fake.error(404, "not_found_error", "no such model"), "LLMInvalidRequest", "404"),
+        (fake.error(413, "request_too_large", "too big"), "LLMContextTooLong", "413"),
+        (fake.refusal(), "LLMContentFiltered", "refus"),
+        (fake.context_window_exceeded(), "LLMContextTooLong", "context"),
+    ],
+)
+async def test_refusals_fail_at_once_and_are_never_retried(
+    turns: TurnRunner, reply: ReplySpec, error_type: str, needle: str
+) -> None:
+    key = new_key()
+    turns.fake.script(key, [[reply, fake.text("a retry would have succeeded")]])
+
+    error, partial = await failure_of(turns, scripted_request(key))
+
+    assert error.type == error_type
+    assert needle in error.message
+    assert not error.message.startswith(error_type)  # one sentence, not "Type: Type: ..."
+    assert (partial.outcome, partial.llm_calls, len(partial.messages)) == ("failed", 0, 1)
+    assert len(turns.fake.requests_for(key)) == 1
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        fake.server_error(500),
+        fake.server_error(502),
+        fake.server_error(503),
+        fake.server_error(504),
+        fake.overloaded(),
+        fake.invalid_json(),
+    ],
+    ids=["500", "502", "503", "504", "529", "invalid-json-200"],
+)
+async def test_transient_errors_are_retried(turns: TurnRunner, reply: ReplySpec) -> None:
+    key = new_key()
+    turns.fake.script(key, [[reply, fake.text("recovered")]])
+
+    report = await turns.run(scripted_request(key))
+
+    assert report.output == "recovered"
+    assert report.llm_calls == 1  # the failed attempt is not counted, nor billed in the report
+    assert len(turns.fake.requests_for(key)) == 2
+
+
+async def test_rate_limit_waits_as_long_as_retry_after_says(turns: TurnRunner) -> None:
+    key = new_key()
+    turns.fake.script(key, [[fake.rate_limited(retry_after=1), fake.text("recovered")]])
+
+    report = await turns.run(scripted_request(key))
+
+    assert report.output == "recovered"
+    first, second = turns.fake.requests_for(key)
+    gap = second.received_at - first.received_at
+    # retry-after (1 s) replaced the policy's first interval (2 s).
+    assert 0.9 <= gap < 1.9, gap
+
+
+async def test_overloaded_burst_follows_the_backoff_schedule(turns: TurnRunner) -> None:
+    key = new_key()
+    turns.fake.script(
+        key, [[fake.overloaded(), fake.overloaded(), fake.overloaded(), fake.text("recovered")]]
+    )
+
+    report = await turns.run(scripted_request(key))
+
+    assert report.output == "recovered"
+    times = [r.received_at for r in turns.fake.requests_for(key)]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    # 2 s, then 4 s, then 8 s (initial interval 2 s, coefficient 2).
+    for gap, expected in zip(gaps, [2, 4, 8], strict=True):
+        assert expected - 0.2 <= gap < expected + 1.5, gaps
+
+
+async def test_cancellation_wins_over_a_model_call_in_flight(turns: TurnRunner) -> None:
+    key = new_key()
+    turns.fake.script(key, [fake.slow(fake.text("too late"), 30)])
+    handle = await turns.start(scripted_request(key))
+    await turns.fake.wait_for_requests(key)
+
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError) as failure:
+        await handle.result()
+
+    assert isinstance(failure.value.cause, CancelledError)
+    status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
+    assert status.state == "cancelled"
+
+
+async def _run_on_skipping_server(
+    env: WorkflowEnvironment, fake_api: FakeAnthropic, tmp_path: Path, request: dict
+) -> AgentReport:
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    async with running_worker(env.client, settings, fake_api):
+        handle = await env.client.start_workflow(
+            WORKFLOW_TYPE,
+            request,
+            id=f"turn-{uuid.uuid4()}",
+            task_queue=settings.task_queue,
+            result_type=AgentReport,
+        )
+        return await handle.result()
+
+
+async def test_exhausted_retries_fail_with_llm_unavailable(
+    skipping_env: WorkflowEnvironment, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    key = new_key()
+    fake_anthropic.script(key, [[fake.overloaded()]])
+
+    with pytest.raises(WorkflowFailureError) as failure:
+        await _run_on_skipping_server(skipping_env, fake_anthropic, tmp_path, scripted_request(key))
+
+    error = failure.value.cause
+    assert isinstance(error, ApplicationError)
+    assert error.type == "LLMUnavailable"
+    assert "anthropic:claude-sonnet-4-6" in error.message and "529" in error.message
+    assert AgentReport.model_validate(error.details[0]).llm_calls == 0
+    assert len(fake_anthropic.requests_for(key)) == 6  # the documented maximum_attempts
+
+
+async def test_fallback_model_answers_when_the_first_is_exhausted(
+    skipping_env: WorkflowEnvironment, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    key = new_key()
+
+    def by_model(body: dict) -> ReplySpec:
+        if body["model"] == "claude-sonnet-4-6":
+            return fake.overloaded()
+        return fake.text(f"answered by {body['model']}")
+
+    fake_anthropic.script(key, [by_model])
+    request = scripted_request(key, agent={"fallback_models": ["anthropic:claude-haiku-4-5"]})
+
+    report = await _run_on_skipping_server(skipping_env, fake_anthropic, tmp_path, request)
+
+    assert report.output == "answered by claude-haiku-4-5"
+    assert report.models_used == ["anthropic:claude-haiku-4-5"]
+    assert len(fake_anthropic.requests_for(key)) == 7

@@ -1,0 +1,63 @@
+"""The turn record: one structured log event per step of a turn, emitted through
+`workflow.logger` so that nothing is logged again while a worker replays a history. Together
+with the activities' `llm_call` and `tool_call` events they trace a turn end to end, and
+`turn_completed` is the one line per turn to grep for, on every exit path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from contracts.turn import AgentReport
+
+
+def turn_started(agent_id: str, task_id: str, model: str) -> None:
+    _emit("turn_started", agent_id=agent_id, task_id=task_id, model=model)
+
+
+def approval_requested(call_id: str, tool: str) -> None:
+    _emit("approval_requested", call_id=call_id, tool=tool)
+
+
+def approval_decided(call_id: str, tool: str, approved: bool, approver: str, reason: str) -> None:
+    _emit(
+        "approval_decided",
+        call_id=call_id,
+        tool=tool,
+        approved=approved,
+        approver=approver,
+        reason=reason,
+    )
+
+
+def turn_failed(report: AgentReport, error_type: str, message: str) -> None:
+    _emit("turn_failed", error_type=error_type, error=message, **_counters(report), warning=True)
+
+
+def turn_completed(report: AgentReport, error_type: str | None = None) -> None:
+    fields = _counters(report)
+    if error_type is not None:
+        fields["error_type"] = error_type
+    _emit("turn_completed", **fields)
+
+
+def _counters(report: AgentReport) -> dict[str, Any]:
+    return {
+        "agent_id": report.agent_id,
+        "task_id": report.task_id,
+        "duration_ms": report.duration_ms,
+        "llm_calls": report.llm_calls,
+        "tool_calls": report.tool_calls,
+        "cost_usd": report.cost_usd,
+        "outcome": report.outcome,
+    }
+
+
+def _emit(event: str, *, warning: bool = False, **fields: Any) -> None:
+    fields["workflow_id"] = workflow.info().workflow_id
+    if warning:
+        workflow.logger.warning(event, extra=fields)
+    else:
+        workflow.logger.info(event, extra=fields)
