@@ -175,3 +175,17 @@ async def test_fallback_model_answers_when_the_first_is_exhausted(
     assert report.output == "answered by claude-haiku-4-5"
     assert report.models_used == ["anthropic:claude-haiku-4-5"]
     assert len(fake_anthropic.requests_for(key)) == 7
+
+
+async def test_an_answer_too_large_for_temporal_fails_once_instead_of_retrying(
+    turns: TurnRunner,
+) -> None:
+    key = new_key()
+    turns.fake.script(key, [fake.text("x" * 2_100_000)])
+
+    error, partial = await failure_of(turns, scripted_request(key))
+
+    assert error.type == "LLMInvalidRequest"
+    assert "payload limit" in error.message and "max_tokens" in error.message
+    assert partial.llm_calls == 0
+    assert len(turns.fake.requests_for(key)) == 1  # never billed twice
