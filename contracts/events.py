@@ -1,0 +1,60 @@
+"""The live event stream of a turn (Temporal workflow streams, topic `TURN_EVENTS_TOPIC`).
+
+The workflow publishes these as the turn progresses; `turnkeeper watch` and any client can
+subscribe from offset 0, also after the turn has finished, and replay the turn's story.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Final, Literal
+
+from pydantic import BaseModel, JsonValue
+
+TURN_EVENTS_TOPIC: Final = "turn-events"
+
+EventKind = Literal[
+    "turn_started",
+    "iteration_started",
+    "model_call_finished",
+    "text_delta",
+    "tool_call_started",
+    "tool_call_finished",
+    "approval_requested",
+    "approval_decided",
+    "budget_status",
+    "turn_finished",
+    "turn_failed",
+]
+
+
+class TurnEvent(BaseModel):
+    kind: EventKind
+    at: datetime
+    iteration: int = 0
+    max_iterations: int | None = None
+    # model calls
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    call_cost_usd: float | None = None
+    stop_reason: str | None = None
+    text: str | None = None  # text deltas of streamed model calls
+    # tool calls and approvals
+    call_id: str | None = None
+    tool: str | None = None
+    input: dict[str, JsonValue] | None = None
+    is_error: bool | None = None
+    approved: bool | None = None
+    approver: str | None = None
+    reason: str | None = None
+    # budgets and the end of the turn
+    cost_usd: float | None = None
+    cost_budget_usd: float | None = None
+    elapsed_ms: int | None = None
+    time_budget_ms: int | None = None
+    llm_calls: int | None = None
+    tool_calls: int | None = None
+    outcome: str | None = None
+    error_type: str | None = None
+    message: str | None = None
