@@ -1,0 +1,321 @@
+"""`turnkeeper`: start agent turns, follow them, decide what waits for a human, run the demo.
+
+Only the command line lives here; `commands.py` and `demo.py` do the work. Exit codes: 0 done,
+1 the turn failed or the command was refused, 2 the command line or the request is invalid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.text import Text
+
+from contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
+from contracts.signals import ApproveInput
+from turnkeeper import commands, demo
+from turnkeeper.connect import TemporalUnreachableError
+from turnkeeper.console import CommandError, ConsoleApp, err, log_to_stderr
+from turnkeeper.devserver import DevServerError
+from turnkeeper.render import local_user
+from turnkeeper.requests import RequestError, RunOptions
+from turnkeeper.turns import DEFAULT_UI_URL
+
+app = ConsoleApp(
+    name="turnkeeper",
+    help="Durable AI-agent turns on Temporal: run, follow, approve. Try `turnkeeper demo`.",
+    no_args_is_help=True,
+    # Frame locals can hold prompts and API keys; a traceback must never print them.
+    pretty_exceptions_show_locals=False,
+)
+
+_LOG_LEVELS = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)
+_CONNECTION = "Connection"
+_REQUEST = "Request"
+Address = Annotated[
+    str | None,
+    typer.Option(
+        help="Temporal host:port (default: TEMPORAL_ADDRESS, profile, localhost:7233)",
+        rich_help_panel=_CONNECTION,
+        show_default=False,
+    ),
+]
+Namespace = Annotated[
+    str | None,
+    typer.Option(
+        help="Temporal namespace (default: TEMPORAL_NAMESPACE, profile, default)",
+        rich_help_panel=_CONNECTION,
+        show_default=False,
+    ),
+]
+UiUrl = Annotated[
+    str,
+    typer.Option(
+        "--ui-url",
+        envvar="TURNKEEPER_UI_URL",
+        help="Base URL of the Temporal Web UI",
+        rich_help_panel=_CONNECTION,
+    ),
+]
+TaskQueue = Annotated[
+    str,
+    typer.Option(
+        "--task-queue",
+        envvar=TASK_QUEUE_ENV,
+        help="Task queue of the worker",
+        rich_help_panel=_CONNECTION,
+    ),
+]
+Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables")]
+WorkflowId = Annotated[str, typer.Argument(metavar="ID", help="Workflow id of the turn")]
+CallId = Annotated[
+    str, typer.Argument(metavar="CALL_ID", help="Tool call id, or 'all' for every pending one")
+]
+Approver = Annotated[
+    str | None, typer.Option(help="Who decides (default: your user name)", show_default=False)
+]
+
+
+def _flag(help_text: str) -> Any:
+    """An optional override of the request: None means "keep the agent file's or the default"."""
+    return typer.Option(help=help_text, rich_help_panel=_REQUEST, show_default=False)
+
+
+@app.callback()
+def main(
+    log_level: Annotated[
+        str, typer.Option(envvar="TURNKEEPER_LOG_LEVEL", help="Level of diagnostics on stderr")
+    ] = "WARNING",
+) -> None:
+    if logging.getLevelName(log_level.upper()) not in _LOG_LEVELS:
+        raise typer.BadParameter(f"not a level: {log_level!r}", param_hint="--log-level")
+    log_to_stderr(log_level.upper())
+
+
+@app.command()
+def run(
+    task_input: Annotated[
+        str | None, typer.Argument(metavar="INPUT", help="The task; '-' reads it from stdin")
+    ] = None,
+    agent: Annotated[Path | None, _flag("Agent definition file (JSON)")] = None,
+    agent_id: Annotated[str | None, _flag("Agent id (default: assistant)")] = None,
+    model: Annotated[str | None, _flag("provider:model, e.g. anthropic:claude-sonnet-4-6")] = None,
+    fallback_model: Annotated[list[str] | None, _flag("Fallback model (repeatable)")] = None,
+    system: Annotated[str | None, _flag("System prompt")] = None,
+    tool: Annotated[list[str] | None, _flag("Worker tool the agent has (repeatable)")] = None,
+    max_iterations: Annotated[int | None, _flag("Most model calls in the turn")] = None,
+    max_tokens: Annotated[int | None, _flag("Most tokens per answer")] = None,
+    time_budget_ms: Annotated[int | None, _flag("Time budget (ms, human waits excluded)")] = None,
+    cost_budget_usd: Annotated[float | None, _flag("Cost budget (USD)")] = None,
+    max_tool_interactions: Annotated[int | None, _flag("Most rounds of tool calls")] = None,
+    allowed_tool: Annotated[list[str] | None, _flag("Tool this task may use (repeatable)")] = None,
+    require_approval: Annotated[
+        list[str] | None, _flag("Tool needing approval, or '*' (repeatable)")
+    ] = None,
+    approval_timeout_s: Annotated[float | None, _flag("Seconds to wait for a decision")] = None,
+    task_id: Annotated[str | None, _flag("Task id (default: task-<random>)")] = None,
+    external_tools: Annotated[Path | None, _flag("External tools file (JSON list)")] = None,
+    history: Annotated[Path | None, _flag("Earlier report or messages (JSON) to continue")] = None,
+    workflow_id: Annotated[
+        str | None, typer.Option("--id", help="Workflow id (default: turn-<agent>-<random>)")
+    ] = None,
+    wait: Annotated[bool, typer.Option(help="Follow the turn to its report")] = True,
+    as_json: Json = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    task_queue: TaskQueue = DEFAULT_TASK_QUEUE,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Start a turn from flags or an agent file, and follow it to its report."""
+    if task_input == "-":
+        task_input = sys.stdin.read().strip()
+    options = RunOptions(
+        input=task_input,
+        agent_file=agent,
+        agent_id=agent_id,
+        model=model,
+        fallback_models=fallback_model,
+        system=system,
+        tools=tool,
+        max_iterations=max_iterations,
+        max_tokens=max_tokens,
+        time_budget_ms=time_budget_ms,
+        cost_budget_usd=cost_budget_usd,
+        max_tool_interactions=max_tool_interactions,
+        allowed_tools=allowed_tool,
+        require_approval=require_approval,
+        approval_timeout_s=approval_timeout_s,
+        task_id=task_id,
+        external_tools_file=external_tools,
+        history_file=history,
+    )
+    flags = commands.RunFlags(task_queue, workflow_id, wait, as_json)
+    _execute(commands.run(commands.Connection(address, namespace, ui_url), options, flags))
+
+
+@app.command()
+def status(
+    workflow_id: WorkflowId,
+    as_json: Json = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Show a turn's state, counters and pending calls."""
+    _execute(commands.status(commands.Connection(address, namespace, ui_url), workflow_id, as_json))
+
+
+@app.command()
+def transcript(
+    workflow_id: WorkflowId,
+    as_json: Json = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Show a turn's messages so far."""
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(commands.transcript(connection, workflow_id, as_json))
+
+
+@app.command()
+def result(
+    workflow_id: WorkflowId,
+    as_json: Json = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Wait for a turn's end and show its report."""
+    _execute(commands.result(commands.Connection(address, namespace, ui_url), workflow_id, as_json))
+
+
+@app.command()
+def approve(
+    workflow_id: WorkflowId,
+    call_id: CallId,
+    reason: Annotated[str, typer.Option(help="Why")] = "",
+    approver: Approver = None,
+    remember: Annotated[
+        bool, typer.Option(help="Approve this tool for this agent from now on")
+    ] = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Approve a pending tool call."""
+    decision = ApproveInput(
+        call_id=call_id,
+        approved=True,
+        reason=reason,
+        remember=remember,
+        approver=local_user() if approver is None else approver,
+    )
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(commands.decide(connection, workflow_id, call_id, decision))
+
+
+@app.command()
+def reject(
+    workflow_id: WorkflowId,
+    call_id: CallId,
+    reason: Annotated[str, typer.Option(help="Why; the model reads it")],
+    approver: Approver = None,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Reject a pending tool call; the model gets an error result with the reason."""
+    decision = ApproveInput(
+        call_id=call_id,
+        approved=False,
+        reason=reason,
+        approver=local_user() if approver is None else approver,
+    )
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(commands.decide(connection, workflow_id, call_id, decision))
+
+
+@app.command()
+def submit(
+    workflow_id: WorkflowId,
+    call_id: Annotated[str, typer.Argument(metavar="CALL_ID", help="The external call's id")],
+    output: Annotated[str, typer.Option(help="The result: JSON if it parses, else text")],
+    error: Annotated[bool, typer.Option("--error", help="The result is an error")] = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Submit the result of an external tool call."""
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(commands.submit(connection, workflow_id, call_id, output, error))
+
+
+@app.command()
+def pending(
+    as_json: Json = False,
+    task_queue: Annotated[
+        str | None, typer.Option(help="Only turns on this task queue", show_default=False)
+    ] = None,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """List every turn waiting for an approval or an external result."""
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(commands.pending(connection, task_queue, as_json))
+
+
+@app.command("demo")
+def demo_command(
+    yes: Annotated[bool, typer.Option("--yes", help="Approve without asking")] = False,
+    no: Annotated[bool, typer.Option("--no", help="Reject without asking")] = False,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Folder to summarise (default: ./workspace)")
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Dev server database and logs (default: ./.turnkeeper)")
+    ] = None,
+    port: Annotated[int, typer.Option(help="gRPC port of the dev server")] = 7233,
+    ui_port: Annotated[int, typer.Option(help="Web UI port of the dev server")] = 8233,
+    task_queue: Annotated[str, typer.Option(help="Task queue of the in-process worker")] = (
+        demo.DEMO_TASK_QUEUE
+    ),
+) -> None:
+    """The offline demo: dev server, worker and a turn on the scripted demo model."""
+    if yes and no:
+        err.print("error: --yes and --no exclude each other")
+        raise typer.Exit(2)
+    answer = "yes" if yes else "no" if no else None
+    options = demo.DemoOptions(
+        answer=answer,
+        workspace=workspace,
+        data_dir=data_dir,
+        port=port,
+        ui_port=ui_port,
+        task_queue=task_queue,
+    )
+    _execute(demo.run_demo(options))
+
+
+def _execute(command: Coroutine[Any, Any, int]) -> None:
+    """Run one command's coroutine; turn the errors a user can act on into a line and a code."""
+    try:
+        code = asyncio.run(command)
+    except RequestError as error:
+        err.print(Text(f"error: invalid request: {error}", style="red"), soft_wrap=True)
+        raise typer.Exit(2) from None
+    except CommandError as error:
+        err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
+        raise typer.Exit(error.exit_code) from None
+    except (TemporalUnreachableError, DevServerError) as error:
+        err.print(Text(f"error: {error}", style="red"), soft_wrap=True)
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    raise typer.Exit(code)

@@ -1,0 +1,233 @@
+"""What each console command does, as async functions returning the exit code; `cli.py` only
+parses the command line and runs one of these.
+
+With `--json` only the JSON goes to stdout (so it can be piped); the workflow id, links and
+pending calls a human reads then go to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import JsonValue, TypeAdapter
+from rich.console import Console
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
+
+from contracts.messages import Message
+from contracts.names import QUERY_TRANSCRIPT, SIGNAL_APPROVE, SIGNAL_SUBMIT_TOOL_RESULT
+from contracts.signals import ApproveInput, PendingCall, SubmitToolResultInput
+from contracts.turn import AgentReport
+from turnkeeper import render
+from turnkeeper.connect import connect
+from turnkeeper.console import CommandError, err, out
+from turnkeeper.requests import RunOptions, build_request
+from turnkeeper.turns import (
+    QUERY_TIMEOUT,
+    Target,
+    TurnOutcome,
+    follow,
+    list_waiting,
+    read_status,
+    short_id,
+    start_turn,
+    turn_handle,
+    turn_workflow_id,
+    waiting_calls,
+)
+
+_MESSAGES = TypeAdapter(list[Message])
+
+
+@dataclass(frozen=True)
+class Connection:
+    """The connection flags every command takes; None defers to `temporalio.envconfig`."""
+
+    address: str | None
+    namespace: str | None
+    ui_url: str
+
+
+@dataclass(frozen=True)
+class RunFlags:
+    task_queue: str
+    workflow_id: str | None
+    wait: bool
+    as_json: bool
+
+
+async def run(connection: Connection, options: RunOptions, flags: RunFlags) -> int:
+    """Validate and start a turn, then (unless `--no-wait`) follow it to its report."""
+    suffix = short_id()
+    request = build_request(options, short_id=suffix)
+    client, target = await _connect(connection)
+    workflow_id = flags.workflow_id or turn_workflow_id(request.agent.id, suffix)
+    handle = await start_turn(client, request, workflow_id=workflow_id, task_queue=flags.task_queue)
+    render.started(_info(flags.as_json), workflow_id, target)
+    if not flags.wait:
+        if flags.as_json:
+            _emit({"workflow_id": workflow_id, "url": target.workflow_url(workflow_id)})
+        return 0
+    return await _follow_to_end(handle, target, flags.as_json)
+
+
+async def result(connection: Connection, workflow_id: str, as_json: bool) -> int:
+    client, target = await _connect(connection)
+    return await _follow_to_end(turn_handle(client, workflow_id), target, as_json)
+
+
+async def status(connection: Connection, workflow_id: str, as_json: bool) -> int:
+    client, target = await _connect(connection)
+    turn_status = await read_status(turn_handle(client, workflow_id))
+    if as_json:
+        _emit(turn_status.model_dump(mode="json"))
+    else:
+        render.status(out, workflow_id, turn_status, target)
+    return 0
+
+
+async def transcript(connection: Connection, workflow_id: str, as_json: bool) -> int:
+    client, _ = await _connect(connection)
+    handle = turn_handle(client, workflow_id)
+    await read_status(handle)  # the same clear errors as `status` for a wrong id or no worker
+    raw = await handle.query(QUERY_TRANSCRIPT, rpc_timeout=QUERY_TIMEOUT)
+    messages = _MESSAGES.validate_python(raw)
+    if as_json:
+        _emit(_MESSAGES.dump_python(messages, mode="json"))
+    else:
+        render.transcript(out, messages)
+    return 0
+
+
+async def decide(
+    connection: Connection,
+    workflow_id: str,
+    call_id: str,
+    decision: ApproveInput,
+) -> int:
+    """Send `approve` for `call_id` (or every pending approval) after checking it is pending."""
+    client, _ = await _connect(connection)
+    handle = turn_handle(client, workflow_id)
+    calls = waiting_calls(await read_status(handle), "approval", call_id)
+    verb = "approved" if decision.approved else "rejected"
+    for call in calls:
+        payload = decision.model_copy(update={"call_id": call.call_id})
+        await _signal(handle, SIGNAL_APPROVE, payload.model_dump(mode="json"))
+        out.print(_decided(verb, call, workflow_id), soft_wrap=True)
+    return 0
+
+
+async def submit(
+    connection: Connection, workflow_id: str, call_id: str, output: str, is_error: bool
+) -> int:
+    """Send `submit_tool_result`: `output` as JSON when it parses, else as a string."""
+    if call_id == "all":
+        raise CommandError("submit takes one call id: each external call has its own result.")
+    client, _ = await _connect(connection)
+    handle = turn_handle(client, workflow_id)
+    [call] = waiting_calls(await read_status(handle), "external", call_id)
+    payload = SubmitToolResultInput(call_id=call_id, output=parse_output(output), is_error=is_error)
+    await _signal(handle, SIGNAL_SUBMIT_TOOL_RESULT, payload.model_dump(mode="json"))
+    out.print(_decided("submitted a result for", call, workflow_id), soft_wrap=True)
+    return 0
+
+
+async def pending(connection: Connection, task_queue: str | None, as_json: bool) -> int:
+    """Every turn waiting for a human or a caller, with the commands that decide each call."""
+    client, target = await _connect(connection)
+    turns = await list_waiting(client, task_queue)
+    if as_json:
+        _emit(
+            [
+                {
+                    "workflow_id": turn.workflow_id,
+                    "agent_id": turn.agent_id,
+                    "status": turn.status.model_dump(mode="json") if turn.status else None,
+                }
+                for turn in turns
+            ]
+        )
+    elif not turns:
+        out.print("No turn is waiting for a human.")
+    else:
+        render.waiting_turns(out, turns, target)
+    return 0
+
+
+def parse_output(text: str) -> JsonValue:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def show_outcome(outcome: TurnOutcome, target: Target, as_json: bool) -> int:
+    """Print the report (or the failure and its partial report); the exit code of the turn."""
+    if as_json:
+        _emit(_outcome_json(outcome))
+    elif outcome.report is not None:
+        render.report(out, outcome.report)
+    elif outcome.failure is not None:
+        render.failure(out, outcome.failure)
+    return 0 if outcome.report is not None else 1
+
+
+async def _follow_to_end(
+    handle: WorkflowHandle[Any, AgentReport], target: Target, as_json: bool
+) -> int:
+    info = _info(as_json)
+
+    async def announce(calls: list[PendingCall]) -> None:
+        render.pending(info, handle.id, calls, target)
+
+    try:
+        outcome = await follow(handle, announce)
+    except asyncio.CancelledError:  # Ctrl-C: only the following stops, never the turn
+        info.print(f"Stopped following; the turn goes on. Again: turnkeeper result {handle.id}")
+        raise
+    return show_outcome(outcome, target, as_json)
+
+
+def _outcome_json(outcome: TurnOutcome) -> Any:
+    if outcome.report is not None:
+        return outcome.report.model_dump(mode="json")
+    assert outcome.failure is not None
+    partial = outcome.failure.report
+    return {
+        "failure": {"type": outcome.failure.type, "message": outcome.failure.message},
+        "report": partial.model_dump(mode="json") if partial else None,
+    }
+
+
+async def _connect(connection: Connection) -> tuple[Client, Target]:
+    client = await connect(address=connection.address, namespace=connection.namespace)
+    target = Target(
+        address=client.service_client.config.target_host,
+        namespace=client.namespace,
+        ui_url=connection.ui_url,
+    )
+    return client, target
+
+
+async def _signal(handle: WorkflowHandle[Any, Any], name: str, payload: Any) -> None:
+    try:
+        await handle.signal(name, payload)
+    except RPCError as error:
+        # The turn may have ended between the status check and the signal.
+        raise CommandError(f"Could not signal {handle.id!r}: {error.message}") from None
+
+
+def _decided(verb: str, call: PendingCall, workflow_id: str) -> str:
+    return f"{verb} {call.call_id} ({call.tool}) of {workflow_id}"
+
+
+def _info(as_json: bool) -> Console:
+    return err if as_json else out
+
+
+def _emit(value: Any) -> None:
+    # Console.out: no markup, no highlighting, no wrapping, so the JSON stays parseable.
+    out.out(json.dumps(value, indent=2, ensure_ascii=False), highlight=False)

@@ -1,0 +1,107 @@
+"""The terminal of the console command: its two rich consoles, its error type and where its
+diagnostics go.
+
+User-facing output (reports, tables, prompts) is rich; diagnostics stay structlog JSON and are
+kept out of the way: on stderr at WARNING for the ordinary commands, in a file for the demo.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from turnkeeper.logging import configure_logging
+
+# `file=None` makes rich look up sys.stdout / sys.stderr at each write, so output follows a
+# redirection made after import (typer's CliRunner in the tests does exactly that).
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+class CommandError(Exception):
+    """A sentence for the person at the terminal, and the exit code that goes with it."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+
+class ConsoleApp(typer.Typer):
+    """The typer app, ending the process without interpreter teardown when run as a script.
+
+    A short-lived process that used a Temporal client can abort in CPython's finalization
+    ("PyGILState_Release: thread state must be current", temporalio/sdk-python#300) because the
+    SDK's Rust threads outlive the interpreter. Everything this command owns (the demo's worker
+    and dev server included) is stopped before `asyncio.run` returns, so skipping the teardown
+    loses nothing. Tests call the command through `CliRunner`, which does not pass here.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
+        try:
+            super().__call__(*args, **kwargs)
+            code: object = 0
+        except SystemExit as stop:
+            code = stop.code
+        _exit_now(code)
+
+
+def _exit_now(code: object) -> NoReturn:
+    if isinstance(code, str):  # SystemExit("message") means: print it, exit 1
+        sys.stderr.write(code + "\n")
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed, or a pipe whose reader left
+            stream.flush()
+    os._exit(code if isinstance(code, int) else 0 if code is None else 1)
+
+
+class _CurrentStderr(io.TextIOBase):
+    """Writes to whatever `sys.stderr` is at the time of the write, not at configuration."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+def log_to_stderr(level: str) -> None:
+    """JSON diagnostics on stderr at `level`.
+
+    `configure_logging` binds the stderr of the moment; rebinding it to a forwarder keeps a
+    command run in-process (the tests) from logging into a stream closed after the command.
+    """
+    configure_logging(level)
+    _redirect_handlers(_CurrentStderr())
+
+
+@contextlib.contextmanager
+def logging_to_file(path: Path, level: str = "INFO") -> Iterator[None]:
+    """JSON diagnostics appended to `path` for the duration of the block, so that they do not
+    interleave with a live terminal session (the demo)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as stream:
+        configure_logging(level)
+        _redirect_handlers(stream)
+        try:
+            yield
+        finally:
+            # Late records (a worker thread winding down) must not hit a closed file.
+            _redirect_handlers(_CurrentStderr())
+            logging.getLogger().setLevel(logging.WARNING)
+
+
+def _redirect_handlers(stream: IO[str] | io.TextIOBase) -> None:
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler):
+            handler.setStream(stream)

@@ -1,0 +1,221 @@
+"""How the console command shows turns: reports, failures, status, transcripts, and the calls
+waiting for a human together with the exact commands that decide them.
+
+Everything a model or a user wrote is wrapped in `Text`, never parsed as rich markup: the demo's
+answers start with "[offline demo model]", which markup would swallow as a style tag.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import shlex
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from contracts.names import SIGNAL_APPROVE, SIGNAL_SUBMIT_TOOL_RESULT
+from contracts.signals import PendingCall, TurnStatus
+from contracts.turn import AgentReport
+from turnkeeper.turns import Target, TurnFailure, WaitingTurn
+
+SUMMARY_CHARS = 80
+
+
+def local_user() -> str:
+    """The approver name used when `--approver` is not given."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (some containers) and no USER variable
+        return ""
+
+
+def started(console: Console, workflow_id: str, target: Target) -> None:
+    console.print(Text.assemble("turn ", (workflow_id, "bold")), soft_wrap=True)
+    console.print(
+        Text.assemble("Web UI: ", (target.workflow_url(workflow_id), "cyan")), soft_wrap=True
+    )
+
+
+def report(console: Console, turn_report: AgentReport) -> None:
+    if turn_report.output:
+        console.print(Panel(Text(turn_report.output), title="output", title_align="left"))
+    console.print(counters(turn_report))
+
+
+def counters(turn_report: AgentReport) -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim")
+    grid.add_column()
+    usage = turn_report.usage
+    rows = [
+        ("outcome", turn_report.outcome),
+        ("model calls", str(turn_report.llm_calls)),
+        ("tool calls", str(turn_report.tool_calls)),
+        ("iterations", str(turn_report.iterations)),
+        ("tokens", f"{usage.input_tokens:,} in / {usage.output_tokens:,} out"),
+        ("cost", f"${turn_report.cost_usd:.6f}"),
+        ("duration", f"{turn_report.duration_ms / 1000:.1f} s"),
+        ("models", ", ".join(turn_report.models_used) or "none"),
+    ]
+    for name, value in rows:
+        grid.add_row(name, Text(value))
+    return grid
+
+
+def failure(console: Console, turn_failure: TurnFailure) -> None:
+    console.print(
+        Text.assemble(
+            ("turn failed: ", "bold red"), (turn_failure.type, "bold"), ": ", turn_failure.message
+        ),
+        soft_wrap=True,
+    )
+    if turn_failure.report is not None:
+        console.print(Text("partial report:", style="dim"))
+        report(console, turn_failure.report)
+
+
+def status(console: Console, workflow_id: str, turn_status: TurnStatus, target: Target) -> None:
+    grid = Table(title=Text(workflow_id), show_header=False, title_justify="left")
+    grid.add_column(style="dim")
+    grid.add_column()
+    grid.add_row("state", Text(turn_status.state, style=_state_style(turn_status.state)))
+    grid.add_row("iteration", str(turn_status.iteration))
+    grid.add_row("model calls", str(turn_status.llm_calls))
+    grid.add_row("tool calls", str(turn_status.tool_calls))
+    grid.add_row("cost", f"${turn_status.cost_usd:.6f}")
+    grid.add_row("elapsed", f"{turn_status.elapsed_ms / 1000:.1f} s")
+    console.print(grid)
+    if turn_status.pending:
+        pending(console, workflow_id, turn_status.pending, target)
+
+
+def _state_style(state: str) -> str:
+    return {"completed": "green", "failed": "red", "cancelled": "red"}.get(state, "yellow")
+
+
+def pending(
+    console: Console, workflow_id: str, calls: Sequence[PendingCall], target: Target
+) -> None:
+    """Each waiting call and the commands that decide it."""
+    for call in calls:
+        verb = "approval" if call.kind == "approval" else "an external result"
+        console.print(
+            Text.assemble(
+                ("⏸ ", "yellow"),
+                (call.tool, "bold"),
+                f" waits for {verb} ",
+                (f"(call {call.call_id}, since {_clock(call.since)})", "dim"),
+            ),
+            soft_wrap=True,
+        )
+        console.print(Text(f"  input: {summarize(call.input)}"), soft_wrap=True)
+        for command in decide_commands(workflow_id, call, target):
+            console.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
+
+
+def decide_commands(workflow_id: str, call: PendingCall, target: Target) -> list[str]:
+    """Ours, then the plain `temporal` CLI signal with the contract's JSON."""
+    flags = target.connection_flags()
+    if call.kind == "approval":
+        payload: dict[str, Any] = {
+            "call_id": call.call_id,
+            "approved": True,
+            "reason": "",
+            "approver": local_user(),
+        }
+        ours = [
+            _shell(["turnkeeper", "approve", workflow_id, call.call_id, *flags]),
+            _shell(
+                ["turnkeeper", "reject", workflow_id, call.call_id, "--reason", "why not", *flags]
+            ),
+        ]
+        signal = SIGNAL_APPROVE
+    else:
+        payload = {"call_id": call.call_id, "output": "…", "is_error": False}
+        ours = [
+            _shell(["turnkeeper", "submit", workflow_id, call.call_id, "--output", "…", *flags])
+        ]
+        signal = SIGNAL_SUBMIT_TOOL_RESULT
+    temporal = _shell(
+        [
+            "temporal",
+            "workflow",
+            "signal",
+            "--workflow-id",
+            workflow_id,
+            "--name",
+            signal,
+            "--input",
+            json.dumps(payload),
+            *flags,
+        ]
+    )
+    return [*ours, temporal]
+
+
+def _shell(words: list[str]) -> str:
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def summarize(value: dict[str, Any], limit: int = SUMMARY_CHARS) -> str:
+    """One line of a tool input; long strings (a file's content) shown by their size."""
+    shown = {
+        key: f"<{len(item)} chars>" if isinstance(item, str) and len(item) > 40 else item
+        for key, item in value.items()
+    }
+    text = json.dumps(shown, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _clock(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def transcript(console: Console, messages: Sequence[Message]) -> None:
+    for message in messages:
+        style = "bold blue" if message.role == "user" else "bold green"
+        console.print(Text(message.role, style=style))
+        for block in message.content:
+            console.print(_block(block), soft_wrap=True)
+
+
+def _block(block: TextBlock | ToolUseBlock | ToolResultBlock) -> Text | Group:
+    if isinstance(block, TextBlock):
+        return Text("  " + block.text)
+    if isinstance(block, ToolUseBlock):
+        return Text.assemble(
+            "  → ",
+            (block.name, "bold"),
+            f" {summarize(block.input, 200)} ",
+            (f"[{block.id}]", "dim"),
+        )
+    mark = ("✗ error", "red") if block.is_error else ("←", "dim")
+    body = block.text()
+    shown = body if len(body) <= 300 else body[:299] + "…"
+    return Group(
+        Text.assemble("  ", mark, (f" [{block.tool_use_id}]", "dim")),
+        Text("    " + shown.replace("\n", "\n    ")),
+    )
+
+
+def waiting_turns(console: Console, turns: Sequence[WaitingTurn], target: Target) -> None:
+    """One block per turn: who waits, then each pending call with its commands."""
+    for turn in turns:
+        state = turn.status.state if turn.status else "state unknown"
+        console.print(
+            Text.assemble(
+                (turn.workflow_id, "bold"), (f"  agent {turn.agent_id} · {state}", "dim")
+            ),
+            soft_wrap=True,
+        )
+        if turn.status is None:
+            console.print(Text("  no worker answered its status query", style="yellow"))
+        else:
+            pending(console, turn.workflow_id, turn.status.pending, target)
