@@ -19,6 +19,8 @@ SA_AGENT_ID: Final = "AgentId"
 SA_TASK_ID: Final = "TaskId"
 SA_TURN_STATE: Final = "TurnState"
 SA_COST_USD: Final = "CostUsd"
+SA_LLM_CALLS: Final = "LlmCalls"
+SA_TOOL_CALLS: Final = "ToolCalls"
 
 # name -> Temporal indexed value type, as `temporal operator search-attribute create` spells it
 SEARCH_ATTRIBUTES: Final[dict[str, str]] = {
@@ -26,6 +28,8 @@ SEARCH_ATTRIBUTES: Final[dict[str, str]] = {
     SA_TASK_ID: "Keyword",
     SA_TURN_STATE: "Keyword",
     SA_COST_USD: "Double",
+    SA_LLM_CALLS: "Int",
+    SA_TOOL_CALLS: "Int",
 }
 
 # Providers the worker ships. Kept here so a request naming any other provider is refused at the

@@ -33,7 +33,11 @@ from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from turnkeeper.settings import Settings
 from workflows.agent_turn_workflow import AgentTurnWorkflow
 
-_SA_KEYS = {"Keyword": SearchAttributeKey.for_keyword, "Double": SearchAttributeKey.for_float}
+SA_KEYS = {
+    "Keyword": SearchAttributeKey.for_keyword,
+    "Double": SearchAttributeKey.for_float,
+    "Int": SearchAttributeKey.for_int,
+}
 
 
 def temporal_binary(name: str) -> str:
@@ -46,7 +50,7 @@ def temporal_binary(name: str) -> str:
 
 @pytest.fixture(scope="session")
 async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
-    keys = [_SA_KEYS[kind](name) for name, kind in SEARCH_ATTRIBUTES.items()]
+    keys = [SA_KEYS[kind](name) for name, kind in SEARCH_ATTRIBUTES.items()]
     env = await WorkflowEnvironment.start_local(
         data_converter=pydantic_data_converter,
         dev_server_existing_path=temporal_binary("temporal"),
@@ -59,6 +63,7 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
 _INDEXED = {
     "Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
     "Double": IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+    "Int": IndexedValueType.INDEXED_VALUE_TYPE_INT,
 }
 
 

@@ -1,11 +1,12 @@
 """The deterministic state one turn owns: transcript, counters, usage, cost and the clock of
-time that counts against the budget. Only workflow code mutates it; it never does I/O."""
+time that counts against the budget. Only workflow code mutates it; it never does I/O. It is a
+pydantic model so that a long turn can carry it across continue-as-new."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from pydantic import BaseModel, Field
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
@@ -15,8 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.turn import AgentReport, Outcome, TurnRequest, Usage
 
 
-@dataclass
-class HumanClock:
+class HumanClock(BaseModel):
     """Time spent waiting for humans or callers, which does not count against the time budget."""
 
     waiting: int = 0
@@ -39,13 +39,12 @@ class HumanClock:
         return self.total_ms + running
 
 
-@dataclass
-class Turn:
+class Turn(BaseModel):
     request: TurnRequest
     started: datetime
-    messages: list[Message] = field(default_factory=list)
+    messages: list[Message] = Field(default_factory=list)
     # Messages appended since the last model call, as they will be sent to the next one.
-    unsent: list[MessageDraft] = field(default_factory=list)
+    unsent: list[MessageDraft] = Field(default_factory=list)
     conversation_ref: str | None = None
     context_ref: str | None = None
     state: TurnState = "running"
@@ -53,11 +52,11 @@ class Turn:
     llm_calls: int = 0
     tool_calls: int = 0
     tool_interactions: int = 0  # iterations in which the model asked for tools
-    declared_approval: set[str] = field(default_factory=set)  # tools that always need approval
-    usage: Usage = field(default_factory=Usage)
+    declared_approval: set[str] = Field(default_factory=set)  # tools that always need approval
+    usage: Usage = Field(default_factory=Usage)
     cost_usd: float = 0.0
-    models_used: list[str] = field(default_factory=list)
-    human: HumanClock = field(default_factory=HumanClock)
+    models_used: list[str] = Field(default_factory=list)
+    human: HumanClock = Field(default_factory=HumanClock)
     ended: datetime | None = None
 
     @classmethod

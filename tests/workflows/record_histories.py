@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
-from temporalio.common import SearchAttributeKey
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from contracts.names import SEARCH_ATTRIBUTES, SIGNAL_APPROVE, SIGNAL_SUBMIT_TOOL_RESULT
 from tests.conftest import (
+    SA_KEYS,
     make_settings,
     running_worker,
     scripted_request,
@@ -75,10 +75,7 @@ async def _start(client: Client, request: dict[str, Any], queue: str) -> Workflo
 
 
 async def main() -> None:
-    keys = [
-        SearchAttributeKey.for_keyword(n) if t == "Keyword" else SearchAttributeKey.for_float(n)
-        for n, t in SEARCH_ATTRIBUTES.items()
-    ]
+    keys = [SA_KEYS[kind](name) for name, kind in SEARCH_ATTRIBUTES.items()]
     env = await WorkflowEnvironment.start_local(
         data_converter=pydantic_data_converter,
         dev_server_existing_path=temporal_binary("temporal"),

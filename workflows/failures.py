@@ -1,0 +1,68 @@
+"""How a turn fails: one typed, non-retryable `ApplicationError` whose `details[0]` is the
+partial report, logged once in the turn record."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError
+from temporalio.exceptions import TimeoutError as TemporalTimeoutError
+
+with workflow.unsafe.imports_passed_through():
+    from pydantic import ValidationError
+
+    from contracts import errors
+    from contracts.turn import AgentReport
+    from workflows import turn_record as record
+    from workflows.turn_state import Turn
+
+
+def fail(turn: Turn, error_type: str, message: str) -> NoReturn:
+    report = turn.report("failed", workflow.now())
+    record.turn_failed(report, error_type, message)
+    raise ApplicationError(message, report, type=error_type, non_retryable=True)
+
+
+def invalid_request(payload: Any, problem: str) -> ApplicationError:
+    """The failure of a request that never became a turn; its report has what the payload had."""
+    agent = payload.get("agent") if isinstance(payload, dict) else None
+    task = payload.get("task") if isinstance(payload, dict) else None
+    report = AgentReport(
+        agent_id=str(agent.get("id", "")) if isinstance(agent, dict) else "",
+        task_id=str(task.get("id", "")) if isinstance(task, dict) else "",
+        outcome="failed",
+    )
+    return ApplicationError(
+        f"invalid turn request: {problem}",
+        report,
+        type=errors.INVALID_TURN_REQUEST,
+        non_retryable=True,
+    )
+
+
+def describe(err: ValidationError) -> str:
+    problems = []
+    for item in err.errors():
+        field = ".".join(str(part) for part in item["loc"]) or "request"
+        problems.append(f"{field}: {item['msg']}")
+    return "; ".join(problems)
+
+
+def cause_message(err: ActivityError) -> str:
+    """The underlying failure's own message, without the "Type: " prefix of its str()."""
+    cause = err.cause
+    if isinstance(cause, TemporalTimeoutError):
+        return f"timed out ({cause.type.name.lower() if cause.type else 'timeout'})"
+    if isinstance(cause, FailureError):
+        return cause.message
+    return str(cause if cause is not None else err)
+
+
+def error_type(err: ActivityError) -> str | None:
+    cause = err.cause
+    return cause.type if isinstance(cause, ApplicationError) else None
+
+
+def timed_out(err: ActivityError) -> bool:
+    return isinstance(err.cause, TemporalTimeoutError)

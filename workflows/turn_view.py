@@ -1,0 +1,143 @@
+"""What the outside world sees of a running turn: search attributes for visibility queries, the
+current details the Web UI shows (markdown), and the live event stream.
+
+All three are derived from workflow state, deterministically. Search-attribute upserts are the
+only part that writes history, so they are made only when a value changed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import SearchAttributeKey, SearchAttributePair
+
+with workflow.unsafe.imports_passed_through():
+    from temporalio.contrib.workflow_streams import WorkflowStream
+
+    from contracts.events import TURN_EVENTS_TOPIC, EventKind, TurnEvent
+    from contracts.names import (
+        SA_AGENT_ID,
+        SA_COST_USD,
+        SA_LLM_CALLS,
+        SA_TASK_ID,
+        SA_TOOL_CALLS,
+        SA_TURN_STATE,
+    )
+    from contracts.signals import PendingCall, TurnState
+    from workflows.turn_state import Turn
+
+AGENT_ID = SearchAttributeKey.for_keyword(SA_AGENT_ID)
+TASK_ID = SearchAttributeKey.for_keyword(SA_TASK_ID)
+TURN_STATE = SearchAttributeKey.for_keyword(SA_TURN_STATE)
+COST_USD = SearchAttributeKey.for_float(SA_COST_USD)
+LLM_CALLS = SearchAttributeKey.for_int(SA_LLM_CALLS)
+TOOL_CALLS = SearchAttributeKey.for_int(SA_TOOL_CALLS)
+
+_INPUT_PREVIEW_CHARS = 300
+
+
+class TurnView:
+    def __init__(self, stream: WorkflowStream) -> None:
+        self.stream = stream
+        self._events = self.stream.topic(TURN_EVENTS_TOPIC, type=TurnEvent)
+        self._published: dict[str, Any] = {}
+
+    def identify(self, turn: Turn) -> None:
+        request = turn.request
+        workflow.upsert_search_attributes(
+            [AGENT_ID.value_set(request.agent.id), TASK_ID.value_set(request.task.id)]
+        )
+
+    def publish(self, turn: Turn, state: TurnState, pending: list[PendingCall]) -> None:
+        """Brings search attributes and current details up to date with the turn."""
+        values: dict[str, Any] = {
+            SA_TURN_STATE: state,
+            SA_COST_USD: round(turn.cost_usd, 6),
+            SA_LLM_CALLS: turn.llm_calls,
+            SA_TOOL_CALLS: turn.tool_calls,
+        }
+        # ToolCalls alone is folded into the next model call's upsert: one upsert event per
+        # iteration at most, plus one per change of state.
+        changed = {k for k, v in values.items() if self._published.get(k) != v}
+        if changed & {SA_TURN_STATE, SA_COST_USD, SA_LLM_CALLS} or (
+            changed and state in ("completed", "failed", "cancelled")
+        ):
+            workflow.upsert_search_attributes(_pairs(values))
+            self._published = values
+        workflow.set_current_details(details_markdown(turn, state, pending))
+
+    def event(self, kind: EventKind, turn: Turn, **fields: Any) -> None:
+        self._events.publish(
+            TurnEvent(
+                kind=kind,
+                at=workflow.now(),
+                iteration=turn.iteration,
+                max_iterations=turn.request.agent.max_iterations,
+                **fields,
+            )
+        )
+
+    def budget_event(self, turn: Turn) -> None:
+        constraints = turn.request.task.constraints
+        self.event(
+            "budget_status",
+            turn,
+            cost_usd=round(turn.cost_usd, 10),
+            cost_budget_usd=constraints.cost_budget_usd,
+            elapsed_ms=turn.active_ms(workflow.now()),
+            time_budget_ms=constraints.time_budget_ms,
+            llm_calls=turn.llm_calls,
+            tool_calls=turn.tool_calls,
+        )
+
+
+def _pairs(values: dict[str, Any]) -> list[SearchAttributePair[Any]]:
+    return [
+        TURN_STATE.value_set(values[SA_TURN_STATE]),
+        COST_USD.value_set(values[SA_COST_USD]),
+        LLM_CALLS.value_set(values[SA_LLM_CALLS]),
+        TOOL_CALLS.value_set(values[SA_TOOL_CALLS]),
+    ]
+
+
+def details_markdown(turn: Turn, state: TurnState, pending: list[PendingCall]) -> str:
+    """The Web UI's "current details" of the turn: where it is, what it cost, who it waits for."""
+    request = turn.request
+    agent, constraints = request.agent, request.task.constraints
+    cost = f"${turn.cost_usd:.4f}"
+    if constraints.cost_budget_usd is not None:
+        cost += f" of ${constraints.cost_budget_usd:g}"
+    lines = [
+        f"**{agent.id}** · task `{request.task.id}` · **{state.replace('_', ' ')}**",
+        "",
+        f"Iteration {turn.iteration} of {agent.max_iterations} · cost {cost} · "
+        f"{turn.llm_calls} model calls · {turn.tool_calls} tool calls",
+    ]
+    workflow_id = workflow.info().workflow_id
+    for call in pending:
+        lines += ["", *_pending_lines(workflow_id, call)]
+    return "\n".join(lines)
+
+
+def _pending_lines(workflow_id: str, call: PendingCall) -> list[str]:
+    preview = json.dumps(call.input, ensure_ascii=False)
+    if len(preview) > _INPUT_PREVIEW_CHARS:
+        preview = preview[:_INPUT_PREVIEW_CHARS] + "…"
+    if call.kind == "approval":
+        signal = json.dumps({"call_id": call.call_id, "approved": True})
+        ours = f"turnkeeper approve {workflow_id} {call.call_id}"
+        name, heading = "approve", "Waiting for approval"
+    else:
+        signal = json.dumps({"call_id": call.call_id, "output": "…"})
+        ours = f"turnkeeper submit {workflow_id} {call.call_id} --output '…'"
+        name, heading = "submit_tool_result", "Waiting for the caller's result"
+    temporal = (
+        f"temporal workflow signal --workflow-id {workflow_id} --name {name} --input '{signal}'"
+    )
+    return [
+        f"**{heading}:** `{call.tool}` (call `{call.call_id}`)",
+        f"input: `{preview}`",
+        f"decide: `{ours}`  or  `{temporal}`",
+    ]
