@@ -13,6 +13,7 @@ DEFAULT_MAX_ITERATIONS = 10
 DEFAULT_MAX_TOKENS = 4096
 DEFAULT_APPROVAL_TIMEOUT_S = 86_400
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
+SUMMARY_INPUT_CHARS = 120
 
 
 class Price(BaseModel):
@@ -101,6 +102,13 @@ class TurnRequest(BaseModel):
     task: TaskSpec
     external_tools: list[ExternalToolSpec] = Field(default_factory=list)
     history: list[Message] = Field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line for the Web UI's static summary: agent, task and the input's first line."""
+        first_line = next((line for line in self.task.input.splitlines() if line.strip()), "")
+        if len(first_line) > SUMMARY_INPUT_CHARS:
+            first_line = first_line[:SUMMARY_INPUT_CHARS] + "…"
+        return f"{self.agent.id} · {self.task.id} · {first_line.strip()}"
 
     @model_validator(mode="after")
     def _external_names_unique(self) -> TurnRequest:

@@ -32,6 +32,7 @@ from temporalio.exceptions import TimeoutError as TemporalTimeoutError
 from temporalio.service import RPCError, RPCStatusCode
 
 from contracts.names import QUERY_STATUS, SA_AGENT_ID, SA_TURN_STATE, WORKFLOW_TYPE
+from contracts.search_attributes import identity_search_attributes
 from contracts.signals import PendingCall, PendingKind, TurnStatus
 from contracts.turn import AgentReport, TurnRequest
 from turnkeeper.console import CommandError
@@ -118,6 +119,8 @@ async def start_turn(
             id=workflow_id,
             task_queue=task_queue,
             result_type=AgentReport,
+            static_summary=request.summary(),
+            search_attributes=identity_search_attributes(request),
         )
     except WorkflowAlreadyStartedError:
         raise CommandError(f"A turn with id {workflow_id!r} is already running.") from None

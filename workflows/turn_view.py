@@ -11,29 +11,23 @@ import json
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import SearchAttributeKey, SearchAttributePair
+from temporalio.common import SearchAttributePair
 
 with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import WorkflowStream
 
     from contracts.events import TURN_EVENTS_TOPIC, EventKind, TurnEvent
-    from contracts.names import (
-        SA_AGENT_ID,
-        SA_COST_USD,
-        SA_LLM_CALLS,
-        SA_TASK_ID,
-        SA_TOOL_CALLS,
-        SA_TURN_STATE,
+    from contracts.names import SA_COST_USD, SA_LLM_CALLS, SA_TOOL_CALLS, SA_TURN_STATE
+    from contracts.search_attributes import (
+        AGENT_ID,
+        COST_USD,
+        LLM_CALLS,
+        TASK_ID,
+        TOOL_CALLS,
+        TURN_STATE,
     )
     from contracts.signals import PendingCall, TurnState
     from workflows.turn_state import Turn
-
-AGENT_ID = SearchAttributeKey.for_keyword(SA_AGENT_ID)
-TASK_ID = SearchAttributeKey.for_keyword(SA_TASK_ID)
-TURN_STATE = SearchAttributeKey.for_keyword(SA_TURN_STATE)
-COST_USD = SearchAttributeKey.for_float(SA_COST_USD)
-LLM_CALLS = SearchAttributeKey.for_int(SA_LLM_CALLS)
-TOOL_CALLS = SearchAttributeKey.for_int(SA_TOOL_CALLS)
 
 _INPUT_PREVIEW_CHARS = 300
 
@@ -46,6 +40,9 @@ class TurnView:
 
     def identify(self, turn: Turn) -> None:
         request = turn.request
+        known = workflow.info().typed_search_attributes
+        if known.get(AGENT_ID) == request.agent.id and known.get(TASK_ID) == request.task.id:
+            return  # the client set them at start
         workflow.upsert_search_attributes(
             [AGENT_ID.value_set(request.agent.id), TASK_ID.value_set(request.task.id)]
         )

@@ -1,0 +1,33 @@
+"""Typed keys of the contract's search attributes, shared by the workflow and the clients."""
+
+from __future__ import annotations
+
+from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+
+from contracts.names import (
+    SA_AGENT_ID,
+    SA_COST_USD,
+    SA_LLM_CALLS,
+    SA_TASK_ID,
+    SA_TOOL_CALLS,
+    SA_TURN_STATE,
+)
+from contracts.turn import TurnRequest
+
+AGENT_ID = SearchAttributeKey.for_keyword(SA_AGENT_ID)
+TASK_ID = SearchAttributeKey.for_keyword(SA_TASK_ID)
+TURN_STATE = SearchAttributeKey.for_keyword(SA_TURN_STATE)
+COST_USD = SearchAttributeKey.for_float(SA_COST_USD)
+LLM_CALLS = SearchAttributeKey.for_int(SA_LLM_CALLS)
+TOOL_CALLS = SearchAttributeKey.for_int(SA_TOOL_CALLS)
+
+
+def identity_search_attributes(request: TurnRequest) -> TypedSearchAttributes:
+    """Set at start by our clients, so the turn is findable before its first task runs and the
+    workflow need not spend a history event on setting them."""
+    return TypedSearchAttributes(
+        [
+            SearchAttributePair(AGENT_ID, request.agent.id),
+            SearchAttributePair(TASK_ID, request.task.id),
+        ]
+    )
