@@ -42,6 +42,17 @@ class CallContext(BaseModel):
     external_tools: list[ExternalToolSpec] = Field(default_factory=list)
 
 
+class ToolTraits(BaseModel):
+    """What the workflow must know of a worker tool to dispatch its calls safely."""
+
+    name: str
+    input_schema: dict[str, JsonValue] = Field(default_factory=dict)
+    requires_approval: bool = False
+    idempotent: bool = True
+    timeout_s: float = 60.0
+    priority: int = 0  # when one response asks for several tiers, only the highest runs
+
+
 class ModelCallInput(BaseModel):
     turn_id: str
     iteration: int
@@ -50,6 +61,8 @@ class ModelCallInput(BaseModel):
     price: Price | None = None  # the request's override of the pricing table
     # What is left of the turn's cost budget: a call whose input alone would cost more is not made.
     cost_budget_left_usd: float | None = None
+    # Ask for the traits of the offered worker tools (once per run; they are kept in state).
+    want_tool_traits: bool = False
     context_ref: str | None = None
     context: CallContext | None = None
     offered_tools: list[str] = Field(default_factory=list)
@@ -70,6 +83,7 @@ class ModelCallResult(BaseModel):
     duration_ms: int
     # Offered worker tools that declare they always need a human approval (e.g. write_file).
     approval_required: list[str] = Field(default_factory=list)
+    tool_traits: list[ToolTraits] = Field(default_factory=list)
 
 
 ToolOutcome = Literal["ok", "error"]

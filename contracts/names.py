@@ -9,7 +9,9 @@ WORKFLOW_TYPE: Final = "AgentTurnWorkflow"
 
 SIGNAL_APPROVE: Final = "approve"
 SIGNAL_SUBMIT_TOOL_RESULT: Final = "submit_tool_result"
+UPDATE_DECIDE: Final = "decide"
 QUERY_STATUS: Final = "status"
+QUERY_DECISIONS: Final = "decisions"
 QUERY_TRANSCRIPT: Final = "transcript"
 
 ACTIVITY_MODEL_CALL: Final = "model_call"

@@ -13,13 +13,39 @@ TurnState = Literal[
 PendingKind = Literal["approval", "external"]
 
 
+ALL_PENDING = "*"
+
+
 class ApproveInput(BaseModel):
+    """The payload of the `approve` signal and of the `decide` update."""
+
     model_config = ConfigDict(extra="forbid")
-    call_id: str = Field(min_length=1)
+    call_id: str = Field(min_length=1)  # or "*": every call of the turn waiting for approval
     approved: bool
     reason: str = ""
     remember: bool = False
     approver: str = ""
+    # Replacement arguments for the call (edit before approve); checked against its schema.
+    input: dict[str, JsonValue] | None = None
+
+
+class DecisionRecord(BaseModel):
+    """One settled approval, as the report and the `decisions` query show it."""
+
+    call_id: str
+    tool: str
+    approved: bool
+    approver: str = ""
+    reason: str = ""
+    edited: bool = False
+    standing: bool = False  # approved by a standing approval (remember: true earlier)
+    at: datetime
+
+
+class DecideResult(BaseModel):
+    """What the `decide` update applied."""
+
+    decisions: list[DecisionRecord]
 
 
 class SubmitToolResultInput(BaseModel):

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, m
 
 from contracts.messages import Message
 from contracts.names import KNOWN_PROVIDERS
+from contracts.signals import DecisionRecord
 
 DEFAULT_MAX_ITERATIONS = 10
 DEFAULT_MAX_TOKENS = 4096
@@ -55,6 +56,11 @@ class AgentSpec(BaseModel):
     max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=1)
     output_schema: dict[str, JsonValue] | None = None
     price: Price | None = None
+    # When set, only these approvers' decisions count (the update refuses others; the signal
+    # ignores and logs them).
+    approvers: list[str] | None = None
+    # False: the calls of one response run one by one, in call order.
+    parallel_tool_calls: bool = True
 
     @field_validator("model")
     @classmethod
@@ -75,6 +81,9 @@ class Constraints(BaseModel):
     max_tool_interactions: int | None = Field(default=None, ge=0)
     require_approval: list[str] = Field(default_factory=list)
     approval_timeout_s: float = Field(default=DEFAULT_APPROVAL_TIMEOUT_S, gt=0)
+    # Tool calls whose arguments do not match the tool's schema are sent back to the model to
+    # correct, this many times per turn; one more fails the turn with ToolArgumentsInvalid.
+    max_argument_corrections: int = Field(default=3, ge=0)
 
     def needs_approval(self, tool: str) -> bool:
         return "*" in self.require_approval or tool in self.require_approval
@@ -151,3 +160,4 @@ class AgentReport(BaseModel):
     iterations: int = 0
     duration_ms: int = 0
     models_used: list[str] = Field(default_factory=list)
+    decisions: list[DecisionRecord] = Field(default_factory=list)

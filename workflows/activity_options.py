@@ -32,3 +32,14 @@ TOOL_CALL_RETRY = RetryPolicy(
     maximum_attempts=3,
 )
 TOOL_CALL_TIMEOUT = timedelta(minutes=5)
+
+# A tool that is not idempotent runs at most once: if its worker dies mid-call, Temporal notices
+# (start-to-close or heartbeat timeout) and the model gets an error result saying the effect may
+# or may not have happened, instead of a second run doing it twice.
+TOOL_CALL_NO_RETRY = RetryPolicy(maximum_attempts=1)
+# Tools that run longer than this are heartbeated, so a dead worker is noticed in this time
+# instead of at the end of the tool's own timeout.
+TOOL_HEARTBEAT = timedelta(seconds=20)
+# Time a tool activity gets beyond the tool's own timeout: the worker turns the tool's timeout
+# into a readable result, which needs a moment to travel back.
+TOOL_TIMEOUT_MARGIN = timedelta(seconds=10)

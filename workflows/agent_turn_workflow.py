@@ -9,7 +9,6 @@ continues as new when Temporal suggests it, carrying its state; callers see one 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from pydantic import BaseModel
@@ -24,13 +23,22 @@ with workflow.unsafe.imports_passed_through():
     from contracts import errors
     from contracts.messages import Message, ToolUseBlock
     from contracts.names import (
+        QUERY_DECISIONS,
         QUERY_STATUS,
         QUERY_TRANSCRIPT,
         SIGNAL_APPROVE,
         SIGNAL_SUBMIT_TOOL_RESULT,
+        UPDATE_DECIDE,
         WORKFLOW_TYPE,
     )
-    from contracts.signals import ApproveInput, SubmitToolResultInput, TurnState, TurnStatus
+    from contracts.signals import (
+        ApproveInput,
+        DecideResult,
+        DecisionRecord,
+        SubmitToolResultInput,
+        TurnState,
+        TurnStatus,
+    )
     from contracts.turn import AgentReport, TurnRequest
     from workflows import budgets
     from workflows import turn_record as record
@@ -38,7 +46,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.model_calls import call_model
     from workflows.pending_calls import PendingCalls
     from workflows.request_checks import offered_tools, request_problem
-    from workflows.tool_calls import ToolCalls
+    from workflows.tool_calls import ToolCalls, schema_of
+    from workflows.tool_validation import validation_problems
     from workflows.turn_state import Turn
     from workflows.turn_view import TurnView
 
@@ -120,10 +129,8 @@ class AgentTurnWorkflow:
                 return turn.report("completed", workflow.now())
             self._check_autonomy(turn, uses)
             turn.tool_interactions += 1
-            settled = await asyncio.gather(
-                *(self._tools.settle(turn, use, self._offered) for use in uses)
-            )
-            turn.record_tool_results(list(settled))
+            settled = await self._tools.dispatch(turn, uses, self._offered)
+            turn.record_tool_results(settled)
         fail(
             turn,
             errors.MAX_ITERATIONS_EXCEEDED,
@@ -207,13 +214,56 @@ class AgentTurnWorkflow:
         decision = self._signal_payload(raw, ApproveInput, SIGNAL_APPROVE)
         if decision is None:
             return
-        problem = self._pending.why_not(decision.call_id, "approval")
+        problem = self._decision_problem(decision)
         if problem:
             workflow.logger.warning(
                 "approve signal ignored: %s", problem, extra={"call_id": decision.call_id}
             )
             return
         self._pending.decide(decision)
+
+    @workflow.update(name=UPDATE_DECIDE)
+    async def decide(self, raw: RawValue) -> DecideResult:
+        decision = ApproveInput.model_validate(_decoded(raw))
+        decided = {waiting.use.id for waiting in self._pending.decide(decision)}
+        # Wait until the turn has recorded them, so the result is the decision as applied.
+        await workflow.wait_condition(lambda: decided <= self._recorded_decisions())
+        return DecideResult(
+            decisions=[d for d in self._decisions() if d.call_id in decided],
+        )
+
+    @decide.validator
+    def _validate_decide(self, raw: RawValue) -> None:
+        try:
+            decision = ApproveInput.model_validate(_decoded(raw))
+        except ValidationError as err:
+            raise ValueError(f"invalid decision: {describe(err)}") from None
+        problem = self._decision_problem(decision)
+        if problem:
+            raise ValueError(problem)
+
+    def _decision_problem(self, decision: ApproveInput) -> str | None:
+        approvers = self._turn.request.agent.approvers if self._turn else None
+        problem = self._pending.decision_problem(decision, approvers)
+        if problem is None and decision.input is not None:
+            problem = self._edit_problem(decision)
+        return problem
+
+    def _edit_problem(self, decision: ApproveInput) -> str | None:
+        waiting = self._pending.get(decision.call_id)
+        if waiting is None or self._turn is None or decision.input is None:
+            return None
+        schema = schema_of(self._turn, waiting.use.name)
+        problems = validation_problems(schema, decision.input) if schema is not None else []
+        if problems:
+            return f"the edited input does not fit {waiting.use.name!r}: " + "; ".join(problems)
+        return None
+
+    def _decisions(self) -> list[DecisionRecord]:
+        return list(self._turn.decisions) if self._turn else []
+
+    def _recorded_decisions(self) -> set[str]:
+        return {d.call_id for d in self._decisions()}
 
     @workflow.signal(name=SIGNAL_SUBMIT_TOOL_RESULT)
     def submit_tool_result(self, raw: RawValue) -> None:
@@ -246,6 +296,11 @@ class AgentTurnWorkflow:
     @workflow.query(name=QUERY_TRANSCRIPT)
     def transcript(self) -> list[Message]:
         return list(self._turn.messages) if self._turn is not None else []
+
+    @workflow.query(name=QUERY_DECISIONS)
+    def decisions(self) -> list[DecisionRecord]:
+        """Who decided each approval, how and why: the transcript's metadata."""
+        return self._decisions()
 
     def _signal_payload(self, raw: RawValue, model: type[Any], name: str) -> Any:
         try:

@@ -85,9 +85,10 @@ async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCa
         offered_tools=offered if budgets.tool_interactions_left(turn) else [],
         conversation=ConversationDelta(base=turn.conversation_ref, append=turn.unsent),
         cost_budget_left_usd=budgets.cost_left(turn),
+        want_tool_traits=not turn.traits_loaded,
     )
     timeout = budgets.model_timeout(turn)
-    return await workflow.execute_activity(
+    result = await workflow.execute_activity(
         ACTIVITY_MODEL_CALL,
         call,
         result_type=ModelCallResult,
@@ -98,3 +99,5 @@ async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCa
         retry_policy=MODEL_CALL_RETRY,
         summary=f"model call {turn.iteration} · {split_model(model)[1]}",
     )
+    turn.traits_loaded = True
+    return result

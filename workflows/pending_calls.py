@@ -10,6 +10,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from contracts.messages import ToolUseBlock
     from contracts.signals import (
+        ALL_PENDING,
         ApproveInput,
         PendingCall,
         PendingKind,
@@ -50,6 +51,8 @@ class PendingCalls:
 
     def why_not(self, call_id: str, kind: PendingKind) -> str | None:
         """None when a signal of `kind` for `call_id` applies now, else the reason it does not."""
+        if call_id == ALL_PENDING and kind == "approval":
+            return None if self._open_approvals() else "no call waits for approval"
         waiting = self._waiting.get(call_id)
         if waiting is not None and waiting.kind == kind and not waiting.settled:
             return None
@@ -60,8 +63,34 @@ class PendingCalls:
             return f"the call waits for {wanted}"
         return "no such pending call"
 
-    def decide(self, decision: ApproveInput) -> None:
-        self._waiting[decision.call_id].decision = decision
+    def decision_problem(self, decision: ApproveInput, approvers: list[str] | None) -> str | None:
+        """Why `decision` cannot be applied now (unknown or settled call, approver not allowed,
+        an edit of several calls at once), or None."""
+        problem = self.why_not(decision.call_id, "approval")
+        if problem:
+            return f"call {decision.call_id!r}: {problem}"
+        if approvers is not None and decision.approver not in approvers:
+            who = repr(decision.approver) if decision.approver else "an anonymous approver"
+            return f"{who} may not decide calls of this agent (approvers: {', '.join(approvers)})"
+        if decision.input is not None and decision.call_id == ALL_PENDING:
+            return "an edited input applies to one call; name its call_id instead of '*'"
+        return None
+
+    def decide(self, decision: ApproveInput) -> list[Waiting]:
+        """Applies `decision` to its call, or to every open approval for call_id '*'."""
+        if decision.call_id == ALL_PENDING:
+            targets = self._open_approvals()
+        else:
+            targets = [self._waiting[decision.call_id]]
+        for waiting in targets:
+            waiting.decision = decision
+        return targets
+
+    def get(self, call_id: str) -> Waiting | None:
+        return self._waiting.get(call_id)
+
+    def _open_approvals(self) -> list[Waiting]:
+        return [w for w in self._waiting.values() if w.kind == "approval" and not w.settled]
 
     def submit(self, result: SubmitToolResultInput) -> None:
         self._waiting[result.call_id].result = result

@@ -3,22 +3,32 @@ whether it ran as an activity, waited for a human's decision, or waited for the 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.activity_io import ToolCallInput, ToolCallResult
+    from contracts import errors
+    from contracts.activity_io import ToolCallInput, ToolCallResult, ToolTraits
     from contracts.messages import ToolResultBlock, ToolUseBlock
     from contracts.names import ACTIVITY_TOOL_CALL
-    from contracts.signals import PendingKind
+    from contracts.signals import ApproveInput, DecisionRecord, PendingKind
     from workflows import turn_record as record
-    from workflows.activity_options import TOOL_CALL_RETRY, TOOL_CALL_TIMEOUT
-    from workflows.failures import cause_message
+    from workflows.activity_options import (
+        TOOL_CALL_NO_RETRY,
+        TOOL_CALL_RETRY,
+        TOOL_CALL_TIMEOUT,
+        TOOL_HEARTBEAT,
+        TOOL_TIMEOUT_MARGIN,
+    )
+    from workflows.failures import cause_message, fail
     from workflows.pending_calls import PendingCalls, Waiting
+    from workflows.tool_validation import corrective_message, validation_problems
     from workflows.turn_state import Turn
     from workflows.turn_view import TurnView
 
@@ -33,16 +43,68 @@ class ToolCalls:
         self._view = view
         self._on_change = on_change
 
-    async def settle(self, turn: Turn, use: ToolUseBlock, offered: list[str]) -> Settled:
+    async def dispatch(
+        self, turn: Turn, uses: list[ToolUseBlock], offered: list[str]
+    ) -> list[Settled]:
+        """Settles every call of one response; the results keep the call order."""
+        settled: dict[str, Settled] = {}
+        runnable: list[ToolUseBlock] = []
+        for use in uses:
+            problem = self._unknown(use, offered) or self._invalid_arguments(turn, use)
+            if problem:
+                settled[use.id] = (_error(use, problem), None)
+            else:
+                runnable.append(use)
+        tier = max((_priority(turn, use) for use in runnable), default=0)
+        now = [use for use in runnable if _priority(turn, use) == tier]
+        for use in runnable:
+            if use not in now:
+                settled[use.id] = (_error(use, _deferred_text(now)), None)
+        if turn.request.agent.parallel_tool_calls:
+            results = await asyncio.gather(*(self.settle(turn, use) for use in now))
+        else:
+            results = [await self.settle(turn, use) for use in now]
+        settled.update({use.id: result for use, result in zip(now, results, strict=True)})
+        return [settled[use.id] for use in uses]
+
+    def _unknown(self, use: ToolUseBlock, offered: list[str]) -> str | None:
+        if use.name in offered:
+            return None
+        return f"Unknown tool {use.name!r}. Available tools: {', '.join(offered) or 'none'}."
+
+    def _invalid_arguments(self, turn: Turn, use: ToolUseBlock) -> str | None:
+        """A corrective message when the arguments do not fit the tool's schema; fails the turn
+        once the correction budget is spent."""
+        schema = schema_of(turn, use.name)
+        problems = validation_problems(schema, use.input) if schema is not None else []
+        if not problems:
+            return None
+        turn.corrections += 1
+        allowed = turn.request.task.constraints.max_argument_corrections
+        if turn.corrections > allowed:
+            fail(
+                turn,
+                errors.TOOL_ARGUMENTS_INVALID,
+                f"the model sent arguments that do not fit the tool's schema {turn.corrections} "
+                f"times, more than max_argument_corrections={allowed}; the last call, to "
+                f"{use.name!r}: " + "; ".join(problems),
+            )
+        return corrective_message(use.name, problems, allowed - turn.corrections)
+
+    async def settle(self, turn: Turn, use: ToolUseBlock) -> Settled:
         request = turn.request
-        if use.name not in offered:
-            known = ", ".join(offered) or "none"
-            return _error(use, f"Unknown tool {use.name!r}. Available tools: {known}."), None
         if request.task.constraints.needs_approval(use.name) or use.name in turn.declared_approval:
-            rejection = await self._await_approval(turn, use)
-            if rejection is not None:
-                return _error(use, rejection), None
-        if any(tool.name == use.name for tool in request.external_tools):
+            decision, edited_input = await self._await_approval(turn, use)
+            if not decision.approved:
+                return _error(use, _rejection_text(decision)), None
+            if edited_input is not None:
+                use = use.model_copy(update={"input": edited_input})
+                block, _ = await self._settle_approved(turn, use)
+                return _edited(block, decision, use), None
+        return await self._settle_approved(turn, use)
+
+    async def _settle_approved(self, turn: Turn, use: ToolUseBlock) -> Settled:
+        if any(tool.name == use.name for tool in turn.request.external_tools):
             return await self._await_external(turn, use), None
         return await self._run(turn, use)
 
@@ -52,19 +114,28 @@ class ToolCalls:
         )
         turn.tool_calls += 1
         self._view.event("tool_call_started", turn, call_id=use.id, tool=use.name, input=use.input)
+        traits = turn.tool_traits.get(use.name)
+        idempotent = traits.idempotent if traits else True
         try:
             result = await workflow.execute_activity(
                 ACTIVITY_TOOL_CALL,
                 call,
                 result_type=ToolCallResult,
-                start_to_close_timeout=TOOL_CALL_TIMEOUT,
-                retry_policy=TOOL_CALL_RETRY,
+                start_to_close_timeout=_tool_timeout(traits),
+                heartbeat_timeout=TOOL_HEARTBEAT,
+                retry_policy=TOOL_CALL_RETRY if idempotent else TOOL_CALL_NO_RETRY,
                 summary=f"tool {use.name}{_argument_hint(use)}",
             )
         except ActivityError as err:
             if is_cancelled_exception(err):
                 raise
-            settled = _error(use, f"Tool {use.name!r} did not complete: {cause_message(err)}")
+            text = f"Tool {use.name!r} did not complete: {cause_message(err)}."
+            if not idempotent:
+                text += (
+                    " It may or may not have taken effect; it was not retried because it is"
+                    " not idempotent."
+                )
+            settled = _error(use, text)
             self._finished(turn, use, settled)
             return settled, None
         block = ToolResultBlock(
@@ -78,39 +149,45 @@ class ToolCalls:
             "tool_call_finished", turn, call_id=use.id, tool=use.name, is_error=block.is_error
         )
 
-    async def _await_approval(self, turn: Turn, use: ToolUseBlock) -> str | None:
-        """Waits for the `approve` signal; returns None when approved, else the reason."""
+    async def _await_approval(
+        self, turn: Turn, use: ToolUseBlock
+    ) -> tuple[DecisionRecord, dict[str, Any] | None]:
+        """Waits for an `approve` signal or `decide` update; no decision in time is a rejection.
+        Returns the decision and, when the approver edited the call, its new arguments."""
+        edited_input = None
         timeout_s = turn.request.task.constraints.approval_timeout_s
         waiting = self._open(turn, use, "approval")
         record.approval_requested(use.id, use.name)
         self._view.event("approval_requested", turn, call_id=use.id, tool=use.name, input=use.input)
         try:
             await workflow.wait_condition(lambda: waiting.settled, timeout=timeout_s)
+            decision = waiting.decision
+            assert decision is not None
+            decided = _record(use, decision)
+            edited_input = decision.input if decision.approved else None
         except TimeoutError:
-            self._decided(turn, use, False, "", "approval timed out")
-            return self._close(turn, use, "approval timed out")
-        decision = waiting.decision
-        assert decision is not None
-        self._decided(turn, use, decision.approved, decision.approver, decision.reason)
-        if decision.approved:
-            return self._close(turn, use, None)
-        reason = decision.reason or "no reason given"
-        who = f" by {decision.approver}" if decision.approver else ""
-        return self._close(turn, use, f"The call was rejected{who}: {reason}")
-
-    def _decided(
-        self, turn: Turn, use: ToolUseBlock, approved: bool, approver: str, reason: str
-    ) -> None:
-        record.approval_decided(use.id, use.name, approved, approver, reason)
+            decided = DecisionRecord(
+                call_id=use.id,
+                tool=use.name,
+                approved=False,
+                reason="approval timed out",
+                at=workflow.now(),
+            )
+        turn.decisions.append(decided)
+        record.approval_decided(
+            use.id, use.name, decided.approved, decided.approver, decided.reason
+        )
         self._view.event(
             "approval_decided",
             turn,
             call_id=use.id,
             tool=use.name,
-            approved=approved,
-            approver=approver,
-            reason=reason,
+            approved=decided.approved,
+            approver=decided.approver,
+            reason=decided.reason,
         )
+        self._close(turn, use)
+        return decided, edited_input
 
     async def _await_external(self, turn: Turn, use: ToolUseBlock) -> ToolResultBlock:
         timeout_s = turn.request.task.constraints.approval_timeout_s
@@ -118,12 +195,12 @@ class ToolCalls:
         try:
             await workflow.wait_condition(lambda: waiting.settled, timeout=timeout_s)
         except TimeoutError:
-            self._close(turn, use, None)
+            self._close(turn, use)
             return _error(use, f"No result was submitted for {use.name!r} within {timeout_s:g} s.")
         submitted = waiting.result
         assert submitted is not None
         turn.tool_calls += 1
-        self._close(turn, use, None)
+        self._close(turn, use)
         block = ToolResultBlock(
             tool_use_id=use.id, content=_as_text(submitted.output), is_error=submitted.is_error
         )
@@ -136,11 +213,65 @@ class ToolCalls:
         self._on_change(turn)
         return waiting
 
-    def _close(self, turn: Turn, use: ToolUseBlock, outcome: str | None) -> str | None:
+    def _close(self, turn: Turn, use: ToolUseBlock) -> None:
         self._pending.close(use.id)
         turn.human.stop(workflow.now())
         self._on_change(turn)
-        return outcome
+
+
+def schema_of(turn: Turn, tool: str) -> dict[str, Any] | None:
+    """The JSON schema a call to `tool` must fit, for worker and external tools alike."""
+    for external in turn.request.external_tools:
+        if external.name == tool:
+            return external.input_schema
+    traits = turn.tool_traits.get(tool)
+    return traits.input_schema if traits else None
+
+
+def _priority(turn: Turn, use: ToolUseBlock) -> int:
+    traits = turn.tool_traits.get(use.name)
+    return traits.priority if traits else 0
+
+
+def _deferred_text(running: list[ToolUseBlock]) -> str:
+    names = ", ".join(sorted({use.name for use in running}))
+    return (
+        f"Not run yet: this response also asked for higher-priority tools ({names}), which run "
+        f"first. Ask for this call again if you still need it."
+    )
+
+
+def _tool_timeout(traits: ToolTraits | None) -> timedelta:
+    if traits is None:
+        return TOOL_CALL_TIMEOUT
+    return timedelta(seconds=traits.timeout_s) + TOOL_TIMEOUT_MARGIN
+
+
+def _record(use: ToolUseBlock, decision: ApproveInput) -> DecisionRecord:
+    return DecisionRecord(
+        call_id=use.id,
+        tool=use.name,
+        approved=decision.approved,
+        approver=decision.approver,
+        reason=decision.reason,
+        edited=decision.approved and decision.input is not None,
+        at=workflow.now(),
+    )
+
+
+def _rejection_text(decision: DecisionRecord) -> str:
+    if decision.reason == "approval timed out" and not decision.approver:
+        return "approval timed out"
+    who = f" by {decision.approver}" if decision.approver else ""
+    return f"The call was rejected{who}: {decision.reason or 'no reason given'}"
+
+
+def _edited(block: ToolResultBlock, decision: DecisionRecord, ran: ToolUseBlock) -> ToolResultBlock:
+    """Tells the model that the call it sees in its own message is not the one that ran."""
+    who = f" by {decision.approver}" if decision.approver else ""
+    arguments = json.dumps(ran.input, ensure_ascii=False)
+    note = f"[This call was edited before approval{who}; it ran with the input {arguments}]\n"
+    return block.model_copy(update={"content": note + block.text()})
 
 
 def _error(use: ToolUseBlock, text: str) -> ToolResultBlock:

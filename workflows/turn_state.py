@@ -10,9 +10,9 @@ from pydantic import BaseModel, Field
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.activity_io import BlockRef, MessageDraft, ModelCallResult
+    from contracts.activity_io import BlockRef, MessageDraft, ModelCallResult, ToolTraits
     from contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
-    from contracts.signals import TurnState
+    from contracts.signals import DecisionRecord, TurnState
     from contracts.turn import AgentReport, Outcome, TurnRequest, Usage
 
 
@@ -52,11 +52,15 @@ class Turn(BaseModel):
     llm_calls: int = 0
     tool_calls: int = 0
     tool_interactions: int = 0  # iterations in which the model asked for tools
+    corrections: int = 0  # calls sent back to the model because their arguments did not fit
     declared_approval: set[str] = Field(default_factory=set)  # tools that always need approval
+    tool_traits: dict[str, ToolTraits] = Field(default_factory=dict)  # of worker tools
+    traits_loaded: bool = False
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float = 0.0
     models_used: list[str] = Field(default_factory=list)
     human: HumanClock = Field(default_factory=HumanClock)
+    decisions: list[DecisionRecord] = Field(default_factory=list)
     ended: datetime | None = None
 
     @classmethod
@@ -78,6 +82,7 @@ class Turn(BaseModel):
         self.conversation_ref = result.conversation_ref
         self.context_ref = result.context_ref
         self.declared_approval.update(result.approval_required)
+        self.tool_traits.update({traits.name: traits for traits in result.tool_traits})
 
     def record_tool_results(self, results: list[tuple[ToolResultBlock, str | None]]) -> None:
         """Appends one user message with a `tool_result` per call, in call order. A result that
@@ -116,6 +121,7 @@ class Turn(BaseModel):
             iterations=self.iteration,
             duration_ms=self.elapsed_ms(now),
             models_used=list(self.models_used),
+            decisions=list(self.decisions),
         )
 
 

@@ -23,7 +23,7 @@ from activities.llm.provider import ModelCallError, ModelProvider, ModelRequest
 from activities.store.content_store import ContentMissingError
 from activities.store.conversation_store import ConversationStore
 from activities.tools.registry import ToolRegistry
-from contracts.activity_io import CallContext, ModelCallInput, ModelCallResult
+from contracts.activity_io import CallContext, ModelCallInput, ModelCallResult, ToolTraits
 from contracts.errors import (
     CONTENT_MISSING,
     INVALID_TURN_REQUEST,
@@ -111,6 +111,7 @@ class ModelCallActivities:
                 for name in call.offered_tools
                 if (tool := self._tools.get(name)) is not None and tool.requires_approval
             ],
+            tool_traits=self._traits(call.offered_tools) if call.want_tool_traits else [],
         )
         _check_payload_size(result)
         return result
@@ -133,6 +134,23 @@ class ModelCallActivities:
                 type=TURN_BUDGET_EXCEEDED,
                 non_retryable=True,
             )
+
+    def _traits(self, names: list[str]) -> list[ToolTraits]:
+        traits = []
+        for name in names:
+            tool = self._tools.get(name)
+            if tool is not None:
+                traits.append(
+                    ToolTraits(
+                        name=name,
+                        input_schema=tool.input_schema(),
+                        requires_approval=tool.requires_approval,
+                        idempotent=tool.idempotent,
+                        timeout_s=tool.timeout_s,
+                        priority=getattr(tool, "priority", 0),
+                    )
+                )
+        return traits
 
     async def _context(self, call: ModelCallInput) -> tuple[CallContext, str]:
         if call.context is not None:
