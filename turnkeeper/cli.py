@@ -184,6 +184,18 @@ def transcript(
 
 
 @app.command()
+def watch(
+    workflow_id: WorkflowId,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Follow a turn live (iteration, cost against budget, tool calls, pending approvals); a
+    finished turn is replayed from its first event."""
+    _execute(commands.watch(commands.Connection(address, namespace, ui_url), workflow_id))
+
+
+@app.command()
 def result(
     workflow_id: WorkflowId,
     as_json: Json = False,

@@ -22,6 +22,7 @@ from contracts.names import QUERY_TRANSCRIPT, SIGNAL_APPROVE, SIGNAL_SUBMIT_TOOL
 from contracts.signals import ApproveInput, PendingCall, SubmitToolResultInput
 from contracts.turn import AgentReport
 from turnkeeper import render
+from turnkeeper import watch as live_view
 from turnkeeper.connect import connect
 from turnkeeper.console import CommandError, err, out
 from turnkeeper.requests import RunOptions, build_request
@@ -77,6 +78,12 @@ async def run(connection: Connection, options: RunOptions, flags: RunFlags) -> i
 async def result(connection: Connection, workflow_id: str, as_json: bool) -> int:
     client, target = await _connect(connection)
     return await _follow_to_end(turn_handle(client, workflow_id), target, as_json)
+
+
+async def watch(connection: Connection, workflow_id: str) -> int:
+    client, _ = await _connect(connection)
+    state = await live_view.watch(client, workflow_id, out)
+    return 1 if state.failed else 0
 
 
 async def status(connection: Connection, workflow_id: str, as_json: bool) -> int:

@@ -1,0 +1,58 @@
+"""The turn's live event stream (Temporal workflow streams): read by a client from offset 0
+after the turn finished, in order and complete; and `turnkeeper watch` on it."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from contracts.names import SIGNAL_APPROVE
+from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
+from tests.fakes import fake_anthropic as fake
+from turnkeeper.watch import turn_events, watch
+
+
+async def test_the_event_stream_tells_the_whole_turn_in_order(turns: TurnRunner) -> None:
+    key = new_key()
+    turns.fake.script(
+        key,
+        [
+            fake.tool_calls(("list_files", {"path": "."}), ("read_file", {"path": "none.md"})),
+            fake.tool_calls(("write_file", {"path": "a.md", "content": "x"})),
+            fake.text("Done."),
+        ],
+    )
+    handle = await turns.start(scripted_request(key, task={"constraints": {"cost_budget_usd": 5}}))
+    [pending] = (await wait_for_pending(handle)).pending
+    await handle.signal(SIGNAL_APPROVE, {"call_id": pending.call_id, "approved": True})
+    report = await handle.result()
+
+    events = [event async for event in turn_events(turns.client, handle.id)]
+
+    kinds = [event.kind for event in events]
+    assert kinds[0] == "turn_started" and kinds[-1] == "turn_finished"
+    assert kinds.count("iteration_started") == 3
+    assert kinds.count("model_call_finished") == 3
+    assert kinds.count("tool_call_started") == kinds.count("tool_call_finished") == 3
+    assert kinds.index("approval_requested") < kinds.index("approval_decided")
+    assert [e.at for e in events] == sorted(e.at for e in events)
+    last_budget = [e for e in events if e.kind == "budget_status"][-1]
+    assert last_budget.cost_budget_usd == 5
+    assert last_budget.cost_usd == report.cost_usd
+    assert events[-1].outcome == "completed"
+    failed_read = [e for e in events if e.kind == "tool_call_finished" and e.is_error]
+    assert [e.tool for e in failed_read] == ["read_file"]
+
+
+async def test_watch_replays_a_finished_turn(turns: TurnRunner) -> None:
+    key = new_key()
+    turns.fake.script(key, [fake.tool_calls(("list_files", {"path": "."})), fake.text("Hi.")])
+    handle = await turns.start(scripted_request(key))
+    await handle.result()
+    console = Console(record=True, width=160, force_terminal=False)
+
+    state = await watch(turns.client, handle.id, console)
+
+    text = console.export_text()
+    assert not state.failed and state.ended == "completed"
+    assert "iteration 2 of 10" in text
+    assert "▶ list_files" in text and "turn completed" in text
