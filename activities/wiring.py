@@ -32,9 +32,12 @@ def build_activities(
     store: ContentStore | None = None,
 ) -> list[Callable[..., Any]]:
     store = store or LocalFolderStore(settings.store_dir)
-    tools = tools or builtin_tools(Workspace(settings.workspace))
+    cap = settings.max_tool_result_bytes
+    # read_file's own cap sits under the result cap, so the model sees read_file's marker
+    # (with the file's name and size) rather than the generic one.
+    tools = tools or builtin_tools(Workspace(settings.workspace), max_read_bytes=cap - 200)
     model_calls = ModelCallActivities(
         providers or default_providers(), ConversationStore(store), tools
     )
-    tool_calls = ToolActivities(tools, store)
+    tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
     return [model_calls.model_call, tool_calls.tool_call]

@@ -12,11 +12,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from activities.tools.result_limits import (
+    DEFAULT_MAX_RESULT_BYTES,
+    MAX_RESULT_BYTES,
+    MIN_RESULT_BYTES,
+)
 from contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 
 WORKSPACE_ENV = "AGENT_WORKSPACE"
 DATA_DIR_ENV = "TURNKEEPER_DATA_DIR"
 STORE_DIR_ENV = "TURNKEEPER_STORE_DIR"
+MAX_TOOL_RESULT_BYTES_ENV = "TURNKEEPER_MAX_TOOL_RESULT_BYTES"
 
 DEFAULT_WORKSPACE = "./workspace"
 DEFAULT_DATA_DIR = "./.turnkeeper"
@@ -32,12 +38,14 @@ class Settings:
         workspace: Sandbox folder of the built-in file tools.
         data_dir: Local state: the dev server's SQLite file, its log and the content store.
         store_dir: Folder of the content store (claim-checked conversation content).
+        max_tool_result_bytes: Cap on one tool result; larger ones are truncated with a marker.
     """
 
     task_queue: str
     workspace: Path
     data_dir: Path
     store_dir: Path
+    max_tool_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
 
     @property
     def dev_server_db(self) -> Path:
@@ -59,8 +67,22 @@ class Settings:
             workspace=_absolute(source.get(WORKSPACE_ENV) or DEFAULT_WORKSPACE),
             data_dir=data_dir,
             store_dir=_absolute(store_dir) if store_dir else data_dir / "store",
+            max_tool_result_bytes=_bytes(source, MAX_TOOL_RESULT_BYTES_ENV),
         )
 
 
 def _absolute(path: str) -> Path:
     return Path(path).expanduser().resolve()
+
+
+def _bytes(source: Mapping[str, str], name: str) -> int:
+    raw = source.get(name)
+    if not raw:
+        return DEFAULT_MAX_RESULT_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number of bytes, got {raw!r}") from None
+    if not MIN_RESULT_BYTES <= value <= MAX_RESULT_BYTES:
+        raise ValueError(f"{name} must be between {MIN_RESULT_BYTES} and {MAX_RESULT_BYTES}")
+    return value

@@ -23,20 +23,10 @@ MODEL_CALL_RETRY = RetryPolicy(
 MODEL_CALL_TIMEOUT = timedelta(minutes=10)
 MODEL_CALL_HEARTBEAT = timedelta(seconds=30)
 
-# Tool calls: a tool's own failure comes back as an is_error result, not an exception, so these
-# retries only cover a lost worker or an infrastructure error around the tool.
-TOOL_CALL_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=10),
-    maximum_attempts=3,
-)
+# Tool calls: a tool's own failure comes back as an is_error result, not an exception; the retry
+# policy (workflows/tool_retries.py) only covers a lost worker, and depends on idempotency.
 TOOL_CALL_TIMEOUT = timedelta(minutes=5)
 
-# A tool that is not idempotent runs at most once: if its worker dies mid-call, Temporal notices
-# (start-to-close or heartbeat timeout) and the model gets an error result saying the effect may
-# or may not have happened, instead of a second run doing it twice.
-TOOL_CALL_NO_RETRY = RetryPolicy(maximum_attempts=1)
 # Tools that run longer than this are heartbeated, so a dead worker is noticed in this time
 # instead of at the end of the tool's own timeout.
 TOOL_HEARTBEAT = timedelta(seconds=20)

@@ -13,21 +13,17 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
+    from activities.tools.result_limits import DEFAULT_MAX_RESULT_BYTES, capped
     from contracts import errors
     from contracts.activity_io import ToolCallInput, ToolCallResult, ToolTraits
     from contracts.messages import ToolResultBlock, ToolUseBlock
     from contracts.names import ACTIVITY_TOOL_CALL
     from contracts.signals import ApproveInput, DecisionRecord, PendingKind
     from workflows import turn_record as record
-    from workflows.activity_options import (
-        TOOL_CALL_NO_RETRY,
-        TOOL_CALL_RETRY,
-        TOOL_CALL_TIMEOUT,
-        TOOL_HEARTBEAT,
-        TOOL_TIMEOUT_MARGIN,
-    )
+    from workflows.activity_options import TOOL_CALL_TIMEOUT, TOOL_HEARTBEAT, TOOL_TIMEOUT_MARGIN
     from workflows.failures import cause_message, fail
     from workflows.pending_calls import PendingCalls, Waiting
+    from workflows.tool_retries import interrupted_call_text, tool_retry_policy
     from workflows.tool_validation import corrective_message, validation_problems
     from workflows.turn_state import Turn
     from workflows.turn_view import TurnView
@@ -89,7 +85,7 @@ class ToolCalls:
                 f"times, more than max_argument_corrections={allowed}; the last call, to "
                 f"{use.name!r}: " + "; ".join(problems),
             )
-        return corrective_message(use.name, problems, allowed - turn.corrections)
+        return corrective_message(use.name, problems, allowed - turn.corrections, schema=schema)
 
     async def settle(self, turn: Turn, use: ToolUseBlock) -> Settled:
         request = turn.request
@@ -123,19 +119,13 @@ class ToolCalls:
                 result_type=ToolCallResult,
                 start_to_close_timeout=_tool_timeout(traits),
                 heartbeat_timeout=TOOL_HEARTBEAT,
-                retry_policy=TOOL_CALL_RETRY if idempotent else TOOL_CALL_NO_RETRY,
+                retry_policy=tool_retry_policy(idempotent),
                 summary=f"tool {use.name}{_argument_hint(use)}",
             )
         except ActivityError as err:
             if is_cancelled_exception(err):
                 raise
-            text = f"Tool {use.name!r} did not complete: {cause_message(err)}."
-            if not idempotent:
-                text += (
-                    " It may or may not have taken effect; it was not retried because it is"
-                    " not idempotent."
-                )
-            settled = _error(use, text)
+            settled = _error(use, interrupted_call_text(use.name, idempotent, cause_message(err)))
             self._finished(turn, use, settled)
             return settled, None
         block = ToolResultBlock(
@@ -201,9 +191,9 @@ class ToolCalls:
         assert submitted is not None
         turn.tool_calls += 1
         self._close(turn, use)
-        block = ToolResultBlock(
-            tool_use_id=use.id, content=_as_text(submitted.output), is_error=submitted.is_error
-        )
+        # The caller's output is capped like a worker tool's, so no payload limit can be blown.
+        text = capped(_as_text(submitted.output), DEFAULT_MAX_RESULT_BYTES)
+        block = ToolResultBlock(tool_use_id=use.id, content=text, is_error=submitted.is_error)
         self._finished(turn, use, block)
         return block
 

@@ -27,6 +27,7 @@ MAX_PROBLEMS: Final = 10
 _VALUE_CHARS: Final = 60  # longest shown value, so a bad 50 KiB `content` is not echoed back
 _BRIEF_CHARS: Final = 80
 _UNION_KEYWORDS: Final = ("anyOf", "oneOf")
+_INVALID_SCHEMA: Final = "the tool's input schema is itself invalid"
 
 _Problem = tuple[str, str]  # (where, sentence): sorted by where first, then by the sentence
 
@@ -55,6 +56,15 @@ def validation_problems(schema: Mapping[str, Any], arguments: Mapping[str, Any])
         rest = len(sentences) - MAX_PROBLEMS
         sentences = [*sentences[:MAX_PROBLEMS], f"and {rest} more problems of the same kinds"]
     return sentences
+
+
+def schema_problem(schema: Mapping[str, Any]) -> str | None:
+    """The one problem of a schema that is itself invalid, or None: lets the caller tell a
+    tool's fault (do not charge the model a correction) from the model's."""
+    problems = validation_problems(schema, {})
+    if len(problems) == 1 and problems[0].startswith(_INVALID_SCHEMA):
+        return problems[0]
+    return None
 
 
 def corrective_message(
@@ -111,8 +121,8 @@ def _reference(err: Unresolvable) -> str:
 
 def _invalid_schema(reason: str) -> str:
     return (
-        f"the tool's input schema is itself invalid ({_clip(reason, 200)}), so no arguments can "
-        "be checked against it; this is a fault of the tool, not of your arguments"
+        f"{_INVALID_SCHEMA} ({_clip(reason, 200)}), so no arguments can be checked against it; "
+        "this is a fault of the tool, not of your arguments"
     )
 
 

@@ -4,11 +4,15 @@ A tool is an ordinary function whose keyword parameters (type hints, defaults an
 `Annotated[..., Field(description=...)]` docs) become the JSON schema the model sees, so the schema
 and the code cannot drift apart. `run_tool` validates the model's arguments against that schema
 before the function runs and turns every complaint into text the model can act on.
+
+A parameter annotated `ToolContext` is not an argument of the model: `run_tool` fills it with the
+call's identity (turn, call, idempotency key, attempt), and it never appears in the schema.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -24,6 +28,28 @@ _Function = TypeVar("_Function", bound=Callable[..., Any])
 # Schema keys whose values are maps of name -> schema, so that a parameter that happens to be
 # called "title" keeps its name while pydantic's generated titles are dropped.
 _SCHEMA_MAPS = frozenset({"properties", "$defs", "patternProperties"})
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Who is calling: declare a parameter of this type to receive it.
+
+    Attributes:
+        turn_id: the workflow id of the turn.
+        call_id: the model's `tool_use` id.
+        attempt: the activity attempt, from 1; above 1 when Temporal retries the call (a lost
+            worker, an infrastructure error).
+    """
+
+    turn_id: str
+    call_id: str
+    attempt: int = 1
+
+    @property
+    def idempotency_key(self) -> str:
+        """The same for every attempt of one call and different for every other call: pass it
+        to a service that deduplicates requests so a retried call takes effect once."""
+        return f"{self.turn_id}/{self.call_id}"
 
 
 class ToolError(Exception):
@@ -42,6 +68,9 @@ class WorkerTool:
         idempotent: running a call twice has the effect of running it once, so Temporal may retry
             it after a worker crash.
         timeout_s: a run that takes longer becomes an `is_error` result for the model.
+        priority: when one response asks for tools of several priorities, only the calls of the
+            highest run in that iteration; the model is told to ask again for the others.
+        context_parameter: the parameter that receives the `ToolContext`, if the function has one.
     """
 
     name: str
@@ -51,6 +80,8 @@ class WorkerTool:
     requires_approval: bool = False
     idempotent: bool = True
     timeout_s: float = 60.0
+    priority: int = 0
+    context_parameter: str | None = None
 
     def input_schema(self) -> dict[str, Any]:
         return _without_titles(self.input_model.model_json_schema())
@@ -73,6 +104,7 @@ def worker_tool(
     requires_approval: bool = False,
     idempotent: bool = True,
     timeout_s: float = 60.0,
+    priority: int = 0,
 ) -> Callable[[_Function], WorkerTool]: ...
 
 
@@ -85,6 +117,7 @@ def worker_tool(
     requires_approval: bool = False,
     idempotent: bool = True,
     timeout_s: float = 60.0,
+    priority: int = 0,
 ) -> WorkerTool | Callable[[_Function], WorkerTool]:
     """Turn a typed function (sync or async) into a `WorkerTool`; usable bare or with options.
 
@@ -94,6 +127,7 @@ def worker_tool(
         requires_approval: see `WorkerTool`.
         idempotent: see `WorkerTool`.
         timeout_s: see `WorkerTool`.
+        priority: see `WorkerTool`; higher runs first.
 
     Raises:
         TypeError: a parameter cannot be described to the model (no type hint, `*args`, ...).
@@ -101,14 +135,17 @@ def worker_tool(
 
     def wrap(fn: _Function) -> WorkerTool:
         tool_name = name or fn.__name__
+        input_model, context_parameter = _input_model(tool_name, fn)
         return WorkerTool(
             name=tool_name,
             description=description if description is not None else _first_paragraph(fn),
-            input_model=_input_model(tool_name, fn),
+            input_model=input_model,
             function=fn,
             requires_approval=requires_approval,
             idempotent=idempotent,
             timeout_s=timeout_s,
+            priority=priority,
+            context_parameter=context_parameter,
         )
 
     return wrap(function) if function is not None else wrap
@@ -119,17 +156,25 @@ def _first_paragraph(fn: Callable[..., Any]) -> str:
     return " ".join(doc.split("\n\n", 1)[0].split())
 
 
-def _input_model(tool_name: str, fn: Callable[..., Any]) -> type[BaseModel]:
+def _input_model(tool_name: str, fn: Callable[..., Any]) -> tuple[type[BaseModel], str | None]:
+    """The model of the arguments the model fills, and the parameter taking the `ToolContext`."""
     hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
+    context_parameter: str | None = None
     for parameter in inspect.signature(fn).parameters.values():
         if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
             raise TypeError(f"tool {tool_name!r}: parameter {parameter.name!r} must be a keyword")
         if parameter.name not in hints:
             raise TypeError(f"tool {tool_name!r}: parameter {parameter.name!r} has no type hint")
+        if hints[parameter.name] is ToolContext:
+            if context_parameter is not None:
+                raise TypeError(f"tool {tool_name!r}: more than one ToolContext parameter")
+            context_parameter = parameter.name
+            continue
         default = ... if parameter.default is parameter.empty else parameter.default
         fields[parameter.name] = (hints[parameter.name], default)
-    return create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+    model = create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+    return model, context_parameter
 
 
 def _without_titles(schema: Any) -> Any:
@@ -181,13 +226,20 @@ class ToolRegistry:
         return len(self._tools)
 
 
-async def run_tool(tool: WorkerTool, arguments: dict[str, Any]) -> str:
+async def run_tool(
+    tool: WorkerTool, arguments: dict[str, Any], context: ToolContext | None = None
+) -> str:
     """Validate `arguments`, run the tool and return its result as text.
 
     Sync functions run in a thread so that file or CPU work never blocks the event loop.
 
+    Args:
+        context: handed to the tool's `ToolContext` parameter; required when it has one.
+
     Raises:
-        ToolError: the arguments do not fit the tool's schema, or the tool itself refused.
+        ToolError: the arguments do not fit the tool's schema, the tool itself refused, or it
+            returned binary data, which the model cannot read.
+        TypeError: the tool takes a `ToolContext` and none was given.
     """
     try:
         validated = tool.input_model.model_validate(arguments)
@@ -195,18 +247,36 @@ async def run_tool(tool: WorkerTool, arguments: dict[str, Any]) -> str:
         raise ToolError(_explain(tool, err)) from None
     # dict(model) is shallow: nested models reach the function as models, not dicts.
     kwargs = dict(validated)
+    if tool.context_parameter is not None:
+        if context is None:
+            raise TypeError(f"tool {tool.name!r} takes a ToolContext; pass one to run_tool")
+        kwargs[tool.context_parameter] = context
     if inspect.iscoroutinefunction(tool.function):
         result = await tool.function(**kwargs)
     else:
         result = await asyncio.to_thread(tool.function, **kwargs)
+    if isinstance(result, bytes | bytearray | memoryview):
+        raise ToolError(
+            f"tool {tool.name} returned {memoryview(result).nbytes} bytes of binary data, "
+            "which cannot be shown to the model"
+        )
     return as_text(result)
 
 
 def as_text(value: Any) -> str:
-    """A tool's return value as the text of its result: strings as they are, the rest as JSON."""
+    """A tool's return value as the text of its result: strings as they are, JSON for what
+    pydantic can serialize (models, dataclasses, dicts, dates...), `str()` for anything else."""
     if isinstance(value, str):
         return value
-    return pydantic_core.to_json(value, fallback=str).decode()
+    try:
+        return pydantic_core.to_json(value).decode()
+    except (pydantic_core.PydanticSerializationError, ValueError, RecursionError):
+        pass
+    if isinstance(value, dict | list | tuple):
+        # A container keeps its JSON shape; only the values pydantic cannot serialize become str.
+        with contextlib.suppress(pydantic_core.PydanticSerializationError, ValueError):
+            return pydantic_core.to_json(value, fallback=str).decode()
+    return str(value)
 
 
 def _explain(tool: WorkerTool, err: ValidationError) -> str:

@@ -4,6 +4,10 @@ A tool failure is an answer for the model, not a failure of the activity: an unk
 refusal (`ToolError`), an exception or a timeout all become an `is_error` result, so Temporal
 never retries a failure that would only repeat. Only cancellation and the content store's own
 errors leave the activity.
+
+Every result, errors included, is capped at `max_result_bytes` of UTF-8 (cut on a character
+boundary, with a marker saying how much was shown), so no tool can blow Temporal's payload limit
+or the model's context with one answer.
 """
 
 from __future__ import annotations
@@ -18,7 +22,13 @@ import structlog
 from temporalio import activity
 
 from activities.store.content_store import ContentStore
-from activities.tools.registry import ToolError, ToolRegistry, WorkerTool, run_tool
+from activities.tools.registry import ToolContext, ToolError, ToolRegistry, WorkerTool, run_tool
+from activities.tools.result_limits import (
+    DEFAULT_MAX_RESULT_BYTES,
+    MAX_RESULT_BYTES,
+    MIN_RESULT_BYTES,
+    capped,
+)
 from contracts.activity_io import ToolCallInput, ToolCallResult, ToolOutcome
 from contracts.messages import ToolResultBlock
 from contracts.names import ACTIVITY_TOOL_CALL
@@ -29,17 +39,36 @@ _Result = TypeVar("_Result")
 
 
 class ToolActivities:
-    """Activities over one worker's tools; register `tool_call` with the worker."""
+    """Activities over one worker's tools; register `tool_call` with the worker.
 
-    def __init__(self, registry: ToolRegistry, store: ContentStore) -> None:
+    Args:
+        registry: the worker's tools.
+        store: where each `tool_result` block is put.
+        max_result_bytes: the cap on a result's UTF-8 size (`TURNKEEPER_MAX_TOOL_RESULT_BYTES`).
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        store: ContentStore,
+        *,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+    ) -> None:
+        if not MIN_RESULT_BYTES <= max_result_bytes <= MAX_RESULT_BYTES:
+            raise ValueError(
+                f"max_result_bytes must be between {MIN_RESULT_BYTES} and {MAX_RESULT_BYTES}, "
+                f"got {max_result_bytes}"
+            )
         self._registry = registry
         self._store = store
+        self._max_result_bytes = max_result_bytes
 
     @activity.defn(name=ACTIVITY_TOOL_CALL)
     async def tool_call(self, call: ToolCallInput) -> ToolCallResult:
         """Run `call` and put its `tool_result` block into the content store."""
         started = time.monotonic()
         text, is_error = await _heartbeating(self._outcome(call))
+        text = capped(text, self._max_result_bytes)
         duration_ms = round((time.monotonic() - started) * 1000)
         block = ToolResultBlock(tool_use_id=call.call_id, content=text, is_error=is_error)
         block_ref = await self._store.put(block.model_dump_json().encode())
@@ -62,7 +91,7 @@ class ToolActivities:
         if tool is None:
             return f"unknown tool {call.tool!r}: this worker does not provide it", True
         try:
-            return await _run_with_timeout(tool, call), False
+            return await _run_with_timeout(tool, call, _context(call)), False
         except ToolError as err:
             return str(err), True
         except _ToolTimedOut:
@@ -76,12 +105,16 @@ class _ToolTimedOut(Exception):
     pass
 
 
-async def _run_with_timeout(tool: WorkerTool, call: ToolCallInput) -> str:
+def _context(call: ToolCallInput) -> ToolContext:
+    return ToolContext(turn_id=call.turn_id, call_id=call.call_id, attempt=activity.info().attempt)
+
+
+async def _run_with_timeout(tool: WorkerTool, call: ToolCallInput, context: ToolContext) -> str:
     # A sync tool keeps running in its thread after the timeout (threads cannot be stopped);
     # only the answer to the model stops waiting for it.
     try:
         async with asyncio.timeout(tool.timeout_s) as scope:
-            return await run_tool(tool, call.input)
+            return await run_tool(tool, call.input, context)
     except TimeoutError:
         if scope.expired():
             raise _ToolTimedOut from None

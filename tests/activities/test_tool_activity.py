@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field
 from temporalio.testing import ActivityEnvironment
 
 from activities.store.content_store import LocalFolderStore
-from activities.tools.registry import ToolError, ToolRegistry, run_tool, worker_tool
+from activities.tools.registry import ToolContext, ToolError, ToolRegistry, run_tool, worker_tool
+from activities.tools.result_limits import capped
 from activities.tools.tool_activity import ToolActivities
 from activities.tools.workspace import Workspace, builtin_tools
 from contracts.activity_io import ToolCallInput, ToolCallResult
@@ -241,3 +242,125 @@ async def test_a_long_tool_call_heartbeats(activities: ToolActivities) -> None:
     result = await run_call(activities, "steady", env)
     assert result.content == "done"
     assert len(beats) >= 2
+
+
+# ---- the call's context and idempotency key -----------------------------------------------
+
+
+@worker_tool(name="charge", idempotent=False, priority=5)
+def charge(amount: int, context: ToolContext) -> str:
+    """Charge a card once, whatever happens to the worker."""
+    CHARGES.append((context.idempotency_key, context.attempt, amount))
+    return f"charged {amount}"
+
+
+CHARGES: list[tuple[str, int, int]] = []
+
+
+def test_the_tool_context_is_no_argument_of_the_model() -> None:
+    schema = charge.input_schema()
+    assert list(schema["properties"]) == ["amount"] and schema["required"] == ["amount"]
+    assert charge.context_parameter == "context"
+    assert (charge.priority, charge.idempotent) == (5, False)
+    assert fetch_lines.priority == 0 and fetch_lines.context_parameter is None
+
+
+async def test_run_tool_hands_the_context_to_the_tool() -> None:
+    CHARGES.clear()
+    context = ToolContext(turn_id="turn-7", call_id="toolu_1", attempt=2)
+    assert await run_tool(charge, {"amount": 3}, context) == "charged 3"
+    assert CHARGES == [("turn-7/toolu_1", 2, 3)]
+    with pytest.raises(ToolError, match="unexpected argument 'context'"):
+        await run_tool(charge, {"amount": 3, "context": {}}, context)
+    with pytest.raises(TypeError, match="takes a ToolContext"):
+        await run_tool(charge, {"amount": 3})
+
+
+async def test_the_idempotency_key_is_the_same_on_every_attempt(tmp_path: Path) -> None:
+    CHARGES.clear()
+    activities = ToolActivities(ToolRegistry([charge]), LocalFolderStore(tmp_path / "store"))
+    call = ToolCallInput(turn_id="turn-9", call_id="toolu_c", tool="charge", input={"amount": 4})
+    for attempt in (1, 2):
+        env = ActivityEnvironment()
+        env.info = dataclasses.replace(env.info, attempt=attempt)
+        await env.run(activities.tool_call, call)
+    assert [(call.idempotency_key, 1, 4), (call.idempotency_key, 2, 4)] == CHARGES
+    assert call.idempotency_key == "turn-9/toolu_c"
+
+
+# ---- what a result may be, and how large ---------------------------------------------------
+
+
+class Opaque:
+    def __str__(self) -> str:
+        return "an opaque thing"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (Opaque(), "an opaque thing"),
+        ({"thing": Opaque(), "n": 1}, '{"thing":"an opaque thing","n":1}'),
+        (Window(start=1, end=2), '{"start":1,"end":2}'),
+    ],
+)
+async def test_a_result_that_is_not_json_becomes_text(value: object, text: str) -> None:
+    tool = worker_tool(name="opaque")(lambda: value)
+    assert await run_tool(tool, {}) == text
+
+
+@pytest.mark.parametrize("value", [b"\x89PNG\r\n", bytearray(b"\x89PNG\r\n"), memoryview(b"12345")])
+async def test_binary_results_are_refused_in_words(
+    tmp_path: Path, value: bytes | bytearray | memoryview
+) -> None:
+    tool = worker_tool(name="screenshot")(lambda: value)
+    activities = ToolActivities(ToolRegistry([tool]), LocalFolderStore(tmp_path / "store"))
+    result = await run_call(activities, "screenshot")
+    assert result.is_error
+    size = len(bytes(value))
+    assert result.content == (
+        f"tool screenshot returned {size} bytes of binary data, which cannot be shown to the model"
+    )
+
+
+def test_capped_cuts_on_a_character_boundary_and_says_so() -> None:
+    text = "é" * 1000  # two bytes each: 2000 bytes
+    cut = capped(text, 1024)
+    shown, marker = cut.split("\n[")
+    assert len(cut.encode()) <= 1024
+    assert text.startswith(shown) and len(shown) > 400
+    assert marker == f"… truncated: showing the first {len(shown.encode())} of 2000 bytes]"
+    assert capped(text[:10], 1024) == text[:10]
+    assert capped("a\udcff", 1024) == "a?"  # a lone surrogate cannot travel; it is replaced
+
+
+@pytest.mark.parametrize(
+    ("tool", "is_error", "total"), [("huge", False, 100_000), ("huge_refusal", True, 100_004)]
+)
+async def test_no_result_exceeds_the_cap(
+    tmp_path: Path, tool: str, is_error: bool, total: int
+) -> None:
+    @worker_tool(name="huge")
+    def huge() -> str:
+        return "x" * 100_000
+
+    @worker_tool(name="huge_refusal")
+    def huge_refusal() -> str:
+        raise ToolError("no: " + "y" * 100_000)
+
+    store = LocalFolderStore(tmp_path / "store")
+    registry = ToolRegistry([huge, huge_refusal])
+    result = await run_call(ToolActivities(registry, store, max_result_bytes=4096), tool)
+    assert result.is_error is is_error
+    assert len(result.content.encode()) <= 4096
+    shown, marker = result.content.split("\n")
+    assert marker == f"[… truncated: showing the first {len(shown)} of {total} bytes]"
+    assert (await stored_block(store, result)).content == result.content
+    default = await run_call(ToolActivities(registry, store), tool)
+    assert 60_000 < len(default.content.encode()) <= 64 * 1024
+
+
+@pytest.mark.parametrize("cap", [100, 10 * 1024 * 1024])
+def test_a_cap_that_cannot_work_is_refused(tmp_path: Path, cap: int) -> None:
+    with pytest.raises(ValueError, match="max_result_bytes must be between 1024 and 262144"):
+        ToolActivities(ToolRegistry(), LocalFolderStore(tmp_path / "store"), max_result_bytes=cap)

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import socket
+import uuid
 from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel, Field
+from temporalio import workflow
+from temporalio.client import Client
+from temporalio.worker import Replayer, Worker
 
 from activities.tools.registry import worker_tool
-from workflows.tool_validation import MAX_PROBLEMS, corrective_message, validation_problems
+from workflows.tool_validation import (
+    MAX_PROBLEMS,
+    corrective_message,
+    schema_problem,
+    validation_problems,
+)
 
 
 class Window(BaseModel):
@@ -113,6 +122,14 @@ def test_an_invalid_schema_is_one_problem_never_an_exception(
     ]
 
 
+def test_schema_problem_tells_the_tool_s_fault_from_the_model_s() -> None:
+    assert schema_problem(SCHEMA) is None
+    problem = schema_problem({"type": "strin"})
+    assert problem is not None and problem.startswith("the tool's input schema is itself invalid")
+    # A valid schema that {} does not fit is the model's business, not the schema's.
+    assert schema_problem({"type": "object", "required": ["x"]}) is None
+
+
 def test_a_remote_ref_is_never_fetched() -> None:
     # jsonschema's default registry would fetch it over HTTP: I/O, from workflow code.
     with socket.socket() as listener:
@@ -146,3 +163,25 @@ def test_the_last_correction_warns_that_the_next_ends_the_turn() -> None:
         "No corrections are left in this turn: another call whose arguments do not fit ends "
         "the turn with an error. Call fetch_lines again only with arguments that fit."
     )
+
+
+@workflow.defn(name="ValidationProbe")
+class ValidationProbe:
+    """Validates from workflow code, as the turn does, inside the sandbox."""
+
+    @workflow.run
+    async def run(self, arguments: dict[str, Any]) -> list[str]:
+        with workflow.unsafe.imports_passed_through():
+            from workflows.tool_validation import validation_problems
+        return validation_problems(SCHEMA, arguments)
+
+
+async def test_validation_runs_in_the_workflow_sandbox_and_replays(client: Client) -> None:
+    task_queue = f"tq-{uuid.uuid4()}"
+    async with Worker(client, task_queue=task_queue, workflows=[ValidationProbe]):
+        handle = await client.start_workflow(
+            ValidationProbe.run, {"path": 1}, id=f"probe-{uuid.uuid4()}", task_queue=task_queue
+        )
+        assert await handle.result() == ["argument 'path': 1 is not of type 'string'"]
+    history = await handle.fetch_history()
+    await Replayer(workflows=[ValidationProbe]).replay_workflow(history)
