@@ -22,7 +22,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
-from activities.wiring import build_activities
+from activities.wiring import build_activities, worker_workflows
 from contracts.names import DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTES, TASK_QUEUE_ENV
 from turnkeeper.connect import TemporalUnreachableError, connect
 from turnkeeper.devserver import (
@@ -34,7 +34,6 @@ from turnkeeper.devserver import (
 )
 from turnkeeper.logging import configure_logging
 from turnkeeper.settings import Settings
-from workflows.agent_turn_workflow import AgentTurnWorkflow
 
 # How long in-flight activities (a model call, a tool) may run on after a shutdown request before
 # they are cancelled; a cancelled one is retried by the next worker, so this only saves work.
@@ -68,8 +67,8 @@ def build_worker(client: Client, settings: Settings) -> Worker:
     return Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[AgentTurnWorkflow],
-        activities=build_activities(settings),
+        workflows=worker_workflows(),
+        activities=build_activities(settings, client=client),
         graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
     )
 

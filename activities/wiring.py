@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from temporalio.client import Client
+
+from activities.approval_cache import ApprovalCacheActivities
 from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.demo_provider import DemoProvider
 from activities.llm.model_call_activity import ModelCallActivities
@@ -27,6 +30,7 @@ def default_providers() -> dict[str, ModelProvider]:
 def build_activities(
     settings: Settings,
     *,
+    client: Client | None = None,
     providers: dict[str, ModelProvider] | None = None,
     tools: ToolRegistry | None = None,
     store: ContentStore | None = None,
@@ -40,4 +44,16 @@ def build_activities(
         providers or default_providers(), ConversationStore(store), tools
     )
     tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
-    return [model_calls.model_call, tool_calls.tool_call]
+    activities: list[Callable[..., Any]] = [model_calls.model_call, tool_calls.tool_call]
+    if client is not None:
+        cache = ApprovalCacheActivities(client)
+        activities += [cache.approval_cache_lookup, cache.approval_cache_remember]
+    return activities
+
+
+def worker_workflows() -> list[type]:
+    """Every workflow a turnkeeper worker runs: the turn, and the per-agent approval cache."""
+    from workflows.agent_turn_workflow import AgentTurnWorkflow
+    from workflows.approval_cache_workflow import ApprovalCacheWorkflow
+
+    return [AgentTurnWorkflow, ApprovalCacheWorkflow]

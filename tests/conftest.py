@@ -25,13 +25,12 @@ from temporalio.worker import Worker
 from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.demo_provider import DemoProvider
 from activities.tools.registry import ToolRegistry
-from activities.wiring import build_activities
+from activities.wiring import build_activities, worker_workflows
 from contracts.names import QUERY_STATUS, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
 from contracts.signals import TurnStatus
 from contracts.turn import AgentReport
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from turnkeeper.settings import Settings
-from workflows.agent_turn_workflow import AgentTurnWorkflow
 
 SA_KEYS = {
     "Keyword": SearchAttributeKey.for_keyword,
@@ -154,8 +153,10 @@ async def running_worker(
     worker = Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[AgentTurnWorkflow],
-        activities=build_activities(settings, providers=providers_for(fake), tools=tools),
+        workflows=worker_workflows(),
+        activities=build_activities(
+            settings, client=client, providers=providers_for(fake), tools=tools
+        ),
         **worker_options,
     )
     async with worker:

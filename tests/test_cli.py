@@ -261,3 +261,28 @@ async def _pending_until_listed(turns: TurnRunner, workflow_id: str) -> list[dic
             return listed
         await asyncio.sleep(0.2)
     raise AssertionError(f"{workflow_id} never appeared in `turnkeeper pending`")
+
+
+async def test_remember_then_list_and_revoke_standing_approvals(turns: TurnRunner) -> None:
+    # An agent of its own: its approval cache lives on this test's task queue.
+    agent_id = f"agent-{new_key()}"
+    key = new_key()
+    write = ("write_file", {"path": "o.md", "content": "x"})
+    turns.fake.script(key, [fake.tool_calls(write), fake.text("Done.")])
+    handle = await turns.start(scripted_request(key, agent={"id": agent_id}))
+    [call] = (await wait_for_pending(handle)).pending
+    call_id = call.call_id
+
+    approved = await invoke(
+        "approve", handle.id, call_id, "--remember", "--approver", "zoe", *connection(turns)
+    )
+    await handle.result()
+    listed = await invoke("standing", agent_id, "--json", *connection(turns))
+    revoked = await invoke("revoke", agent_id, "write_file", "--by", "zoe", *connection(turns))
+    again = await invoke("revoke", agent_id, "write_file", *connection(turns))
+
+    assert approved.exit_code == 0, approved.output
+    assert [a["tool"] for a in json.loads(listed.stdout)] == ["write_file"]
+    assert json.loads(listed.stdout)[0]["approver"] == "zoe"
+    assert revoked.exit_code == 0 and "revoked" in revoked.output
+    assert again.exit_code == 1 and "no standing approval" in again.output

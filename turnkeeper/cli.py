@@ -184,6 +184,31 @@ def transcript(
 
 
 @app.command()
+def standing(
+    agent_id: Annotated[str, typer.Argument(help="The agent's id")],
+    as_json: Json = False,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """List the tools an agent may run without asking (standing approvals)."""
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    _execute(commands.standing(connection, agent_id, as_json))
+
+
+@app.command()
+def revoke(
+    agent_id: Annotated[str, typer.Argument(help="The agent's id")],
+    tool: Annotated[str, typer.Argument(help="The tool whose standing approval ends")],
+    by: Approver = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Revoke a standing approval: the agent's next turns ask again."""
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    _execute(commands.revoke_standing(connection, agent_id, tool, by or local_user()))
+
+
+@app.command()
 def watch(
     workflow_id: WorkflowId,
     address: Address = None,

@@ -23,6 +23,7 @@ from contracts.signals import ApproveInput, PendingCall, SubmitToolResultInput
 from contracts.turn import AgentReport
 from turnkeeper import render
 from turnkeeper import watch as live_view
+from turnkeeper.approvals import list_standing, revoke
 from turnkeeper.connect import connect
 from turnkeeper.console import CommandError, err, out
 from turnkeeper.requests import RunOptions, build_request
@@ -78,6 +79,29 @@ async def run(connection: Connection, options: RunOptions, flags: RunFlags) -> i
 async def result(connection: Connection, workflow_id: str, as_json: bool) -> int:
     client, target = await _connect(connection)
     return await _follow_to_end(turn_handle(client, workflow_id), target, as_json)
+
+
+async def standing(connection: Connection, agent_id: str, as_json: bool) -> int:
+    client, _ = await _connect(connection)
+    approvals = await list_standing(client, agent_id)
+    if as_json:
+        _emit([approval.model_dump(mode="json") for approval in approvals])
+        return 0
+    if not approvals:
+        out.print(f"{agent_id} has no standing approvals.")
+    for approval in approvals:
+        by = f" by {approval.approver}" if approval.approver else ""
+        why = f": {approval.reason}" if approval.reason else ""
+        out.print(f"{approval.tool}  approved{by} at {approval.at:%Y-%m-%d %H:%M}{why}")
+    return 0
+
+
+async def revoke_standing(connection: Connection, agent_id: str, tool: str, by: str) -> int:
+    client, _ = await _connect(connection)
+    if not await revoke(client, agent_id, tool, by):
+        raise CommandError(f"{agent_id} has no standing approval for {tool!r}.")
+    out.print(f"revoked the standing approval of {tool} for {agent_id}")
+    return 0
 
 
 async def watch(connection: Connection, workflow_id: str) -> int:

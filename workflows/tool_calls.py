@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.activity_options import TOOL_CALL_TIMEOUT, TOOL_HEARTBEAT, TOOL_TIMEOUT_MARGIN
     from workflows.failures import cause_message, fail
     from workflows.pending_calls import PendingCalls, Waiting
+    from workflows.standing_approvals import remember, standing_decision, standing_for
     from workflows.tool_retries import interrupted_call_text, tool_retry_policy
     from workflows.tool_validation import corrective_message, validation_problems
     from workflows.turn_state import Turn
@@ -56,10 +57,12 @@ class ToolCalls:
         for use in runnable:
             if use not in now:
                 settled[use.id] = (_error(use, _deferred_text(now)), None)
+        asking = sorted({use.name for use in now if _needs_approval(turn, use)})
+        standing = await standing_for(turn, asking)
         if turn.request.agent.parallel_tool_calls:
-            results = await asyncio.gather(*(self.settle(turn, use) for use in now))
+            results = await asyncio.gather(*(self.settle(turn, use, standing) for use in now))
         else:
-            results = [await self.settle(turn, use) for use in now]
+            results = [await self.settle(turn, use, standing) for use in now]
         settled.update({use.id: result for use, result in zip(now, results, strict=True)})
         return [settled[use.id] for use in uses]
 
@@ -87,9 +90,10 @@ class ToolCalls:
             )
         return corrective_message(use.name, problems, allowed - turn.corrections, schema=schema)
 
-    async def settle(self, turn: Turn, use: ToolUseBlock) -> Settled:
-        request = turn.request
-        if request.task.constraints.needs_approval(use.name) or use.name in turn.declared_approval:
+    async def settle(self, turn: Turn, use: ToolUseBlock, standing: set[str]) -> Settled:
+        if _needs_approval(turn, use) and use.name in standing:
+            turn.decisions.append(standing_decision(use.id, use.name))
+        elif _needs_approval(turn, use):
             decision, edited_input = await self._await_approval(turn, use)
             if not decision.approved:
                 return _error(use, _rejection_text(decision)), None
@@ -155,6 +159,8 @@ class ToolCalls:
             assert decision is not None
             decided = _record(use, decision)
             edited_input = decision.input if decision.approved else None
+            if decision.approved and decision.remember:
+                await remember(turn, decided)
         except TimeoutError:
             decided = DecisionRecord(
                 call_id=use.id,
@@ -207,6 +213,11 @@ class ToolCalls:
         self._pending.close(use.id)
         turn.human.stop(workflow.now())
         self._on_change(turn)
+
+
+def _needs_approval(turn: Turn, use: ToolUseBlock) -> bool:
+    constraints = turn.request.task.constraints
+    return constraints.needs_approval(use.name) or use.name in turn.declared_approval
 
 
 def schema_of(turn: Turn, tool: str) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ from contracts.signals import DecideResult, TurnStatus
 from contracts.turn import AgentReport
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
 from tests.fakes import fake_anthropic as fake
+from turnkeeper.approvals import list_standing, revoke
 
 WRITE_A = ("write_file", {"path": "a.md", "content": "A"})
 WRITE_B = ("write_file", {"path": "b.md", "content": "B"})
@@ -158,3 +159,34 @@ async def test_edit_before_approve_runs_the_edited_call_and_tells_the_model(
     assert '"path": "reviewed.md"' in result.text()
     seen_by_model = turns.fake.requests_for(key)[-1].body["messages"][-1]["content"][0]
     assert "edited before approval" in str(seen_by_model["content"])
+
+
+async def test_remembered_approval_lets_later_turns_run_without_asking(turns: TurnRunner) -> None:
+    agent = {"id": f"agent-{new_key()}"}
+    first_key, second_key = new_key(), new_key()
+    turns.fake.script(first_key, [fake.tool_calls(WRITE_A), fake.text("saved")])
+    turns.fake.script(second_key, [fake.tool_calls(WRITE_B), fake.text("saved again")])
+
+    first = await turns.start(scripted_request(first_key, agent=agent))
+    [pending] = (await wait_for_pending(first)).pending
+    await first.signal(
+        SIGNAL_APPROVE,
+        {"call_id": pending.call_id, "approved": True, "remember": True, "approver": "dana"},
+    )
+    await first.result()
+    assert [a.tool for a in await list_standing(turns.client, agent["id"])] == ["write_file"]
+
+    second = await turns.run(scripted_request(second_key, agent=agent))
+
+    assert (turns.workspace / "b.md").read_text() == "B"
+    [decision] = second.decisions
+    assert decision.standing and decision.approved and decision.tool == "write_file"
+
+    # Revoked: the next turn asks again.
+    assert await revoke(turns.client, agent["id"], "write_file", by="erin")
+    third_key = new_key()
+    turns.fake.script(third_key, [fake.tool_calls(WRITE_A), fake.text("-")])
+    third = await turns.start(scripted_request(third_key, agent=agent))
+    status = await wait_for_pending(third)
+    assert status.state == "awaiting_approval"
+    await third.cancel()

@@ -1,0 +1,102 @@
+"""Standing approvals: a human's `remember: true` on an approval, kept per agent so later turns
+run that tool without asking. They live in one `ApprovalCacheWorkflow` per agent (workflow id
+`approval-cache-<agent id>`), readable and revocable with nothing but the `temporal` CLI:
+
+    temporal workflow query  --workflow-id approval-cache-research-assistant --name standing
+    temporal workflow signal --workflow-id approval-cache-research-assistant --name revoke \\
+        --input '{"tool": "write_file", "by": "alice"}'
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contracts.turn import TOOL_NAME_PATTERN
+
+APPROVAL_CACHE_WORKFLOW: Final = "ApprovalCacheWorkflow"
+SIGNAL_REMEMBER: Final = "remember"
+SIGNAL_REVOKE: Final = "revoke"
+QUERY_STANDING: Final = "standing"
+UPDATE_LOOKUP: Final = "lookup"
+ACTIVITY_APPROVAL_CACHE_LOOKUP: Final = "approval_cache_lookup"
+ACTIVITY_APPROVAL_CACHE_REMEMBER: Final = "approval_cache_remember"
+# Raised (non-retryable) by `approval_cache_remember` for a tool name no tool can have.
+INVALID_STANDING_APPROVAL: Final = "InvalidStandingApproval"
+
+APPROVAL_CACHE_ID_PREFIX: Final = "approval-cache-"
+# A run continues as new after this many history events (or sooner, when Temporal suggests it).
+DEFAULT_MAX_HISTORY_EVENTS: Final = 10_000
+MAX_LOOKUP_TOOLS: Final = 256
+
+
+def approval_cache_id(agent_id: str) -> str:
+    """The workflow id of `agent_id`'s approval cache."""
+    return APPROVAL_CACHE_ID_PREFIX + agent_id
+
+
+class StandingApproval(BaseModel):
+    """A tool that `agent_id`'s turns may run without asking, and who allowed it."""
+
+    tool: str
+    approver: str = ""
+    reason: str = ""
+    at: datetime
+
+
+class RememberInput(BaseModel):
+    """The payload of the `remember` signal. Without `at`, the cache records when it got it."""
+
+    model_config = ConfigDict(extra="forbid")
+    tool: str = Field(pattern=TOOL_NAME_PATTERN)
+    approver: str = ""
+    reason: str = ""
+    at: datetime | None = None
+
+
+class RevokeInput(BaseModel):
+    """The payload of the `revoke` signal."""
+
+    model_config = ConfigDict(extra="forbid")
+    tool: str = Field(min_length=1)
+    by: str = ""
+
+
+class LookupInput(BaseModel):
+    """The argument of the `lookup` update: the tools a turn is about to call."""
+
+    model_config = ConfigDict(extra="forbid")
+    tools: list[str] = Field(max_length=MAX_LOOKUP_TOOLS)
+
+
+class LookupResult(BaseModel):
+    """The tools among those asked for that have a standing approval, in the order asked."""
+
+    approved: list[str] = Field(default_factory=list)
+
+
+class ApprovalCacheInput(BaseModel):
+    """The workflow's argument; a continued run receives the standing approvals it carries."""
+
+    agent_id: str = Field(min_length=1)
+    standing: list[StandingApproval] = Field(default_factory=list)
+    max_history_events: int = Field(default=DEFAULT_MAX_HISTORY_EVENTS, ge=1)
+
+
+class ApprovalCacheLookupInput(BaseModel):
+    """The `approval_cache_lookup` activity's input."""
+
+    agent_id: str
+    tools: list[str] = Field(max_length=MAX_LOOKUP_TOOLS)
+
+
+class ApprovalCacheRememberInput(BaseModel):
+    """The `approval_cache_remember` activity's input."""
+
+    agent_id: str
+    tool: str
+    approver: str = ""
+    reason: str = ""
+    at: datetime | None = None  # the decision's time; the cache's clock when absent

@@ -1,0 +1,134 @@
+"""`ApprovalCacheWorkflow`: the standing approvals of one agent, as a long-lived entity.
+
+One per agent (workflow id `approval-cache-<agent id>`), shared by every worker and every turn of
+that agent, durable like any workflow and visible in the Web UI, whose current details list the
+standing approvals. It waits for messages and never ends on its own: `remember` and `revoke`
+signals change it, the `standing` query reads it, and the `lookup` update answers a turn's one
+batched question "which of these tools may I run without asking?". Its history grows with
+every message, so it continues as new, carrying the approvals, when Temporal suggests it or
+after `max_history_events`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from contracts.approvals import (
+        APPROVAL_CACHE_WORKFLOW,
+        QUERY_STANDING,
+        SIGNAL_REMEMBER,
+        SIGNAL_REVOKE,
+        UPDATE_LOOKUP,
+        ApprovalCacheInput,
+        LookupInput,
+        LookupResult,
+        RememberInput,
+        RevokeInput,
+        StandingApproval,
+    )
+
+
+@workflow.defn(name=APPROVAL_CACHE_WORKFLOW)
+class ApprovalCacheWorkflow:
+    @workflow.init
+    def __init__(self, start: ApprovalCacheInput) -> None:
+        self._agent_id = start.agent_id
+        self._max_history_events = start.max_history_events
+        self._standing = {approval.tool: approval for approval in start.standing}
+        # Messages handled by this run: a run that has handled none never continues as new, so
+        # a history already past the limit at start cannot make it loop.
+        self._handled = 0
+
+    @workflow.run
+    async def run(self, start: ApprovalCacheInput) -> None:
+        self._show()
+        await workflow.wait_condition(self._history_is_long)
+        # Let running handlers (a lookup in flight) finish, so no caller gets an error.
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        workflow.logger.info(
+            "approval cache continues as new",
+            extra={"agent_id": self._agent_id, "standing": len(self._standing)},
+        )
+        workflow.continue_as_new(
+            ApprovalCacheInput(
+                agent_id=self._agent_id,
+                standing=self.standing(),
+                max_history_events=self._max_history_events,
+            )
+        )
+
+    def _history_is_long(self) -> bool:
+        info = workflow.info()
+        return self._handled > 0 and (
+            info.is_continue_as_new_suggested()
+            or info.get_current_history_length() >= self._max_history_events
+        )
+
+    @workflow.signal(name=SIGNAL_REMEMBER)
+    def remember(self, approval: RememberInput) -> None:
+        """Stores (or replaces) the standing approval of `approval.tool`."""
+        self._handled += 1
+        self._standing[approval.tool] = StandingApproval(
+            tool=approval.tool,
+            approver=approval.approver,
+            reason=approval.reason,
+            at=approval.at or workflow.now(),
+        )
+        workflow.logger.info(
+            "standing approval remembered",
+            extra={"tool": approval.tool, "approver": approval.approver},
+        )
+        self._show()
+
+    @workflow.signal(name=SIGNAL_REVOKE)
+    def revoke(self, revocation: RevokeInput) -> None:
+        """Removes the standing approval of `revocation.tool`; later calls ask a human again."""
+        self._handled += 1
+        if self._standing.pop(revocation.tool, None) is None:
+            workflow.logger.warning(
+                "revoke signal ignored: %r has no standing approval", revocation.tool
+            )
+            return
+        workflow.logger.info(
+            "standing approval revoked", extra={"tool": revocation.tool, "by": revocation.by}
+        )
+        self._show()
+
+    @workflow.update(name=UPDATE_LOOKUP)
+    def lookup(self, question: LookupInput) -> LookupResult:
+        """The tools among `question.tools` that have a standing approval, in the order asked."""
+        self._handled += 1
+        approved = [tool for tool in dict.fromkeys(question.tools) if tool in self._standing]
+        return LookupResult(approved=approved)
+
+    @workflow.query(name=QUERY_STANDING)
+    def standing(self) -> list[StandingApproval]:
+        """Every standing approval, by tool name."""
+        return [self._standing[tool] for tool in sorted(self._standing)]
+
+    def _show(self) -> None:
+        workflow.set_current_details(details_markdown(self._agent_id, self.standing()))
+
+
+def details_markdown(agent_id: str, standing: list[StandingApproval]) -> str:
+    """The Web UI's current details: the standing approvals and how to revoke one."""
+    lines = [f"**Standing approvals of agent `{agent_id}`**", ""]
+    if not standing:
+        lines.append("None: every call that needs approval asks a human.")
+    for approval in standing:
+        who = f" by {approval.approver}" if approval.approver else ""
+        why = f": {approval.reason}" if approval.reason else ""
+        when = approval.at.isoformat(timespec="minutes")
+        lines.append(f"- `{approval.tool}`, approved{who} at {when}{why}")
+    if standing:
+        workflow_id = workflow.info().workflow_id
+        payload = json.dumps({"tool": "<tool>", "by": "<you>"})
+        lines += [
+            "",
+            f"revoke: `temporal workflow signal --workflow-id {workflow_id} --name revoke "
+            f"--input '{payload}'`",
+        ]
+    return "\n".join(lines)
