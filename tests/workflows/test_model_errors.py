@@ -105,6 +105,7 @@ async def test_overloaded_burst_follows_the_backoff_schedule(turns: TurnRunner) 
     assert report.output == "recovered"
     times = [r.received_at for r in turns.fake.requests_for(key)]
     gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    print("529 burst, seconds between attempts:", [round(gap, 2) for gap in gaps])
     # 2 s, then 4 s, then 8 s (initial interval 2 s, coefficient 2).
     for gap, expected in zip(gaps, [2, 4, 8], strict=True):
         assert expected - 0.2 <= gap < expected + 1.5, gaps
