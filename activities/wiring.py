@@ -3,6 +3,7 @@ tool registry and the content store, so `worker.py` and the tests wire the same 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,8 @@ from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.demo_provider import DemoProvider
 from activities.llm.model_call_activity import ModelCallActivities
 from activities.llm.provider import ModelProvider
+from activities.mcp.config import load_mcp_config
+from activities.mcp.mcp_activity import McpActivities
 from activities.store.content_store import ContentStore, LocalFolderStore
 from activities.store.conversation_store import ConversationStore
 from activities.tools.registry import ToolRegistry
@@ -44,7 +47,14 @@ def build_activities(
         providers or default_providers(), ConversationStore(store), tools
     )
     tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
-    activities: list[Callable[..., Any]] = [model_calls.model_call, tool_calls.tool_call]
+    mcp = McpActivities(
+        load_mcp_config(settings.mcp_config, os.environ), store, max_result_bytes=cap
+    )
+    activities: list[Callable[..., Any]] = [
+        model_calls.model_call,
+        tool_calls.tool_call,
+        *mcp.activities(),
+    ]
     if client is not None:
         cache = ApprovalCacheActivities(client)
         activities += [cache.approval_cache_lookup, cache.approval_cache_remember]

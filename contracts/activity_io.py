@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, JsonValue
 
 from contracts.messages import ContentBlock, Message
+from contracts.tools import ToolDefinition
 from contracts.turn import ExternalToolSpec, Price, Usage
 
 
@@ -40,6 +41,8 @@ class CallContext(BaseModel):
 
     system_prompt: str = ""
     external_tools: list[ExternalToolSpec] = Field(default_factory=list)
+    # The MCP tools this turn discovered, offered under their server-qualified names.
+    mcp_tools: list[ToolDefinition] = Field(default_factory=list)
 
 
 class ToolTraits(BaseModel):

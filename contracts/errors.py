@@ -8,6 +8,8 @@ TURN_BUDGET_EXCEEDED: Final = "TurnBudgetExceeded"
 MAX_ITERATIONS_EXCEEDED: Final = "MaxIterationsExceeded"
 AUTONOMY_BOUNDARY_VIOLATION: Final = "AutonomyBoundaryViolation"
 TOOL_ARGUMENTS_INVALID: Final = "ToolArgumentsInvalid"
+# A defect in turnkeeper itself; the turn fails with its partial report instead of hanging.
+TURN_INTERNAL_ERROR: Final = "TurnInternalError"
 LLM_AUTH_ERROR: Final = "LLMAuthError"
 LLM_INVALID_REQUEST: Final = "LLMInvalidRequest"
 LLM_CONTEXT_TOO_LONG: Final = "LLMContextTooLong"

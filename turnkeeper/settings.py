@@ -23,6 +23,7 @@ WORKSPACE_ENV = "AGENT_WORKSPACE"
 DATA_DIR_ENV = "TURNKEEPER_DATA_DIR"
 STORE_DIR_ENV = "TURNKEEPER_STORE_DIR"
 MAX_TOOL_RESULT_BYTES_ENV = "TURNKEEPER_MAX_TOOL_RESULT_BYTES"
+MCP_CONFIG_ENV = "TURNKEEPER_MCP_CONFIG"
 
 DEFAULT_WORKSPACE = "./workspace"
 DEFAULT_DATA_DIR = "./.turnkeeper"
@@ -39,6 +40,7 @@ class Settings:
         data_dir: Local state: the dev server's SQLite file, its log and the content store.
         store_dir: Folder of the content store (claim-checked conversation content).
         max_tool_result_bytes: Cap on one tool result; larger ones are truncated with a marker.
+        mcp_config: JSON file of the worker's MCP servers (`activities/mcp/config.py`); None: none.
     """
 
     task_queue: str
@@ -46,6 +48,7 @@ class Settings:
     data_dir: Path
     store_dir: Path
     max_tool_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    mcp_config: Path | None = None
 
     @property
     def dev_server_db(self) -> Path:
@@ -68,11 +71,16 @@ class Settings:
             data_dir=data_dir,
             store_dir=_absolute(store_dir) if store_dir else data_dir / "store",
             max_tool_result_bytes=_bytes(source, MAX_TOOL_RESULT_BYTES_ENV),
+            mcp_config=_optional_path(source.get(MCP_CONFIG_ENV)),
         )
 
 
 def _absolute(path: str) -> Path:
     return Path(path).expanduser().resolve()
+
+
+def _optional_path(path: str | None) -> Path | None:
+    return _absolute(path) if path else None
 
 
 def _bytes(source: Mapping[str, str], name: str) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RawValue
-from temporalio.exceptions import ApplicationError, is_cancelled_exception
+from temporalio.exceptions import ApplicationError, TemporalError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue, ValidationError
@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
         TurnStatus,
     )
     from contracts.turn import AgentReport, TurnRequest
-    from workflows import budgets
+    from workflows import budgets, mcp_tools
     from workflows import turn_record as record
     from workflows.failures import describe, fail, invalid_request
     from workflows.model_calls import call_model
@@ -92,6 +92,8 @@ class AgentTurnWorkflow:
             record.turn_completed(report, err.type)
             raise
         try:
+            if carried is None:
+                await self._discover_mcp_tools(turn)
             report = await self._loop(turn, request)
         except ApplicationError as err:
             self._finish(turn, "failed")
@@ -105,7 +107,19 @@ class AgentTurnWorkflow:
                 self._finish(turn, "cancelled")
                 self._view.event("turn_finished", turn, outcome="cancelled")
                 record.turn_completed(turn.report("cancelled", workflow.now()))
-            raise
+                raise
+            if not isinstance(err, Exception) or isinstance(err, TemporalError):
+                raise  # continue-as-new, or the SDK's own errors
+            # A bug of ours would otherwise fail workflow tasks forever and hang the turn.
+            self._finish(turn, "failed")
+            error_type = errors.TURN_INTERNAL_ERROR
+            record.turn_completed(turn.report("failed", workflow.now()), error_type)
+            raise ApplicationError(
+                f"internal error in the turn: {type(err).__name__}: {err}",
+                turn.report("failed", workflow.now()),
+                type=error_type,
+                non_retryable=True,
+            ) from err
         self._finish(turn, "completed")
         self._view.event("turn_finished", turn, outcome=report.outcome, cost_usd=report.cost_usd)
         record.turn_completed(report)
@@ -150,6 +164,7 @@ class AgentTurnWorkflow:
         self._offered = offered_tools(request)
         if carried is not None:
             turn = Turn.model_validate({**carried.turn, "request": request})
+            self._offered = mcp_tools.expand(self._offered, turn.mcp_tools)
             self._turn = turn
             self._publish(turn)
             return turn
@@ -170,6 +185,10 @@ class AgentTurnWorkflow:
         await self._view.stream.continue_as_new(
             lambda stream: [request, CarriedTurn(turn=carried, stream=stream)]
         )
+
+    async def _discover_mcp_tools(self, turn: Turn) -> None:
+        await mcp_tools.discover(turn)
+        self._offered = mcp_tools.expand(offered_tools(turn.request), turn.mcp_tools)
 
     def _finish(self, turn: Turn, state: TurnState) -> None:
         turn.state = state
@@ -198,6 +217,7 @@ class AgentTurnWorkflow:
     def _check_autonomy(self, turn: Turn, uses: list[ToolUseBlock]) -> None:
         request = turn.request
         known = set(request.agent.tools) | {tool.name for tool in request.external_tools}
+        known |= set(turn.mcp_tools)
         for use in uses:
             if use.name in known and use.name not in self._offered:
                 fail(

@@ -72,7 +72,9 @@ async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCa
     context = None
     if turn.context_ref is None:
         context = CallContext(
-            system_prompt=request.agent.system_prompt, external_tools=request.external_tools
+            system_prompt=request.agent.system_prompt,
+            external_tools=request.external_tools,
+            mcp_tools=[spec.definition() for spec in turn.mcp_tools.values()],
         )
     call = ModelCallInput(
         turn_id=workflow.info().workflow_id,

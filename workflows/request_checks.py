@@ -6,6 +6,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from contracts.mcp import is_mcp_tool_name
     from contracts.pricing import price_for
     from contracts.turn import TurnRequest
 
@@ -38,6 +39,11 @@ def _duplicate_agent_tools(request: TurnRequest) -> str | None:
 
 def _tool_name_clash(request: TurnRequest) -> str | None:
     for tool in request.external_tools:
+        if is_mcp_tool_name(tool.name):
+            return (
+                f"external_tools: tool {tool.name!r} is named like an MCP tool "
+                f"(mcp__<server>__<tool>, which the worker's MCP servers provide); rename it"
+            )
         if tool.name in request.agent.tools:
             return (
                 f"external_tools: tool {tool.name!r} is defined twice, as a worker tool "

@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.tools.result_limits import DEFAULT_MAX_RESULT_BYTES, capped
     from contracts import errors
     from contracts.activity_io import ToolCallInput, ToolCallResult, ToolTraits
+    from contracts.mcp import ACTIVITY_MCP_CALL_TOOL, McpCallInput
     from contracts.messages import ToolResultBlock, ToolUseBlock
     from contracts.names import ACTIVITY_TOOL_CALL
     from contracts.signals import ApproveInput, DecisionRecord, PendingKind
@@ -116,10 +117,11 @@ class ToolCalls:
         self._view.event("tool_call_started", turn, call_id=use.id, tool=use.name, input=use.input)
         traits = turn.tool_traits.get(use.name)
         idempotent = traits.idempotent if traits else True
+        mcp = use.name in turn.mcp_tools
         try:
             result = await workflow.execute_activity(
-                ACTIVITY_TOOL_CALL,
-                call,
+                ACTIVITY_MCP_CALL_TOOL if mcp else ACTIVITY_TOOL_CALL,
+                _mcp_call(call) if mcp else call,
                 result_type=ToolCallResult,
                 start_to_close_timeout=_tool_timeout(traits),
                 heartbeat_timeout=TOOL_HEARTBEAT,
@@ -213,6 +215,12 @@ class ToolCalls:
         self._pending.close(use.id)
         turn.human.stop(workflow.now())
         self._on_change(turn)
+
+
+def _mcp_call(call: ToolCallInput) -> McpCallInput:
+    return McpCallInput(
+        turn_id=call.turn_id, call_id=call.call_id, name=call.tool, input=call.input
+    )
 
 
 def _needs_approval(turn: Turn, use: ToolUseBlock) -> bool:

@@ -11,6 +11,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts.activity_io import BlockRef, MessageDraft, ModelCallResult, ToolTraits
+    from contracts.mcp import McpToolSpec
     from contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
     from contracts.signals import DecisionRecord, TurnState
     from contracts.turn import AgentReport, Outcome, TurnRequest, Usage
@@ -56,6 +57,7 @@ class Turn(BaseModel):
     declared_approval: set[str] = Field(default_factory=set)  # tools that always need approval
     tool_traits: dict[str, ToolTraits] = Field(default_factory=dict)  # of worker tools
     traits_loaded: bool = False
+    mcp_tools: dict[str, McpToolSpec] = Field(default_factory=dict)  # discovered at the start
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float = 0.0
     models_used: list[str] = Field(default_factory=list)

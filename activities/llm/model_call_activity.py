@@ -23,6 +23,7 @@ from activities.llm.provider import ModelCallError, ModelProvider, ModelRequest
 from activities.store.content_store import ContentMissingError
 from activities.store.conversation_store import ConversationStore
 from activities.tools.registry import ToolRegistry
+from activities.tracing import model_call_span
 from contracts.activity_io import CallContext, ModelCallInput, ModelCallResult, ToolTraits
 from contracts.errors import (
     CONTENT_MISSING,
@@ -79,12 +80,16 @@ class ModelCallActivities:
             tools=self._offered_tools(call.offered_tools, context),
             max_tokens=call.max_tokens,
         )
-        await self._check_cost_budget(call, provider, request)
-        response = await _heartbeating(_classified(provider.complete(request)))
+        with model_call_span(
+            call.model, request, iteration=call.iteration, turn_id=call.turn_id
+        ) as span:
+            await self._check_cost_budget(call, provider, request)
+            response = await _heartbeating(_classified(provider.complete(request)))
+            price = price_for(call.model, call.price)
+            cost = cost_usd(response.usage, price) if price else 0.0
+            span.answered(response, cost)
         assistant = Message(role="assistant", content=response.content)
         conversation_ref = await self._conversations.append(head, assistant, messages)
-        price = price_for(call.model, call.price)
-        cost = cost_usd(response.usage, price) if price else 0.0
         duration_ms = int((time.monotonic() - started) * 1000)
         log.info(
             "llm_call",
@@ -161,9 +166,12 @@ class ModelCallActivities:
 
     def _offered_tools(self, names: list[str], context: CallContext) -> list[ToolDefinition]:
         external = {tool.name: tool for tool in context.external_tools}
+        mcp = {tool.name: tool for tool in context.mcp_tools}
         definitions: list[ToolDefinition] = []
         for name in names:
-            if name in external:
+            if name in mcp:
+                definitions.append(mcp[name])
+            elif name in external:
                 spec = external[name]
                 definitions.append(
                     ToolDefinition(

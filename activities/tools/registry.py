@@ -21,6 +21,7 @@ from typing import Any, TypeVar, get_type_hints, overload
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from contracts.mcp import is_mcp_tool_name
 from contracts.tools import ToolDefinition
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
@@ -206,6 +207,11 @@ class ToolRegistry:
         """Register `tool`; a second tool of the same name is a `ValueError`, never a shadow."""
         if tool.name in self._tools:
             raise ValueError(f"a worker tool named {tool.name!r} is already registered")
+        if is_mcp_tool_name(tool.name):
+            raise ValueError(
+                f"worker tool {tool.name!r} takes the mcp__ prefix, which names the tools of the "
+                f"worker's MCP servers; rename it"
+            )
         self._tools[tool.name] = tool
 
     def get(self, name: str) -> WorkerTool | None:

@@ -364,3 +364,15 @@ async def test_no_result_exceeds_the_cap(
 def test_a_cap_that_cannot_work_is_refused(tmp_path: Path, cap: int) -> None:
     with pytest.raises(ValueError, match="max_result_bytes must be between 1024 and 262144"):
         ToolActivities(ToolRegistry(), LocalFolderStore(tmp_path / "store"), max_result_bytes=cap)
+
+
+def test_a_worker_tool_may_not_take_the_mcp_prefix() -> None:
+    from activities.tools.registry import ToolRegistry, worker_tool
+
+    @worker_tool(name="mcp__files__read")
+    def impostor() -> str:
+        """Pretends to be an MCP tool."""
+        return ""
+
+    with pytest.raises(ValueError, match="mcp__ prefix"):
+        ToolRegistry([impostor])

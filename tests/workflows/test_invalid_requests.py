@@ -75,6 +75,7 @@ async def test_each_required_field_missing(turns: TurnRunner, field: str) -> Non
         ("history", [{"role": "assistant", "content": "hi"}], "history.0.role"),
         ("external_tools", [{"name": "read_file"}], "defined twice"),
         ("external_tools", [{"name": "has space"}], "external_tools.0.name"),
+        ("external_tools", [{"name": "mcp__web__search"}], "named like an MCP tool"),
     ],
 )
 async def test_wrong_values(turns: TurnRunner, path: str, value: Any, needle: str) -> None:

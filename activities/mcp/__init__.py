@@ -1,0 +1,1 @@
+"""MCP servers as tools of a turn: configuration, connections, and the two activities."""

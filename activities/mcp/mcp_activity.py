@@ -1,0 +1,200 @@
+"""The `mcp_list_tools` and `mcp_call_tool` activities: MCP servers as tools of a turn.
+
+Discovery is per turn, not on a schedule: the workflow runs `mcp_list_tools` once, at the start
+of a turn, and keeps the list in its state, so the turn's history records exactly which tools
+were offered. A replay, or a server that changes its tools mid-turn, cannot change what this
+turn offers, and a 100-iteration turn lists once rather than 100 times. The worker keeps each
+listing for a short TTL so that many turns starting together share one `tools/list` per server.
+A schedule would only add a second source of truth (a stored list that can be stale or missing)
+without sparing the one listing a turn needs to be deterministic.
+
+Both activities answer, never fail, when a server misbehaves: a server that is down becomes an
+entry in `errors` (discovery) or an `is_error` result the model can react to (calls). A call's
+`tool_result` block is put into the content store exactly as the `tool_call` activity does, so
+the workflow treats an MCP result like a worker tool's. Only cancellation and the content store's
+own errors leave the activities.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+import structlog
+from mcp.types import RequestParamsMeta
+from temporalio import activity
+
+from activities.heartbeating import heartbeating
+from activities.mcp.catalog import CALL_GUARD_S, McpToolCatalog
+from activities.mcp.config import McpConfig
+from activities.mcp.connections import McpConnection, McpConnections
+from activities.mcp.failures import (
+    McpUnavailable,
+    describe_call_failure,
+    is_connection_lost,
+    root_cause,
+)
+from activities.mcp.results import result_text
+from activities.store.content_store import ContentStore
+from activities.tools.result_limits import (
+    DEFAULT_MAX_RESULT_BYTES,
+    MAX_RESULT_BYTES,
+    MIN_RESULT_BYTES,
+    capped,
+)
+from contracts.activity_io import ToolCallResult, ToolOutcome
+from contracts.mcp import (
+    ACTIVITY_MCP_CALL_TOOL,
+    ACTIVITY_MCP_LIST_TOOLS,
+    McpCallInput,
+    McpListToolsInput,
+    McpListToolsResult,
+    split_qualified_name,
+)
+from contracts.messages import ToolResultBlock
+
+log = structlog.get_logger(__name__)
+
+# Lets a server that deduplicates requests make a retried call take effect once.
+IDEMPOTENCY_KEY_META = "turnkeeper/idempotency_key"
+
+
+class McpActivities:
+    """The worker's MCP servers as two activities; register `activities()` with the worker.
+
+    Args:
+        config: the servers, from `load_mcp_config`.
+        store: where each `tool_result` block is put.
+        environ: where `${NAME}` references of the config are read when connecting.
+        max_result_bytes: the cap on a result's UTF-8 size, as for worker tools.
+        discovery_ttl_s: how long a server's tool listing is reused by later turns.
+        probe_after_idle_s: a connection idle for longer is checked before a call uses it.
+    """
+
+    def __init__(
+        self,
+        config: McpConfig,
+        store: ContentStore,
+        *,
+        environ: Mapping[str, str] | None = None,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+        discovery_ttl_s: float = 30.0,
+        probe_after_idle_s: float = 1.0,
+    ) -> None:
+        if not MIN_RESULT_BYTES <= max_result_bytes <= MAX_RESULT_BYTES:
+            raise ValueError(
+                f"max_result_bytes must be between {MIN_RESULT_BYTES} and {MAX_RESULT_BYTES}, "
+                f"got {max_result_bytes}"
+            )
+        self._servers = config.servers
+        self._store = store
+        self._max_result_bytes = max_result_bytes
+        self._connections = McpConnections(
+            config.servers,
+            os.environ if environ is None else environ,
+            probe_after_idle_s=probe_after_idle_s,
+        )
+        self._catalog = McpToolCatalog(config.servers, self._connections, ttl_s=discovery_ttl_s)
+
+    def activities(self) -> list[Callable[..., Any]]:
+        return [self.mcp_list_tools, self.mcp_call_tool]
+
+    async def aclose(self) -> None:
+        """Close the servers' connections (stdio servers exit); call at worker shutdown."""
+        await self._connections.aclose()
+
+    @activity.defn(name=ACTIVITY_MCP_LIST_TOOLS)
+    async def mcp_list_tools(self, request: McpListToolsInput) -> McpListToolsResult:
+        """The tools of the requested servers; a server that fails is an entry in `errors`."""
+        started = time.monotonic()
+        result = await heartbeating(self._catalog.list_tools(request.servers))
+        log.info(
+            "mcp_list_tools",
+            turn_id=request.turn_id,
+            tools=len(result.tools),
+            errors=len(result.errors),
+            duration_ms=round((time.monotonic() - started) * 1000),
+        )
+        return result
+
+    @activity.defn(name=ACTIVITY_MCP_CALL_TOOL)
+    async def mcp_call_tool(self, call: McpCallInput) -> ToolCallResult:
+        """Run `call` on its server and put its `tool_result` block into the content store."""
+        started = time.monotonic()
+        server = _server_of(call.name)
+        text, is_error = await heartbeating(self._outcome(call))
+        text = capped(text, self._max_result_bytes)
+        duration_ms = round((time.monotonic() - started) * 1000)
+        block = ToolResultBlock(tool_use_id=call.call_id, content=text, is_error=is_error)
+        block_ref = await self._store.put(block.model_dump_json().encode())
+        outcome: ToolOutcome = "error" if is_error else "ok"
+        log.info(
+            "tool_call",
+            tool=call.name,
+            server=server,
+            call_id=call.call_id,
+            turn_id=call.turn_id,
+            duration_ms=duration_ms,
+            outcome=outcome,
+        )
+        return ToolCallResult(
+            block_ref=block_ref, is_error=is_error, content=text, duration_ms=duration_ms
+        )
+
+    async def _outcome(self, call: McpCallInput) -> tuple[str, bool]:
+        """The result text and whether it is an error; never raises but for cancellation."""
+        try:
+            server, sanitized = split_qualified_name(call.name)
+        except ValueError as err:
+            return str(err), True
+        if server not in self._servers:
+            return f"unknown MCP server {server!r}: this worker is not configured with it", True
+        try:
+            connection = await self._connections.borrow(server)
+        except McpUnavailable as err:
+            return str(err), True
+        # After the borrow: a server that is down is then tried once per call, not twice.
+        tool = await self._catalog.tool_name(server, call.name, sanitized)
+        return await _call_tool(connection, tool, call)
+
+
+async def _call_tool(connection: McpConnection, tool: str, call: McpCallInput) -> tuple[str, bool]:
+    server, timeout_s = connection.server.name, connection.server.timeout_s
+    try:
+        async with asyncio.timeout(timeout_s + CALL_GUARD_S):
+            result = await connection.client.call_tool(
+                tool, call.input, read_timeout_seconds=timeout_s, meta=_meta(call)
+            )
+    except Exception as err:
+        connection.failed()
+        _log_failure(call, server, err)
+        return describe_call_failure(server, tool, timeout_s, err), True
+    connection.succeeded()
+    return result_text(tool, result)
+
+
+def _meta(call: McpCallInput) -> RequestParamsMeta:
+    # RequestParamsMeta is an open TypedDict: vendor keys like ours are allowed on the wire.
+    return cast(RequestParamsMeta, {IDEMPOTENCY_KEY_META: call.idempotency_key})
+
+
+def _server_of(name: str) -> str | None:
+    try:
+        return split_qualified_name(name)[0]
+    except ValueError:
+        return None
+
+
+def _log_failure(call: McpCallInput, server: str, err: Exception) -> None:
+    # The error's type only: its text may quote the arguments or the server's output.
+    log.warning(
+        "mcp_call_failed",
+        server=server,
+        call_id=call.call_id,
+        turn_id=call.turn_id,
+        error=type(root_cause(err)).__name__,
+        connection_lost=is_connection_lost(err),
+    )

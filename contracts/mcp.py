@@ -1,0 +1,149 @@
+"""MCP tools as the workflow sees them: the activity inputs and results, and their names.
+
+An MCP tool is offered to the model as `mcp__<server>__<tool>`, so two servers may both have a
+`search` tool and a worker tool can never be shadowed by one. The functions here are pure (no
+I/O), so the workflow can tell an MCP call from a worker or external one deterministically.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from pydantic import BaseModel, Field, JsonValue
+
+from contracts.tools import ToolDefinition
+from contracts.turn import TOOL_NAME_PATTERN
+
+# Temporal activity names: never rename one after a release, in-flight histories refer to them.
+ACTIVITY_MCP_LIST_TOOLS: Final = "mcp_list_tools"
+ACTIVITY_MCP_CALL_TOOL: Final = "mcp_call_tool"
+
+MCP_TOOL_PREFIX: Final = "mcp__"
+_SEPARATOR: Final = "__"
+MAX_TOOL_NAME_LENGTH: Final = 64  # as TOOL_NAME_PATTERN, the model API's pattern, allows
+SERVER_NAME_PATTERN: Final = re.compile(r"[a-z0-9_-]+")
+# Room for at least a one-character tool name after `mcp__<server>__`.
+MAX_SERVER_NAME_LENGTH: Final = MAX_TOOL_NAME_LENGTH - len(MCP_TOOL_PREFIX) - len(_SEPARATOR) - 1
+_NOT_IN_TOOL_NAMES: Final = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+class McpToolSpec(BaseModel):
+    """One tool of one MCP server, as discovered at the start of a turn.
+
+    Attributes:
+        name: the qualified name the model sees, `mcp__<server>__<tool>`.
+        server: the server's name in the worker's MCP configuration.
+        tool: the tool's name on that server (before sanitising).
+        timeout_s: how long one call may run before it becomes an `is_error` result.
+        activity_timeout_s: the start-to-close timeout the `mcp_call_tool` activity needs to
+            answer in every case: checking or re-opening the connection, then the call.
+        read_only_hint: the server says the tool changes nothing. A hint from the server, not a
+            guarantee: use it for conveniences, never to skip an approval.
+        idempotent_hint: the server says repeating a call has no further effect (or the tool is
+            read-only), so a call interrupted by a lost worker may be retried. Also a hint.
+    """
+
+    name: str
+    server: str
+    tool: str
+    description: str = ""
+    input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object"})
+    timeout_s: float = 60.0
+    activity_timeout_s: float = 160.0
+    read_only_hint: bool = False
+    idempotent_hint: bool = False
+
+    def definition(self) -> ToolDefinition:
+        """The tool as the model is offered it."""
+        return ToolDefinition(
+            name=self.name, description=self.description, input_schema=self.input_schema
+        )
+
+
+class McpListToolsInput(BaseModel):
+    """Which servers to list: `None` lists every server the worker is configured with."""
+
+    servers: list[str] | None = None
+    turn_id: str | None = None  # only to correlate the worker's logs with the turn
+
+
+class McpListToolsResult(BaseModel):
+    """The tools of the servers that answered, and one sentence per server that did not (a
+    server that is down costs its tools, never the turn)."""
+
+    tools: list[McpToolSpec] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+
+
+class McpCallInput(BaseModel):
+    turn_id: str
+    call_id: str
+    name: str  # the qualified name, as the model called it
+    input: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @property
+    def idempotency_key(self) -> str:
+        return f"{self.turn_id}/{self.call_id}"
+
+
+def validate_server_name(server: str) -> str:
+    """`server` if it can be part of a qualified tool name.
+
+    Raises:
+        ValueError: it does not match `[a-z0-9_-]+`, contains `__` or ends with `_` (either
+            would make `mcp__<server>__<tool>` ambiguous), or leaves no room for a tool name.
+    """
+    if not SERVER_NAME_PATTERN.fullmatch(server):
+        raise ValueError(f"MCP server name {server!r} must match [a-z0-9_-]+")
+    if _SEPARATOR in server or server.endswith("_"):
+        raise ValueError(
+            f"MCP server name {server!r} must not contain '__' or end with '_': "
+            "'__' separates server and tool in mcp__<server>__<tool>"
+        )
+    if len(server) > MAX_SERVER_NAME_LENGTH:
+        raise ValueError(
+            f"MCP server name {server!r} is {len(server)} characters; at most "
+            f"{MAX_SERVER_NAME_LENGTH} leave room for a tool name within the 64 the model API "
+            "allows"
+        )
+    return server
+
+
+def qualified_name(server: str, tool: str) -> str:
+    """The name the model sees for `tool` of `server`: `mcp__<server>__<tool>`, with every
+    character the model API does not allow in a tool name replaced by `_`.
+
+    Raises:
+        ValueError: the server name is invalid, the tool name is empty, or the result is longer
+            than 64 characters (it is never cut short: two long names could then collide).
+    """
+    validate_server_name(server)
+    if not tool:
+        raise ValueError(f"MCP server {server!r} lists a tool with an empty name")
+    name = f"{MCP_TOOL_PREFIX}{server}{_SEPARATOR}{_NOT_IN_TOOL_NAMES.sub('_', tool)}"
+    if not re.fullmatch(TOOL_NAME_PATTERN, name):
+        raise ValueError(
+            f"tool {tool!r} of MCP server {server!r} cannot be offered: {name!r} is {len(name)} "
+            f"characters, more than the {MAX_TOOL_NAME_LENGTH} the model API allows "
+            "(a shorter server name in the MCP config makes room)"
+        )
+    return name
+
+
+def is_mcp_tool_name(name: str) -> bool:
+    """Whether the model's tool name is meant for an MCP server."""
+    return name.startswith(MCP_TOOL_PREFIX)
+
+
+def split_qualified_name(name: str) -> tuple[str, str]:
+    """`(server, tool)` of a qualified name; `tool` as sanitised, which is the server's own name
+    unless that had characters the model API does not allow.
+
+    Raises:
+        ValueError: `name` is not of the form `mcp__<server>__<tool>`.
+    """
+    server, separator, tool = name.removeprefix(MCP_TOOL_PREFIX).partition(_SEPARATOR)
+    if not is_mcp_tool_name(name) or not separator or not server or not tool:
+        raise ValueError(f"{name!r} is not an MCP tool name of the form mcp__<server>__<tool>")
+    return server, tool

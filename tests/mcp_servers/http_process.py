@@ -1,0 +1,65 @@
+"""The demo MCP server as a streamable-HTTP subprocess on a loopback port, which a test can kill
+and start again on the same port (a server restart, as the worker would see it)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+import time
+from pathlib import Path
+
+DEMO_SERVER = Path(__file__).with_name("demo_server.py")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class HttpServerProcess:
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self._process: asyncio.subprocess.Process | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    async def start(self, timeout_s: float = 30.0) -> None:
+        try:
+            await self._start(timeout_s)
+        except BaseException:
+            await self.kill()
+            raise
+
+    async def _start(self, timeout_s: float) -> None:
+        assert self._process is None, "the demo server is already running"
+        self._process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(DEMO_SERVER),
+            "--http",
+            str(self.port),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._process.returncode is not None:
+                raise RuntimeError(f"the demo server exited with {self._process.returncode}")
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", self.port)
+            except OSError:
+                await asyncio.sleep(0.05)
+                continue
+            writer.close()
+            await writer.wait_closed()
+            return
+        raise TimeoutError(f"the demo server did not listen on port {self.port}")
+
+    async def kill(self) -> None:
+        if self._process is not None and self._process.returncode is None:
+            self._process.kill()
+            await self._process.wait()
+        self._process = None
