@@ -34,6 +34,7 @@ from turnkeeper.devserver import (
 )
 from turnkeeper.logging import configure_logging
 from turnkeeper.settings import Settings
+from turnkeeper.telemetry import TelemetryConfigError, configure_telemetry
 
 # How long in-flight activities (a model call, a tool) may run on after a shutdown request before
 # they are cancelled; a cancelled one is retried by the next worker, so this only saves work.
@@ -230,6 +231,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     configure_logging(args.log_level)
     try:
+        # Before any client connects: clients pick up the tracing plugin and metrics runtime.
+        telemetry = configure_telemetry()
+    except TelemetryConfigError as err:
+        raise SystemExit(str(err)) from None
+    try:
         asyncio.run(serve(args))
     except (TemporalUnreachableError, DevServerError, SearchAttributesMissingError) as err:
         # A sentence for the person who started the worker, not a traceback.
@@ -237,6 +243,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (KeyboardInterrupt, asyncio.CancelledError):
         # Stopped a second time while draining, or Ctrl-C where signal handlers are unavailable.
         raise SystemExit(130) from None
+    finally:
+        # Export the spans and metrics still buffered.
+        telemetry.shutdown()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
 
+from turnkeeper.telemetry import client_options
+
 DEFAULT_ADDRESS: Final = "localhost:7233"
 DEFAULT_NAMESPACE: Final = "default"
 
@@ -71,7 +73,8 @@ async def connect(
     target, ns = config["target_host"], config["namespace"]
     try:
         client = await asyncio.wait_for(
-            Client.connect(**config, data_converter=pydantic_data_converter),
+            # The tracing plugin and Temporal's metrics runtime, when telemetry is configured.
+            Client.connect(**config, data_converter=pydantic_data_converter, **client_options()),
             timeout=CONNECT_TIMEOUT_S,
         )
     except TimeoutError as err:

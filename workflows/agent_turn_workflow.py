@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
         TurnStatus,
     )
     from contracts.turn import AgentReport, TurnRequest
-    from workflows import budgets, mcp_tools
+    from workflows import budgets, mcp_tools, turn_tracing
     from workflows import turn_record as record
     from workflows.failures import describe, fail, invalid_request
     from workflows.model_calls import call_model
@@ -83,46 +83,66 @@ class AgentTurnWorkflow:
 
     @workflow.run
     async def run(self, request: RawValue, carried: Any = None) -> AgentReport:
+        with turn_tracing.turn_span() as span:
+            return await self._run(request, _carried(carried), span)
+
+    async def _run(
+        self, request: RawValue, carried: CarriedTurn | None, span: turn_tracing.TurnSpan
+    ) -> AgentReport:
         try:
-            turn = self._begin(request, _carried(carried))
+            turn = self._begin(request, carried)
         except ApplicationError as err:
             self._early_failure = err
             report = AgentReport.model_validate(err.details[0])
             record.turn_failed(report, err.type or "", err.message)
             record.turn_completed(report, err.type)
+            span.finish(report, err.type)
             raise
+        span.describe(turn.request.agent.id, turn.request.task.id, turn.request.agent.model)
         try:
             if carried is None:
                 await self._discover_mcp_tools(turn)
             report = await self._loop(turn, request)
         except ApplicationError as err:
-            self._finish(turn, "failed")
+            self._conclude(turn, "failed", span, err.type)
             self._view.event("turn_failed", turn, error_type=err.type, message=err.message)
-            record.turn_completed(turn.report("failed", workflow.now()), err.type)
             raise
         except BaseException as err:
             # A cancellation reaches us as asyncio's or, from an activity in flight, as an
             # ActivityError whose cause is a CancelledError; either way cancel wins.
             if is_cancelled_exception(err):
-                self._finish(turn, "cancelled")
-                self._view.event("turn_finished", turn, outcome="cancelled")
-                record.turn_completed(turn.report("cancelled", workflow.now()))
+                self._conclude(turn, "cancelled", span)
                 raise
             if not isinstance(err, Exception) or isinstance(err, TemporalError):
                 raise  # continue-as-new, or the SDK's own errors
-            # A bug of ours would otherwise fail workflow tasks forever and hang the turn.
-            self._finish(turn, "failed")
-            error_type = errors.TURN_INTERNAL_ERROR
-            record.turn_completed(turn.report("failed", workflow.now()), error_type)
+            # A defect of ours would otherwise fail workflow tasks forever and hang the turn.
+            partial = self._conclude(turn, "failed", span, errors.TURN_INTERNAL_ERROR)
             raise ApplicationError(
                 f"internal error in the turn: {type(err).__name__}: {err}",
-                turn.report("failed", workflow.now()),
-                type=error_type,
+                partial,
+                type=errors.TURN_INTERNAL_ERROR,
                 non_retryable=True,
             ) from err
         self._finish(turn, "completed")
         self._view.event("turn_finished", turn, outcome=report.outcome, cost_usd=report.cost_usd)
         record.turn_completed(report)
+        span.finish(report)
+        return report
+
+    def _conclude(
+        self,
+        turn: Turn,
+        state: TurnState,
+        span: turn_tracing.TurnSpan,
+        error_type: str | None = None,
+    ) -> AgentReport:
+        """Ends a turn that did not complete: state, record, span; returns its partial report."""
+        self._finish(turn, state)
+        report = turn.report("cancelled" if state == "cancelled" else "failed", workflow.now())
+        if state == "cancelled":
+            self._view.event("turn_finished", turn, outcome="cancelled")
+        record.turn_completed(report, error_type)
+        span.finish(report, error_type)
         return report
 
     async def _loop(self, turn: Turn, request: RawValue) -> AgentReport:

@@ -173,7 +173,12 @@ class ToolCalls:
             )
         turn.decisions.append(decided)
         record.approval_decided(
-            use.id, use.name, decided.approved, decided.approver, decided.reason
+            use.id,
+            use.name,
+            decided.approved,
+            decided.approver,
+            decided.reason,
+            waited_s=(workflow.now() - waiting.since).total_seconds(),
         )
         self._view.event(
             "approval_decided",

@@ -21,9 +21,12 @@ def approval_requested(call_id: str, tool: str) -> None:
     _emit("approval_requested", call_id=call_id, tool=tool)
 
 
-def approval_decided(call_id: str, tool: str, approved: bool, approver: str, reason: str) -> None:
+def approval_decided(
+    call_id: str, tool: str, approved: bool, approver: str, reason: str, waited_s: float
+) -> None:
     _emit(
         "approval_decided",
+        waited_s=waited_s,
         call_id=call_id,
         tool=tool,
         approved=approved,

@@ -29,6 +29,7 @@ from activities.tools.result_limits import (
     MIN_RESULT_BYTES,
     capped,
 )
+from activities.tracing import tool_span
 from contracts.activity_io import ToolCallInput, ToolCallResult, ToolOutcome
 from contracts.messages import ToolResultBlock
 from contracts.names import ACTIVITY_TOOL_CALL
@@ -67,7 +68,9 @@ class ToolActivities:
     async def tool_call(self, call: ToolCallInput) -> ToolCallResult:
         """Run `call` and put its `tool_result` block into the content store."""
         started = time.monotonic()
-        text, is_error = await _heartbeating(self._outcome(call))
+        with tool_span(call.tool, call.input, call_id=call.call_id) as span:
+            text, is_error = await _heartbeating(self._outcome(call))
+            span.finished(is_error=is_error, output=text)
         text = capped(text, self._max_result_bytes)
         duration_ms = round((time.monotonic() - started) * 1000)
         block = ToolResultBlock(tool_use_id=call.call_id, content=text, is_error=is_error)

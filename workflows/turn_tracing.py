@@ -1,0 +1,134 @@
+"""One OpenTelemetry span per turn, opened in workflow code and safe under replay.
+
+Temporal's `OpenTelemetryPlugin` (installed by `turnkeeper.telemetry`) makes the global tracer
+provider a `ReplaySafeTracerProvider`: span and trace ids come from the workflow's seeded random,
+so a replayed span has the same id as the original, its children (the model-call and tool
+spans in the activities, which receive it through the activity headers) keep their parent, and
+a span is ended (exported) only by live code, never while history is replayed or the workflow is
+evicted. A worker that replays a turn from the start therefore exports its turn span once.
+
+Without that provider (telemetry off, the Replayer, tests without the plugin) `turn_span`
+yields a handle that does nothing, so workflow code never depends on telemetry being on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Final
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from openinference.semconv.trace import OpenInferenceSpanKindValues, SpanAttributes
+    from opentelemetry import trace
+    from opentelemetry.trace import Span, Status, StatusCode
+    from temporalio.contrib.opentelemetry import ReplaySafeTracerProvider
+
+    from contracts.turn import AgentReport
+
+TRACER_NAME: Final = "turnkeeper.workflows"
+SPAN_NAME: Final = "turn"
+# Custom attributes where OpenInference has no convention.
+WORKFLOW_ID: Final = "turnkeeper.workflow_id"
+RUN_ID: Final = "turnkeeper.run_id"
+TASK_ID: Final = "turnkeeper.task_id"
+MODEL: Final = "turnkeeper.model"
+OUTCOME: Final = "turnkeeper.outcome"
+ERROR_TYPE: Final = "turnkeeper.error_type"
+COST_USD: Final = "turnkeeper.cost_usd"
+LLM_CALLS: Final = "turnkeeper.llm_calls"
+TOOL_CALLS: Final = "turnkeeper.tool_calls"
+ITERATIONS: Final = "turnkeeper.iterations"
+CONTINUED_AS_NEW: Final = "turnkeeper.continued_as_new"
+
+
+class TurnSpan:
+    """The open span of one turn (one run, when the turn continues as new)."""
+
+    def __init__(self, span: Span | None) -> None:
+        self._span = span
+
+    def describe(self, agent_id: str, task_id: str, model: str) -> None:
+        """Name the turn once its request is known."""
+        if self._span is None:
+            return
+        self._span.update_name(f"{SPAN_NAME} {agent_id}")
+        self._span.set_attributes(
+            {
+                SpanAttributes.AGENT_NAME: agent_id,
+                SpanAttributes.SESSION_ID: task_id,
+                TASK_ID: task_id,
+                MODEL: model,
+            }
+        )
+
+    def finish(self, report: AgentReport, error_type: str | None = None) -> None:
+        """Put the turn's outcome and counters on the span (it ends when `turn_span` exits)."""
+        if self._span is None:
+            return
+        self._span.update_name(f"{SPAN_NAME} {report.agent_id}")
+        self._span.set_attributes(
+            {
+                # Also here for a turn that failed before `describe` (an invalid request).
+                SpanAttributes.AGENT_NAME: report.agent_id,
+                SpanAttributes.SESSION_ID: report.task_id,
+                TASK_ID: report.task_id,
+                OUTCOME: report.outcome,
+                COST_USD: report.cost_usd,
+                LLM_CALLS: report.llm_calls,
+                TOOL_CALLS: report.tool_calls,
+                ITERATIONS: report.iterations,
+            }
+        )
+        if error_type:
+            self._span.set_attribute(ERROR_TYPE, error_type)
+            self._span.set_status(Status(StatusCode.ERROR, error_type))
+
+
+@contextmanager
+def turn_span() -> Iterator[TurnSpan]:
+    """Open the turn's span around the body of the workflow's `run`. It is the current span
+    inside, so every activity scheduled there gets it as parent.
+
+    The span ends when the block ends, is cancelled, continues as new or fails the workflow
+    (`ApplicationError`, with an error status). It does not end when an ordinary exception fails
+    the workflow *task*: Temporal retries the task, and the retry ends it.
+    """
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, ReplaySafeTracerProvider):
+        yield TurnSpan(None)
+        return
+    info = workflow.info()
+    attributes = {
+        SpanAttributes.OPENINFERENCE_SPAN_KIND: OpenInferenceSpanKindValues.AGENT.value,
+        WORKFLOW_ID: info.workflow_id,
+        RUN_ID: info.run_id,
+    }
+    span = provider.get_tracer(TRACER_NAME).start_span(SPAN_NAME, attributes=attributes)
+    # Ended by hand, not by use_span: see _end_after.
+    with trace.use_span(span, record_exception=False, set_status_on_exception=False):
+        try:
+            yield TurnSpan(span)
+        except workflow.ContinueAsNewError:
+            span.set_attribute(CONTINUED_AS_NEW, True)
+            _end_after(span, None)
+            raise
+        except BaseException as err:
+            _end_after(span, err)
+            raise
+    _end_after(span, None)
+
+
+def _end_after(span: Span, err: BaseException | None) -> None:
+    # Garbage collection can close the generator of an evicted workflow outside the workflow;
+    # ending the span there would export it a second time.
+    if not workflow.in_workflow():
+        return
+    if isinstance(err, Exception):
+        if not workflow.is_failure_exception(err):
+            return
+        span.record_exception(err)
+        span.set_status(Status(StatusCode.ERROR, f"{type(err).__name__}: {err}"))
+    # The replay-safe span ignores end() while history is replayed or the workflow evicted.
+    span.end()
