@@ -3,13 +3,16 @@
 Run it only when a deliberate change needs a new golden history, and keep the old files: every
 history recorded by a released version must keep replaying.
 
-    python -m tests.workflows.record_histories
+    python -m tests.workflows.record_histories v3
+
+The argument names the recording (files are `<scenario>-<version>.json`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -19,7 +22,12 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from contracts.names import SEARCH_ATTRIBUTES, SIGNAL_APPROVE, SIGNAL_SUBMIT_TOOL_RESULT
+from contracts.names import (
+    SEARCH_ATTRIBUTES,
+    SIGNAL_APPROVE,
+    SIGNAL_SUBMIT_TOOL_RESULT,
+    UPDATE_DECIDE,
+)
 from tests.conftest import (
     SA_KEYS,
     make_settings,
@@ -68,13 +76,39 @@ async def max_iterations(client: Client, fake_api: FakeAnthropic, queue: str) ->
     return handle
 
 
+async def decided_with_an_edit(client: Client, fake_api: FakeAnthropic, queue: str) -> Any:
+    """Two approvals decided through the `decide` update, one edited, one remembered."""
+    fake_api.script(
+        "golden3",
+        [
+            fake.tool_calls(
+                ("write_file", {"path": "a.md", "content": "A"}),
+                ("write_file", {"path": "b.md", "content": "B"}),
+            ),
+            fake.text("Both handled."),
+        ],
+    )
+    request = scripted_request("golden3", agent={"id": "golden-agent"})
+    handle = await _start(client, request, queue)
+    first, second = (await wait_for_pending(handle, count=2)).pending
+    edit = {"path": "a-reviewed.md", "content": "A, reviewed"}
+    await handle.execute_update(
+        UPDATE_DECIDE, {"call_id": first.call_id, "approved": True, "input": edit}
+    )
+    await handle.execute_update(
+        UPDATE_DECIDE, {"call_id": second.call_id, "approved": True, "remember": True}
+    )
+    await handle.result()
+    return handle
+
+
 async def _start(client: Client, request: dict[str, Any], queue: str) -> WorkflowHandle:
     return await client.start_workflow(
         "AgentTurnWorkflow", request, id=f"golden-{uuid.uuid4()}", task_queue=queue
     )
 
 
-async def main() -> None:
+async def main(version: str) -> None:
     keys = [SA_KEYS[kind](name) for name, kind in SEARCH_ATTRIBUTES.items()]
     env = await WorkflowEnvironment.start_local(
         data_converter=pydantic_data_converter,
@@ -86,13 +120,13 @@ async def main() -> None:
             settings = make_settings(Path(tmp), f"golden-{uuid.uuid4()}")
             (settings.workspace / "notes.md").write_text("# Notes\n")
             async with running_worker(env.client, settings, fake_api):
-                for scenario in (approval_and_external, max_iterations):
+                for scenario in (approval_and_external, max_iterations, decided_with_an_edit):
                     handle = await scenario(env.client, fake_api, settings.task_queue)
                     history = await handle.fetch_history()
-                    path = HISTORIES / f"{scenario.__name__}.json"
+                    path = HISTORIES / f"{scenario.__name__}-{version}.json"
                     path.write_text(history.to_json())
                     print(f"recorded {path}")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1]))
