@@ -1,0 +1,139 @@
+"""Resident memory of N parked turns: each side's worker runs alone in a subprocess, so its RSS
+is the worker's and nothing else's; the turns are started from this process."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client, WorkflowHandle
+
+from bench.floor import start_floor_parked
+from bench.sections import progress
+from bench.server import rss_bytes
+from bench.sides import FLOOR, Side
+from bench.turnkeeper_side import start_turnkeeper_turn
+from contracts.names import SA_TURN_STATE
+
+_READY_TIMEOUT_S = 60.0
+_PARK_TIMEOUT_S = 900.0
+_SETTLE_S = 3.0
+_RPC_CONCURRENCY = 50
+_BENCH_ROOT = Path(__file__).parent.parent
+
+
+async def parked(
+    sides: tuple[Side, Side], n: int, address: str, data_dir: Path, worker_argv: list[str]
+) -> dict[str, Any]:
+    result: dict[str, Any] = {"n": n}
+    for side in sides:
+        result[side.name] = await _park(side, n, address, data_dir, worker_argv)
+        progress(f"parked n={n} {side.name}: {result[side.name]}")
+    return result
+
+
+async def _park(
+    side: Side, n: int, address: str, data_dir: Path, worker_argv: list[str]
+) -> dict[str, Any]:
+    queue = f"bench-parked-{side.name}-{uuid.uuid4().hex[:8]}"
+    argv = [
+        sys.executable, "-m", "bench.parked_worker",
+        "--side", side.name, "--address", address, "--task-queue", queue,
+        "--data-dir", str(data_dir / f"parked-{side.name}"),
+    ]  # fmt: skip
+    if side.name != FLOOR:
+        argv += worker_argv
+    process = await asyncio.create_subprocess_exec(
+        *argv, cwd=_BENCH_ROOT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    try:
+        assert process.stdout is not None
+        line = await asyncio.wait_for(process.stdout.readline(), _READY_TIMEOUT_S)
+        if line.strip() != b"ready":
+            raise RuntimeError(f"the {side.name} worker subprocess did not start: {line!r}")
+        await asyncio.sleep(_SETTLE_S)
+        idle = rss_bytes(process.pid)
+        started = asyncio.get_running_loop().time()
+        handles = await _bounded([_starter(side, queue) for _ in range(n)])
+        await _wait_parked(side, queue, handles)
+        park_s = asyncio.get_running_loop().time() - started
+        await asyncio.sleep(_SETTLE_S)
+        loaded = rss_bytes(process.pid)
+        await _bounded([_terminator(handle) for handle in handles])
+    finally:
+        await _stop(process)
+    return {
+        "rss_idle_mib": round(idle / 2**20, 1),
+        "rss_parked_mib": round(loaded / 2**20, 1),
+        "per_turn_kib": round((loaded - idle) / n / 1024, 1),
+        "park_s": round(park_s, 1),
+    }
+
+
+def _starter(side: Side, queue: str) -> Any:
+    if side.name == FLOOR:
+        return lambda: start_floor_parked(side.client, queue)
+    return lambda: start_turnkeeper_turn(side.client, queue, 1, 0, needs_approval=True)
+
+
+def _terminator(handle: WorkflowHandle[Any, Any]) -> Any:
+    return lambda: handle.terminate("bench: parked measurement done")
+
+
+async def _bounded(calls: list[Any]) -> list[Any]:
+    """Runs the coroutine factories with at most `_RPC_CONCURRENCY` in flight."""
+    gate = asyncio.Semaphore(_RPC_CONCURRENCY)
+
+    async def one(call: Any) -> Any:
+        async with gate:
+            return await call()
+
+    return await asyncio.gather(*(one(call) for call in calls))
+
+
+async def _wait_parked(side: Side, queue: str, handles: list[WorkflowHandle[Any, Any]]) -> None:
+    """Until every turn waits: ours say so in the TurnState search attribute; a floor workflow
+    is parked once its first workflow task completed (history length 4)."""
+    deadline = asyncio.get_running_loop().time() + _PARK_TIMEOUT_S
+    waiting = list(handles)
+    while waiting:
+        if asyncio.get_running_loop().time() > deadline:
+            raise RuntimeError(f"{side.name}: {len(waiting)} turns never parked")
+        await asyncio.sleep(1.0)
+        if side.name == FLOOR:
+            waiting = await _not_parked_yet(waiting)
+        else:
+            parked = await _count(side.client, queue)
+            waiting = [] if parked >= len(handles) else waiting
+
+
+async def _not_parked_yet(handles: list[WorkflowHandle[Any, Any]]) -> list[WorkflowHandle]:
+    lengths = await _bounded([_describer(handle) for handle in handles])
+    return [handle for handle, length in zip(handles, lengths, strict=True) if length < 4]
+
+
+def _describer(handle: WorkflowHandle[Any, Any]) -> Any:
+    async def history_length() -> int:
+        return (await handle.describe()).history_length
+
+    return history_length
+
+
+async def _count(client: Client, queue: str) -> int:
+    query = f'TaskQueue = "{queue}" AND {SA_TURN_STATE} = "awaiting_approval"'
+    return (await client.count_workflows(query)).count
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is not None:
+        return
+    if process.stdin is not None:
+        process.stdin.close()
+    try:
+        await asyncio.wait_for(process.wait(), 30)
+    except TimeoutError:
+        process.kill()
+        await process.wait()

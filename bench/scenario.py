@@ -1,0 +1,52 @@
+"""The scripted turn that both sides play.
+
+One turn is K iterations of (model call -> `fetch_blob` tool call returning 2 KiB), then one
+answering model call; every model call takes L. K and L travel in the task's text
+(`k=<K> latency_ms=<L>`), so the fake model needs no state beyond the conversation it is sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Final
+
+# The two sides of every comparison.
+FLOOR: Final = "floor"
+OURS: Final = "turnkeeper"
+
+TOOL_NAME: Final = "fetch_blob"
+BLOB_BYTES: Final = 2048
+MODEL: Final = "anthropic:claude-sonnet-4-6"
+
+_SHAPE = re.compile(r"\bk=(\d+)\s+latency_ms=(\d+(?:\.\d+)?)")
+
+
+def _make_blob() -> str:
+    # Hex of a hash chain: fixed, ASCII (no JSON escaping), and not trivially compressible.
+    digest = b"turnkeeper-bench"
+    chunks: list[str] = []
+    while sum(map(len, chunks)) < BLOB_BYTES:
+        digest = hashlib.sha256(digest).digest()
+        chunks.append(digest.hex())
+    return "".join(chunks)[:BLOB_BYTES]
+
+
+BLOB: Final = _make_blob()
+
+
+def task_text(k: int, latency_ms: float) -> str:
+    """The task input that tells the fake model the turn's shape."""
+    return f"Benchmark turn, call fetch_blob until told otherwise: k={k} latency_ms={latency_ms:g}"
+
+
+def parse_task_text(text: str) -> tuple[int, float]:
+    """`(K, L in seconds)` from a task input made by `task_text`.
+
+    Raises:
+        ValueError: the text carries no turn shape.
+    """
+    found = _SHAPE.search(text)
+    if found is None:
+        raise ValueError(f"no 'k=<K> latency_ms=<L>' in the task input {text[:120]!r}")
+    return int(found.group(1)), float(found.group(2)) / 1000.0

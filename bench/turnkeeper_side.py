@@ -1,0 +1,159 @@
+"""Our side: the real `AgentTurnWorkflow` and activities, with an in-process model and tool.
+
+Only the provider and the tool are stand-ins: `BenchProvider` plays the scripted turn through the
+provider seam (no HTTP), and `fetch_blob` is an ordinary worker tool returning the 2 KiB blob.
+Everything else (the activities, the content store, the workflow, the data converter, the way
+our client starts a turn) is what a deployed worker runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any, Final
+
+from temporalio.client import Client, WorkflowHandle
+from temporalio.worker import Worker
+
+from activities.llm.provider import ModelRequest, ModelResponse
+from activities.store.content_store import LocalFolderStore
+from activities.tools.registry import ToolRegistry, worker_tool
+from activities.wiring import build_activities, worker_workflows
+from bench.scenario import BLOB, MODEL, TOOL_NAME, parse_task_text, task_text
+from contracts.messages import TextBlock, ToolResultBlock, ToolUseBlock
+from contracts.names import ACTIVITY_MODEL_CALL, ACTIVITY_TOOL_CALL, WORKFLOW_TYPE
+from contracts.search_attributes import identity_search_attributes
+from contracts.turn import AgentReport, TurnRequest, Usage
+from turnkeeper.settings import Settings
+
+MODEL_ACTIVITY: Final = ACTIVITY_MODEL_CALL
+TOOL_ACTIVITY: Final = ACTIVITY_TOOL_CALL
+# Rough token counts, so the turn has a cost (and a CostUsd that changes) like a real one.
+_PROMPT_TOKENS = 300
+_TOKENS_PER_RESULT = 700
+_OUTPUT_TOKENS = 40
+
+
+class BenchProvider:
+    """A model that sleeps L, then asks for `fetch_blob` until it has seen K tool results."""
+
+    name = "anthropic"
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        k, latency_s = parse_task_text(_first_user_text(request))
+        seen = sum(
+            isinstance(block, ToolResultBlock)
+            for message in request.messages
+            if message.role == "user"
+            for block in message.content
+        )
+        if latency_s > 0:
+            await asyncio.sleep(latency_s)
+        usage = Usage(
+            input_tokens=_PROMPT_TOKENS + _TOKENS_PER_RESULT * seen, output_tokens=_OUTPUT_TOKENS
+        )
+        if seen < k:
+            call = ToolUseBlock(id=f"toolu_bench_{seen:05d}", name=TOOL_NAME, input={"i": seen})
+            return ModelResponse(
+                content=[call], stop_reason="tool_use", usage=usage, model=request.model
+            )
+        return ModelResponse(
+            content=[TextBlock(text="done")],
+            stop_reason="end_turn",
+            usage=usage,
+            model=request.model,
+        )
+
+    async def count_input_tokens(self, request: ModelRequest) -> int:
+        return _PROMPT_TOKENS + _TOKENS_PER_RESULT * len(request.messages) // 2
+
+
+def _first_user_text(request: ModelRequest) -> str:
+    for message in request.messages:
+        if message.role == "user":
+            return message.text()
+    raise ValueError("the request has no user message")
+
+
+@worker_tool(name=TOOL_NAME, description="Return a fixed 2 KiB blob (a benchmark stand-in).")
+async def fetch_blob(i: int) -> str:
+    return BLOB
+
+
+def bench_tools() -> ToolRegistry:
+    return ToolRegistry([fetch_blob])
+
+
+def turnkeeper_worker(client: Client, task_queue: str, data_dir: Path, **options: Any) -> Worker:
+    """Our worker as `worker.build_worker` wires it, with the bench provider and tool.
+
+    Args:
+        client: A client with the pydantic data converter.
+        task_queue: The queue to poll.
+        data_dir: Where the content store (and an empty workspace) live.
+        options: Extra `Worker` keyword arguments (the knobs `bench.run` exposes).
+    """
+    settings = Settings(
+        task_queue=task_queue,
+        workspace=data_dir / "workspace",
+        data_dir=data_dir,
+        store_dir=data_dir / "store",
+    )
+    settings.workspace.mkdir(parents=True, exist_ok=True)
+    activities = build_activities(
+        settings,
+        client=client,
+        providers={"anthropic": BenchProvider()},
+        tools=bench_tools(),
+        store=LocalFolderStore(settings.store_dir),
+    )
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=worker_workflows(),
+        activities=activities,
+        **options,
+    )
+
+
+def turn_request(k: int, latency_ms: float, *, needs_approval: bool = False) -> TurnRequest:
+    task: dict[str, Any] = {"id": f"bench-k{k}", "input": task_text(k, latency_ms)}
+    if needs_approval:
+        task["constraints"] = {"require_approval": [TOOL_NAME]}
+    return TurnRequest.model_validate(
+        {
+            "agent": {
+                "id": "bench",
+                "model": MODEL,
+                "tools": [TOOL_NAME],
+                "max_iterations": k + 1,
+            },
+            "task": task,
+        }
+    )
+
+
+async def start_turnkeeper_turn(
+    client: Client, task_queue: str, k: int, latency_ms: float, *, needs_approval: bool = False
+) -> WorkflowHandle[Any, AgentReport]:
+    """Starts a turn the way `turnkeeper.turns.start_turn` does (summary, identity attributes)."""
+    request = turn_request(k, latency_ms, needs_approval=needs_approval)
+    return await client.start_workflow(
+        WORKFLOW_TYPE,
+        request,
+        id=f"turn-bench-k{k}-{uuid.uuid4().hex[:10]}",
+        task_queue=task_queue,
+        result_type=AgentReport,
+        static_summary=request.summary(),
+        search_attributes=identity_search_attributes(request),
+    )
+
+
+def check_report(report: AgentReport, k: int) -> None:
+    """Raises if the turn did not play the script (a broken bench must not produce numbers)."""
+    if report.outcome != "completed" or report.tool_calls != k or report.output != "done":
+        raise RuntimeError(
+            f"turnkeeper turn k={k} ended {report.outcome!r} with {report.tool_calls} tool calls "
+            f"and output {report.output[:80]!r}"
+        )
