@@ -22,7 +22,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
-from activities.wiring import build_activities, worker_workflows
+from activities.wiring import build_activities, worker_workflows, workflow_runner
 from contracts.names import DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTES, TASK_QUEUE_ENV
 from turnkeeper.connect import TemporalUnreachableError, connect
 from turnkeeper.devserver import (
@@ -69,6 +69,7 @@ def build_worker(client: Client, settings: Settings) -> Worker:
         client,
         task_queue=settings.task_queue,
         workflows=worker_workflows(),
+        workflow_runner=workflow_runner(),
         activities=build_activities(settings, client=client),
         graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
     )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.approval_cache import ApprovalCacheActivities
 from activities.llm.anthropic_provider import AnthropicProvider
@@ -67,3 +68,14 @@ def worker_workflows() -> list[type]:
     from workflows.approval_cache_workflow import ApprovalCacheWorkflow
 
     return [AgentTurnWorkflow, ApprovalCacheWorkflow]
+
+
+def workflow_runner() -> SandboxedWorkflowRunner:
+    """The sandbox, with our own deterministic modules imported once per worker instead of once
+    per workflow run: they hold no state, and re-importing them (and rebuilding their pydantic
+    models) was a fifth of a worker's CPU. Replay tests, not the sandbox, guard their
+    determinism."""
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(
+        "workflows", "contracts", "activities"
+    )
+    return SandboxedWorkflowRunner(restrictions=restrictions)

@@ -19,7 +19,7 @@ from temporalio.worker import Worker
 from activities.llm.provider import ModelRequest, ModelResponse
 from activities.store.content_store import LocalFolderStore
 from activities.tools.registry import ToolRegistry, worker_tool
-from activities.wiring import build_activities, worker_workflows
+from activities.wiring import build_activities, worker_workflows, workflow_runner
 from bench.scenario import BLOB, MODEL, TOOL_NAME, parse_task_text, task_text
 from contracts.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from contracts.names import ACTIVITY_MODEL_CALL, ACTIVITY_TOOL_CALL, WORKFLOW_TYPE
@@ -113,7 +113,8 @@ def turnkeeper_worker(client: Client, task_queue: str, data_dir: Path, **options
         task_queue=task_queue,
         workflows=worker_workflows(),
         activities=activities,
-        **options,
+        # The production sandbox settings unless the bench's flags ask for others.
+        **{"workflow_runner": workflow_runner(), **options},
     )
 
 

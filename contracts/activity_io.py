@@ -8,11 +8,35 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import BaseModel, Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
 from contracts.messages import ContentBlock, Message
 from contracts.tools import ToolDefinition
 from contracts.turn import ExternalToolSpec, Price, Usage
+
+_SIMPLE_DEFAULTS = (type(None), bool, int, float, str)
+
+
+class CompactModel(BaseModel):
+    """Leaves out fields that hold their default when serialized: these models travel through
+    history on every iteration, and every byte there is paid again by every replay."""
+
+    @model_serializer(mode="wrap")
+    def _without_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data = handler(self)
+        fields = type(self).model_fields
+        return {
+            key: value
+            for key, value in data.items()
+            if key not in fields
+            or not _is_default(value, fields[key].get_default(call_default_factory=True))
+        }
+
+
+def _is_default(value: object, default: object) -> bool:
+    if isinstance(default, _SIMPLE_DEFAULTS) or default in ([], {}):
+        return type(value) is type(default) and value == default
+    return False
 
 
 class BlockRef(BaseModel):
@@ -22,21 +46,21 @@ class BlockRef(BaseModel):
     ref: str
 
 
-class MessageDraft(BaseModel):
+class MessageDraft(CompactModel):
     """A message to append to the stored conversation; large blocks travel as references."""
 
     role: Literal["user", "assistant"]
     content: list[Annotated[ContentBlock | BlockRef, Field(discriminator="type")]]
 
 
-class ConversationDelta(BaseModel):
+class ConversationDelta(CompactModel):
     """The stored conversation `base` (None: empty) followed by `append`."""
 
     base: str | None = None
     append: list[MessageDraft] = Field(default_factory=list)
 
 
-class CallContext(BaseModel):
+class CallContext(CompactModel):
     """What stays the same across a turn's model calls; stored once, then sent by reference."""
 
     system_prompt: str = ""
@@ -45,7 +69,7 @@ class CallContext(BaseModel):
     mcp_tools: list[ToolDefinition] = Field(default_factory=list)
 
 
-class ToolTraits(BaseModel):
+class ToolTraits(CompactModel):
     """What the workflow must know of a worker tool to dispatch its calls safely."""
 
     name: str
@@ -56,7 +80,7 @@ class ToolTraits(BaseModel):
     priority: int = 0  # when one response asks for several tiers, only the highest runs
 
 
-class ModelCallInput(BaseModel):
+class ModelCallInput(CompactModel):
     turn_id: str
     iteration: int
     model: str
@@ -75,7 +99,7 @@ class ModelCallInput(BaseModel):
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"]
 
 
-class ModelCallResult(BaseModel):
+class ModelCallResult(CompactModel):
     message: Message
     stop_reason: StopReason
     usage: Usage
@@ -92,7 +116,7 @@ class ModelCallResult(BaseModel):
 ToolOutcome = Literal["ok", "error"]
 
 
-class ToolCallInput(BaseModel):
+class ToolCallInput(CompactModel):
     turn_id: str
     call_id: str
     tool: str
@@ -103,7 +127,7 @@ class ToolCallInput(BaseModel):
         return f"{self.turn_id}/{self.call_id}"
 
 
-class ToolCallResult(BaseModel):
+class ToolCallResult(CompactModel):
     """The tool's `tool_result` block, already in the content store under `block_ref`."""
 
     block_ref: str

@@ -25,7 +25,7 @@ from temporalio.worker import Worker
 from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.demo_provider import DemoProvider
 from activities.tools.registry import ToolRegistry
-from activities.wiring import build_activities, worker_workflows
+from activities.wiring import build_activities, worker_workflows, workflow_runner
 from contracts.names import QUERY_STATUS, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
 from contracts.signals import TurnStatus
 from contracts.turn import AgentReport
@@ -154,6 +154,7 @@ async def running_worker(
         client,
         task_queue=settings.task_queue,
         workflows=worker_workflows(),
+        workflow_runner=workflow_runner(),
         activities=build_activities(
             settings, client=client, providers=providers_for(fake), tools=tools
         ),

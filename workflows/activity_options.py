@@ -7,8 +7,6 @@ from datetime import timedelta
 
 from temporalio.common import RetryPolicy
 
-from contracts.errors import NON_RETRYABLE_MODEL_ERRORS
-
 # Model calls: 6 attempts, waiting 2, 4, 8, 16, 32 s between them (a provider's `retry-after`
 # overrides a wait). About a minute of provider trouble is ridden out before the turn reports
 # LLMUnavailable; refusals (auth, invalid request, context too long, content filter) are never
@@ -18,7 +16,8 @@ MODEL_CALL_RETRY = RetryPolicy(
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=60),
     maximum_attempts=6,
-    non_retryable_error_types=NON_RETRYABLE_MODEL_ERRORS,
+    # The activity marks refusals non_retryable itself; listing their types here too would
+    # write the list into history with every model call.
 )
 MODEL_CALL_TIMEOUT = timedelta(minutes=10)
 MODEL_CALL_HEARTBEAT = timedelta(seconds=30)

@@ -57,12 +57,14 @@ class TurnView:
         }
         # ToolCalls alone is folded into the next model call's upsert: one upsert event per
         # iteration at most, plus one per change of state.
-        changed = {k for k, v in values.items() if self._published.get(k) != v}
-        if changed & {SA_TURN_STATE, SA_COST_USD, SA_LLM_CALLS} or (
+        changed = {k: v for k, v in values.items() if self._published.get(k) != v}
+        # ToolCalls alone is folded into the next upsert: at most one upsert event per model
+        # call, plus one per change of state, each carrying only the values that changed.
+        if changed.keys() & {SA_TURN_STATE, SA_COST_USD, SA_LLM_CALLS} or (
             changed and state in ("completed", "failed", "cancelled")
         ):
-            workflow.upsert_search_attributes(_pairs(values))
-            self._published = values
+            workflow.upsert_search_attributes(_pairs(changed))
+            self._published.update(changed)
         workflow.set_current_details(details_markdown(turn, state, pending))
 
     def event(self, kind: EventKind, turn: Turn, **fields: Any) -> None:
@@ -90,13 +92,16 @@ class TurnView:
         )
 
 
+_KEYS: dict[str, Any] = {
+    SA_TURN_STATE: TURN_STATE,
+    SA_COST_USD: COST_USD,
+    SA_LLM_CALLS: LLM_CALLS,
+    SA_TOOL_CALLS: TOOL_CALLS,
+}
+
+
 def _pairs(values: dict[str, Any]) -> list[SearchAttributePair[Any]]:
-    return [
-        TURN_STATE.value_set(values[SA_TURN_STATE]),
-        COST_USD.value_set(values[SA_COST_USD]),
-        LLM_CALLS.value_set(values[SA_LLM_CALLS]),
-        TOOL_CALLS.value_set(values[SA_TOOL_CALLS]),
-    ]
+    return [_KEYS[name].value_set(value) for name, value in values.items()]
 
 
 def details_markdown(turn: Turn, state: TurnState, pending: list[PendingCall]) -> str:

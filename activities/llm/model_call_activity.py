@@ -192,6 +192,14 @@ class ModelCallActivities:
 
 
 def _check_payload_size(result: ModelCallResult) -> None:
+    # A full serialization only when the answer could come near the limit: JSON escaping at
+    # most sextuples a character, so text under a sixth of the limit is always safe.
+    rough = sum(
+        len(getattr(block, "text", "")) + len(str(getattr(block, "input", "")))
+        for block in result.message.content
+    )
+    if rough * 6 < PAYLOAD_LIMIT_BYTES:
+        return
     size = len(result.model_dump_json())
     if size > PAYLOAD_LIMIT_BYTES:
         # Temporal would reject the completion and the call would be retried (and billed) again.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -85,12 +86,12 @@ class WorkerTool:
     context_parameter: str | None = None
 
     def input_schema(self) -> dict[str, Any]:
-        return _without_titles(self.input_model.model_json_schema())
+        return _schema(self.input_model)
 
     def definition(self) -> ToolDefinition:
-        return ToolDefinition(
-            name=self.name, description=self.description, input_schema=self.input_schema()
-        )
+        # Built once per tool: every model call offers it, and pydantic's schema generation is
+        # one of the costlier things a worker does per call.
+        return _definition(self.name, self.description, self.input_model)
 
 
 @overload
@@ -176,6 +177,16 @@ def _input_model(tool_name: str, fn: Callable[..., Any]) -> tuple[type[BaseModel
         fields[parameter.name] = (hints[parameter.name], default)
     model = create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
     return model, context_parameter
+
+
+@functools.cache
+def _schema(input_model: type[BaseModel]) -> dict[str, Any]:
+    return _without_titles(input_model.model_json_schema())
+
+
+@functools.cache
+def _definition(name: str, description: str, input_model: type[BaseModel]) -> ToolDefinition:
+    return ToolDefinition(name=name, description=description, input_schema=_schema(input_model))
 
 
 def _without_titles(schema: Any) -> Any:
