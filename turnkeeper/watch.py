@@ -19,7 +19,7 @@ from temporalio.contrib.workflow_streams import WorkflowStreamClient
 
 from contracts.events import TURN_EVENTS_TOPIC, TurnEvent
 
-_RECENT = 12
+_RECENT = 40  # log lines kept on screen
 _INPUT_CHARS = 80
 
 
@@ -123,7 +123,7 @@ def describe(event: TurnEvent) -> Text | None:
 
 async def watch(client: Client, workflow_id: str, console: Console) -> WatchState:
     state = WatchState(workflow_id)
-    with Live(state.render(), console=console, refresh_per_second=8, transient=False) as live:
+    with Live(Text(""), console=console, refresh_per_second=8, transient=False) as live:
         async for event in turn_events(client, workflow_id):
             state.apply(event)
             live.update(state.render())
