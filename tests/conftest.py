@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import SearchAttributeKey
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -184,6 +185,19 @@ def scripted_request(key: str, **overrides: Any) -> dict[str, Any]:
     task = {"id": f"task-{key}", "input": "Do the thing."}
     task.update(overrides.pop("task", {}))
     return {"agent": agent, "task": task, **overrides}
+
+
+async def failure_of(
+    turns: TurnRunner, request: dict[str, Any]
+) -> tuple[ApplicationError, AgentReport]:
+    """Runs a turn that must fail; its typed, non-retryable error and partial report."""
+    handle = await turns.start(request)
+    with pytest.raises(WorkflowFailureError) as failure:
+        await handle.result()
+    error = failure.value.cause
+    assert isinstance(error, ApplicationError), error
+    assert error.non_retryable
+    return error, AgentReport.model_validate(error.details[0])
 
 
 def new_key() -> str:

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
-from datetime import timedelta
 from typing import TypeVar
 
 import structlog
 from temporalio import activity
 
+from activities.heartbeating import heartbeating
 from activities.store.content_store import ContentStore
 from activities.tools.registry import ToolContext, ToolError, ToolRegistry, WorkerTool, run_tool
 from activities.tools.result_limits import (
@@ -69,7 +68,7 @@ class ToolActivities:
         """Run `call` and put its `tool_result` block into the content store."""
         started = time.monotonic()
         with tool_span(call.tool, call.input, call_id=call.call_id) as span:
-            text, is_error = await _heartbeating(self._outcome(call))
+            text, is_error = await heartbeating(self._outcome(call))
             span.finished(is_error=is_error, output=text)
         text = capped(text, self._max_result_bytes)
         duration_ms = round((time.monotonic() - started) * 1000)
@@ -122,25 +121,3 @@ async def _run_with_timeout(tool: WorkerTool, call: ToolCallInput, context: Tool
         if scope.expired():
             raise _ToolTimedOut from None
         raise  # the tool's own TimeoutError (e.g. a network call) is an ordinary failure
-
-
-async def _heartbeating(work: Awaitable[_Result]) -> _Result:
-    """Await `work`, heartbeating meanwhile when the activity has a heartbeat timeout, so that
-    cancellation reaches a long tool call and a dead worker is noticed quickly."""
-    heartbeat_timeout = activity.info().heartbeat_timeout
-    if not heartbeat_timeout:
-        return await work
-    task = asyncio.ensure_future(work)
-    interval = _heartbeat_interval(heartbeat_timeout)
-    try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=interval)
-            if done:
-                return task.result()
-            activity.heartbeat()
-    finally:
-        task.cancel()
-
-
-def _heartbeat_interval(heartbeat_timeout: timedelta) -> float:
-    return max(heartbeat_timeout.total_seconds() / 2, 0.1)

@@ -7,25 +7,14 @@ import asyncio
 
 import pytest
 from temporalio.client import WorkflowFailureError
-from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.exceptions import CancelledError
 
 from contracts.names import QUERY_STATUS, QUERY_TRANSCRIPT
 from contracts.signals import TurnStatus
-from contracts.turn import AgentReport
-from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
+from tests.conftest import TurnRunner, failure_of, new_key, scripted_request, wait_for_pending
 from tests.fakes import fake_anthropic as fake
 
 LIST = ("list_files", {"path": "."})
-
-
-async def failure_of(turns: TurnRunner, request: dict) -> tuple[ApplicationError, AgentReport]:
-    handle = await turns.start(request)
-    with pytest.raises(WorkflowFailureError) as failure:
-        await handle.result()
-    error = failure.value.cause
-    assert isinstance(error, ApplicationError), error
-    assert error.non_retryable
-    return error, AgentReport.model_validate(error.details[0])
 
 
 async def test_a_later_model_call_is_cut_off_when_the_time_budget_runs_out(

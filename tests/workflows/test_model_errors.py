@@ -16,19 +16,16 @@ from temporalio.testing import WorkflowEnvironment
 from contracts.names import QUERY_STATUS, WORKFLOW_TYPE
 from contracts.signals import TurnStatus
 from contracts.turn import AgentReport
-from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
+from tests.conftest import (
+    TurnRunner,
+    failure_of,
+    make_settings,
+    new_key,
+    running_worker,
+    scripted_request,
+)
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic, ReplySpec
-
-
-async def failure_of(turns: TurnRunner, request: dict) -> tuple[ApplicationError, AgentReport]:
-    handle = await turns.start(request)
-    with pytest.raises(WorkflowFailureError) as failure:
-        await handle.result()
-    error = failure.value.cause
-    assert isinstance(error, ApplicationError), error
-    assert error.non_retryable
-    return error, AgentReport.model_validate(error.details[0])
 
 
 @pytest.mark.parametrize(
