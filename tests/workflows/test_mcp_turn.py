@@ -47,9 +47,7 @@ async def mcp_turns(
             }
         )
     )
-    settings = dataclasses.replace(
-        make_settings(tmp_path, f"tq-{uuid.uuid4()}"), mcp_config=config
-    )
+    settings = dataclasses.replace(make_settings(tmp_path, f"tq-{uuid.uuid4()}"), mcp_config=config)
     async with running_worker(client, settings, fake_anthropic):
         yield TurnRunner(client, settings.task_queue, settings, fake_anthropic)
 
