@@ -90,6 +90,8 @@ class ModelCallInput(CompactModel):
     cost_budget_left_usd: float | None = None
     # Ask for the traits of the offered worker tools (once per run; they are kept in state).
     want_tool_traits: bool = False
+    # Publish the answer's text to the turn's event stream as it streams in.
+    stream_text: bool = False
     context_ref: str | None = None
     context: CallContext | None = None
     offered_tools: list[str] = Field(default_factory=list)

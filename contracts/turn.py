@@ -61,6 +61,9 @@ class AgentSpec(BaseModel):
     approvers: list[str] | None = None
     # False: the calls of one response run one by one, in call order.
     parallel_tool_calls: bool = True
+    # True: model calls stream, and their text reaches the turn's event stream (`turnkeeper
+    # watch`) as it arrives, at the cost of a few more history events per call.
+    stream: bool = False
 
     @field_validator("model")
     @classmethod

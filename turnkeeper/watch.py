@@ -45,6 +45,7 @@ class WatchState:
     tool_calls: int = 0
     ended: str | None = None
     failed: bool = False
+    streaming: str = ""  # text of the model call in progress, when the turn streams
     pending: dict[str, TurnEvent] = field(default_factory=dict)
     lines: list[Text] = field(default_factory=list)
 
@@ -60,6 +61,10 @@ class WatchState:
             self.pending[event.call_id] = event
         elif event.kind == "approval_decided" and event.call_id:
             self.pending.pop(event.call_id, None)
+        elif event.kind == "text_delta":
+            self.streaming += event.text or ""
+        elif event.kind == "model_call_finished":
+            self.streaming = ""
         elif event.kind in ("turn_finished", "turn_failed"):
             self.ended = event.outcome or event.error_type or event.kind
             self.failed = event.kind == "turn_failed" or event.outcome == "cancelled"
@@ -77,6 +82,8 @@ class WatchState:
             Text(self.ended or "running", style="green" if not self.ended else "bold"),
         )
         parts: list[RenderableType] = [header, *self.lines[-_RECENT:]]
+        if self.streaming:
+            parts.append(Text(f"  … {_clip(self.streaming[-_INPUT_CHARS:])}", style="italic"))
         for call in self.pending.values():
             parts.append(
                 Text(

@@ -88,6 +88,7 @@ async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCa
         conversation=ConversationDelta(base=turn.conversation_ref, append=turn.unsent),
         cost_budget_left_usd=budgets.cost_left(turn),
         want_tool_traits=not turn.traits_loaded,
+        stream_text=request.agent.stream,
     )
     timeout = budgets.model_timeout(turn)
     result = await workflow.execute_activity(

@@ -33,6 +33,7 @@ from activities.llm.provider import (
     ModelCallError,
     ModelRequest,
     ModelResponse,
+    TextSink,
     estimate_input_tokens,
 )
 from contracts.activity_io import StopReason
@@ -87,17 +88,26 @@ class AnthropicProvider:
         # Built on first use, so that a worker without a key starts and serves other providers.
         self._client: anthropic.AsyncAnthropic | None = None
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> ModelResponse:
         try:
             client = self._sdk_client()
-            message = await client.messages.create(
-                model=request.model,
-                max_tokens=request.max_tokens,
-                messages=_to_sdk_messages(request.messages),
-                system=request.system or anthropic.omit,
-                tools=_to_sdk_tools(request.tools) or anthropic.omit,
-                timeout=self._timeout_s,
-            )
+            arguments = {
+                "model": request.model,
+                "max_tokens": request.max_tokens,
+                "messages": _to_sdk_messages(request.messages),
+                "system": request.system or anthropic.omit,
+                "tools": _to_sdk_tools(request.tools) or anthropic.omit,
+                "timeout": self._timeout_s,
+            }
+            if on_text is None:
+                message = await client.messages.create(**arguments)
+            else:
+                async with client.messages.stream(**arguments) as stream:
+                    async for text in stream.text_stream:
+                        on_text(text)
+                    message = await stream.get_final_message()
         except (anthropic.AnthropicError, json.JSONDecodeError) as exc:
             if _cancellation_pending():
                 raise asyncio.CancelledError from exc

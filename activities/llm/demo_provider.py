@@ -20,6 +20,7 @@ from activities.llm.provider import (
     ModelCallError,
     ModelRequest,
     ModelResponse,
+    TextSink,
     estimate_input_tokens,
 )
 from contracts.errors import LLM_INVALID_REQUEST
@@ -35,7 +36,9 @@ MAX_FILES = 3
 class DemoProvider:
     name = "demo"
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> ModelResponse:
         if request.model != DEMO_MODEL:
             raise ModelCallError(
                 f"the demo provider has one model, 'demo:{DEMO_MODEL}', not 'demo:{request.model}'",
@@ -45,6 +48,11 @@ class DemoProvider:
         offered = {tool.name for tool in request.tools}
         content = _next_step(request.messages, offered)
         stop = "tool_use" if any(isinstance(b, ToolUseBlock) for b in content) else "end_turn"
+        if on_text is not None:
+            for block in content:
+                if isinstance(block, TextBlock):
+                    for word in block.text.split(" "):
+                        on_text(word + " ")
         return ModelResponse(
             content=content, stop_reason=stop, usage=_usage(request, content), model=DEMO_MODEL
         )

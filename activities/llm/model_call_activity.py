@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Mapping
-from datetime import timedelta
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 import structlog
 from temporalio import activity
+from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.exceptions import ApplicationError
 
-from activities.llm.provider import ModelCallError, ModelProvider, ModelRequest
+from activities.llm.provider import ModelCallError, ModelProvider, ModelRequest, TextSink
 from activities.store.content_store import ContentMissingError
 from activities.store.conversation_store import ConversationStore
 from activities.tools.registry import ToolRegistry
@@ -32,6 +34,7 @@ from contracts.errors import (
     LLM_PAYLOAD_REJECTED,
     TURN_BUDGET_EXCEEDED,
 )
+from contracts.events import TURN_EVENTS_TOPIC, TurnEvent
 from contracts.messages import Message
 from contracts.names import ACTIVITY_MODEL_CALL
 from contracts.pricing import cost_usd, input_cost_usd, price_for
@@ -41,6 +44,7 @@ from contracts.turn import split_model
 log = structlog.get_logger()
 T = TypeVar("T")
 HEARTBEAT_EVERY_S = 5.0
+TEXT_BATCH = timedelta(milliseconds=300)
 # Temporal's default limit on one payload is 2 MiB; keep a margin for the envelope.
 PAYLOAD_LIMIT_BYTES = 2_000_000
 
@@ -84,7 +88,8 @@ class ModelCallActivities:
             call.model, request, iteration=call.iteration, turn_id=call.turn_id
         ) as span:
             await self._check_cost_budget(call, provider, request)
-            response = await _heartbeating(_classified(provider.complete(request)))
+            async with _text_deltas(call) as on_text:
+                response = await _heartbeating(_classified(provider.complete(request, on_text)))
             price = price_for(call.model, call.price)
             cost = cost_usd(response.usage, price) if price else 0.0
             span.answered(response, cost)
@@ -189,6 +194,30 @@ class ModelCallActivities:
                     non_retryable=True,
                 )
         return definitions
+
+
+@asynccontextmanager
+async def _text_deltas(call: ModelCallInput) -> AsyncIterator[TextSink | None]:
+    """Publishes the answer's text to the turn's event stream as it arrives, when the turn asked
+    for it. Deltas travel as batched signals (a few history events per call), so it is opt-in."""
+    if not call.stream_text:
+        yield None
+        return
+    async with WorkflowStreamClient.from_within_activity(batch_interval=TEXT_BATCH) as stream:
+        topic = stream.topic(TURN_EVENTS_TOPIC, type=TurnEvent)
+
+        def publish(text: str) -> None:
+            topic.publish(
+                TurnEvent(
+                    kind="text_delta",
+                    at=datetime.now(UTC),
+                    iteration=call.iteration,
+                    model=call.model,
+                    text=text,
+                )
+            )
+
+        yield publish
 
 
 def _check_payload_size(result: ModelCallResult) -> None:

@@ -7,6 +7,7 @@ Temporal's job, so providers make exactly one attempt.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from pydantic import BaseModel, Field
@@ -56,10 +57,18 @@ class ModelCallError(Exception):
         self.retry_after_s = retry_after_s
 
 
+TextSink = Callable[[str], None]
+
+
 class ModelProvider(Protocol):
     name: str
 
-    async def complete(self, request: ModelRequest) -> ModelResponse: ...
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        """One model call. With `on_text`, a provider that streams passes each piece of answer
+        text to it as it arrives; the response is the same either way."""
+        ...
 
     async def count_input_tokens(self, request: ModelRequest) -> int:
         """How many input tokens `request` will bill, for the pre-call budget check."""

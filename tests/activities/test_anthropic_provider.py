@@ -513,3 +513,26 @@ def test_messages_convert_to_api_shape() -> None:
     ]
 
     assert _to_sdk_messages(messages) == [m.model_dump(mode="json") for m in messages]
+
+
+async def test_streaming_passes_text_as_it_arrives_and_returns_the_same_answer(
+    server: FakeAnthropic, provider: AnthropicProvider
+) -> None:
+    key = new_key()
+    usage = {"input_tokens": 12, "output_tokens": 9}
+    server.script(
+        key, [fake.tool_calls(("read_file", {"path": "a.md"}), text="Let me look.", usage=usage)]
+    )
+    pieces: list[str] = []
+
+    response = await provider.complete(request_for(key), on_text=pieces.append)
+
+    assert "".join(pieces) == "Let me look." and len(pieces) > 1
+    assert response.content[0] == TextBlock(text="Let me look.")
+    assert response.content[1].type == "tool_use" and response.content[1].input == {"path": "a.md"}
+    assert (response.stop_reason, response.usage.input_tokens, response.usage.output_tokens) == (
+        "tool_use",
+        12,
+        9,
+    )
+    assert server.requests_for(key)[0].body["stream"] is True

@@ -83,7 +83,12 @@ class MessageReply(Reply):
             "stop_sequence": None,
             "usage": self._usage(context.body, content),
         }
-        return web.json_response(body, headers={"request-id": context.request_id})
+        headers = {"request-id": context.request_id}
+        if context.body.get("stream"):
+            return web.Response(
+                text=server_sent_events(body), content_type="text/event-stream", headers=headers
+            )
+        return web.json_response(body, headers=headers)
 
     def _usage(self, request: JsonDict, content: list[JsonDict]) -> dict[str, int]:
         usage = {
@@ -266,3 +271,55 @@ def _header_value(retry_after: float | str) -> str:
     if isinstance(retry_after, float) and retry_after.is_integer():
         return str(int(retry_after))
     return str(retry_after)
+
+
+_CHUNK = 7  # characters per streamed delta: small, so a test sees several
+
+
+def server_sent_events(message: JsonDict) -> str:
+    """The Messages API's streaming form of `message`: message_start, then per content block a
+    start, its deltas and a stop, then message_delta (stop reason, usage) and message_stop."""
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str, JsonDict]] = [
+        ("message_start", {"type": "message_start", "message": start})
+    ]
+    for index, block in enumerate(message["content"]):
+        events += _block_events(index, block)
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": usage["output_tokens"]},
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+
+
+def _block_events(index: int, block: JsonDict) -> list[tuple[str, JsonDict]]:
+    if block["type"] == "text":
+        opening: JsonDict = {"type": "text", "text": ""}
+        text = block["text"]
+        deltas = [
+            {"type": "text_delta", "text": text[i : i + _CHUNK]}
+            for i in range(0, len(text), _CHUNK)
+        ]
+    else:
+        opening = {**block, "input": {}}
+        deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+    events = [
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": opening},
+        )
+    ]
+    events += [
+        ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
+        for d in deltas
+    ]
+    events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    return events

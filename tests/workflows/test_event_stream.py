@@ -56,3 +56,26 @@ async def test_watch_replays_a_finished_turn(turns: TurnRunner) -> None:
     assert not state.failed and state.ended == "completed"
     assert "iteration 2 of 10" in text
     assert "▶ list_files" in text and "turn completed" in text
+
+
+async def test_a_streaming_turn_publishes_its_text_as_it_arrives(turns: TurnRunner) -> None:
+    key = new_key()
+    answer = "The notes say the approval flow ships on Friday."
+    turns.fake.script(
+        key, [fake.tool_calls(("list_files", {"path": "."}), text="Looking."), fake.text(answer)]
+    )
+
+    handle = await turns.start(scripted_request(key, agent={"stream": True}))
+    report = await handle.result()
+
+    assert report.output == answer
+    [use] = report.messages[1].tool_uses()  # streamed tool input arrives whole
+    assert (use.name, use.input) == ("list_files", {"path": "."})
+    assert all(r.body.get("stream") for r in turns.fake.requests_for(key))
+    events = [event async for event in turn_events(turns.client, handle.id)]
+    deltas = [e for e in events if e.kind == "text_delta"]
+    assert "".join(e.text or "" for e in deltas if e.iteration == 2) == answer
+    assert len([e for e in deltas if e.iteration == 2]) > 1  # it came in pieces
+    finished = [i for i, e in enumerate(events) if e.kind == "model_call_finished"]
+    last_delta = max(i for i, e in enumerate(events) if e.kind == "text_delta")
+    assert finished[0] < last_delta < finished[1]  # deltas of call 2 precede its end
