@@ -39,13 +39,14 @@ from activities.mcp.failures import (
 )
 from activities.mcp.results import result_text
 from activities.store.content_store import ContentStore
+from activities.tool_results import stored_result
 from activities.tools.result_limits import (
     DEFAULT_MAX_RESULT_BYTES,
     MAX_RESULT_BYTES,
     MIN_RESULT_BYTES,
     capped,
 )
-from contracts.activity_io import ToolCallResult, ToolOutcome
+from contracts.activity_io import ToolCallResult
 from contracts.mcp import (
     ACTIVITY_MCP_CALL_TOOL,
     ACTIVITY_MCP_LIST_TOOLS,
@@ -54,7 +55,6 @@ from contracts.mcp import (
     McpListToolsResult,
     split_qualified_name,
 )
-from contracts.messages import ToolResultBlock
 
 log = structlog.get_logger(__name__)
 
@@ -127,21 +127,15 @@ class McpActivities:
         server = _server_of(call.name)
         text, is_error = await heartbeating(self._outcome(call))
         text = capped(text, self._max_result_bytes)
-        duration_ms = round((time.monotonic() - started) * 1000)
-        block = ToolResultBlock(tool_use_id=call.call_id, content=text, is_error=is_error)
-        block_ref = await self._store.put(block.model_dump_json().encode())
-        outcome: ToolOutcome = "error" if is_error else "ok"
-        log.info(
-            "tool_call",
-            tool=call.name,
-            server=server,
-            call_id=call.call_id,
+        return await stored_result(
+            self._store,
             turn_id=call.turn_id,
-            duration_ms=duration_ms,
-            outcome=outcome,
-        )
-        return ToolCallResult(
-            block_ref=block_ref, is_error=is_error, content=text, duration_ms=duration_ms
+            call_id=call.call_id,
+            tool=call.name,
+            text=text,
+            is_error=is_error,
+            started=started,
+            server=server,
         )
 
     async def _outcome(self, call: McpCallInput) -> tuple[str, bool]:

@@ -21,6 +21,7 @@ from temporalio import activity
 
 from activities.heartbeating import heartbeating
 from activities.store.content_store import ContentStore
+from activities.tool_results import stored_result
 from activities.tools.registry import ToolContext, ToolError, ToolRegistry, WorkerTool, run_tool
 from activities.tools.result_limits import (
     DEFAULT_MAX_RESULT_BYTES,
@@ -29,8 +30,7 @@ from activities.tools.result_limits import (
     capped,
 )
 from activities.tracing import tool_span
-from contracts.activity_io import ToolCallInput, ToolCallResult, ToolOutcome
-from contracts.messages import ToolResultBlock
+from contracts.activity_io import ToolCallInput, ToolCallResult
 from contracts.names import ACTIVITY_TOOL_CALL
 
 log = structlog.get_logger(__name__)
@@ -71,20 +71,14 @@ class ToolActivities:
             text, is_error = await heartbeating(self._outcome(call))
             span.finished(is_error=is_error, output=text)
         text = capped(text, self._max_result_bytes)
-        duration_ms = round((time.monotonic() - started) * 1000)
-        block = ToolResultBlock(tool_use_id=call.call_id, content=text, is_error=is_error)
-        block_ref = await self._store.put(block.model_dump_json().encode())
-        outcome: ToolOutcome = "error" if is_error else "ok"
-        log.info(
-            "tool_call",
-            tool=call.tool,
-            call_id=call.call_id,
+        return await stored_result(
+            self._store,
             turn_id=call.turn_id,
-            duration_ms=duration_ms,
-            outcome=outcome,
-        )
-        return ToolCallResult(
-            block_ref=block_ref, is_error=is_error, content=text, duration_ms=duration_ms
+            call_id=call.call_id,
+            tool=call.tool,
+            text=text,
+            is_error=is_error,
+            started=started,
         )
 
     async def _outcome(self, call: ToolCallInput) -> tuple[str, bool]:

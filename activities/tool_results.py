@@ -1,0 +1,46 @@
+"""The end of every tool call, worker or MCP: its `tool_result` block goes into the content store
+(so the next model call gets it by reference), one `tool_call` event is logged (never the
+arguments' or the output's text), and the activity's result is built."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import structlog
+
+from activities.store.content_store import ContentStore
+from contracts.activity_io import ToolCallResult, ToolOutcome
+from contracts.messages import ToolResultBlock
+
+log = structlog.get_logger()
+
+
+async def stored_result(
+    store: ContentStore,
+    *,
+    turn_id: str,
+    call_id: str,
+    tool: str,
+    text: str,
+    is_error: bool,
+    started: float,
+    **log_fields: Any,
+) -> ToolCallResult:
+    """`started` is the call's `time.monotonic()` start; `log_fields` join the log event."""
+    duration_ms = round((time.monotonic() - started) * 1000)
+    block = ToolResultBlock(tool_use_id=call_id, content=text, is_error=is_error)
+    block_ref = await store.put(block.model_dump_json().encode())
+    outcome: ToolOutcome = "error" if is_error else "ok"
+    log.info(
+        "tool_call",
+        tool=tool,
+        call_id=call_id,
+        turn_id=turn_id,
+        duration_ms=duration_ms,
+        outcome=outcome,
+        **log_fields,
+    )
+    return ToolCallResult(
+        block_ref=block_ref, is_error=is_error, content=text, duration_ms=duration_ms
+    )
