@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
         TurnStatus,
     )
     from contracts.turn import AgentReport, TurnRequest
-    from workflows import budgets, mcp_tools, turn_tracing
+    from workflows import budgets, mcp_tools, structured_output, turn_tracing
     from workflows import turn_record as record
     from workflows.failures import describe, fail, invalid_request
     from workflows.model_calls import call_model
@@ -160,6 +160,8 @@ class AgentTurnWorkflow:
             if result.stop_reason == "max_tokens":
                 return turn.report("max_tokens", workflow.now())
             if not uses:
+                if self._needs_another_answer(turn):
+                    continue
                 return turn.report("completed", workflow.now())
             self._check_autonomy(turn, uses)
             turn.tool_interactions += 1
@@ -233,6 +235,19 @@ class AgentTurnWorkflow:
         if turn.state in _LIVE_STATES:
             turn.state = self._pending.state()
         self._view.publish(turn, turn.state, self._pending.listing())
+
+    def _needs_another_answer(self, turn: Turn) -> bool:
+        """With an output schema: keeps the structured answer, or sends the model back to
+        correct it."""
+        schema = turn.request.agent.output_schema
+        if schema is None or not workflow.patched(structured_output.PATCH):
+            return False
+        value, correction = structured_output.structured_answer(turn.messages[-1].text(), schema)
+        if correction is None:
+            turn.structured_output = value
+            return False
+        turn.append_user_text(correction)
+        return True
 
     def _check_autonomy(self, turn: Turn, uses: list[ToolUseBlock]) -> None:
         request = turn.request

@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows import budgets
     from workflows.activity_options import MODEL_CALL_HEARTBEAT, MODEL_CALL_RETRY
     from workflows.failures import cause_message, error_type, fail, timed_out
+    from workflows.structured_output import instruction
     from workflows.turn_state import Turn
 
 
@@ -71,8 +72,11 @@ async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCa
     request = turn.request
     context = None
     if turn.context_ref is None:
+        system = request.agent.system_prompt
+        if request.agent.output_schema is not None:
+            system = "\n\n".join(p for p in (system, instruction(request.agent.output_schema)) if p)
         context = CallContext(
-            system_prompt=request.agent.system_prompt,
+            system_prompt=system,
             external_tools=request.external_tools,
             mcp_tools=[spec.definition() for spec in turn.mcp_tools.values()],
         )

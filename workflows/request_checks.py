@@ -9,6 +9,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.mcp import is_mcp_tool_name
     from contracts.pricing import price_for
     from contracts.turn import TurnRequest
+    from workflows.tool_validation import schema_problem
 
 
 def offered_tools(request: TurnRequest) -> list[str]:
@@ -26,6 +27,7 @@ def request_problem(request: TurnRequest) -> str | None:
         or _allowed_tools_unknown(request)
         or _history_shape(request)
         or _unpriced_model(request)
+        or _invalid_output_schema(request)
     )
 
 
@@ -91,3 +93,9 @@ def _unpriced_model(request: TurnRequest) -> str | None:
                 f"budget could not be enforced; give agent.price or drop the budget"
             )
     return None
+
+
+def _invalid_output_schema(request: TurnRequest) -> str | None:
+    schema = request.agent.output_schema
+    problem = schema_problem(schema) if schema is not None else None
+    return f"agent.output_schema: {problem}" if problem else None

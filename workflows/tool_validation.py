@@ -238,3 +238,20 @@ def _brief(schema: Any) -> str:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def value_problems(schema: Mapping[str, Any], value: Any) -> list[str]:
+    """What is wrong with `value` (any JSON value, e.g. a structured answer) for `schema`, as
+    sentences naming where; empty when it fits."""
+    try:
+        validator = _validator(_canonical(schema))
+        errors = list(validator.iter_errors(value))
+    except Exception as err:  # an invalid schema: checked at the start of the turn already
+        return [_invalid_schema(f"{type(err).__name__}: {err}")]
+    sentences = sorted(
+        f"at {_path(error.absolute_path)!r}: {_clip(error.message, 200)}"
+        if error.absolute_path
+        else _clip(error.message, 200)
+        for error in errors
+    )
+    return sentences[:MAX_PROBLEMS]

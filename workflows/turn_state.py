@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
@@ -63,6 +63,7 @@ class Turn(BaseModel):
     models_used: list[str] = Field(default_factory=list)
     human: HumanClock = Field(default_factory=HumanClock)
     decisions: list[DecisionRecord] = Field(default_factory=list)
+    structured_output: JsonValue = None
     ended: datetime | None = None
 
     @classmethod
@@ -95,6 +96,13 @@ class Turn(BaseModel):
         ]
         self.unsent.append(MessageDraft(role="user", content=drafts))
 
+    def append_user_text(self, text: str) -> None:
+        """A message of the runtime's own to the model (e.g. a correction), sent with the next
+        call."""
+        message = Message(role="user", content=[TextBlock(text=text)])
+        self.messages.append(message)
+        self.unsent.append(MessageDraft(role="user", content=list(message.content)))
+
     def resend_everything(self) -> None:
         """Forgets the stored conversation so the next call sends it inline (the store lost it)."""
         self.conversation_ref = None
@@ -124,6 +132,7 @@ class Turn(BaseModel):
             duration_ms=self.elapsed_ms(now),
             models_used=list(self.models_used),
             decisions=list(self.decisions),
+            structured_output=self.structured_output,
         )
 
 
