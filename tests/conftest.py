@@ -187,6 +187,21 @@ def scripted_request(key: str, **overrides: Any) -> dict[str, Any]:
     return {"agent": agent, "task": task, **overrides}
 
 
+async def run_on_server(
+    client: Client, settings: Settings, fake: FakeAnthropic, request: dict[str, Any]
+) -> AgentReport:
+    """One turn to its end on a worker of its own, on any server (e.g. the time-skipping one)."""
+    async with running_worker(client, settings, fake):
+        handle = await client.start_workflow(
+            WORKFLOW_TYPE,
+            request,
+            id=f"turn-{uuid.uuid4()}",
+            task_queue=settings.task_queue,
+            result_type=AgentReport,
+        )
+        return await handle.result()
+
+
 async def failure_of(
     turns: TurnRunner, request: dict[str, Any]
 ) -> tuple[ApplicationError, AgentReport]:

@@ -13,7 +13,7 @@ from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import WorkflowEnvironment
 
-from contracts.names import QUERY_STATUS, WORKFLOW_TYPE
+from contracts.names import QUERY_STATUS
 from contracts.signals import TurnStatus
 from contracts.turn import AgentReport
 from tests.conftest import (
@@ -21,7 +21,7 @@ from tests.conftest import (
     failure_of,
     make_settings,
     new_key,
-    running_worker,
+    run_on_server,
     scripted_request,
 )
 from tests.fakes import fake_anthropic as fake
@@ -127,15 +127,7 @@ async def _run_on_skipping_server(
     env: WorkflowEnvironment, fake_api: FakeAnthropic, tmp_path: Path, request: dict
 ) -> AgentReport:
     settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
-    async with running_worker(env.client, settings, fake_api):
-        handle = await env.client.start_workflow(
-            WORKFLOW_TYPE,
-            request,
-            id=f"turn-{uuid.uuid4()}",
-            task_queue=settings.task_queue,
-            result_type=AgentReport,
-        )
-        return await handle.result()
+    return await run_on_server(env.client, settings, fake_api, request)
 
 
 async def test_exhausted_retries_fail_with_llm_unavailable(

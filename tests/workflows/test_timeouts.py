@@ -10,9 +10,7 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from contracts.messages import ToolResultBlock
-from contracts.names import WORKFLOW_TYPE
-from contracts.turn import AgentReport
-from tests.conftest import make_settings, new_key, running_worker, scripted_request
+from tests.conftest import make_settings, new_key, run_on_server, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 
@@ -34,15 +32,7 @@ async def test_approval_timeout_counts_as_rejection_and_not_against_time_budget(
         key, task={"constraints": {"approval_timeout_s": 3600, "time_budget_ms": 60_000}}
     )
 
-    async with running_worker(skipping_env.client, settings, fake_anthropic):
-        handle = await skipping_env.client.start_workflow(
-            WORKFLOW_TYPE,
-            request,
-            id=f"turn-{uuid.uuid4()}",
-            task_queue=settings.task_queue,
-            result_type=AgentReport,
-        )
-        report = await handle.result()
+    report = await run_on_server(skipping_env.client, settings, fake_anthropic, request)
 
     [result] = [b for b in report.messages[2].content if isinstance(b, ToolResultBlock)]
     assert result.is_error
