@@ -206,7 +206,9 @@ async def serve(args: argparse.Namespace) -> None:
             if args.dev:
                 client = await _start_dev_server(stack, settings, args)
             else:
-                client = await connect(address=args.address, namespace=args.namespace)
+                client = await connect(
+                    address=args.address, namespace=args.namespace, settings=settings
+                )
                 await check_search_attributes(client)
             await run_worker(settings, client, stop=stop)
 
@@ -225,7 +227,9 @@ async def _start_dev_server(
     # For the person at the terminal, not a diagnostic: where to watch the turns.
     print(f"Temporal Web UI: {server.ui_url}", flush=True)
     # The dev server is local and plain-text: ignore TEMPORAL_* meant for another cluster.
-    return await connect(address=server.address, namespace=server.namespace, from_env=False)
+    return await connect(
+        address=server.address, namespace=server.namespace, from_env=False, settings=settings
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:

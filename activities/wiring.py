@@ -17,8 +17,9 @@ from activities.llm.model_call_activity import ModelCallActivities
 from activities.llm.provider import ModelProvider
 from activities.mcp.config import load_mcp_config
 from activities.mcp.mcp_activity import McpActivities
-from activities.store.content_store import ContentStore, LocalFolderStore
+from activities.store.content_store import ContentStore
 from activities.store.conversation_store import ConversationStore
+from activities.store.stores import open_store
 from activities.tools.registry import ToolRegistry
 from activities.tools.tool_activity import ToolActivities
 from activities.tools.workspace import Workspace, builtin_tools
@@ -39,7 +40,7 @@ def build_activities(
     tools: ToolRegistry | None = None,
     store: ContentStore | None = None,
 ) -> list[Callable[..., Any]]:
-    store = store or LocalFolderStore(settings.store_dir)
+    store = store or open_store(settings)
     cap = settings.max_tool_result_bytes
     # read_file's own cap sits under the result cap, so the model sees read_file's marker
     # (with the file's name and size) rather than the generic one.

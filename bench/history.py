@@ -168,9 +168,9 @@ async def floor_history(client: Client, k: int, task_queue: str | None = None) -
 async def turnkeeper_history(
     client: Client, k: int, data_dir: Path, task_queue: str | None = None
 ) -> HistoryStats:
-    """Runs one turnkeeper turn (L = 0) and accounts its history. `client` must use the pydantic
-    data converter; without `task_queue` a worker of our own runs for the turn, its content
-    store under `data_dir`."""
+    """Runs one turnkeeper turn (L = 0) and accounts its history. `client` must use
+    `bench_data_converter(data_dir)`; without `task_queue` a worker of our own runs for the
+    turn, its content store under `data_dir`."""
     if task_queue is None:
         queue = f"bench-turnkeeper-{uuid.uuid4().hex[:8]}"
         async with turnkeeper_worker(client, queue, data_dir):

@@ -27,14 +27,13 @@ async def _floor_worker(args: argparse.Namespace) -> Worker:
 
 
 async def _turnkeeper_worker(args: argparse.Namespace) -> Worker:
-    from temporalio.contrib.pydantic import pydantic_data_converter
-
-    from bench.turnkeeper_side import turnkeeper_worker
+    from bench.turnkeeper_side import bench_data_converter, turnkeeper_worker
     from turnkeeper.logging import configure_logging
 
     configure_logging("WARNING")
-    client = await Client.connect(args.address, data_converter=pydantic_data_converter)
-    return turnkeeper_worker(client, args.task_queue, Path(args.data_dir), **worker_options(args))
+    data_dir = Path(args.data_dir)
+    client = await Client.connect(args.address, data_converter=bench_data_converter(data_dir))
+    return turnkeeper_worker(client, args.task_queue, data_dir, **worker_options(args))
 
 
 async def serve(args: argparse.Namespace) -> None:

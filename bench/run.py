@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from bench import report, sections
 from bench.core_log import CoreWarnings, install_core_warnings
@@ -31,7 +30,7 @@ from bench.options import add_worker_arguments, describe, worker_argv, worker_op
 from bench.parked import parked
 from bench.server import BenchServer, machine
 from bench.sides import FLOOR, OURS, floor_side, turnkeeper_side
-from bench.turnkeeper_side import turnkeeper_worker
+from bench.turnkeeper_side import bench_data_converter, turnkeeper_worker
 from turnkeeper.logging import configure_logging
 
 ALL_SECTIONS = ["history", "overhead", "concurrency", "concurrency-large", "parked"]
@@ -95,10 +94,12 @@ async def measure(
     results: dict[str, Any] = {"timings_s": {}}
     timings = results["timings_s"]
     floor_client = await Client.connect(server.address)
-    ours_client = await Client.connect(server.address, data_converter=pydantic_data_converter)
+    data_dir = server.folder / "turnkeeper"
+    ours_client = await Client.connect(
+        server.address, data_converter=bench_data_converter(data_dir)
+    )
     floor_queue = f"bench-floor-{uuid.uuid4().hex[:8]}"
     ours_queue = f"bench-turnkeeper-{uuid.uuid4().hex[:8]}"
-    data_dir = server.folder / "turnkeeper"
     bench = sections.Bench(
         server,
         floor_side(floor_client, floor_queue),

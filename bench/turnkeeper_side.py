@@ -14,18 +14,20 @@ from pathlib import Path
 from typing import Any, Final
 
 from temporalio.client import Client, WorkflowHandle
+from temporalio.converter import DataConverter
 from temporalio.worker import Worker
 
-from activities.llm.provider import ModelRequest, ModelResponse
+from activities.llm.provider import ModelRequest, ModelResponse, TextSink
 from activities.store.content_store import LocalFolderStore
+from activities.store.payload_storage import turn_data_converter
 from activities.tools.registry import ToolRegistry, worker_tool
 from activities.wiring import build_activities, worker_workflows, workflow_runner
 from bench.scenario import BLOB, MODEL, TOOL_NAME, parse_task_text, task_text
 from contracts.messages import TextBlock, ToolResultBlock, ToolUseBlock
-from contracts.names import ACTIVITY_MODEL_CALL, ACTIVITY_TOOL_CALL, WORKFLOW_TYPE
-from contracts.search_attributes import identity_search_attributes
+from contracts.names import ACTIVITY_MODEL_CALL, ACTIVITY_TOOL_CALL
 from contracts.turn import AgentReport, TurnRequest, Usage
 from turnkeeper.settings import Settings
+from turnkeeper.turns import start_turn
 
 MODEL_ACTIVITY: Final = ACTIVITY_MODEL_CALL
 TOOL_ACTIVITY: Final = ACTIVITY_TOOL_CALL
@@ -40,7 +42,9 @@ class BenchProvider:
 
     name = "anthropic"
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> ModelResponse:
         k, latency_s = parse_task_text(_first_user_text(request))
         seen = sum(
             isinstance(block, ToolResultBlock)
@@ -98,7 +102,7 @@ def turnkeeper_worker(client: Client, task_queue: str, data_dir: Path, **options
         task_queue=task_queue,
         workspace=data_dir / "workspace",
         data_dir=data_dir,
-        store_dir=data_dir / "store",
+        store_dir=bench_store(data_dir).root,
     )
     settings.workspace.mkdir(parents=True, exist_ok=True)
     activities = build_activities(
@@ -106,7 +110,7 @@ def turnkeeper_worker(client: Client, task_queue: str, data_dir: Path, **options
         client=client,
         providers={"anthropic": BenchProvider()},
         tools=bench_tools(),
-        store=LocalFolderStore(settings.store_dir),
+        store=bench_store(data_dir),
     )
     return Worker(
         client,
@@ -116,6 +120,15 @@ def turnkeeper_worker(client: Client, task_queue: str, data_dir: Path, **options
         # The production sandbox settings unless the bench's flags ask for others.
         **{"workflow_runner": workflow_runner(), **options},
     )
+
+
+def bench_store(data_dir: Path) -> LocalFolderStore:
+    return LocalFolderStore(data_dir / "store")
+
+
+def bench_data_converter(data_dir: Path) -> DataConverter:
+    """The converter of every client of our side: large activity payloads go to the store."""
+    return turn_data_converter(bench_store(data_dir))
 
 
 def turn_request(k: int, latency_ms: float, *, needs_approval: bool = False) -> TurnRequest:
@@ -138,16 +151,12 @@ def turn_request(k: int, latency_ms: float, *, needs_approval: bool = False) -> 
 async def start_turnkeeper_turn(
     client: Client, task_queue: str, k: int, latency_ms: float, *, needs_approval: bool = False
 ) -> WorkflowHandle[Any, AgentReport]:
-    """Starts a turn the way `turnkeeper.turns.start_turn` does (summary, identity attributes)."""
-    request = turn_request(k, latency_ms, needs_approval=needs_approval)
-    return await client.start_workflow(
-        WORKFLOW_TYPE,
-        request,
-        id=f"turn-bench-k{k}-{uuid.uuid4().hex[:10]}",
+    """Starts a turn the way `turnkeeper run` does."""
+    return await start_turn(
+        client,
+        turn_request(k, latency_ms, needs_approval=needs_approval),
+        workflow_id=f"turn-bench-k{k}-{uuid.uuid4().hex[:10]}",
         task_queue=task_queue,
-        result_type=AgentReport,
-        static_summary=request.summary(),
-        search_attributes=identity_search_attributes(request),
     )
 
 

@@ -8,8 +8,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    model_serializer,
+)
 
+from contracts.claim_check import ClaimChecked
 from contracts.messages import ContentBlock, Message
 from contracts.tools import ToolDefinition
 from contracts.turn import ExternalToolSpec, Price, Usage
@@ -80,8 +88,9 @@ class ToolTraits(CompactModel):
     priority: int = 0  # when one response asks for several tiers, only the highest runs
 
 
-class ModelCallInput(CompactModel):
-    turn_id: str
+class ModelCallInput(CompactModel, ClaimChecked):
+    # Empty: the activity reads the turn's id from its own info. Set only by older workflows.
+    turn_id: str = ""
     iteration: int
     model: str
     max_tokens: int
@@ -92,8 +101,10 @@ class ModelCallInput(CompactModel):
     want_tool_traits: bool = False
     # Publish the answer's text to the turn's event stream as it streams in.
     stream_text: bool = False
-    context_ref: str | None = None
+    # The turn's context, sent when there is no stored conversation yet: it becomes the root.
     context: CallContext | None = None
+    # Only for turns whose conversation chain predates context roots.
+    context_ref: str | None = None
     offered_tools: list[str] = Field(default_factory=list)
     conversation: ConversationDelta
 
@@ -101,25 +112,31 @@ class ModelCallInput(CompactModel):
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"]
 
 
-class ModelCallResult(CompactModel):
+class ModelCallResult(CompactModel, ClaimChecked):
     message: Message
     stop_reason: StopReason
     usage: Usage
     cost_usd: float
-    model: str
+    model: str = ""  # empty: the model the call asked for (the workflow knows it)
     conversation_ref: str
-    context_ref: str
+    # Only from workers that stored the context apart from the conversation (it is now the
+    # conversation's root, named by `conversation_ref`).
+    context_ref: str | None = None
     duration_ms: int
     # Offered worker tools that declare they always need a human approval (e.g. write_file).
     approval_required: list[str] = Field(default_factory=list)
     tool_traits: list[ToolTraits] = Field(default_factory=list)
 
+    @field_serializer("usage")
+    def _nonzero_usage(self, usage: Usage) -> dict[str, int]:
+        return {name: count for name, count in usage.model_dump().items() if count}
+
 
 ToolOutcome = Literal["ok", "error"]
 
 
-class ToolCallInput(CompactModel):
-    turn_id: str
+class ToolCallInput(CompactModel, ClaimChecked):
+    turn_id: str = ""  # as in ModelCallInput
     call_id: str
     tool: str
     input: dict[str, JsonValue]
@@ -129,7 +146,7 @@ class ToolCallInput(CompactModel):
         return f"{self.turn_id}/{self.call_id}"
 
 
-class ToolCallResult(CompactModel):
+class ToolCallResult(CompactModel, ClaimChecked):
     """The tool's `tool_result` block, already in the content store under `block_ref`."""
 
     block_ref: str

@@ -12,6 +12,7 @@ from typing import Final
 
 from pydantic import BaseModel, Field, JsonValue
 
+from contracts.claim_check import ClaimChecked
 from contracts.tools import ToolDefinition
 from contracts.turn import TOOL_NAME_PATTERN
 
@@ -76,8 +77,8 @@ class McpListToolsResult(BaseModel):
     errors: list[str] = Field(default_factory=list)
 
 
-class McpCallInput(BaseModel):
-    turn_id: str
+class McpCallInput(BaseModel, ClaimChecked):
+    turn_id: str = ""  # as in ModelCallInput
     call_id: str
     name: str  # the qualified name, as the model called it
     input: dict[str, JsonValue] = Field(default_factory=dict)

@@ -18,13 +18,14 @@ from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import SearchAttributeKey
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.demo_provider import DemoProvider
+from activities.store.content_store import LocalFolderStore
+from activities.store.payload_storage import turn_data_converter
 from activities.tools.registry import ToolRegistry
 from activities.wiring import build_activities, worker_workflows, workflow_runner
 from contracts.names import QUERY_STATUS, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
@@ -49,10 +50,17 @@ def temporal_binary(name: str) -> str:
 
 
 @pytest.fixture(scope="session")
-async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+def payload_store(tmp_path_factory: pytest.TempPathFactory) -> LocalFolderStore:
+    """Where the session's clients and workers keep large payloads out of history (each test's
+    conversation content goes to a store of its own, under its settings)."""
+    return LocalFolderStore(tmp_path_factory.mktemp("payloads"))
+
+
+@pytest.fixture(scope="session")
+async def temporal_env(payload_store: LocalFolderStore) -> AsyncIterator[WorkflowEnvironment]:
     keys = [SA_KEYS[kind](name) for name, kind in SEARCH_ATTRIBUTES.items()]
     env = await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
+        data_converter=turn_data_converter(payload_store),
         dev_server_existing_path=temporal_binary("temporal"),
         search_attributes=keys,
     )
@@ -68,9 +76,9 @@ _INDEXED = {
 
 
 @pytest.fixture(scope="session")
-async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+async def skipping_env(payload_store: LocalFolderStore) -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_time_skipping(
-        data_converter=pydantic_data_converter,
+        data_converter=turn_data_converter(payload_store),
         test_server_existing_path=temporal_binary("temporal-test-server"),
     )
     async with env:

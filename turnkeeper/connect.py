@@ -7,9 +7,11 @@ from typing import Any, Final
 
 import structlog
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
 
+from activities.store.payload_storage import turn_data_converter
+from activities.store.stores import open_store
+from turnkeeper.settings import Settings
 from turnkeeper.telemetry import client_options
 
 DEFAULT_ADDRESS: Final = "localhost:7233"
@@ -56,7 +58,11 @@ def connect_config(
 
 
 async def connect(
-    *, address: str | None = None, namespace: str | None = None, from_env: bool = True
+    *,
+    address: str | None = None,
+    namespace: str | None = None,
+    from_env: bool = True,
+    settings: Settings | None = None,
 ) -> Client:
     """Connect a client that speaks the project's pydantic JSON.
 
@@ -65,16 +71,19 @@ async def connect(
         namespace: Namespace that overrides `TEMPORAL_NAMESPACE` and the config file.
         from_env: Read `TEMPORAL_*` and the config file. The embedded dev server turns this off so
             that a Temporal Cloud API key in the environment does not switch TLS on for localhost.
+        settings: Where the content store is (default: from the environment). Large payloads
+            live there, so every client and worker of a turn must name the same store.
 
     Raises:
         TemporalUnreachableError: Nothing answered at the address.
     """
     config = connect_config(address=address, namespace=namespace, from_env=from_env)
+    converter = turn_data_converter(open_store(settings or Settings.from_env()))
     target, ns = config["target_host"], config["namespace"]
     try:
         client = await asyncio.wait_for(
             # The tracing plugin and Temporal's metrics runtime, when telemetry is configured.
-            Client.connect(**config, data_converter=pydantic_data_converter, **client_options()),
+            Client.connect(**config, data_converter=converter, **client_options()),
             timeout=CONNECT_TIMEOUT_S,
         )
     except TimeoutError as err:

@@ -78,7 +78,10 @@ async def run_demo(options: DemoOptions) -> int:
             how = "reused the one already running" if server.reused else "started"
             _done(f"Temporal dev server {how} on {server.address} · Web UI {server.ui_url}")
             client = await connect(
-                address=server.address, namespace=server.namespace, from_env=False
+                address=server.address,
+                namespace=server.namespace,
+                from_env=False,
+                settings=settings,
             )
             target = Target(server.address, server.namespace, server.ui_url)
             try:

@@ -115,7 +115,9 @@ async def start_turn(
     try:
         return await client.start_workflow(
             WORKFLOW_TYPE,
-            request,
+            # Only what the caller set: the Web UI shows the request as written, and history
+            # does not carry every default of the contract (the workflow applies them).
+            request.model_dump(mode="json", exclude_defaults=True),
             id=workflow_id,
             task_queue=task_queue,
             result_type=AgentReport,

@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowStreamState
 
     from contracts import errors
+    from contracts.claim_check import ClaimChecked
     from contracts.messages import Message, ToolUseBlock
     from contracts.names import (
         QUERY_DECISIONS,
@@ -54,7 +55,7 @@ with workflow.unsafe.imports_passed_through():
 _LIVE_STATES = ("running", "awaiting_approval", "awaiting_external")
 
 
-class CarriedTurn(BaseModel):
+class CarriedTurn(BaseModel, ClaimChecked):
     """What a turn hands to its next run when it continues as new (the request travels as the
     first argument, so it is not carried twice)."""
 

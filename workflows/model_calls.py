@@ -71,7 +71,7 @@ async def _call_resending(turn: Turn, model: str, offered: list[str]) -> ModelCa
 async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCallResult:
     request = turn.request
     context = None
-    if turn.context_ref is None:
+    if turn.conversation_ref is None:
         system = request.agent.system_prompt
         if request.agent.output_schema is not None:
             system = "\n\n".join(p for p in (system, instruction(request.agent.output_schema)) if p)
@@ -81,7 +81,6 @@ async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCa
             mcp_tools=[spec.definition() for spec in turn.mcp_tools.values()],
         )
     call = ModelCallInput(
-        turn_id=workflow.info().workflow_id,
         iteration=turn.iteration,
         model=model,
         max_tokens=request.agent.max_tokens,
@@ -107,4 +106,5 @@ async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCa
         summary=f"model call {turn.iteration} · {split_model(model)[1]}",
     )
     turn.traits_loaded = True
+    result.model = result.model or model
     return result

@@ -110,9 +110,7 @@ class ToolCalls:
         return await self._run(turn, use)
 
     async def _run(self, turn: Turn, use: ToolUseBlock) -> Settled:
-        call = ToolCallInput(
-            turn_id=workflow.info().workflow_id, call_id=use.id, tool=use.name, input=use.input
-        )
+        call = ToolCallInput(call_id=use.id, tool=use.name, input=use.input)
         turn.tool_calls += 1
         self._view.event("tool_call_started", turn, call_id=use.id, tool=use.name, input=use.input)
         traits = turn.tool_traits.get(use.name)
@@ -223,9 +221,7 @@ class ToolCalls:
 
 
 def _mcp_call(call: ToolCallInput) -> McpCallInput:
-    return McpCallInput(
-        turn_id=call.turn_id, call_id=call.call_id, name=call.tool, input=call.input
-    )
+    return McpCallInput(call_id=call.call_id, name=call.tool, input=call.input)
 
 
 def _needs_approval(turn: Turn, use: ToolUseBlock) -> bool:

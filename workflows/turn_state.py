@@ -83,7 +83,7 @@ class Turn(BaseModel):
         self.messages.append(result.message)
         self.unsent = []
         self.conversation_ref = result.conversation_ref
-        self.context_ref = result.context_ref
+        self.context_ref = result.context_ref or self.context_ref
         self.declared_approval.update(result.approval_required)
         self.tool_traits.update({traits.name: traits for traits in result.tool_traits})
 

@@ -26,6 +26,7 @@ from activities.store.content_store import ContentMissingError
 from activities.store.conversation_store import ConversationStore
 from activities.tools.registry import ToolRegistry
 from activities.tracing import model_call_span
+from activities.turn_identity import bound_to_turn
 from contracts.activity_io import CallContext, ModelCallInput, ModelCallResult, ToolTraits
 from contracts.errors import (
     CONTENT_MISSING,
@@ -62,6 +63,7 @@ class ModelCallActivities:
 
     @activity.defn(name=ACTIVITY_MODEL_CALL)
     async def model_call(self, call: ModelCallInput) -> ModelCallResult:
+        call = bound_to_turn(call)
         started = time.monotonic()
         provider_name, model_name = split_model(call.model)
         provider = self._providers.get(provider_name)
@@ -72,15 +74,15 @@ class ModelCallActivities:
                 non_retryable=True,
             )
         try:
-            context, context_ref = await self._context(call)
-            head, messages = await self._conversations.resolve(call.conversation)
+            conversation = await self._conversations.resolve(call.conversation, call.context)
+            context = conversation.context or await self._legacy_context(call)
         except ContentMissingError as err:
             raise ApplicationError(str(err), type=CONTENT_MISSING, non_retryable=True) from err
 
         request = ModelRequest(
             model=model_name,
             system=context.system_prompt,
-            messages=messages,
+            messages=list(conversation.messages),
             tools=self._offered_tools(call.offered_tools, context),
             max_tokens=call.max_tokens,
         )
@@ -94,7 +96,7 @@ class ModelCallActivities:
             cost = cost_usd(response.usage, price) if price else 0.0
             span.answered(response, cost)
         assistant = Message(role="assistant", content=response.content)
-        conversation_ref = await self._conversations.append(head, assistant, messages)
+        conversation_ref = await self._conversations.append(conversation, assistant)
         duration_ms = int((time.monotonic() - started) * 1000)
         log.info(
             "llm_call",
@@ -112,9 +114,7 @@ class ModelCallActivities:
             stop_reason=response.stop_reason,
             usage=response.usage,
             cost_usd=cost,
-            model=call.model,
             conversation_ref=conversation_ref,
-            context_ref=context_ref,
             duration_ms=duration_ms,
             approval_required=[
                 name
@@ -162,12 +162,11 @@ class ModelCallActivities:
                 )
         return traits
 
-    async def _context(self, call: ModelCallInput) -> tuple[CallContext, str]:
-        if call.context is not None:
-            return call.context, await self._conversations.put_context(call.context)
+    async def _legacy_context(self, call: ModelCallInput) -> CallContext:
+        """The context of a turn whose conversation chain has no context root."""
         if call.context_ref is None:
-            return CallContext(), await self._conversations.put_context(CallContext())
-        return await self._conversations.get_context(call.context_ref), call.context_ref
+            return CallContext()
+        return await self._conversations.get_context(call.context_ref)
 
     def _offered_tools(self, names: list[str], context: CallContext) -> list[ToolDefinition]:
         external = {tool.name: tool for tool in context.external_tools}

@@ -46,6 +46,7 @@ from activities.tools.result_limits import (
     MIN_RESULT_BYTES,
     capped,
 )
+from activities.turn_identity import bound_to_turn
 from contracts.activity_io import ToolCallResult
 from contracts.mcp import (
     ACTIVITY_MCP_CALL_TOOL,
@@ -123,6 +124,7 @@ class McpActivities:
     @activity.defn(name=ACTIVITY_MCP_CALL_TOOL)
     async def mcp_call_tool(self, call: McpCallInput) -> ToolCallResult:
         """Run `call` on its server and put its `tool_result` block into the content store."""
+        call = bound_to_turn(call)
         started = time.monotonic()
         server = _server_of(call.name)
         text, is_error = await heartbeating(self._outcome(call))

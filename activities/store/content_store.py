@@ -9,6 +9,7 @@ workflow that refers to them (see the README's "Content store" section).
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import os
 import re
@@ -16,7 +17,9 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+_ALGORITHM = "sha256"
+_HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
+_BASE64_DIGEST = re.compile(r"[A-Za-z0-9_-]{43}")
 
 
 class ContentMissingError(LookupError):
@@ -24,7 +27,23 @@ class ContentMissingError(LookupError):
 
 
 def content_ref(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    """`sha256:` and the digest in unpadded base64url: 50 characters where hex takes 71, and
+    references are written into history on every iteration."""
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{_ALGORITHM}:{digest}"
+
+
+def hex_digest(ref: str) -> str:
+    """The digest of a reference in hex, which names the object in every store (file systems
+    that ignore case could not tell base64 names apart). Hex references, which turns started
+    before base64 was adopted still hold, are read too."""
+    algorithm, _, digest = ref.partition(":")
+    if algorithm == _ALGORITHM:
+        if _HEX_DIGEST.fullmatch(digest):
+            return digest
+        if _BASE64_DIGEST.fullmatch(digest):
+            return base64.urlsafe_b64decode(digest + "=").hex()
+    raise ContentMissingError(f"not a content reference: {ref!r}")
 
 
 class ContentStore(Protocol):
@@ -40,9 +59,7 @@ class LocalFolderStore:
         self.root = root
 
     def _path(self, ref: str) -> Path:
-        algorithm, _, digest = ref.partition(":")
-        if algorithm != "sha256" or not _HEX64.fullmatch(digest):
-            raise ContentMissingError(f"not a content reference: {ref!r}")
+        digest = hex_digest(ref)
         return self.root / digest[:2] / digest[2:]
 
     async def put(self, data: bytes) -> str:

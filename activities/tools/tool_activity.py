@@ -30,6 +30,7 @@ from activities.tools.result_limits import (
     capped,
 )
 from activities.tracing import tool_span
+from activities.turn_identity import bound_to_turn
 from contracts.activity_io import ToolCallInput, ToolCallResult
 from contracts.names import ACTIVITY_TOOL_CALL
 
@@ -66,6 +67,7 @@ class ToolActivities:
     @activity.defn(name=ACTIVITY_TOOL_CALL)
     async def tool_call(self, call: ToolCallInput) -> ToolCallResult:
         """Run `call` and put its `tool_result` block into the content store."""
+        call = bound_to_turn(call)
         started = time.monotonic()
         with tool_span(call.tool, call.input, call_id=call.call_id) as span:
             text, is_error = await heartbeating(self._outcome(call))

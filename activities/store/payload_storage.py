@@ -1,0 +1,69 @@
+"""What stays out of workflow history, and the data converter that keeps it out.
+
+Bulk conversation content enters a turn's history once: in the final report. Its other trips
+(a tool's output coming back, an assistant message with a long `tool_use` input, a conversation
+re-sent inline after a store loss, the state a long turn carries into its next run) are payloads
+of `ClaimChecked` types, and those go to the content store through the SDK's external storage
+once they reach `CLAIM_CHECK_BYTES`; history keeps a reference of about 200 bytes.
+
+What a person reads in the Web UI (the request, the report, signals, decisions, small tool
+outputs) stays inline unless it reaches `LARGE_PAYLOAD_BYTES`, where any payload is stored so
+that no turn trips Temporal's payload limits (a warning at 512 KiB, a failure at 2 MiB).
+
+Every worker and every client of a turn must use `turn_data_converter` over the same store:
+the SDK reads references back transparently, so workflow code, queries and reports see values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, Final
+
+from temporalio.api.common.v1 import Payload
+from temporalio.contrib.pydantic import PydanticPayloadConverter, pydantic_data_converter
+from temporalio.converter import (
+    DataConverter,
+    ExternalStorage,
+    StorageDriver,
+    StorageDriverSelectContext,
+)
+
+from activities.store.content_store import ContentStore
+from activities.store.payload_driver import ContentStoreDriver
+from contracts.claim_check import ClaimChecked
+
+CLAIM_CHECK_BYTES: Final = 1024
+LARGE_PAYLOAD_BYTES: Final = 256 * 1024
+_MARK: Final = "turnkeeper-claim-check"
+
+
+class TurnPayloadConverter(PydanticPayloadConverter):
+    """The pydantic JSON converter, marking `ClaimChecked` payloads of `CLAIM_CHECK_BYTES` or
+    more so that the storage selector (which sees payloads, not values) can tell them apart."""
+
+    def to_payloads(self, values: Sequence[Any]) -> list[Payload]:
+        payloads = super().to_payloads(values)
+        for value, payload in zip(values, payloads, strict=True):
+            if isinstance(value, ClaimChecked) and payload.ByteSize() >= CLAIM_CHECK_BYTES:
+                payload.metadata[_MARK] = b"1"
+        return payloads
+
+
+def external_storage(driver: StorageDriver) -> ExternalStorage:
+    def select(context: StorageDriverSelectContext, payload: Payload) -> StorageDriver | None:
+        if _MARK in payload.metadata or payload.ByteSize() >= LARGE_PAYLOAD_BYTES:
+            return driver
+        return None
+
+    return ExternalStorage(
+        drivers=[driver], driver_selector=select, payload_size_threshold=CLAIM_CHECK_BYTES
+    )
+
+
+def turn_data_converter(store: ContentStore) -> DataConverter:
+    return dataclasses.replace(
+        pydantic_data_converter,
+        payload_converter_class=TurnPayloadConverter,
+        external_storage=external_storage(ContentStoreDriver(store)),
+    )
