@@ -22,6 +22,8 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
+from activities.store.content_store import ContentStore
+from activities.store.stores import open_store
 from activities.wiring import build_activities, worker_workflows, workflow_runner
 from contracts.names import DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTES, TASK_QUEUE_ENV
 from turnkeeper.connect import TemporalUnreachableError, connect
@@ -63,20 +65,24 @@ class SearchAttributesMissingError(RuntimeError):
         self.names = list(names)
 
 
-def build_worker(client: Client, settings: Settings) -> Worker:
+def build_worker(client: Client, settings: Settings, store: ContentStore | None = None) -> Worker:
     """The worker for agent turns on `settings.task_queue`, not yet running."""
     return Worker(
         client,
         task_queue=settings.task_queue,
         workflows=worker_workflows(),
         workflow_runner=workflow_runner(),
-        activities=build_activities(settings, client=client),
+        activities=build_activities(settings, client=client, store=store),
         graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
     )
 
 
 async def run_worker(
-    settings: Settings, client: Client, *, stop: asyncio.Event | None = None
+    settings: Settings,
+    client: Client,
+    *,
+    stop: asyncio.Event | None = None,
+    store: ContentStore | None = None,
 ) -> None:
     """Run a worker until `stop` is set, then shut it down gracefully.
 
@@ -85,11 +91,13 @@ async def run_worker(
         client: A client from `turnkeeper.connect.connect`.
         stop: Set it to stop the worker. Without one, SIGINT and SIGTERM stop it (which needs the
             main thread); the console command passes its own to run a worker in-process.
+        store: The content store the client's converter uses (default: one opened from
+            `settings`), so that activities and payloads share one connection pool.
 
     Raises:
         RuntimeError: The worker failed fatally (for example it lost the server for good).
     """
-    worker = build_worker(client, settings)
+    worker = build_worker(client, settings, store)
     log.info("worker started", task_queue=settings.task_queue, namespace=client.namespace)
     if stop is not None:
         await _run_until(worker, stop)
@@ -203,18 +211,21 @@ async def serve(args: argparse.Namespace) -> None:
     # A stop requested during start-up lets the worker start and drain at once.
     with _stop_on_signals(stop):
         async with contextlib.AsyncExitStack() as stack:
+            store = open_store(settings)
+            stack.push_async_callback(store.aclose)
             if args.dev:
-                client = await _start_dev_server(stack, settings, args)
+                client = await _start_dev_server(stack, settings, store, args)
             else:
-                client = await connect(
-                    address=args.address, namespace=args.namespace, settings=settings
-                )
+                client = await connect(address=args.address, namespace=args.namespace, store=store)
                 await check_search_attributes(client)
-            await run_worker(settings, client, stop=stop)
+            await run_worker(settings, client, stop=stop, store=store)
 
 
 async def _start_dev_server(
-    stack: contextlib.AsyncExitStack, settings: Settings, args: argparse.Namespace
+    stack: contextlib.AsyncExitStack,
+    settings: Settings,
+    store: ContentStore,
+    args: argparse.Namespace,
 ) -> Client:
     server = DevServer(
         settings.data_dir,
@@ -228,7 +239,7 @@ async def _start_dev_server(
     print(f"Temporal Web UI: {server.ui_url}", flush=True)
     # The dev server is local and plain-text: ignore TEMPORAL_* meant for another cluster.
     return await connect(
-        address=server.address, namespace=server.namespace, from_env=False, settings=settings
+        address=server.address, namespace=server.namespace, from_env=False, store=store
     )
 
 

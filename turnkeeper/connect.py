@@ -9,6 +9,7 @@ import structlog
 from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
 
+from activities.store.content_store import ContentStore
 from activities.store.payload_storage import turn_data_converter
 from activities.store.stores import open_store
 from turnkeeper.settings import Settings
@@ -63,6 +64,7 @@ async def connect(
     namespace: str | None = None,
     from_env: bool = True,
     settings: Settings | None = None,
+    store: ContentStore | None = None,
 ) -> Client:
     """Connect a client that speaks the project's pydantic JSON.
 
@@ -73,12 +75,13 @@ async def connect(
             that a Temporal Cloud API key in the environment does not switch TLS on for localhost.
         settings: Where the content store is (default: from the environment). Large payloads
             live there, so every client and worker of a turn must name the same store.
+        store: The store itself, when the caller opened it already (a worker shares one).
 
     Raises:
         TemporalUnreachableError: Nothing answered at the address.
     """
     config = connect_config(address=address, namespace=namespace, from_env=from_env)
-    converter = turn_data_converter(open_store(settings or Settings.from_env()))
+    converter = turn_data_converter(store or open_store(settings or Settings.from_env()))
     target, ns = config["target_host"], config["namespace"]
     try:
         client = await asyncio.wait_for(

@@ -24,6 +24,7 @@ DATA_DIR_ENV = "TURNKEEPER_DATA_DIR"
 STORE_DIR_ENV = "TURNKEEPER_STORE_DIR"
 MAX_TOOL_RESULT_BYTES_ENV = "TURNKEEPER_MAX_TOOL_RESULT_BYTES"
 MCP_CONFIG_ENV = "TURNKEEPER_MCP_CONFIG"
+STORE_URL_ENV = "TURNKEEPER_STORE_URL"
 
 DEFAULT_WORKSPACE = "./workspace"
 DEFAULT_DATA_DIR = "./.turnkeeper"
@@ -38,9 +39,14 @@ class Settings:
         task_queue: Temporal task queue the worker polls.
         workspace: Sandbox folder of the built-in file tools.
         data_dir: Local state: the dev server's SQLite file, its log and the content store.
-        store_dir: Folder of the content store (claim-checked conversation content).
+        store_dir: Folder of the content store (claim-checked conversation content), used when
+            `store_url` is unset.
         max_tool_result_bytes: Cap on one tool result; larger ones are truncated with a marker.
         mcp_config: JSON file of the worker's MCP servers (`activities/mcp/config.py`); None: none.
+        store_url: A content store shared by every host of a cluster, `s3://bucket` or
+            `s3://bucket/optional/prefix` on S3 or an S3-compatible service (needs the `s3`
+            extra; endpoint, region and credentials come from boto3's `AWS_*` variables).
+            None: the local folder `store_dir`.
     """
 
     task_queue: str
@@ -49,6 +55,7 @@ class Settings:
     store_dir: Path
     max_tool_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
     mcp_config: Path | None = None
+    store_url: str | None = None
 
     @property
     def dev_server_db(self) -> Path:
@@ -72,6 +79,7 @@ class Settings:
             store_dir=_absolute(store_dir) if store_dir else data_dir / "store",
             max_tool_result_bytes=_bytes(source, MAX_TOOL_RESULT_BYTES_ENV),
             mcp_config=_optional_path(source.get(MCP_CONFIG_ENV)),
+            store_url=source.get(STORE_URL_ENV) or None,
         )
 
 

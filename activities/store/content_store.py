@@ -51,6 +51,9 @@ class ContentStore(Protocol):
 
     async def get(self, ref: str) -> bytes: ...
 
+    async def aclose(self) -> None:
+        """Releases connections; the store stays usable (a later call reconnects)."""
+
 
 class LocalFolderStore:
     """The embedded default: one file per object under a folder shared by the workers of a host."""
@@ -75,6 +78,9 @@ class LocalFolderStore:
             return await asyncio.to_thread(path.read_bytes)
         except FileNotFoundError:
             raise ContentMissingError(f"content {ref} is not in the store at {self.root}") from None
+
+    async def aclose(self) -> None:
+        pass  # files hold no connection
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

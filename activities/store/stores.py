@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from activities.store.content_store import ContentStore, LocalFolderStore
+from activities.store.s3_store import S3Store
 
 if TYPE_CHECKING:
     from turnkeeper.settings import Settings
 
 
 def open_store(settings: Settings) -> ContentStore:
+    if settings.store_url:
+        return _store_at(settings.store_url)
     return LocalFolderStore(settings.store_dir)
+
+
+def _store_at(url: str) -> ContentStore:
+    parts = urlsplit(url)
+    if parts.scheme != "s3" or not parts.netloc:
+        # The URL itself stays out of the message: a mistyped one could carry credentials.
+        raise ValueError("TURNKEEPER_STORE_URL must be s3://bucket or s3://bucket/prefix")
+    return S3Store(bucket=parts.netloc, prefix=parts.path.lstrip("/"))

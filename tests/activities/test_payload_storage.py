@@ -112,7 +112,14 @@ def test_references_are_base64_and_hex_references_still_name_the_same_object() -
 
 @pytest.mark.parametrize(
     "ref",
-    ["", "sha256:", "md5:abc", "sha256:../../etc/passwd", "sha256:" + "Z" * 64, "sha256:" + "a" * 42],
+    [
+        "",
+        "sha256:",
+        "md5:abc",
+        "sha256:../../etc/passwd",
+        "sha256:" + "Z" * 64,
+        "sha256:" + "a" * 42,
+    ],
 )
 def test_a_malformed_reference_is_refused(ref: str) -> None:
     with pytest.raises(ContentMissingError, match="not a content reference"):

@@ -77,8 +77,7 @@ def _tool_result_payload_types(events: list[HistoryEvent]) -> list[bytes]:
         event.event_id
         for event in events
         if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        and event.activity_task_scheduled_event_attributes.activity_type.name
-        == ACTIVITY_TOOL_CALL
+        and event.activity_task_scheduled_event_attributes.activity_type.name == ACTIVITY_TOOL_CALL
     }
     return [
         event.activity_task_completed_event_attributes.result.payloads[0].metadata.get(
