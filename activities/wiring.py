@@ -15,8 +15,8 @@ from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.demo_provider import DemoProvider
 from activities.llm.model_call_activity import ModelCallActivities
 from activities.llm.provider import ModelProvider
-from activities.mcp.config import load_mcp_config
-from activities.mcp.mcp_activity import McpActivities
+from activities.mcp.config import McpConfig, load_mcp_config
+from activities.mcp.unconfigured import NoMcpServers
 from activities.store.content_store import ContentStore
 from activities.store.conversation_store import ConversationStore
 from activities.store.stores import open_store
@@ -25,6 +25,7 @@ from activities.tools.tool_activity import ToolActivities
 from activities.tools.workspace import Workspace, builtin_tools
 
 if TYPE_CHECKING:
+    from activities.mcp.mcp_activity import McpActivities
     from turnkeeper.settings import Settings
 
 
@@ -49,9 +50,7 @@ def build_activities(
         providers or default_providers(), ConversationStore(store), tools
     )
     tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
-    mcp = McpActivities(
-        load_mcp_config(settings.mcp_config, os.environ), store, max_result_bytes=cap
-    )
+    mcp = _mcp_activities(load_mcp_config(settings.mcp_config, os.environ), store, cap)
     activities: list[Callable[..., Any]] = [
         model_calls.model_call,
         tool_calls.tool_call,
@@ -61,6 +60,17 @@ def build_activities(
         cache = ApprovalCacheActivities(client)
         activities += [cache.approval_cache_lookup, cache.approval_cache_remember]
     return activities
+
+
+def _mcp_activities(
+    config: McpConfig, store: ContentStore, max_result_bytes: int
+) -> McpActivities | NoMcpServers:
+    if not config.servers:
+        return NoMcpServers(store)
+    # Imported only when servers are configured: the mcp SDK is a large import.
+    from activities.mcp.mcp_activity import McpActivities
+
+    return McpActivities(config, store, max_result_bytes=max_result_bytes)
 
 
 def worker_workflows() -> list[type]:

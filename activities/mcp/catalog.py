@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from mcp.types import Tool
 
-from activities.mcp.config import McpServerConfig
+from activities.mcp.config import McpServerConfig, unknown_server
 from activities.mcp.connections import McpConnections
 from activities.mcp.failures import (
     McpUnavailable,
@@ -137,8 +137,7 @@ class McpToolCatalog:
         return listing
 
     def _unknown(self, server: str) -> str:
-        configured = ", ".join(sorted(self._servers)) or "none"
-        return f"MCP server {server!r} is not configured on this worker (configured: {configured})"
+        return unknown_server(server, self._servers)
 
 
 def call_activity_timeout_s(server: McpServerConfig) -> float:

@@ -194,3 +194,13 @@ def _explain(where: str, err: ValidationError) -> str:
             message = "unknown field"
         problems.append(f"{where}.{field}: {message}")
     return "; ".join(problems)
+
+
+def unknown_server(server: str, configured: Mapping[str, object]) -> str:
+    """Why `server`'s tools are not offered: the worker has no server of that name."""
+    names = ", ".join(sorted(configured)) or "none"
+    return f"MCP server {server!r} is not configured on this worker (configured: {names})"
+
+
+def unknown_server_call(server: str) -> str:
+    return f"unknown MCP server {server!r}: this worker is not configured with it"

@@ -29,7 +29,7 @@ from temporalio import activity
 
 from activities.heartbeating import heartbeating
 from activities.mcp.catalog import CALL_GUARD_S, McpToolCatalog
-from activities.mcp.config import McpConfig
+from activities.mcp.config import McpConfig, unknown_server_call
 from activities.mcp.connections import McpConnection, McpConnections
 from activities.mcp.failures import (
     McpUnavailable,
@@ -147,7 +147,7 @@ class McpActivities:
         except ValueError as err:
             return str(err), True
         if server not in self._servers:
-            return f"unknown MCP server {server!r}: this worker is not configured with it", True
+            return unknown_server_call(server), True
         try:
             connection = await self._connections.borrow(server)
         except McpUnavailable as err:

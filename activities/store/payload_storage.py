@@ -21,10 +21,13 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.pydantic import PydanticPayloadConverter, pydantic_data_converter
+from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter, pydantic_data_converter
 from temporalio.converter import (
+    CompositePayloadConverter,
     DataConverter,
+    DefaultPayloadConverter,
     ExternalStorage,
+    JSONPlainPayloadConverter,
     StorageDriver,
     StorageDriverSelectContext,
 )
@@ -38,9 +41,25 @@ LARGE_PAYLOAD_BYTES: Final = 256 * 1024
 _MARK: Final = "turnkeeper-claim-check"
 
 
-class TurnPayloadConverter(PydanticPayloadConverter):
-    """The pydantic JSON converter, marking `ClaimChecked` payloads of `CLAIM_CHECK_BYTES` or
-    more so that the storage selector (which sees payloads, not values) can tell them apart."""
+# The SDK builds a payload converter for every workflow instance, and the pydantic one brings a
+# cache of compiled validators of its own: each cached turn held its own copies. Our models are
+# imported once for all instances (passed through the sandbox), so one cache serves them all;
+# `functools.lru_cache` and pydantic's validators are safe to share between activation threads.
+_SHARED_JSON_CONVERTER: Final = PydanticJSONPlainPayloadConverter()
+
+
+class TurnPayloadConverter(CompositePayloadConverter):
+    """The pydantic JSON converter, with one validator cache per process, marking
+    `ClaimChecked` payloads of `CLAIM_CHECK_BYTES` or more so that the storage selector (which
+    sees payloads, not values) can tell them apart."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            *(
+                _SHARED_JSON_CONVERTER if isinstance(c, JSONPlainPayloadConverter) else c
+                for c in DefaultPayloadConverter.default_encoding_payload_converters
+            )
+        )
 
     def to_payloads(self, values: Sequence[Any]) -> list[Payload]:
         payloads = super().to_payloads(values)

@@ -1,0 +1,66 @@
+"""The MCP activities of a worker with no MCP server configured.
+
+The `mcp` SDK costs a worker about 25 MiB of memory on import, so a worker without MCP servers
+registers these instead: the same activity names and answers (every server is unknown, so a turn
+that names one goes on without its tools), with nothing of the SDK loaded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from temporalio import activity
+
+from activities.mcp.config import unknown_server, unknown_server_call
+from activities.store.content_store import ContentStore
+from activities.tool_results import stored_result
+from activities.turn_identity import bound_to_turn
+from contracts.activity_io import ToolCallResult
+from contracts.mcp import (
+    ACTIVITY_MCP_CALL_TOOL,
+    ACTIVITY_MCP_LIST_TOOLS,
+    McpCallInput,
+    McpListToolsInput,
+    McpListToolsResult,
+    split_qualified_name,
+)
+
+
+class NoMcpServers:
+    def __init__(self, store: ContentStore) -> None:
+        self._store = store
+
+    def activities(self) -> list[Callable[..., Any]]:
+        return [self.mcp_list_tools, self.mcp_call_tool]
+
+    async def aclose(self) -> None:
+        pass  # nothing was connected
+
+    @activity.defn(name=ACTIVITY_MCP_LIST_TOOLS)
+    async def mcp_list_tools(self, request: McpListToolsInput) -> McpListToolsResult:
+        return McpListToolsResult(
+            errors=[unknown_server(name, {}) for name in request.servers or []]
+        )
+
+    @activity.defn(name=ACTIVITY_MCP_CALL_TOOL)
+    async def mcp_call_tool(self, call: McpCallInput) -> ToolCallResult:
+        call = bound_to_turn(call)
+        started = time.monotonic()
+        try:
+            server = split_qualified_name(call.name)[0]
+        except ValueError as err:
+            server, text = "", str(err)
+        else:
+            text = unknown_server_call(server)
+        return await stored_result(
+            self._store,
+            turn_id=call.turn_id,
+            call_id=call.call_id,
+            tool=call.name,
+            text=text,
+            is_error=True,
+            started=started,
+            server=server,
+        )
