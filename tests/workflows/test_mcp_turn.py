@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -12,13 +13,19 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client
+from temporalio.testing import ActivityEnvironment
 
+from activities.mcp.unconfigured import NoMcpServers
+from activities.store.content_store import LocalFolderStore
+from contracts.mcp import McpCallInput
 from contracts.messages import ToolResultBlock
 from contracts.turn import AgentReport
 from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.mcp_servers.http_process import DEMO_SERVER, HttpServerProcess
+
+ROOT = Path(__file__).parent.parent.parent
 
 
 @pytest.fixture
@@ -84,3 +91,40 @@ async def test_mcp_tools_over_stdio_and_http_in_one_turn(mcp_turns: TurnRunner) 
     assert "mcp__web__add" not in offered  # only the named tool of that server
     assert not any(name.startswith("mcp__gone") for name in offered)  # its server is down
     assert report.tool_calls == 3
+
+
+async def test_a_worker_without_mcp_servers_runs_the_turn_without_their_tools(
+    turns: TurnRunner,
+) -> None:
+    key = new_key()
+    turns.fake.script(key, [fake.text("no MCP here")])
+
+    report = await turns.run(scripted_request(key, agent={"tools": ["read_file", "mcp__web__*"]}))
+
+    assert report.output == "no MCP here"
+    offered = {t["name"] for t in turns.fake.requests_for(key)[0].body["tools"]}
+    assert offered == {"read_file"}
+
+
+async def test_without_mcp_servers_a_call_to_one_is_an_error_result(tmp_path: Path) -> None:
+    activities = NoMcpServers(LocalFolderStore(tmp_path / "store"))
+    call = McpCallInput(turn_id="turn-1", call_id="toolu_1", name="mcp__web__echo")
+
+    result = await ActivityEnvironment().run(activities.mcp_call_tool, call)
+
+    assert result.is_error
+    assert "unknown MCP server 'web'" in result.content
+
+
+def test_a_worker_without_mcp_servers_does_not_load_the_mcp_sdk(tmp_path: Path) -> None:
+    # The SDK is 25 MiB of a worker's memory; only workers with servers should pay for it.
+    code = (
+        "import sys; from pathlib import Path; from activities.wiring import build_activities; "
+        "from turnkeeper.settings import Settings; "
+        f"build_activities(Settings('q', Path({str(tmp_path)!r}), Path({str(tmp_path)!r}), "
+        f"Path({str(tmp_path)!r}))); print('mcp' in sys.modules)"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert loaded.stdout.strip() == "False"
