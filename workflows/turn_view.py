@@ -2,12 +2,14 @@
 current details the Web UI shows (markdown), and the live event stream.
 
 All three are derived from workflow state, deterministically. Search-attribute upserts are the
-only part that writes history, so they are made only when a value changed.
+only part that writes history, so they are made only when a value changed, and counters are
+refreshed at a measured pace (`_counters_due`).
 """
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from temporalio import workflow
@@ -30,6 +32,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.turn_state import Turn
 
 _INPUT_PREVIEW_CHARS = 300
+_ENDED = ("completed", "failed", "cancelled")
+COUNTER_REFRESH_PATCH = "counter-refresh"
+COUNTER_REFRESH = timedelta(seconds=10)
 
 
 class TurnView:
@@ -37,6 +42,7 @@ class TurnView:
         self.stream = stream
         self._events = self.stream.topic(TURN_EVENTS_TOPIC, type=TurnEvent)
         self._published: dict[str, Any] = {}
+        self._upserted_at = datetime.min.replace(tzinfo=UTC)
 
     def identify(self, turn: Turn) -> None:
         request = turn.request
@@ -55,17 +61,25 @@ class TurnView:
             SA_LLM_CALLS: turn.llm_calls,
             SA_TOOL_CALLS: turn.tool_calls,
         }
-        # ToolCalls alone is folded into the next model call's upsert: one upsert event per
-        # iteration at most, plus one per change of state.
         changed = {k: v for k, v in values.items() if self._published.get(k) != v}
-        # ToolCalls alone is folded into the next upsert: at most one upsert event per model
-        # call, plus one per change of state, each carrying only the values that changed.
-        if changed.keys() & {SA_TURN_STATE, SA_COST_USD, SA_LLM_CALLS} or (
-            changed and state in ("completed", "failed", "cancelled")
-        ):
+        if SA_TURN_STATE in changed or (changed and state in _ENDED) or self._counters_due(changed):
             workflow.upsert_search_attributes(_pairs(changed))
             self._published.update(changed)
+            self._upserted_at = workflow.now()
+        # Free (no history event), so always current: the Web UI's view of the turn.
         workflow.set_current_details(details_markdown(turn, state, pending))
+
+    def _counters_due(self, changed: dict[str, Any]) -> bool:
+        """Whether changed counters alone are worth an upsert. Each upsert is a history event, a
+        visibility write and, on Temporal Cloud, a billed action, so counters are refreshed
+        with every change of state and at most every `COUNTER_REFRESH` in between; the details
+        and the `status` query are always current. Turns started before this wrote them after
+        every model call."""
+        if not changed.keys() & {SA_COST_USD, SA_LLM_CALLS}:
+            return False  # ToolCalls alone waits for the next upsert
+        if not workflow.patched(COUNTER_REFRESH_PATCH):
+            return True
+        return workflow.now() - self._upserted_at >= COUNTER_REFRESH
 
     def event(self, kind: EventKind, turn: Turn, **fields: Any) -> None:
         self._events.publish(
