@@ -27,6 +27,11 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--activity-task-pollers", type=int, help="simple maximum of AT polls")
     group.add_argument("--disable-eager-activities", action="store_true")
     group.add_argument(
+        "--local-tool",
+        action="store_true",
+        help="run our side's fetch_blob on the fast path for cheap tools (a local activity)",
+    )
+    group.add_argument(
         "--unsandboxed", action="store_true", help="run our workflow without the sandbox"
     )
     group.add_argument(
@@ -45,6 +50,8 @@ def worker_argv(args: argparse.Namespace) -> list[str]:
             argv += ["--" + name.replace("_", "-"), str(value)]
     if args.disable_eager_activities:
         argv.append("--disable-eager-activities")
+    if args.local_tool:
+        argv.append("--local-tool")
     if args.unsandboxed:
         argv.append("--unsandboxed")
     if args.passthrough:
@@ -83,6 +90,7 @@ def describe(args: argparse.Namespace) -> dict[str, Any]:
     """The knobs as given, for the report (None: Temporal's default)."""
     described: dict[str, Any] = {name: getattr(args, name) for name in _FLAGS}
     described["disable_eager_activities"] = args.disable_eager_activities
+    described["local_tool"] = args.local_tool
     described["unsandboxed"] = args.unsandboxed
     described["passthrough"] = args.passthrough
     return described

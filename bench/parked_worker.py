@@ -33,7 +33,9 @@ async def _turnkeeper_worker(args: argparse.Namespace) -> Worker:
     configure_logging("WARNING")
     data_dir = Path(args.data_dir)
     client = await Client.connect(args.address, data_converter=bench_data_converter(data_dir))
-    return turnkeeper_worker(client, args.task_queue, data_dir, **worker_options(args))
+    return turnkeeper_worker(
+        client, args.task_queue, data_dir, local_tool=args.local_tool, **worker_options(args)
+    )
 
 
 async def serve(args: argparse.Namespace) -> None:

@@ -110,7 +110,13 @@ async def measure(
     if in_process:
         async with (
             floor_worker(floor_client, floor_queue),
-            turnkeeper_worker(ours_client, ours_queue, data_dir, **worker_options(args)),
+            turnkeeper_worker(
+                ours_client,
+                ours_queue,
+                data_dir,
+                local_tool=args.local_tool,
+                **worker_options(args),
+            ),
         ):
             results["warm_up_first_turn_s"] = await sections.warm_up(bench)
             for name in in_process:

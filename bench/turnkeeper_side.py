@@ -80,22 +80,29 @@ def _first_user_text(request: ModelRequest) -> str:
     raise ValueError("the request has no user message")
 
 
-@worker_tool(name=TOOL_NAME, description="Return a fixed 2 KiB blob (a benchmark stand-in).")
 async def fetch_blob(i: int) -> str:
     return BLOB
 
 
-def bench_tools() -> ToolRegistry:
-    return ToolRegistry([fetch_blob])
+def bench_tools(*, local: bool = False) -> ToolRegistry:
+    """`fetch_blob`, as an ordinary worker tool or (`local`) on the fast path for cheap tools."""
+    options: dict[str, Any] = {"local": True, "timeout_s": 10.0} if local else {}
+    description = "Return a fixed 2 KiB blob (a benchmark stand-in)."
+    return ToolRegistry(
+        [worker_tool(name=TOOL_NAME, description=description, **options)(fetch_blob)]
+    )
 
 
-def turnkeeper_worker(client: Client, task_queue: str, data_dir: Path, **options: Any) -> Worker:
+def turnkeeper_worker(
+    client: Client, task_queue: str, data_dir: Path, *, local_tool: bool = False, **options: Any
+) -> Worker:
     """Our worker as `worker.build_worker` wires it, with the bench provider and tool.
 
     Args:
         client: A client with the pydantic data converter.
         task_queue: The queue to poll.
         data_dir: Where the content store (and an empty workspace) live.
+        local_tool: Run `fetch_blob` on the fast path (a local activity).
         options: Extra `Worker` keyword arguments (the knobs `bench.run` exposes).
     """
     settings = Settings(
@@ -109,7 +116,7 @@ def turnkeeper_worker(client: Client, task_queue: str, data_dir: Path, **options
         settings,
         client=client,
         providers={"anthropic": BenchProvider()},
-        tools=bench_tools(),
+        tools=bench_tools(local=local_tool),
         store=bench_store(data_dir),
     )
     return Worker(

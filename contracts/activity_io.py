@@ -86,6 +86,7 @@ class ToolTraits(CompactModel):
     idempotent: bool = True
     timeout_s: float = 60.0
     priority: int = 0  # when one response asks for several tiers, only the highest runs
+    local: bool = False  # runs as a local activity (the fast path for cheap tools)
 
 
 class ModelCallInput(CompactModel, ClaimChecked):

@@ -116,16 +116,29 @@ class ToolCalls:
         traits = turn.tool_traits.get(use.name)
         idempotent = traits.idempotent if traits else True
         mcp = use.name in turn.mcp_tools
+        summary = f"tool {use.name}{_argument_hint(use)}"
         try:
-            result = await workflow.execute_activity(
-                ACTIVITY_MCP_CALL_TOOL if mcp else ACTIVITY_TOOL_CALL,
-                _mcp_call(call) if mcp else call,
-                result_type=ToolCallResult,
-                start_to_close_timeout=_tool_timeout(traits),
-                heartbeat_timeout=TOOL_HEARTBEAT,
-                retry_policy=tool_retry_policy(idempotent),
-                summary=f"tool {use.name}{_argument_hint(use)}",
-            )
+            if traits is not None and traits.local and not mcp:
+                # Traits come from history (the first model call's result), so a tool that turns
+                # local in a later release does not change the commands of a replayed turn.
+                result = await workflow.execute_local_activity(
+                    ACTIVITY_TOOL_CALL,
+                    call,
+                    result_type=ToolCallResult,
+                    start_to_close_timeout=_tool_timeout(traits),
+                    retry_policy=tool_retry_policy(idempotent),
+                    summary=summary,
+                )
+            else:
+                result = await workflow.execute_activity(
+                    ACTIVITY_MCP_CALL_TOOL if mcp else ACTIVITY_TOOL_CALL,
+                    _mcp_call(call) if mcp else call,
+                    result_type=ToolCallResult,
+                    start_to_close_timeout=_tool_timeout(traits),
+                    heartbeat_timeout=TOOL_HEARTBEAT,
+                    retry_policy=tool_retry_policy(idempotent),
+                    summary=summary,
+                )
         except ActivityError as err:
             if is_cancelled_exception(err):
                 raise

@@ -158,6 +158,7 @@ class ModelCallActivities:
                         idempotent=tool.idempotent,
                         timeout_s=tool.timeout_s,
                         priority=getattr(tool, "priority", 0),
+                        local=getattr(tool, "local", False),
                     )
                 )
         return traits

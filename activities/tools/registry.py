@@ -27,6 +27,10 @@ from contracts.tools import ToolDefinition
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 
+# A local call keeps its turn's workflow task open (the SDK heartbeats it); past this, a call is
+# no longer cheap and belongs on the server's activity queue.
+LOCAL_TOOL_MAX_TIMEOUT_S = 30.0
+
 # Schema keys whose values are maps of name -> schema, so that a parameter that happens to be
 # called "title" keeps its name while pydantic's generated titles are dropped.
 _SCHEMA_MAPS = frozenset({"properties", "$defs", "patternProperties"})
@@ -72,6 +76,11 @@ class WorkerTool:
         timeout_s: a run that takes longer becomes an `is_error` result for the model.
         priority: when one response asks for tools of several priorities, only the calls of the
             highest run in that iteration; the model is told to ask again for the others.
+        local: the fast path for cheap tools: calls run as local activities, in the worker that
+            runs the turn's workflow task, with no round trip through the server and one history
+            event instead of three. Only for idempotent tools that need no approval and finish
+            within `LOCAL_TOOL_MAX_TIMEOUT_S` (a local call holds the turn's workflow task open,
+            and a worker lost mid-call means the call runs again on the next worker).
         context_parameter: the parameter that receives the `ToolContext`, if the function has one.
     """
 
@@ -83,7 +92,19 @@ class WorkerTool:
     idempotent: bool = True
     timeout_s: float = 60.0
     priority: int = 0
+    local: bool = False
     context_parameter: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.local and (
+            not self.idempotent
+            or self.requires_approval
+            or self.timeout_s > LOCAL_TOOL_MAX_TIMEOUT_S
+        ):
+            raise ValueError(
+                f"tool {self.name!r} cannot be local: local tools must be idempotent, need no "
+                f"approval and time out within {LOCAL_TOOL_MAX_TIMEOUT_S:g} s"
+            )
 
     def input_schema(self) -> dict[str, Any]:
         return _schema(self.input_model)
@@ -107,6 +128,7 @@ def worker_tool(
     idempotent: bool = True,
     timeout_s: float = 60.0,
     priority: int = 0,
+    local: bool = False,
 ) -> Callable[[_Function], WorkerTool]: ...
 
 
@@ -120,6 +142,7 @@ def worker_tool(
     idempotent: bool = True,
     timeout_s: float = 60.0,
     priority: int = 0,
+    local: bool = False,
 ) -> WorkerTool | Callable[[_Function], WorkerTool]:
     """Turn a typed function (sync or async) into a `WorkerTool`; usable bare or with options.
 
@@ -130,9 +153,11 @@ def worker_tool(
         idempotent: see `WorkerTool`.
         timeout_s: see `WorkerTool`.
         priority: see `WorkerTool`; higher runs first.
+        local: see `WorkerTool`.
 
     Raises:
         TypeError: a parameter cannot be described to the model (no type hint, `*args`, ...).
+        ValueError: `local` on a tool that cannot run locally.
     """
 
     def wrap(fn: _Function) -> WorkerTool:
@@ -147,6 +172,7 @@ def worker_tool(
             idempotent=idempotent,
             timeout_s=timeout_s,
             priority=priority,
+            local=local,
             context_parameter=context_parameter,
         )
 

@@ -1,0 +1,136 @@
+"""The fast path for cheap tools: calls of a `local` worker tool run as local activities, in the
+worker that runs the turn's workflow task, with one history event each and no round trip through
+the server. Everything else about a call (results, errors, the model's view) is unchanged. It is
+opt-in: the built-in tools stay activities, whose summaries the Web UI lists."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client
+
+from activities.tools.registry import LOCAL_TOOL_MAX_TIMEOUT_S, ToolError, worker_tool
+from activities.tools.workspace import Workspace, builtin_tools
+from contracts.messages import ToolResultBlock
+from contracts.names import ACTIVITY_TOOL_CALL
+from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
+
+
+def _scheduled_tool_activities(events: list[HistoryEvent]) -> int:
+    return sum(
+        event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and event.activity_task_scheduled_event_attributes.activity_type.name == ACTIVITY_TOOL_CALL
+        for event in events
+    )
+
+
+def local_tool_markers(events: list[HistoryEvent]) -> list[HistoryEvent]:
+    """The markers that record local `tool_call` activities, in history order."""
+    return [
+        event
+        for event in events
+        if event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+        and event.marker_recorded_event_attributes.marker_name == "core_local_activity"
+        and b'"activity_type":"tool_call"'
+        in event.marker_recorded_event_attributes.details["data"].payloads[0].data
+    ]
+
+
+@worker_tool(local=True, timeout_s=5)
+def lookup(key: str) -> str:
+    """Look a key up in a small in-memory table."""
+    if key not in _TABLE:
+        raise ToolError(f"no entry {key!r}")
+    return _TABLE[key]
+
+
+_TABLE = {"a": "alpha", "b": "beta"}
+
+
+@pytest.fixture
+async def local(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> AsyncIterator[TurnRunner]:
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    registry = builtin_tools(Workspace(settings.workspace))
+    registry.add(lookup)
+    async with running_worker(client, settings, fake_anthropic, tools=registry):
+        yield TurnRunner(client, settings.task_queue, settings, fake_anthropic)
+
+
+async def test_a_local_tool_runs_in_the_workflow_task_and_answers_as_before(
+    local: TurnRunner,
+) -> None:
+    key = new_key()
+    local.fake.script(
+        key,
+        [
+            fake.tool_calls(("lookup", {"key": "a"}), ("lookup", {"key": "b"})),
+            fake.tool_calls(("lookup", {"key": "zzz"}), ("lookup", {"wrong": 1})),
+            fake.text("done"),
+        ],
+    )
+
+    handle = await local.start(scripted_request(key, agent={"tools": ["lookup"]}))
+    report = await handle.result()
+
+    first = [b for b in report.messages[2].content if isinstance(b, ToolResultBlock)]
+    assert [b.text() for b in first] == ["alpha", "beta"]
+    missing, invalid = [b for b in report.messages[4].content if isinstance(b, ToolResultBlock)]
+    assert missing.is_error and "no entry 'zzz'" in missing.text()
+    assert invalid.is_error  # refused by the schema check before anything ran
+    events = [event async for event in handle.fetch_history_events()]
+    assert _scheduled_tool_activities(events) == 0
+    markers = local_tool_markers(events)
+    assert len(markers) == 3
+    # Both calls of the first response ran side by side, within one workflow task.
+    assert not [
+        e
+        for e in events
+        if markers[0].event_id < e.event_id < markers[1].event_id
+        and e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+    ]
+
+
+async def test_other_tools_of_the_same_turn_still_run_as_activities(local: TurnRunner) -> None:
+    (local.workspace / "notes.md").write_text("hello\n")
+    key = new_key()
+    local.fake.script(
+        key,
+        [
+            fake.tool_calls(("lookup", {"key": "a"}), ("read_file", {"path": "notes.md"})),
+            fake.text("done"),
+        ],
+    )
+
+    handle = await local.start(scripted_request(key, agent={"tools": ["lookup", "read_file"]}))
+    report = await handle.result()
+
+    texts = [b.text() for b in report.messages[2].content if isinstance(b, ToolResultBlock)]
+    assert texts == ["alpha", "hello\n"]
+    events = [event async for event in handle.fetch_history_events()]
+    assert _scheduled_tool_activities(events) == 1
+    assert len(local_tool_markers(events)) == 1
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"idempotent": False},
+        {"requires_approval": True},
+        {"timeout_s": LOCAL_TOOL_MAX_TIMEOUT_S + 1},
+    ],
+)
+def test_a_tool_that_is_not_cheap_and_safe_cannot_be_local(options: dict[str, object]) -> None:
+    def charge(amount: int) -> str:
+        return f"charged {amount}"
+
+    with pytest.raises(ValueError, match="'charge' cannot be local"):
+        worker_tool(local=True, **options)(charge)  # type: ignore[arg-type]
