@@ -74,6 +74,7 @@ def build_worker(client: Client, settings: Settings, store: ContentStore | None 
         workflow_runner=workflow_runner(),
         activities=build_activities(settings, client=client, store=store),
         graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
+        **settings.tuning.worker_options(),
     )
 
 

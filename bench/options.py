@@ -19,7 +19,9 @@ _FLAGS = (
 
 
 def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("worker options of our side (default: Temporal's)")
+    group = parser.add_argument_group(
+        "worker options of our side (default: turnkeeper's, see turnkeeper/worker_tuning.py)"
+    )
     group.add_argument("--max-concurrent-workflow-tasks", type=int)
     group.add_argument("--max-concurrent-activities", type=int)
     group.add_argument("--max-cached-workflows", type=int)
@@ -87,7 +89,7 @@ def worker_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def describe(args: argparse.Namespace) -> dict[str, Any]:
-    """The knobs as given, for the report (None: Temporal's default)."""
+    """The knobs as given, for the report (None: turnkeeper's default)."""
     described: dict[str, Any] = {name: getattr(args, name) for name in _FLAGS}
     described["disable_eager_activities"] = args.disable_eager_activities
     described["local_tool"] = args.local_tool

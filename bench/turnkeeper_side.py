@@ -124,8 +124,8 @@ def turnkeeper_worker(
         task_queue=task_queue,
         workflows=worker_workflows(),
         activities=activities,
-        # The production sandbox settings unless the bench's flags ask for others.
-        **{"workflow_runner": workflow_runner(), **options},
+        # The production settings (sandbox, pollers, cache) unless the bench's flags ask for others.
+        **{"workflow_runner": workflow_runner(), **settings.tuning.worker_options(), **options},
     )
 
 

@@ -6,6 +6,7 @@ re-sent to every model call.
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -32,13 +33,23 @@ class CompactModel(BaseModel):
     @model_serializer(mode="wrap")
     def _without_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         data = handler(self)
-        fields = type(self).model_fields
+        defaults = _defaults(type(self))
         return {
             key: value
             for key, value in data.items()
-            if key not in fields
-            or not _is_default(value, fields[key].get_default(call_default_factory=True))
+            if key not in defaults or not _is_default(value, defaults[key])
         }
+
+
+@functools.cache
+def _defaults(model: type[BaseModel]) -> dict[str, object]:
+    """Each optional field's default, made once per class: asking pydantic for it on every
+    serialization (default factories included) was most of what encoding a payload cost."""
+    return {
+        name: field.get_default(call_default_factory=True)
+        for name, field in model.model_fields.items()
+        if not field.is_required()
+    }
 
 
 def _is_default(value: object, default: object) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from activities.tools.result_limits import (
@@ -18,6 +18,7 @@ from activities.tools.result_limits import (
     MIN_RESULT_BYTES,
 )
 from contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
+from turnkeeper.worker_tuning import WorkerTuning
 
 WORKSPACE_ENV = "AGENT_WORKSPACE"
 DATA_DIR_ENV = "TURNKEEPER_DATA_DIR"
@@ -47,6 +48,7 @@ class Settings:
             `s3://bucket/optional/prefix` on S3 or an S3-compatible service (needs the `s3`
             extra; endpoint, region and credentials come from boto3's `AWS_*` variables).
             None: the local folder `store_dir`.
+        tuning: The worker's Temporal settings (pollers, sticky cache, concurrency).
     """
 
     task_queue: str
@@ -56,6 +58,7 @@ class Settings:
     max_tool_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
     mcp_config: Path | None = None
     store_url: str | None = None
+    tuning: WorkerTuning = field(default_factory=WorkerTuning)
 
     @property
     def dev_server_db(self) -> Path:
@@ -80,6 +83,7 @@ class Settings:
             max_tool_result_bytes=_bytes(source, MAX_TOOL_RESULT_BYTES_ENV),
             mcp_config=_optional_path(source.get(MCP_CONFIG_ENV)),
             store_url=source.get(STORE_URL_ENV) or None,
+            tuning=WorkerTuning.from_env(source),
         )
 
 
