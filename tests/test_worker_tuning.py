@@ -44,6 +44,7 @@ def test_each_setting_can_be_overridden() -> None:
         ("TURNKEEPER_WORKFLOW_TASK_POLLERS", "1", "must be at least 2"),
         ("TURNKEEPER_ACTIVITY_TASK_POLLERS", "0", "must be at least 1"),
         ("TURNKEEPER_MAX_CONCURRENT_ACTIVITIES", "2.5", "must be a whole number"),
+        ("TURNKEEPER_MAX_TOOL_RESULT_BYTES", "10", "must be between 1024 and 262144, got 10"),
     ],
 )
 def test_a_bad_value_is_refused_naming_the_variable(name: str, value: str, message: str) -> None:

@@ -18,6 +18,7 @@ from activities.tools.result_limits import (
     MIN_RESULT_BYTES,
 )
 from contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
+from turnkeeper.env_numbers import whole_number
 from turnkeeper.worker_tuning import WorkerTuning
 
 WORKSPACE_ENV = "AGENT_WORKSPACE"
@@ -80,7 +81,13 @@ class Settings:
             workspace=_absolute(source.get(WORKSPACE_ENV) or DEFAULT_WORKSPACE),
             data_dir=data_dir,
             store_dir=_absolute(store_dir) if store_dir else data_dir / "store",
-            max_tool_result_bytes=_bytes(source, MAX_TOOL_RESULT_BYTES_ENV),
+            max_tool_result_bytes=whole_number(
+                source,
+                MAX_TOOL_RESULT_BYTES_ENV,
+                DEFAULT_MAX_RESULT_BYTES,
+                minimum=MIN_RESULT_BYTES,
+                maximum=MAX_RESULT_BYTES,
+            ),
             mcp_config=_optional_path(source.get(MCP_CONFIG_ENV)),
             store_url=source.get(STORE_URL_ENV) or None,
             tuning=WorkerTuning.from_env(source),
@@ -93,16 +100,3 @@ def _absolute(path: str) -> Path:
 
 def _optional_path(path: str | None) -> Path | None:
     return _absolute(path) if path else None
-
-
-def _bytes(source: Mapping[str, str], name: str) -> int:
-    raw = source.get(name)
-    if not raw:
-        return DEFAULT_MAX_RESULT_BYTES
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be a whole number of bytes, got {raw!r}") from None
-    if not MIN_RESULT_BYTES <= value <= MAX_RESULT_BYTES:
-        raise ValueError(f"{name} must be between {MIN_RESULT_BYTES} and {MAX_RESULT_BYTES}")
-    return value

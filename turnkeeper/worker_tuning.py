@@ -24,6 +24,8 @@ from typing import Any
 
 from temporalio.worker import PollerBehaviorSimpleMaximum
 
+from turnkeeper.env_numbers import whole_number
+
 MAX_CACHED_WORKFLOWS_ENV = "TURNKEEPER_MAX_CACHED_WORKFLOWS"
 WORKFLOW_TASK_POLLERS_ENV = "TURNKEEPER_WORKFLOW_TASK_POLLERS"
 ACTIVITY_TASK_POLLERS_ENV = "TURNKEEPER_ACTIVITY_TASK_POLLERS"
@@ -53,16 +55,16 @@ class WorkerTuning:
         """
         defaults = cls()
         return cls(
-            max_cached_workflows=_count(
+            max_cached_workflows=whole_number(
                 env, MAX_CACHED_WORKFLOWS_ENV, defaults.max_cached_workflows, minimum=0
             ),
-            workflow_task_pollers=_count(
+            workflow_task_pollers=whole_number(
                 env, WORKFLOW_TASK_POLLERS_ENV, defaults.workflow_task_pollers, minimum=2
             ),
-            activity_task_pollers=_count(
+            activity_task_pollers=whole_number(
                 env, ACTIVITY_TASK_POLLERS_ENV, defaults.activity_task_pollers, minimum=1
             ),
-            max_concurrent_activities=_count(
+            max_concurrent_activities=whole_number(
                 env, MAX_CONCURRENT_ACTIVITIES_ENV, defaults.max_concurrent_activities, minimum=1
             ),
         )
@@ -79,16 +81,3 @@ class WorkerTuning:
             ),
             "max_concurrent_activities": self.max_concurrent_activities,
         }
-
-
-def _count(env: Mapping[str, str], name: str, default: int, *, minimum: int) -> int:
-    raw = env.get(name)
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    return value

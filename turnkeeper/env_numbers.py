@@ -1,0 +1,28 @@
+"""Whole numbers read from environment variables, with errors that name the variable."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+def whole_number(
+    env: Mapping[str, str], name: str, default: int, *, minimum: int, maximum: int | None = None
+) -> int:
+    """`env[name]` as an int in `[minimum, maximum]`; `default` when unset or empty.
+
+    Raises:
+        ValueError: The value is not a whole number in range (the message names the variable).
+    """
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
+    if value < minimum or (maximum is not None and value > maximum):
+        bounds = (
+            f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
+        )
+        raise ValueError(f"{name} must be {bounds}, got {value}")
+    return value
