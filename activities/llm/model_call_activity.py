@@ -9,7 +9,6 @@ policy decides whether to try again.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from contextlib import asynccontextmanager
@@ -21,6 +20,7 @@ from temporalio import activity
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.exceptions import ApplicationError
 
+from activities.heartbeating import heartbeating
 from activities.llm.provider import ModelCallError, ModelProvider, ModelRequest, TextSink
 from activities.store.content_store import ContentMissingError
 from activities.store.conversation_store import ConversationStore
@@ -43,8 +43,10 @@ from contracts.tools import ToolDefinition
 from contracts.turn import split_model
 
 log = structlog.get_logger()
-T = TypeVar("T")
+
+# A beat soon after the call starts: a cancelled turn reaches a slow provider call in seconds.
 HEARTBEAT_EVERY_S = 5.0
+T = TypeVar("T")
 TEXT_BATCH = timedelta(milliseconds=300)
 # Temporal's default limit on one payload is 2 MiB; keep a margin for the envelope.
 PAYLOAD_LIMIT_BYTES = 2_000_000
@@ -91,7 +93,9 @@ class ModelCallActivities:
         ) as span:
             await self._check_cost_budget(call, provider, request)
             async with _text_deltas(call) as on_text:
-                response = await _heartbeating(_classified(provider.complete(request, on_text)))
+                response = await heartbeating(
+                    _classified(provider.complete(request, on_text)), every_s=HEARTBEAT_EVERY_S
+                )
             price = price_for(call.model, call.price)
             cost = cost_usd(response.usage, price) if price else 0.0
             span.answered(response, cost)
@@ -248,17 +252,3 @@ async def _classified(call: Awaitable[T]) -> T:
         raise ApplicationError(
             str(err), type=err.error_type, non_retryable=not err.retryable, next_retry_delay=delay
         ) from err
-
-
-async def _heartbeating(call: Awaitable[T]) -> T:
-    """Heartbeats while `call` runs, so a dead worker is noticed within the heartbeat timeout
-    and a cancellation of the turn reaches the provider call."""
-    task = asyncio.ensure_future(call)
-    try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=HEARTBEAT_EVERY_S)
-            if done:
-                return task.result()
-            activity.heartbeat()
-    finally:
-        task.cancel()
