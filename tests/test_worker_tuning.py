@@ -12,7 +12,7 @@ from turnkeeper.worker_tuning import WorkerTuning
 def test_the_defaults_are_the_measured_ones() -> None:
     options = Settings.from_env({}).tuning.worker_options()
 
-    assert options["max_cached_workflows"] == 250
+    assert options["max_cached_workflows"] == 1000
     assert options["workflow_task_poller_behavior"] == PollerBehaviorSimpleMaximum(10)
     assert options["activity_task_poller_behavior"] == PollerBehaviorSimpleMaximum(10)
     assert options["max_concurrent_activities"] == 100

@@ -1,19 +1,18 @@
-"""The worker's Temporal settings, chosen by measurement (`python -m bench.run`, see the README's
-performance section for the sweep) and overridable from the environment.
+"""The worker's Temporal settings, chosen by measurement (`python -m bench.run`, sweep in the
+README's performance section) and overridable from the environment.
 
-- Pollers: 10 workflow-task and 10 activity-task polls in flight instead of Temporal's 5 (its
-  simple-maximum default). A turn is a chain of short tasks, so a task that waits for a free poll
-  waits for nothing but the poll; with 10, 100 concurrent turns finished about 10 % sooner on
-  two cores, and fewer (2) were slower. Pollers cost one idle long-poll connection each.
-- Sticky cache: 250 workflows instead of 1,000. A cached turn holds its workflow state (about
-  140 KiB for a turn parked on an approval, more for a long transcript) for as long as it stays
-  cached, and turns wait on humans for hours. Turns that are not cached are replayed when their
-  next task comes, which costs a short history fetch; 250 covers the turns a worker actively
-  runs at once (CPU bounds that well below 250 on a small host) and holds 1,000 parked turns in
-  1.2x the memory of 1,000 bare parked workflows instead of 1.8x.
+- Pollers: 10 workflow-task and 10 activity-task polls in flight instead of Temporal's 5. A turn
+  is a chain of short tasks; with 10, 100 concurrent turns took 1.21-1.24x the floor's wall in
+  three runs against 1.25-1.37x with 5 (and 1.38x with 2): a small gain at the cost of a few
+  idle long-poll connections.
+- Sticky cache: Temporal's 1,000. A smaller cache holds parked turns in less memory (1,000
+  parked turns: 1.2x the RSS of bare parked workflows with 250 against 1.8x with 1,000), but a
+  cache smaller than the turns a worker actively runs makes every workflow task replay its
+  turn: 1,000 concurrent turns on one worker took 357 s with 250 against 92 s for the floor.
+  Lower it (TURNKEEPER_MAX_CACHED_WORKFLOWS) only on workers that mostly hold parked turns.
 - Left at Temporal's defaults, measured no better when changed: concurrent workflow tasks (100;
-  10 and 20 gave the same wall time within noise), concurrent activities (100), eager activity
-  execution (on: turning it off made 100 concurrent turns 14 % slower).
+  10 and 20 within noise), concurrent activities (100), eager activity execution (on: turning it
+  off made 100 concurrent turns 14 % slower).
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ class WorkerTuning:
     max_concurrent_activities: model and tool calls the worker runs at once.
     """
 
-    max_cached_workflows: int = 250
+    max_cached_workflows: int = 1000
     workflow_task_pollers: int = 10
     activity_task_pollers: int = 10
     max_concurrent_activities: int = 100
