@@ -34,6 +34,7 @@ from turnkeeper.devserver import (
     DevServerError,
     missing_search_attributes,
 )
+from turnkeeper.env_numbers import SettingsError
 from turnkeeper.logging import configure_logging
 from turnkeeper.settings import Settings
 from turnkeeper.telemetry import TelemetryConfigError, configure_telemetry
@@ -254,7 +255,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(str(err)) from None
     try:
         asyncio.run(serve(args))
-    except (TemporalUnreachableError, DevServerError, SearchAttributesMissingError) as err:
+    except (
+        TemporalUnreachableError,
+        DevServerError,
+        SearchAttributesMissingError,
+        SettingsError,
+    ) as err:
         # A sentence for the person who started the worker, not a traceback.
         raise SystemExit(str(err)) from None
     except (KeyboardInterrupt, asyncio.CancelledError):

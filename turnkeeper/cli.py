@@ -22,6 +22,7 @@ from turnkeeper import commands, demo
 from turnkeeper.connect import TemporalUnreachableError
 from turnkeeper.console import CommandError, ConsoleApp, err, log_to_stderr
 from turnkeeper.devserver import DevServerError
+from turnkeeper.env_numbers import SettingsError
 from turnkeeper.render import local_user
 from turnkeeper.requests import RequestError, RunOptions
 from turnkeeper.turns import DEFAULT_UI_URL
@@ -350,7 +351,7 @@ def _execute(command: Coroutine[Any, Any, int]) -> None:
     except CommandError as error:
         err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
         raise typer.Exit(error.exit_code) from None
-    except (TemporalUnreachableError, DevServerError) as error:
+    except (TemporalUnreachableError, DevServerError, SettingsError) as error:
         err.print(Text(f"error: {error}", style="red"), soft_wrap=True)
         raise typer.Exit(1) from None
     except KeyboardInterrupt:

@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 
+class SettingsError(ValueError):
+    """An environment variable has a value the worker or the console command cannot use."""
+
+
 def whole_number(
     env: Mapping[str, str], name: str, default: int, *, minimum: int, maximum: int | None = None
 ) -> int:
     """`env[name]` as an int in `[minimum, maximum]`; `default` when unset or empty.
 
     Raises:
-        ValueError: The value is not a whole number in range (the message names the variable).
+        SettingsError: The value is not a whole number in range (the message names it).
     """
     raw = env.get(name)
     if not raw:
@@ -19,10 +23,10 @@ def whole_number(
     try:
         value = int(raw)
     except ValueError:
-        raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
+        raise SettingsError(f"{name} must be a whole number, got {raw!r}") from None
     if value < minimum or (maximum is not None and value > maximum):
         bounds = (
             f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
         )
-        raise ValueError(f"{name} must be {bounds}, got {value}")
+        raise SettingsError(f"{name} must be {bounds}, got {value}")
     return value
