@@ -15,7 +15,7 @@ import dataclasses
 import signal
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
-from typing import Final
+from typing import Any, Final
 
 import structlog
 from temporalio.client import Client
@@ -23,14 +23,16 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from activities.store.content_store import ContentStore
+from activities.store.keyring import EncryptionKeyError, Keyring, UnreadableContentError
 from activities.store.stores import open_store
 from activities.wiring import build_activities, worker_workflows, workflow_runner
 from contracts.names import DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTES, TASK_QUEUE_ENV
+from turnkeeper.codec_server import CodecServerError
 from turnkeeper.connect import TemporalUnreachableError, connect
+from turnkeeper.dev_stack import dev_stack
 from turnkeeper.devserver import (
     DEFAULT_NAMESPACE,
     DEFAULT_PORT,
-    DevServer,
     DevServerError,
     missing_search_attributes,
 )
@@ -48,6 +50,16 @@ _UNCHECKABLE: Final = frozenset({RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.
 
 # Named, not __name__: run as a script this module is `__main__`.
 log = structlog.get_logger("turnkeeper.worker")
+
+
+class WorkerLacksKeyError(RuntimeError):
+    """The worker met content it cannot decrypt, so it stopped instead of failing every task."""
+
+    def __init__(self, cause: UnreadableContentError) -> None:
+        super().__init__(
+            f"worker stopped: {cause}; the task goes back to the queue for a worker that has it"
+        )
+        self.key_id = cause.key_id
 
 
 class SearchAttributesMissingError(RuntimeError):
@@ -195,6 +207,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--dev-port", type=int, default=DEFAULT_PORT, help="gRPC port of the --dev server"
     )
     parser.add_argument("--ui-port", type=int, help="Web UI port of the --dev server (gRPC + 1000)")
+    parser.add_argument(
+        "--codec-port",
+        type=int,
+        default=0,
+        help="loopback port of the --dev Web UI's codec server (default: any free port)",
+    )
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
     args = parser.parse_args(argv)
     if args.dev and args.address:
@@ -208,40 +226,57 @@ async def serve(args: argparse.Namespace) -> None:
     if args.task_queue:
         settings = dataclasses.replace(settings, task_queue=args.task_queue)
     stop = asyncio.Event()
+    keyring = Keyring.from_env()
+    unreadable: list[UnreadableContentError] = []
+
+    def stop_for_missing_key(error: UnreadableContentError) -> None:
+        # A worker without the keys of its turns would fail each of their tasks, retried without
+        # end: it stops instead, and says which key it lacks, once.
+        if not unreadable:
+            log.error("encryption key missing, stopping the worker", key_id=error.key_id)
+        unreadable.append(error)
+        stop.set()
+
     # Installed before the dev server starts: a SIGTERM during start-up must still unwind through
     # DevServer.stop, since the server runs in its own session and would otherwise outlive us.
     # A stop requested during start-up lets the worker start and drain at once.
     with _stop_on_signals(stop):
         async with contextlib.AsyncExitStack() as stack:
-            store = open_store(settings)
+            store = open_store(settings, keyring)
             stack.push_async_callback(store.aclose)
+            keys = {"store": store, "keyring": keyring, "on_missing_key": stop_for_missing_key}
             if args.dev:
-                client = await _start_dev_server(stack, settings, store, args)
+                client = await _start_dev_server(stack, settings, args, **keys)
             else:
-                client = await connect(address=args.address, namespace=args.namespace, store=store)
+                client = await connect(address=args.address, namespace=args.namespace, **keys)
                 await check_search_attributes(client)
             await run_worker(settings, client, stop=stop, store=store)
+    if unreadable:
+        raise WorkerLacksKeyError(unreadable[0])
 
 
 async def _start_dev_server(
     stack: contextlib.AsyncExitStack,
     settings: Settings,
-    store: ContentStore,
     args: argparse.Namespace,
+    **connect_options: Any,
 ) -> Client:
-    server = DevServer(
+    stack_of_servers = dev_stack(
         settings.data_dir,
+        connect_options["store"],
+        connect_options["keyring"],
         port=args.dev_port,
         ui_port=args.ui_port,
         namespace=args.namespace or DEFAULT_NAMESPACE,
+        codec_port=args.codec_port,
     )
-    # Entered on the stack so the server outlives the worker's drain and stops after it.
-    await stack.enter_async_context(server)
+    # Entered on the stack so the servers outlive the worker's drain and stop after it.
+    server = await stack.enter_async_context(stack_of_servers)
     # For the person at the terminal, not a diagnostic: where to watch the turns.
     print(f"Temporal Web UI: {server.ui_url}", flush=True)
     # The dev server is local and plain-text: ignore TEMPORAL_* meant for another cluster.
     return await connect(
-        address=server.address, namespace=server.namespace, from_env=False, store=store
+        address=server.address, namespace=server.namespace, from_env=False, **connect_options
     )
 
 
@@ -258,8 +293,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (
         TemporalUnreachableError,
         DevServerError,
+        CodecServerError,
         SearchAttributesMissingError,
         SettingsError,
+        EncryptionKeyError,
+        WorkerLacksKeyError,
     ) as err:
         # A sentence for the person who started the worker, not a traceback.
         raise SystemExit(str(err)) from None

@@ -10,6 +10,8 @@ from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
 
 from activities.store.content_store import ContentStore
+from activities.store.encryption_codec import MissingKeyHook
+from activities.store.keyring import Keyring
 from activities.store.payload_storage import turn_data_converter
 from activities.store.stores import open_store
 from turnkeeper.settings import Settings
@@ -65,6 +67,8 @@ async def connect(
     from_env: bool = True,
     settings: Settings | None = None,
     store: ContentStore | None = None,
+    keyring: Keyring | None = None,
+    on_missing_key: MissingKeyHook | None = None,
 ) -> Client:
     """Connect a client that speaks the project's pydantic JSON.
 
@@ -75,13 +79,20 @@ async def connect(
             that a Temporal Cloud API key in the environment does not switch TLS on for localhost.
         settings: Where the content store is (default: from the environment). Large payloads
             live there, so every client and worker of a turn must name the same store.
-        store: The store itself, when the caller opened it already (a worker shares one).
+        store: The store itself, when the caller opened it already (a worker shares one); it
+            must encrypt with the same keys (`open_store` does).
+        keyring: The encryption keys (default: `TURNKEEPER_ENCRYPTION_KEYS`). Every client and
+            worker of a turn needs the key its content was encrypted with.
+        on_missing_key: Called when a payload names a key the keyring lacks (a worker stops).
 
     Raises:
         TemporalUnreachableError: Nothing answered at the address.
+        EncryptionKeyError: `TURNKEEPER_ENCRYPTION_KEYS` is malformed.
     """
     config = connect_config(address=address, namespace=namespace, from_env=from_env)
-    converter = turn_data_converter(store or open_store(settings or Settings.from_env()))
+    keyring = Keyring.from_env() if keyring is None else keyring
+    store = store or open_store(settings or Settings.from_env(), keyring)
+    converter = turn_data_converter(store, keyring, on_missing_key=on_missing_key)
     target, ns = config["target_host"], config["namespace"]
     try:
         client = await asyncio.wait_for(

@@ -16,6 +16,8 @@ import temporalio.workflow
 from structlog.tracebacks import ExceptionDictTransformer
 from structlog.typing import Processor
 
+from activities.store.keyring import UnreadableContentError
+
 # Applied to structlog events and to stdlib records alike, before rendering.
 _SHARED_PROCESSORS: list[Processor] = [
     structlog.contextvars.merge_contextvars,
@@ -47,6 +49,7 @@ def configure_logging(level: str | int = "INFO") -> None:
     )
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_json_formatter())
+    handler.addFilter(_one_line_for_missing_keys)
     root = logging.getLogger()
     root.handlers = [handler]
     root.setLevel(level.upper() if isinstance(level, str) else level)
@@ -54,6 +57,20 @@ def configure_logging(level: str | int = "INFO") -> None:
     # `temporal_activity`); repeating it as a dict repr inside the message only hides the event.
     temporalio.workflow.logger.workflow_info_on_message = False
     temporalio.activity.logger.activity_info_on_message = False
+
+
+def _one_line_for_missing_keys(record: logging.LogRecord) -> bool:
+    """The SDK logs a task that fails on undecryptable content with its traceback; a missing key
+    is configuration, not a defect, so the line keeps the error's sentence and drops the stack."""
+    error = record.exc_info[1] if record.exc_info else None
+    while error is not None and not isinstance(error, UnreadableContentError):
+        error = error.__cause__ or error.__context__
+    if error is not None:
+        record.exc_info = None
+        record.exc_text = None
+        record.msg = f"{record.getMessage()}: {error}"
+        record.args = None
+    return True
 
 
 def _json_formatter() -> structlog.stdlib.ProcessorFormatter:

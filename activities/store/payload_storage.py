@@ -25,6 +25,8 @@ from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter, pydan
 from temporalio.converter import (
     CompositePayloadConverter,
     DataConverter,
+    DefaultFailureConverter,
+    DefaultFailureConverterWithEncodedAttributes,
     DefaultPayloadConverter,
     ExternalStorage,
     JSONPlainPayloadConverter,
@@ -33,6 +35,8 @@ from temporalio.converter import (
 )
 
 from activities.store.content_store import ContentStore
+from activities.store.encryption_codec import EncryptionCodec, MissingKeyHook
+from activities.store.keyring import Keyring
 from activities.store.payload_driver import ContentStoreDriver
 from contracts.claim_check import ClaimChecked
 
@@ -80,9 +84,29 @@ def external_storage(driver: StorageDriver) -> ExternalStorage:
     )
 
 
-def turn_data_converter(store: ContentStore) -> DataConverter:
+def turn_data_converter(
+    store: ContentStore,
+    keyring: Keyring | None = None,
+    *,
+    on_missing_key: MissingKeyHook | None = None,
+) -> DataConverter:
+    """The converter of every client and worker of a turn.
+
+    Args:
+        store: The content store, encrypting when `keyring` has keys (`stores.open_store`).
+        keyring: The deployment's encryption keys; None or empty: payloads stay plaintext.
+        on_missing_key: See `EncryptionCodec`.
+    """
+    keyring = keyring or Keyring()
     return dataclasses.replace(
         pydantic_data_converter,
         payload_converter_class=TurnPayloadConverter,
+        payload_codec=EncryptionCodec(keyring, on_missing_key),
+        # Failure messages can quote a tool's error text: with keys, they are encrypted too.
+        failure_converter_class=(
+            DefaultFailureConverterWithEncodedAttributes
+            if keyring.enabled
+            else DefaultFailureConverter
+        ),
         external_storage=external_storage(ContentStoreDriver(store)),
     )

@@ -6,16 +6,21 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from activities.store.content_store import ContentStore, LocalFolderStore
+from activities.store.encrypted_store import encrypting
+from activities.store.keyring import Keyring
 from activities.store.s3_store import S3Store
 
 if TYPE_CHECKING:
     from turnkeeper.settings import Settings
 
 
-def open_store(settings: Settings) -> ContentStore:
+def open_store(settings: Settings, keyring: Keyring | None = None) -> ContentStore:
+    """The store `settings` name, encrypting with `keyring` (default: the environment's keys)."""
     if settings.store_url:
-        return _store_at(settings.store_url)
-    return LocalFolderStore(settings.store_dir)
+        store = _store_at(settings.store_url)
+    else:
+        store = LocalFolderStore(settings.store_dir)
+    return encrypting(store, Keyring.from_env() if keyring is None else keyring)
 
 
 def _store_at(url: str) -> ContentStore:
