@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
@@ -16,11 +17,19 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
+from activities.store.keyring import EncryptionKeyError, UnreadableContentError
 from contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from contracts.signals import ApproveInput
-from turnkeeper import commands, demo
+from turnkeeper import codec_command, commands, demo
+from turnkeeper.codec_server import (
+    CODEC_TOKEN_ENV,
+    DEFAULT_CODEC_HOST,
+    DEFAULT_CODEC_PORT,
+    DEFAULT_UI_ORIGIN,
+    CodecServerError,
+)
 from turnkeeper.connect import TemporalUnreachableError
-from turnkeeper.console import CommandError, ConsoleApp, err, log_to_stderr
+from turnkeeper.console import CommandError, ConsoleApp, err, log_to_stderr, out
 from turnkeeper.devserver import DevServerError
 from turnkeeper.env_numbers import SettingsError
 from turnkeeper.render import local_user
@@ -341,6 +350,54 @@ def demo_command(
     _execute(demo.run_demo(options))
 
 
+keys_app = typer.Typer(help="Encryption keys for TURNKEEPER_ENCRYPTION_KEYS.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("new")
+def keys_new(
+    key_id: Annotated[
+        str | None,
+        typer.Option(
+            "--id", help="Key id (default: k and the current UTC time)", show_default=False
+        ),
+    ] = None,
+) -> None:
+    """Print a fresh key entry: put it first in TURNKEEPER_ENCRYPTION_KEYS, keep the old ones."""
+    try:
+        line = codec_command.new_key_line(key_id)
+    except EncryptionKeyError as error:
+        err.print(Text(f"error: {error}", style="red"), soft_wrap=True)
+        raise typer.Exit(2) from None
+    out.print(line, soft_wrap=True)
+
+
+@app.command("codec-server")
+def codec_server(
+    port: Annotated[int, typer.Option(help="Port to listen on")] = DEFAULT_CODEC_PORT,
+    host: Annotated[
+        str, typer.Option(help=f"Address to listen on (beyond loopback needs {CODEC_TOKEN_ENV})")
+    ] = DEFAULT_CODEC_HOST,
+    ui_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=f"Web UI origin allowed to call from a browser (default {DEFAULT_UI_ORIGIN})"
+        ),
+    ] = None,
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option(help="Namespace served (default: TEMPORAL_NAMESPACE or default)"),
+    ] = None,
+) -> None:
+    """Decrypt payloads and resolve stored ones for the Web UI and the temporal CLI."""
+    namespaces = namespace or [os.environ.get("TEMPORAL_NAMESPACE") or "default"]
+    _execute(
+        codec_command.serve_codec(
+            host=host, port=port, ui_origins=ui_origin or [DEFAULT_UI_ORIGIN], namespaces=namespaces
+        )
+    )
+
+
 def _execute(command: Coroutine[Any, Any, int]) -> None:
     """Run one command's coroutine; turn the errors a user can act on into a line and a code."""
     try:
@@ -351,7 +408,14 @@ def _execute(command: Coroutine[Any, Any, int]) -> None:
     except CommandError as error:
         err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
         raise typer.Exit(error.exit_code) from None
-    except (TemporalUnreachableError, DevServerError, SettingsError) as error:
+    except (
+        TemporalUnreachableError,
+        DevServerError,
+        SettingsError,
+        EncryptionKeyError,
+        UnreadableContentError,
+        CodecServerError,
+    ) as error:
         err.print(Text(f"error: {error}", style="red"), soft_wrap=True)
         raise typer.Exit(1) from None
     except KeyboardInterrupt:

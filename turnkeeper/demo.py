@@ -22,6 +22,8 @@ from rich.panel import Panel
 from rich.text import Text
 from temporalio.client import Client, WorkflowHandle
 
+from activities.store.keyring import Keyring
+from activities.store.stores import open_store
 from contracts.names import SIGNAL_APPROVE
 from contracts.signals import ApproveInput, PendingCall
 from contracts.turn import AgentReport
@@ -29,7 +31,7 @@ from turnkeeper import render
 from turnkeeper.commands import show_outcome
 from turnkeeper.connect import connect
 from turnkeeper.console import CommandError, logging_to_file, out
-from turnkeeper.devserver import DevServer
+from turnkeeper.dev_stack import dev_stack
 from turnkeeper.requests import validate_request
 from turnkeeper.settings import Settings
 from turnkeeper.turns import Target, follow, read_status, short_id, start_turn, turn_workflow_id
@@ -73,15 +75,22 @@ async def run_demo(options: DemoOptions) -> int:
         _step(f"diagnostics go to {log_path}")
         _show_workspace(settings.workspace, seed_workspace(settings.workspace))
         _step("starting Temporal dev server…")
-        server = DevServer(settings.data_dir, port=options.port, ui_port=options.ui_port)
-        async with server:
+        keyring = Keyring.from_env()
+        store = open_store(settings, keyring)
+        servers = dev_stack(
+            settings.data_dir, store, keyring, port=options.port, ui_port=options.ui_port
+        )
+        async with servers as server:
             how = "reused the one already running" if server.reused else "started"
             _done(f"Temporal dev server {how} on {server.address} · Web UI {server.ui_url}")
+            if server.ui_codec_endpoint:
+                _done(f"codec server for the Web UI on {server.ui_codec_endpoint}")
             client = await connect(
                 address=server.address,
                 namespace=server.namespace,
                 from_env=False,
-                settings=settings,
+                store=store,
+                keyring=keyring,
             )
             target = Target(server.address, server.namespace, server.ui_url)
             try:

@@ -159,6 +159,7 @@ class DevServer:
         search_attributes: Mapping[str, str] = SEARCH_ATTRIBUTES,
         startup_timeout_s: float = 30.0,
         stop_grace_period_s: float = 10.0,
+        ui_codec_endpoint: str | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.ip = ip
@@ -169,6 +170,8 @@ class DevServer:
         self.search_attributes = dict(search_attributes)
         self.startup_timeout_s = startup_timeout_s
         self.stop_grace_period_s = stop_grace_period_s
+        # The codec server the Web UI asks to decode payloads (decrypt, resolve references).
+        self.ui_codec_endpoint = ui_codec_endpoint
         self.reused = False
         self._process: subprocess.Popen[bytes] | None = None
         self._log_file: IO[bytes] | None = None
@@ -207,13 +210,17 @@ class DevServer:
     ) -> None:
         await self.stop()
 
+    async def already_running(self) -> bool:
+        """Whether something listens on the frontend port, so that `start` would reuse it."""
+        return await _port_is_open(self.ip, self.port)
+
     async def start(self) -> None:
         """Start (or reuse) the server and wait until it serves the namespace.
 
         Raises:
             DevServerError: No binary, the process died, or it did not answer in time.
         """
-        if await _port_is_open(self.ip, self.port):
+        if await self.already_running():
             self.reused = True
             log.info("dev server already running, reusing it", address=self.address)
             client = await self._wait_until_ready()
@@ -261,6 +268,8 @@ class DevServer:
         ]  # fmt: skip
         for name, kind in self.search_attributes.items():
             args += ["--search-attribute", f"{name}={kind}"]
+        if self.ui_codec_endpoint:
+            args += ["--ui-codec-endpoint", self.ui_codec_endpoint]
         return args
 
     def _spawn(self) -> None:
