@@ -24,7 +24,7 @@ from temporalio.worker import Worker
 
 from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.demo_provider import DemoProvider
-from activities.store.content_store import LocalFolderStore
+from activities.store.content_store import ContentStore, LocalFolderStore
 from activities.store.payload_storage import turn_data_converter
 from activities.tools.registry import ToolRegistry
 from activities.wiring import build_activities, worker_workflows, workflow_runner
@@ -157,6 +157,7 @@ async def running_worker(
     settings: Settings,
     fake: FakeAnthropic,
     tools: ToolRegistry | None = None,
+    store: ContentStore | None = None,
     **worker_options: Any,
 ) -> AsyncIterator[Worker]:
     worker = Worker(
@@ -165,7 +166,7 @@ async def running_worker(
         workflows=worker_workflows(),
         workflow_runner=workflow_runner(),
         activities=build_activities(
-            settings, client=client, providers=providers_for(fake), tools=tools
+            settings, client=client, providers=providers_for(fake), tools=tools, store=store
         ),
         **worker_options,
     )
