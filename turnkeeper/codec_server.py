@@ -140,7 +140,10 @@ def _cors(access: Access) -> Callable[[web.Request, Handler], Awaitable[web.Stre
             try:
                 response = await handler(request)
             except web.HTTPException as error:
-                response = error
+                # As a response, so the CORS headers reach the browser with the error too.
+                response = web.Response(
+                    status=error.status, text=error.text, content_type=error.content_type
+                )
         origin = request.headers.get("Origin")
         if origin in access.ui_origins:
             response.headers["Access-Control-Allow-Origin"] = origin
