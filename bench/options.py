@@ -34,6 +34,11 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
         help="run our side's fetch_blob on the fast path for cheap tools (a local activity)",
     )
     group.add_argument(
+        "--encrypt",
+        action="store_true",
+        help="encrypt our side's payloads and content store (TURNKEEPER_ENCRYPTION_KEYS)",
+    )
+    group.add_argument(
         "--unsandboxed", action="store_true", help="run our workflow without the sandbox"
     )
     group.add_argument(
@@ -54,6 +59,8 @@ def worker_argv(args: argparse.Namespace) -> list[str]:
         argv.append("--disable-eager-activities")
     if args.local_tool:
         argv.append("--local-tool")
+    if args.encrypt:
+        argv.append("--encrypt")
     if args.unsandboxed:
         argv.append("--unsandboxed")
     if args.passthrough:
@@ -93,6 +100,7 @@ def describe(args: argparse.Namespace) -> dict[str, Any]:
     described: dict[str, Any] = {name: getattr(args, name) for name in _FLAGS}
     described["disable_eager_activities"] = args.disable_eager_activities
     described["local_tool"] = args.local_tool
+    described["encrypt"] = args.encrypt
     described["unsandboxed"] = args.unsandboxed
     described["passthrough"] = args.passthrough
     return described

@@ -32,9 +32,15 @@ async def _turnkeeper_worker(args: argparse.Namespace) -> Worker:
 
     configure_logging("WARNING")
     data_dir = Path(args.data_dir)
-    client = await Client.connect(args.address, data_converter=bench_data_converter(data_dir))
+    converter = bench_data_converter(data_dir, encrypt=args.encrypt)
+    client = await Client.connect(args.address, data_converter=converter)
     return turnkeeper_worker(
-        client, args.task_queue, data_dir, local_tool=args.local_tool, **worker_options(args)
+        client,
+        args.task_queue,
+        data_dir,
+        local_tool=args.local_tool,
+        encrypt=args.encrypt,
+        **worker_options(args),
     )
 
 

@@ -96,7 +96,7 @@ async def measure(
     floor_client = await Client.connect(server.address)
     data_dir = server.folder / "turnkeeper"
     ours_client = await Client.connect(
-        server.address, data_converter=bench_data_converter(data_dir)
+        server.address, data_converter=bench_data_converter(data_dir, encrypt=args.encrypt)
     )
     floor_queue = f"bench-floor-{uuid.uuid4().hex[:8]}"
     ours_queue = f"bench-turnkeeper-{uuid.uuid4().hex[:8]}"
@@ -115,6 +115,7 @@ async def measure(
                 ours_queue,
                 data_dir,
                 local_tool=args.local_tool,
+                encrypt=args.encrypt,
                 **worker_options(args),
             ),
         ):

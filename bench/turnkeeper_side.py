@@ -9,6 +9,7 @@ our client starts a turn) is what a deployed worker runs.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import uuid
 from pathlib import Path
 from typing import Any, Final
@@ -18,7 +19,9 @@ from temporalio.converter import DataConverter
 from temporalio.worker import Worker
 
 from activities.llm.provider import ModelRequest, ModelResponse, TextSink
-from activities.store.content_store import LocalFolderStore
+from activities.store.content_store import ContentStore, LocalFolderStore
+from activities.store.encrypted_store import encrypting
+from activities.store.keyring import Keyring
 from activities.store.payload_storage import turn_data_converter
 from activities.tools.registry import ToolRegistry, worker_tool
 from activities.wiring import build_activities, worker_workflows, workflow_runner
@@ -94,7 +97,13 @@ def bench_tools(*, local: bool = False) -> ToolRegistry:
 
 
 def turnkeeper_worker(
-    client: Client, task_queue: str, data_dir: Path, *, local_tool: bool = False, **options: Any
+    client: Client,
+    task_queue: str,
+    data_dir: Path,
+    *,
+    local_tool: bool = False,
+    encrypt: bool = False,
+    **options: Any,
 ) -> Worker:
     """Our worker as `worker.build_worker` wires it, with the bench provider and tool.
 
@@ -103,13 +112,14 @@ def turnkeeper_worker(
         task_queue: The queue to poll.
         data_dir: Where the content store (and an empty workspace) live.
         local_tool: Run `fetch_blob` on the fast path (a local activity).
+        encrypt: Encrypt the content store (the client's converter must encrypt too).
         options: Extra `Worker` keyword arguments (the knobs `bench.run` exposes).
     """
     settings = Settings(
         task_queue=task_queue,
         workspace=data_dir / "workspace",
         data_dir=data_dir,
-        store_dir=bench_store(data_dir).root,
+        store_dir=data_dir / "store",
     )
     settings.workspace.mkdir(parents=True, exist_ok=True)
     activities = build_activities(
@@ -117,7 +127,7 @@ def turnkeeper_worker(
         client=client,
         providers={"anthropic": BenchProvider()},
         tools=bench_tools(local=local_tool),
-        store=bench_store(data_dir),
+        store=bench_store(data_dir, encrypt=encrypt),
     )
     return Worker(
         client,
@@ -129,13 +139,20 @@ def turnkeeper_worker(
     )
 
 
-def bench_store(data_dir: Path) -> LocalFolderStore:
-    return LocalFolderStore(data_dir / "store")
+# A fixed key, so that the parked section's worker subprocess decrypts what the client encrypted;
+# it protects nothing but the bench's own scripted content.
+BENCH_KEYRING: Final = Keyring({"bench": hashlib.sha256(b"turnkeeper bench key").digest()})
 
 
-def bench_data_converter(data_dir: Path) -> DataConverter:
-    """The converter of every client of our side: large activity payloads go to the store."""
-    return turn_data_converter(bench_store(data_dir))
+def bench_store(data_dir: Path, *, encrypt: bool = False) -> ContentStore:
+    return encrypting(LocalFolderStore(data_dir / "store"), BENCH_KEYRING if encrypt else Keyring())
+
+
+def bench_data_converter(data_dir: Path, *, encrypt: bool = False) -> DataConverter:
+    """The converter of every client of our side: large activity payloads go to the store, and
+    with `encrypt` every payload and stored object is encrypted (TURNKEEPER_ENCRYPTION_KEYS)."""
+    keyring = BENCH_KEYRING if encrypt else Keyring()
+    return turn_data_converter(bench_store(data_dir, encrypt=encrypt), keyring)
 
 
 def turn_request(k: int, latency_ms: float, *, needs_approval: bool = False) -> TurnRequest:
