@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Final
 
 import pytest
+from temporalio.client import WorkflowFailureError
+from temporalio.exceptions import ApplicationError
 from typer.testing import CliRunner
 
 from activities.store.keyring import new_key_entry
@@ -121,7 +123,8 @@ async def test_a_parked_turn_finishes_after_a_key_rotation(
     after = await deployment(stack, tmp_path, f"{NEW_KEY},{OLD_KEY}", fake_anthropic)
     async with after.worker(queue):
         rotated = after.client.get_workflow_handle(handle.id, result_type=AgentReport)
-        await rotated.signal(SIGNAL_APPROVE, {"call_id": call.call_id, "approved": True})
+        approval = {"call_id": call.call_id, "approved": True, "reason": "maroon-lynx-5150"}
+        await rotated.signal(SIGNAL_APPROVE, approval)
         report = await rotated.result()
     assert report.output == "Written."
     assert (after.settings.workspace / "out.md").read_text() == "rotated-pelican-3301"
@@ -132,8 +135,34 @@ async def test_a_parked_turn_finishes_after_a_key_rotation(
         assert base64.b64encode(key_id).decode() in history
     assert "rotated-pelican-3301" not in history
     store = store_files(after.settings.store_dir)
-    found = occurrences(["rotated-pelican-3301"], [*server_files(stack), *store])
-    assert found == {"rotated-pelican-3301": 0}
+    secrets = ["rotated-pelican-3301", "maroon-lynx-5150"]
+    found = occurrences(secrets, [*server_files(stack), *store])
+    assert found == dict.fromkeys(secrets, 0)
+
+
+async def test_a_failed_turns_partial_report_and_message_are_encrypted(
+    stack: DevServer, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    key = new_key()
+    fake_anthropic.script(key, [fake.tool_calls(("list_files", {"path": "."}))] * 2)
+    deployed = await deployment(stack, tmp_path, OLD_KEY, fake_anthropic)
+    request = scripted_request(
+        key, agent={"max_iterations": 1}, task={"input": "List cobalt-falcon-8123."}
+    )
+    async with deployed.worker() as queue:
+        handle = await deployed.start(request, queue)
+        with pytest.raises(WorkflowFailureError) as failure:
+            await handle.result()
+    error = failure.value.cause
+    assert isinstance(error, ApplicationError) and error.type == "MaxIterationsExceeded"
+    assert "max_iterations" in error.message  # our client decodes the encrypted message
+    assert "cobalt-falcon-8123" in AgentReport.model_validate(error.details[0]).model_dump_json()
+
+    history = (await handle.fetch_history()).to_json()
+    assert "MaxIterationsExceeded" in history  # the type stays readable: it is no content
+    assert "max_iterations" not in history and "cobalt-falcon-8123" not in history
+    found = occurrences(["cobalt-falcon-8123"], server_files(stack))
+    assert found == {"cobalt-falcon-8123": 0}
 
 
 async def test_a_client_without_the_key_says_which_key_it_lacks(
