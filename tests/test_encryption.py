@@ -40,6 +40,7 @@ from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from turnkeeper.cli import app
 from turnkeeper.devserver import DevServer
+from turnkeeper.watch import turn_events
 
 REPO: Final = Path(__file__).resolve().parents[1]
 # Over 1 KiB, so the tool's output travels through external storage, not inline.
@@ -219,3 +220,19 @@ async def test_a_worker_without_the_key_stops_and_names_it(
     # Nothing is lost: a worker with the key finishes the turn.
     async with deployed.worker(queue):
         assert (await handle.result()).output == "Done."
+
+
+async def test_the_event_stream_of_an_encrypted_streaming_turn_reads_back(
+    stack: DevServer, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    key = new_key()
+    answer = "The ledger of indigo-walrus-7042 is balanced."
+    fake_anthropic.script(key, [fake.text(answer)])
+    deployed = await deployment(stack, tmp_path, OLD_KEY, fake_anthropic)
+    async with deployed.worker() as queue:
+        handle = await deployed.start(scripted_request(key, agent={"stream": True}), queue)
+        await handle.result()
+        events = [event async for event in turn_events(deployed.client, handle.id)]
+    deltas = "".join(e.text or "" for e in events if e.kind == "text_delta")
+    assert deltas == answer and events[-1].kind == "turn_finished"
+    assert occurrences(["indigo-walrus-7042"], server_files(stack)) == {"indigo-walrus-7042": 0}
