@@ -25,6 +25,8 @@ from temporalio.worker import Worker
 from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.demo_provider import DemoProvider
 from activities.store.content_store import ContentStore, LocalFolderStore
+from activities.store.encrypted_store import encrypting
+from activities.store.keyring import Keyring
 from activities.store.payload_storage import turn_data_converter
 from activities.tools.registry import ToolRegistry
 from activities.wiring import build_activities, worker_workflows, workflow_runner
@@ -50,17 +52,26 @@ def temporal_binary(name: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def payload_store(tmp_path_factory: pytest.TempPathFactory) -> LocalFolderStore:
-    """Where the session's clients and workers keep large payloads out of history (each test's
-    conversation content goes to a store of its own, under its settings)."""
-    return LocalFolderStore(tmp_path_factory.mktemp("payloads"))
+def keyring() -> Keyring:
+    """The session's encryption keys, as every client and worker reads them: none, unless the run
+    sets TURNKEEPER_ENCRYPTION_KEYS (then the whole suite runs encrypted)."""
+    return Keyring.from_env()
 
 
 @pytest.fixture(scope="session")
-async def temporal_env(payload_store: LocalFolderStore) -> AsyncIterator[WorkflowEnvironment]:
+def payload_store(tmp_path_factory: pytest.TempPathFactory, keyring: Keyring) -> ContentStore:
+    """Where the session's clients and workers keep large payloads out of history (each test's
+    conversation content goes to a store of its own, under its settings)."""
+    return encrypting(LocalFolderStore(tmp_path_factory.mktemp("payloads")), keyring)
+
+
+@pytest.fixture(scope="session")
+async def temporal_env(
+    payload_store: ContentStore, keyring: Keyring
+) -> AsyncIterator[WorkflowEnvironment]:
     keys = [SA_KEYS[kind](name) for name, kind in SEARCH_ATTRIBUTES.items()]
     env = await WorkflowEnvironment.start_local(
-        data_converter=turn_data_converter(payload_store),
+        data_converter=turn_data_converter(payload_store, keyring),
         dev_server_existing_path=temporal_binary("temporal"),
         search_attributes=keys,
     )
@@ -76,9 +87,11 @@ _INDEXED = {
 
 
 @pytest.fixture(scope="session")
-async def skipping_env(payload_store: LocalFolderStore) -> AsyncIterator[WorkflowEnvironment]:
+async def skipping_env(
+    payload_store: ContentStore, keyring: Keyring
+) -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_time_skipping(
-        data_converter=turn_data_converter(payload_store),
+        data_converter=turn_data_converter(payload_store, keyring),
         test_server_existing_path=temporal_binary("temporal-test-server"),
     )
     async with env:

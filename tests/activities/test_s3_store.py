@@ -13,6 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from activities.store.content_store import ContentMissingError, content_ref, hex_digest
+from activities.store.keyring import Keyring
 from activities.store.payload_storage import CLAIM_CHECK_BYTES, turn_data_converter
 from activities.store.s3_store import MISSING_EXTRA, S3Store
 from activities.store.stores import open_store
@@ -161,7 +162,7 @@ def _settings(tmp_path: Path, store_url: str | None) -> Settings:
 async def test_an_s3_url_opens_an_s3_store_on_that_bucket_and_prefix(
     tmp_path: Path, s3_endpoint: str
 ) -> None:
-    store = open_store(_settings(tmp_path, "s3://turn-bucket/pre"))
+    store = open_store(_settings(tmp_path, "s3://turn-bucket/pre"), Keyring())
 
     assert isinstance(store, S3Store)
     assert (store.bucket, store.prefix) == ("turn-bucket", "pre/")
@@ -176,7 +177,7 @@ def test_a_url_that_names_no_s3_bucket_is_refused(tmp_path: Path, url: str) -> N
 def test_without_a_store_url_the_local_folder_is_used(tmp_path: Path) -> None:
     settings = _settings(tmp_path, None)
 
-    assert getattr(open_store(settings), "root", None) == settings.store_dir
+    assert getattr(open_store(settings, Keyring()), "root", None) == settings.store_dir
 
 
 def test_the_store_url_is_read_from_the_environment_and_empty_is_unset() -> None:
@@ -206,7 +207,8 @@ def test_the_store_modules_import_without_the_s3_extra(tmp_path: Path) -> None:
         "import turnkeeper.connect, activities.wiring\n"
         "from turnkeeper.settings import Settings\n"
         f"p = Path({str(tmp_path)!r})\n"
-        "print(type(open_store(Settings('q', p, p, p))).__name__)\n"
+        "from activities.store.keyring import Keyring\n"
+        "print(type(open_store(Settings('q', p, p, p), Keyring())).__name__)\n"
     )
 
     done = subprocess.run(

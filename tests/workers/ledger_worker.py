@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Worker
 
 from activities.llm.anthropic_provider import AnthropicProvider
 from activities.llm.demo_provider import DemoProvider
 from activities.tools.registry import ToolRegistry, WorkerTool, worker_tool
 from activities.wiring import build_activities, worker_workflows
+from turnkeeper.connect import connect
 from turnkeeper.settings import Settings
 
 
@@ -43,12 +43,7 @@ def ledger_worker(
     seconds: float,
     anthropic: AnthropicProvider | None = None,
 ) -> Worker:
-    settings = Settings(
-        task_queue=task_queue,
-        workspace=data_dir / "workspace",
-        data_dir=data_dir,
-        store_dir=data_dir / "store",
-    )
+    settings = ledger_settings(task_queue, data_dir)
     return Worker(
         client,
         task_queue=task_queue,
@@ -62,12 +57,23 @@ def ledger_worker(
     )
 
 
+def ledger_settings(task_queue: str, data_dir: Path) -> Settings:
+    return Settings(
+        task_queue=task_queue,
+        workspace=data_dir / "workspace",
+        data_dir=data_dir,
+        store_dir=data_dir / "store",
+    )
+
+
 def _anthropic() -> AnthropicProvider:
     return AnthropicProvider()  # ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY from the environment
 
 
 async def main(address: str, task_queue: str, ledger: str, data_dir: str) -> None:
-    client = await Client.connect(address, data_converter=pydantic_data_converter)
+    # The converter every worker builds, keys from TURNKEEPER_ENCRYPTION_KEYS included.
+    settings = ledger_settings(task_queue, Path(data_dir))
+    client = await connect(address=address, from_env=False, settings=settings)
     worker = ledger_worker(client, task_queue, Path(ledger), Path(data_dir), seconds=60)
     await worker.run()
 

@@ -1,5 +1,6 @@
 """A whole turn on an S3 content store: the worker's activities, its data converter and the client
-all keep content in one bucket of a real S3-compatible server (moto's), as a cluster would."""
+all keep content in one bucket of a real S3-compatible server (moto's), as a cluster would; with
+encryption on, the bucket holds only ciphertext."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from temporalio.client import Client
 
 from activities import wiring
 from activities.store.content_store import ContentStore
+from activities.store.encrypted_store import EncryptedStore, encrypting
+from activities.store.keyring import Keyring, new_key_entry
 from activities.store.payload_storage import turn_data_converter
 from activities.store.s3_store import S3Store
 from activities.store.stores import open_store
@@ -36,17 +39,26 @@ def s3_endpoint() -> Iterator[str]:
         yield endpoint
 
 
+@pytest.fixture(params=[False, True], ids=["plaintext", "encrypted"])
+def bucket_keyring(request: pytest.FixtureRequest) -> Keyring:
+    return Keyring.parse(new_key_entry("s3")) if request.param else Keyring()
+
+
 @pytest.fixture
-def worker_stores(monkeypatch: pytest.MonkeyPatch) -> list[ContentStore]:
+def worker_stores(monkeypatch: pytest.MonkeyPatch, bucket_keyring: Keyring) -> list[ContentStore]:
     """The stores the worker wiring opens from its settings, so that the test can close them."""
     opened: list[ContentStore] = []
 
     def recording_open_store(settings: Settings) -> ContentStore:
-        opened.append(open_store(settings))
+        opened.append(open_store(settings, bucket_keyring))
         return opened[-1]
 
     monkeypatch.setattr(wiring, "open_store", recording_open_store)
     return opened
+
+
+def _unwrapped(store: ContentStore) -> ContentStore:
+    return store.inner if isinstance(store, EncryptedStore) else store
 
 
 async def test_a_turn_keeps_its_content_in_the_s3_bucket(
@@ -55,7 +67,9 @@ async def test_a_turn_keeps_its_content_in_the_s3_bucket(
     tmp_path: Path,
     s3_endpoint: str,
     worker_stores: list[ContentStore],
+    bucket_keyring: Keyring,
 ) -> None:
+    keyring = bucket_keyring
     bucket = await create_bucket(s3_endpoint)
     # The activities find the bucket through the settings and the endpoint through
     # AWS_ENDPOINT_URL, as a deployed worker would.
@@ -69,7 +83,8 @@ async def test_a_turn_keeps_its_content_in_the_s3_bucket(
         key, [fake.tool_calls(("read_file", {"path": "shared.txt"})), fake.text("Read it.")]
     )
     payloads = S3Store(bucket, "turns")
-    s3_client = Client(**{**client.config(), "data_converter": turn_data_converter(payloads)})
+    converter = turn_data_converter(encrypting(payloads, keyring), keyring)
+    s3_client = Client(**{**client.config(), "data_converter": converter})
 
     try:
         async with running_worker(s3_client, settings, fake_anthropic):
@@ -83,18 +98,20 @@ async def test_a_turn_keeps_its_content_in_the_s3_bucket(
             report = await handle.result()
             events = [event async for event in handle.fetch_history_events()]
     finally:
-        for store in [payloads, *worker_stores]:
+        for store in [payloads, *map(_unwrapped, worker_stores)]:
             if isinstance(store, S3Store):
                 await store.aclose()
 
-    assert worker_stores and all(isinstance(store, S3Store) for store in worker_stores)
+    unwrapped = [_unwrapped(store) for store in worker_stores]
+    assert unwrapped and all(isinstance(store, S3Store) for store in unwrapped)
     assert report.outcome == "completed"
     assert report.output == "Read it."
     [result] = [b for b in report.messages[2].content if isinstance(b, ToolResultBlock)]
     assert lines in result.text()
     objects = await bucket_objects(s3_endpoint, bucket)
     assert objects and all(name.startswith("turns/sha256/") for name in objects)
-    assert any(b"line 079: kept in the shared bucket" in data for data in objects.values())
+    plaintext = any(b"line 079: kept in the shared bucket" in data for data in objects.values())
+    assert plaintext != keyring.enabled
     # The tool result went through the data converter to the bucket, not into history.
     assert _REFERENCE_TYPE in _activity_result_types(events)
     # The conversation store is the bucket too: nothing fell back to the local folder.
