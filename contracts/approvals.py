@@ -12,8 +12,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from contracts.decision_signing import Signature, decision_fields
+from contracts.signals import ApproveInput
 from contracts.turn import TOOL_NAME_PATTERN
 
 APPROVAL_CACHE_WORKFLOW: Final = "ApprovalCacheWorkflow"
@@ -37,6 +39,43 @@ def approval_cache_id(agent_id: str) -> str:
     return APPROVAL_CACHE_ID_PREFIX + agent_id
 
 
+class SignedGrant(BaseModel):
+    """The signed decision a standing approval was granted with. Anyone may signal the cache, so
+    a turn whose approvers have keys trusts a standing approval only when this re-verifies
+    against one of its own keys."""
+
+    model_config = ConfigDict(extra="forbid")
+    workflow_id: str
+    call_id: str
+    approved: bool
+    input: dict[str, JsonValue] | None = None
+    reason: str = ""
+    remember: bool
+    approver: str
+    signature: Signature
+
+    @classmethod
+    def of(cls, decision: ApproveInput, workflow_id: str) -> SignedGrant | None:
+        """The grant of a signed decision taken in the turn `workflow_id`; None if unsigned."""
+        if decision.signature is None:
+            return None
+        return cls.model_validate(
+            {**decision.signed_fields(workflow_id), "signature": decision.signature}
+        )
+
+    def signed_fields(self) -> dict[str, JsonValue]:
+        """The fields its signature covers, exactly as the decision had them."""
+        return decision_fields(
+            workflow_id=self.workflow_id,
+            call_id=self.call_id,
+            approved=self.approved,
+            input=self.input,
+            reason=self.reason,
+            remember=self.remember,
+            approver=self.approver,
+        )
+
+
 class StandingApproval(BaseModel):
     """A tool that `agent_id`'s turns may run without asking, and who allowed it."""
 
@@ -44,6 +83,7 @@ class StandingApproval(BaseModel):
     approver: str = ""
     reason: str = ""
     at: datetime
+    grant: SignedGrant | None = None  # when it came from a signed decision
 
 
 class RememberInput(BaseModel):
@@ -54,6 +94,7 @@ class RememberInput(BaseModel):
     approver: str = ""
     reason: str = ""
     at: datetime | None = None
+    grant: SignedGrant | None = None
 
 
 class RevokeInput(BaseModel):
@@ -75,6 +116,8 @@ class LookupResult(BaseModel):
     """The tools among those asked for that have a standing approval, in the order asked."""
 
     approved: list[str] = Field(default_factory=list)
+    # The same approvals in full, with their grants, for turns that must re-verify them.
+    standing: list[StandingApproval] = Field(default_factory=list)
 
 
 class ApprovalCacheInput(BaseModel):
@@ -100,3 +143,4 @@ class ApprovalCacheRememberInput(BaseModel):
     approver: str = ""
     reason: str = ""
     at: datetime | None = None  # the decision's time; the cache's clock when absent
+    grant: SignedGrant | None = None

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Final, Literal
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from contracts.decision_signing import DECISION, Signature, decision_fields, sign
 
 TurnState = Literal[
     "running", "awaiting_approval", "awaiting_external", "completed", "failed", "cancelled"
@@ -14,6 +17,8 @@ PendingKind = Literal["approval", "external"]
 
 
 ALL_PENDING = "*"
+# The status query lists this many of the latest refused decisions.
+MAX_REFUSED_DECISIONS: Final = 20
 
 
 class ApproveInput(BaseModel):
@@ -27,6 +32,27 @@ class ApproveInput(BaseModel):
     approver: str = ""
     # Replacement arguments for the call (edit before approve); checked against its schema.
     input: dict[str, JsonValue] | None = None
+    # Required when the agent's approvers have public keys (contracts/decision_signing.py).
+    signature: Signature | None = None
+
+    def signed_fields(self, workflow_id: str) -> dict[str, JsonValue]:
+        """What the approver's signature covers, for the turn `workflow_id`."""
+        return decision_fields(
+            workflow_id=workflow_id,
+            call_id=self.call_id,
+            approved=self.approved,
+            input=self.input,
+            reason=self.reason,
+            remember=self.remember,
+            approver=self.approver,
+        )
+
+    def signed_with(
+        self, private_key: Ed25519PrivateKey, workflow_id: str, expires: datetime
+    ) -> ApproveInput:
+        """This decision, signed for the turn `workflow_id` until `expires`."""
+        signature = sign(private_key, DECISION, self.signed_fields(workflow_id), expires)
+        return self.model_copy(update={"signature": signature})
 
 
 class DecisionRecord(BaseModel):
@@ -39,6 +65,16 @@ class DecisionRecord(BaseModel):
     reason: str = ""
     edited: bool = False
     standing: bool = False  # approved by a standing approval (remember: true earlier)
+    signed: bool = False  # the approver's signature (or the standing grant's) was verified
+    at: datetime
+
+
+class RefusedDecision(BaseModel):
+    """An `approve` signal the turn ignored, and why: a signal has no other way to answer."""
+
+    call_id: str
+    approver: str = ""
+    reason: str
     at: datetime
 
 
@@ -71,3 +107,6 @@ class TurnStatus(BaseModel):
     cost_usd: float = 0.0
     elapsed_ms: int = 0
     pending: list[PendingCall] = Field(default_factory=list)
+    # The latest `approve` signals that were ignored (unsigned, forged, expired, stale), newest
+    # last; at most MAX_REFUSED_DECISIONS.
+    refused_decisions: list[RefusedDecision] = Field(default_factory=list)

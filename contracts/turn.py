@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    JsonValue,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
+from contracts.decision_signing import parse_public_key
 from contracts.messages import Message
 from contracts.names import KNOWN_PROVIDERS
 from contracts.signals import DecisionRecord
@@ -43,6 +53,34 @@ def _check_model(model: str) -> str:
     return model
 
 
+class Approver(BaseModel):
+    """An approver whose decisions must be signed with the key of `public_key`."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    # An OpenSSH public key line, `ssh-ed25519 AAAA… comment`; Ed25519 only.
+    public_key: str | None = None
+
+    @field_validator("public_key")
+    @classmethod
+    def _check_key(cls, line: str | None) -> str | None:
+        if line is not None:
+            parse_public_key(line)
+        return line
+
+
+def _approver_form(entry: Any) -> str:
+    return "name" if isinstance(entry, str) else "approver"
+
+
+# A plain name (unsigned decisions) or an Approver; tagged so that a bad entry is reported
+# against the one form it has, not against both.
+ApproverEntry = Annotated[
+    Annotated[str, Tag("name")] | Annotated[Approver, Tag("approver")],
+    Discriminator(_approver_form),
+]
+
+
 class AgentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1)
@@ -57,8 +95,8 @@ class AgentSpec(BaseModel):
     output_schema: dict[str, JsonValue] | None = None
     price: Price | None = None
     # When set, only these approvers' decisions count (the update refuses others; the signal
-    # ignores and logs them).
-    approvers: list[str] | None = None
+    # ignores and logs them). When any of them has a public key, every decision must be signed.
+    approvers: list[ApproverEntry] | None = None
     # False: the calls of one response run one by one, in call order.
     parallel_tool_calls: bool = True
     # True: model calls stream, and their text reaches the turn's event stream (`turnkeeper
@@ -74,6 +112,35 @@ class AgentSpec(BaseModel):
     @classmethod
     def _check_fallbacks(cls, models: list[str]) -> list[str]:
         return [_check_model(model) for model in models]
+
+    @field_validator("approvers")
+    @classmethod
+    def _check_approvers(
+        cls, approvers: list[str | Approver] | None
+    ) -> list[str | Approver] | None:
+        names = [_approver_name(entry) for entry in approvers or []]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"approvers must have distinct names; repeated: {repeated}")
+        return approvers
+
+    def approver_names(self) -> list[str] | None:
+        """The names whose decisions count, or None when anyone may decide."""
+        if self.approvers is None:
+            return None
+        return [_approver_name(entry) for entry in self.approvers]
+
+    def approver_keys(self) -> dict[str, str]:
+        """Approver name -> public key line. Not empty: every decision must be signed."""
+        return {
+            entry.name: entry.public_key
+            for entry in self.approvers or []
+            if isinstance(entry, Approver) and entry.public_key is not None
+        }
+
+
+def _approver_name(entry: str | Approver) -> str:
+    return entry if isinstance(entry, str) else entry.name
 
 
 class Constraints(BaseModel):

@@ -1,0 +1,177 @@
+"""Signed decisions: what an approver's Ed25519 key signs, and how a turn checks it.
+
+A turn whose `agent.approvers` lists public keys applies only decisions signed by one of them,
+so that a process able to signal the namespace cannot approve in someone else's name. The
+signature travels in the payload as `{"expires_at": "2026-11-23T15:04:05Z", "value": "<base64>"}`
+and covers, byte for byte,
+
+    b"turnkeeper-<kind>-v1\\n" + canonical_json({**fields, "expires_at": expires_at})
+
+where `kind` says what is being signed (`decision` for `approve` and `decide`), so that a
+signature made for one kind of message can never be passed off as another. Pure functions, no
+I/O and no clock (callers pass `now`): a workflow runs them and replays them identically.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Final
+
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    PublicFormat,
+    load_ssh_public_key,
+)
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+# The kind of the `approve` signal and the `decide` update. A budget extension will sign its own
+# fields under its own kind, with the same Signature object.
+DECISION: Final = "decision"
+SIGNATURE_BYTES: Final = 64
+EXPIRES_AT_FIELD: Final = "expires_at"
+_KIND = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
+_EXAMPLE_TIME = "2026-11-23T15:04:05Z"
+
+
+class Signature(BaseModel):
+    """The `signature` field of a signed payload. Checked by the turn, not here, so that a
+    malformed one is refused with a reason instead of making the whole payload unreadable."""
+
+    model_config = ConfigDict(extra="forbid")
+    expires_at: str = Field(min_length=1, max_length=64)  # ISO-8601 UTC, signed as written
+    value: str = Field(min_length=1, max_length=256)  # standard base64 of 64 bytes
+
+
+def canonical_json(obj: Mapping[str, JsonValue]) -> bytes:
+    """One byte string per value, whoever encodes it: sorted keys, no spaces, UTF-8."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
+
+
+def signed_bytes(kind: str, fields: Mapping[str, JsonValue], expires_at: str) -> bytes:
+    """The exact bytes an approver signs for `fields` of `kind`, valid until `expires_at`."""
+    if not _KIND.match(kind):
+        raise ValueError(f"signing kind {kind!r} must be lowercase letters, digits and '-'")
+    if EXPIRES_AT_FIELD in fields:
+        raise ValueError(f"{EXPIRES_AT_FIELD!r} comes from the signature, not from the fields")
+    context = f"turnkeeper-{kind}-v1\n".encode()
+    return context + canonical_json({**fields, EXPIRES_AT_FIELD: expires_at})
+
+
+def decision_fields(
+    *,
+    workflow_id: str,
+    call_id: str,
+    approved: bool,
+    input: dict[str, JsonValue] | None,
+    reason: str,
+    remember: bool,
+    approver: str,
+) -> dict[str, JsonValue]:
+    """The signed fields of a decision. The workflow id and call id bind it to one call of one
+    turn, so it cannot be replayed elsewhere; the rest binds what was decided."""
+    return {
+        "workflow_id": workflow_id,
+        "call_id": call_id,
+        "approved": approved,
+        "input": input,
+        "reason": reason,
+        "remember": remember,
+        "approver": approver,
+    }
+
+
+def parse_public_key(line: str) -> Ed25519PublicKey:
+    """An OpenSSH public key line (`ssh-ed25519 AAAA… comment`) as a key.
+
+    Raises:
+        ValueError: The line is not an OpenSSH public key, or the key is not Ed25519.
+    """
+    try:
+        key = load_ssh_public_key(line.strip().encode("utf-8"))
+    except (ValueError, UnsupportedAlgorithm) as err:
+        raise ValueError(f"not an OpenSSH public key line ('ssh-ed25519 AAAA…'): {err}") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise ValueError(
+            f"is a {line.split(maxsplit=1)[0]} key; only Ed25519 keys sign decisions "
+            "(ssh-keygen -t ed25519)"
+        )
+    return key
+
+
+def public_key_line(key: Ed25519PrivateKey | Ed25519PublicKey) -> str:
+    """The `ssh-ed25519 AAAA…` line of a key, as `agent.approvers` lists it."""
+    public = key.public_key() if isinstance(key, Ed25519PrivateKey) else key
+    return public.public_bytes(Encoding.OpenSSH, PublicFormat.OpenSSH).decode("ascii")
+
+
+def format_expires_at(moment: datetime) -> str:
+    """`moment` as the signature writes it: UTC, whole seconds, `Z`."""
+    if moment.tzinfo is None:
+        raise ValueError("an expiry needs a time zone")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_expires_at(text: str) -> datetime:
+    """The moment a signature's `expires_at` names.
+
+    Raises:
+        ValueError: Not an ISO-8601 time with a time zone.
+    """
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"expires_at {text!r} is not an ISO-8601 time like {_EXAMPLE_TIME}"
+        ) from None
+    if moment.tzinfo is None:
+        raise ValueError(
+            f"expires_at {text!r} has no time zone; write it in UTC, like {_EXAMPLE_TIME}"
+        )
+    return moment
+
+
+def sign(
+    private_key: Ed25519PrivateKey, kind: str, fields: Mapping[str, JsonValue], expires: datetime
+) -> Signature:
+    """Signs `fields` of `kind` until `expires`: the payload's `signature` field."""
+    expires_at = format_expires_at(expires)
+    value = private_key.sign(signed_bytes(kind, fields, expires_at))
+    return Signature(expires_at=expires_at, value=base64.b64encode(value).decode("ascii"))
+
+
+def signature_problem(
+    kind: str,
+    fields: Mapping[str, JsonValue],
+    signature: Signature,
+    public_key: str,
+    now: datetime | None,
+) -> str | None:
+    """Why `signature` does not prove that the holder of `public_key` signed `fields` of `kind`
+    (and, given `now`, that it has not expired), or None when it does."""
+    try:
+        raw = base64.b64decode(signature.value, validate=True)
+    except ValueError:  # binascii.Error, or characters outside ASCII
+        return "signature value is not standard base64"
+    if len(raw) != SIGNATURE_BYTES:
+        return f"signature value is {len(raw)} bytes, not the {SIGNATURE_BYTES} of Ed25519"
+    try:
+        expires = parse_expires_at(signature.expires_at)
+        parse_public_key(public_key).verify(raw, signed_bytes(kind, fields, signature.expires_at))
+    except ValueError as err:
+        return f"signature is unusable: {err}"
+    except InvalidSignature:
+        return (
+            "signature does not verify: it was made with another key, or for another "
+            "call, turn or decision than this one"
+        )
+    if now is not None and now >= expires:
+        return f"signature expired at {signature.expires_at}"
+    return None

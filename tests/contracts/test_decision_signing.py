@@ -1,0 +1,219 @@
+"""The signed-decision format, byte for byte, and the checks a turn runs on a signature: pure
+functions, so no server is needed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from pydantic import ValidationError
+
+from contracts.approvals import SignedGrant
+from contracts.decision_signing import (
+    DECISION,
+    Signature,
+    decision_fields,
+    parse_expires_at,
+    parse_public_key,
+    public_key_line,
+    sign,
+    signature_problem,
+    signed_bytes,
+)
+from contracts.signals import ApproveInput
+from contracts.turn import AgentSpec
+
+# A fixed key and its signature, checked against `openssl pkeyutl -sign -rawin` when written:
+# any other Ed25519 implementation must produce the same value for the same bytes.
+KNOWN_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+KNOWN_PUBLIC = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4"
+KNOWN_EXPIRES_AT = "2026-11-23T15:04:05Z"
+KNOWN_VALUE = (
+    "/7hYCSWMGlBkWo0/0i/9+ReLyALHYNO8UFUuArqy27OADHNbzcibY6dApVE6RhgZ+Ht1a/i+V5q6Nf26CWbiAQ=="
+)
+KNOWN_FIELDS = decision_fields(
+    workflow_id="turn-1",
+    call_id="toolu_01",
+    approved=True,
+    input=None,
+    reason="looks fine",
+    remember=False,
+    approver="alice",
+)
+BEFORE_EXPIRY = datetime(2026, 11, 23, 15, 4, 4, tzinfo=UTC)
+
+
+def test_signed_bytes_are_the_documented_context_and_canonical_json() -> None:
+    expected = (
+        b"turnkeeper-decision-v1\n"
+        b'{"approved":true,"approver":"alice","call_id":"toolu_01",'
+        b'"expires_at":"2026-11-23T15:04:05Z","input":null,"reason":"looks fine",'
+        b'"remember":false,"workflow_id":"turn-1"}'
+    )
+    assert signed_bytes(DECISION, KNOWN_FIELDS, KNOWN_EXPIRES_AT) == expected
+
+
+def test_non_ascii_is_signed_as_utf8_not_escaped() -> None:
+    fields = {**KNOWN_FIELDS, "reason": "ça va ✓"}
+    assert "ça va ✓".encode() in signed_bytes(DECISION, fields, KNOWN_EXPIRES_AT)
+
+
+def test_signing_the_known_fields_gives_the_known_value() -> None:
+    expires = datetime(2026, 11, 23, 15, 4, 5, 999_000, tzinfo=UTC)  # whole seconds are signed
+    signature = sign(KNOWN_KEY, DECISION, KNOWN_FIELDS, expires)
+
+    assert signature == Signature(expires_at=KNOWN_EXPIRES_AT, value=KNOWN_VALUE)
+    assert public_key_line(KNOWN_KEY) == KNOWN_PUBLIC
+    assert signature_problem(DECISION, KNOWN_FIELDS, signature, KNOWN_PUBLIC, BEFORE_EXPIRY) is None
+
+
+def test_a_key_line_with_a_comment_verifies_too() -> None:
+    signature = Signature(expires_at=KNOWN_EXPIRES_AT, value=KNOWN_VALUE)
+    line = KNOWN_PUBLIC + " alice@laptop"
+    assert signature_problem(DECISION, KNOWN_FIELDS, signature, line, BEFORE_EXPIRY) is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"workflow_id": "turn-2"},
+        {"call_id": "toolu_02"},
+        {"approved": False},
+        {"input": {"path": "elsewhere.md"}},
+        {"reason": "looks fine!"},
+        {"remember": True},
+        {"approver": "bob"},
+    ],
+    ids=lambda change: next(iter(change)),
+)
+def test_every_signed_field_is_bound(change: dict) -> None:
+    signature = Signature(expires_at=KNOWN_EXPIRES_AT, value=KNOWN_VALUE)
+    fields = {**KNOWN_FIELDS, **change}
+
+    problem = signature_problem(DECISION, fields, signature, KNOWN_PUBLIC, BEFORE_EXPIRY)
+
+    assert problem is not None and "does not verify" in problem
+
+
+def test_the_expiry_is_signed_and_enforced() -> None:
+    signature = Signature(expires_at=KNOWN_EXPIRES_AT, value=KNOWN_VALUE)
+    later = signature.model_copy(update={"expires_at": "2027-11-23T15:04:05Z"})
+    at_expiry = datetime(2026, 11, 23, 15, 4, 5, tzinfo=UTC)
+
+    assert "does not verify" in str(
+        signature_problem(DECISION, KNOWN_FIELDS, later, KNOWN_PUBLIC, BEFORE_EXPIRY)
+    )
+    assert signature_problem(DECISION, KNOWN_FIELDS, signature, KNOWN_PUBLIC, at_expiry) == (
+        "signature expired at 2026-11-23T15:04:05Z"
+    )
+    # Without a clock only the signature is checked (a standing grant, verified at grant time).
+    assert signature_problem(DECISION, KNOWN_FIELDS, signature, KNOWN_PUBLIC, None) is None
+
+
+def test_another_kind_does_not_accept_a_decision_signature() -> None:
+    signature = Signature(expires_at=KNOWN_EXPIRES_AT, value=KNOWN_VALUE)
+    problem = signature_problem(
+        "budget-extension", KNOWN_FIELDS, signature, KNOWN_PUBLIC, BEFORE_EXPIRY
+    )
+    assert problem is not None and "does not verify" in problem
+
+
+def test_a_signature_by_another_key_does_not_verify() -> None:
+    signature = sign(
+        Ed25519PrivateKey.generate(), DECISION, KNOWN_FIELDS, BEFORE_EXPIRY.replace(year=2027)
+    )
+    problem = signature_problem(DECISION, KNOWN_FIELDS, signature, KNOWN_PUBLIC, BEFORE_EXPIRY)
+    assert problem is not None and "another key" in problem
+
+
+@pytest.mark.parametrize(
+    ("value", "expires_at", "needle"),
+    [
+        ("not base64!", KNOWN_EXPIRES_AT, "not standard base64"),
+        ("é" * 8, KNOWN_EXPIRES_AT, "not standard base64"),
+        ("AAAA", KNOWN_EXPIRES_AT, "3 bytes, not the 64"),
+        (KNOWN_VALUE, "next tuesday", "not an ISO-8601 time"),
+        (KNOWN_VALUE, "2026-11-23T15:04:05", "no time zone"),
+    ],
+)
+def test_a_malformed_signature_is_refused_with_its_reason(
+    value: str, expires_at: str, needle: str
+) -> None:
+    signature = Signature(expires_at=expires_at, value=value)
+    problem = signature_problem(DECISION, KNOWN_FIELDS, signature, KNOWN_PUBLIC, BEFORE_EXPIRY)
+    assert problem is not None and needle in problem
+
+
+def test_expires_at_accepts_z_and_offsets() -> None:
+    assert parse_expires_at("2026-11-23T15:04:05Z") == datetime(2026, 11, 23, 15, 4, 5, tzinfo=UTC)
+    assert parse_expires_at("2026-11-23T16:04:05+01:00") == datetime(
+        2026, 11, 23, 15, 4, 5, tzinfo=UTC
+    )
+
+
+def test_only_ed25519_public_keys_parse() -> None:
+    ecdsa = generate_private_key(SECP256R1()).public_key()
+    line = ecdsa.public_bytes(Encoding.OpenSSH, PublicFormat.OpenSSH).decode()
+
+    with pytest.raises(ValueError, match="only Ed25519 keys"):
+        parse_public_key(line)
+    with pytest.raises(ValueError, match="not an OpenSSH public key line"):
+        parse_public_key("ssh-ed25519 garbage")
+    assert parse_public_key(KNOWN_PUBLIC + " comment") is not None
+
+
+def test_signed_bytes_refuses_a_bad_kind_or_a_second_expiry() -> None:
+    with pytest.raises(ValueError, match="kind"):
+        signed_bytes("decision-v1\nx", KNOWN_FIELDS, KNOWN_EXPIRES_AT)
+    with pytest.raises(ValueError, match="expires_at"):
+        signed_bytes(DECISION, {**KNOWN_FIELDS, "expires_at": "x"}, KNOWN_EXPIRES_AT)
+
+
+def test_an_approve_payload_signs_its_own_fields_and_a_grant_keeps_them() -> None:
+    decision = ApproveInput(
+        call_id="toolu_01", approved=True, reason="ok", remember=True, approver="alice",
+        input={"path": "a.md", "content": "é"},
+    )  # fmt: skip
+    signed = decision.signed_with(KNOWN_KEY, "turn-9", BEFORE_EXPIRY + timedelta(minutes=5))
+    assert signed.signature is not None
+
+    grant = SignedGrant.of(signed, "turn-9")
+
+    assert grant is not None and grant.signed_fields() == signed.signed_fields("turn-9")
+    problem = signature_problem(
+        DECISION, grant.signed_fields(), grant.signature, KNOWN_PUBLIC, BEFORE_EXPIRY
+    )
+    assert problem is None
+    assert SignedGrant.of(decision, "turn-9") is None  # unsigned: no grant
+    # Through JSON, as Temporal carries it, the payload is the same.
+    assert ApproveInput.model_validate_json(signed.model_dump_json()) == signed
+
+
+def test_approvers_take_names_and_keyed_entries() -> None:
+    agent = AgentSpec(
+        id="a", model="demo:scripted",
+        approvers=["bob", {"name": "alice", "public_key": KNOWN_PUBLIC + " alice@laptop"}],
+    )  # fmt: skip
+
+    assert agent.approver_names() == ["bob", "alice"]
+    assert agent.approver_keys() == {"alice": KNOWN_PUBLIC + " alice@laptop"}
+    assert AgentSpec(id="a", model="demo:x", approvers=["bob"]).approver_keys() == {}
+    assert AgentSpec(id="a", model="demo:x").approver_names() is None
+
+
+@pytest.mark.parametrize(
+    ("approvers", "needle"),
+    [
+        ([{"name": "alice", "public_key": "ssh-ed25519 AAAA"}], "not an OpenSSH public key"),
+        (["alice", {"name": "alice", "public_key": KNOWN_PUBLIC}], "repeated: ['alice']"),
+        ([{"name": "alice", "key": KNOWN_PUBLIC}], "Extra inputs are not permitted"),
+        ([{"public_key": KNOWN_PUBLIC}], "Field required"),
+    ],
+)
+def test_bad_approvers_are_refused(approvers: list, needle: str) -> None:
+    with pytest.raises(ValidationError, match="approvers") as failure:
+        AgentSpec(id="a", model="demo:x", approvers=approvers)
+    assert needle in str(failure.value)
