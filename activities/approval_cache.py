@@ -96,6 +96,7 @@ class ApprovalCacheActivities:
                 approver=approval.approver,
                 reason=approval.reason,
                 at=approval.at,
+                grant=approval.grant,
             )
         except ValidationError as err:
             raise ApplicationError(

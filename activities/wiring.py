@@ -85,8 +85,9 @@ def workflow_runner() -> SandboxedWorkflowRunner:
     """The sandbox, with our own deterministic modules imported once per worker instead of once
     per workflow run: they hold no state, and re-importing them (and rebuilding their pydantic
     models) was a fifth of a worker's CPU. Replay tests, not the sandbox, guard their
-    determinism."""
+    determinism. cryptography (which verifies signed decisions) is a native extension that must
+    never be loaded twice in one process, as a sandbox re-import would."""
     restrictions = SandboxRestrictions.default.with_passthrough_modules(
-        "workflows", "contracts", "activities"
+        "workflows", "contracts", "activities", "cryptography"
     )
     return SandboxedWorkflowRunner(restrictions=restrictions)

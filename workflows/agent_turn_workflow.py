@@ -41,7 +41,7 @@ with workflow.unsafe.imports_passed_through():
         TurnStatus,
     )
     from contracts.turn import AgentReport, TurnRequest
-    from workflows import budgets, mcp_tools, structured_output, turn_tracing
+    from workflows import budgets, mcp_tools, signed_decisions, structured_output, turn_tracing
     from workflows import turn_record as record
     from workflows.failures import describe, fail, invalid_request
     from workflows.model_calls import call_model
@@ -184,6 +184,8 @@ class AgentTurnWorkflow:
         problem = request_problem(request)
         if problem:
             raise invalid_request(payload, problem)
+        if request.agent.approver_keys() and not workflow.patched(signed_decisions.PATCH):
+            raise invalid_request(payload, "agent.approvers: public keys need a newer worker")
         self._offered = offered_tools(request)
         if carried is not None:
             turn = Turn.model_validate({**carried.turn, "request": request})
@@ -267,16 +269,42 @@ class AgentTurnWorkflow:
 
     @workflow.signal(name=SIGNAL_APPROVE)
     def approve(self, raw: RawValue) -> None:
-        decision = self._signal_payload(raw, ApproveInput, SIGNAL_APPROVE)
+        decision = self._approve_payload(raw)
         if decision is None:
             return
         problem = self._decision_problem(decision)
         if problem:
-            workflow.logger.warning(
-                "approve signal ignored: %s", problem, extra={"call_id": decision.call_id}
-            )
+            self._refuse(decision.call_id, decision.approver, problem)
             return
         self._pending.decide(decision)
+
+    def _approve_payload(self, raw: RawValue) -> ApproveInput | None:
+        """The signal's decision, or None once its refusal is recorded."""
+        payload: Any = None
+        try:
+            payload = _decoded(raw)
+            decision = ApproveInput.model_validate(payload)
+        except ValidationError as err:
+            problem = f"invalid payload: {describe(err)}"
+        except (ValueError, TypeError) as err:
+            problem = f"invalid payload: {err}"
+        else:
+            if decision.signature is None or workflow.patched(signed_decisions.PATCH):
+                return decision
+            # A turn begun before signed decisions ignored such a payload; so it still does.
+            problem = "invalid payload: signature: extra inputs are not permitted"
+        fields = payload if isinstance(payload, dict) else {}
+        self._refuse(str(fields.get("call_id", "")), str(fields.get("approver", "")), problem)
+        return None
+
+    def _refuse(self, call_id: str, approver: str, problem: str) -> None:
+        """Logs an ignored `approve` signal and keeps it for the status query, the only answer
+        a signal's sender can read."""
+        workflow.logger.warning(
+            "approve signal ignored: %s", problem, extra={"call_id": call_id, "approver": approver}
+        )
+        if self._turn is not None:
+            self._turn.refuse_decision(call_id, approver, problem, workflow.now())
 
     @workflow.update(name=UPDATE_DECIDE)
     async def decide(self, raw: RawValue) -> DecideResult:
@@ -299,10 +327,15 @@ class AgentTurnWorkflow:
             raise ValueError(problem)
 
     def _decision_problem(self, decision: ApproveInput) -> str | None:
-        approvers = self._turn.request.agent.approvers if self._turn else None
+        agent = self._turn.request.agent if self._turn else None
+        approvers = agent.approver_names() if agent else None
         problem = self._pending.decision_problem(decision, approvers)
         if problem is None and decision.input is not None:
             problem = self._edit_problem(decision)
+        if problem is None and agent is not None:
+            problem = signed_decisions.decision_problem(
+                agent, decision, workflow.info().workflow_id, workflow.now()
+            )
         return problem
 
     def _edit_problem(self, decision: ApproveInput) -> str | None:
@@ -347,6 +380,7 @@ class AgentTurnWorkflow:
             cost_usd=round(turn.cost_usd, 10),
             elapsed_ms=turn.elapsed_ms(workflow.now()),
             pending=self._pending.listing(),
+            refused_decisions=list(turn.refused_decisions),
         )
 
     @workflow.query(name=QUERY_TRANSCRIPT)

@@ -76,6 +76,7 @@ class ApprovalCacheWorkflow:
             approver=approval.approver,
             reason=approval.reason,
             at=approval.at or workflow.now(),
+            grant=approval.grant,
         )
         workflow.logger.info(
             "standing approval remembered",
@@ -102,7 +103,7 @@ class ApprovalCacheWorkflow:
         """The tools among `question.tools` that have a standing approval, in the order asked."""
         self._handled += 1
         approved = [tool for tool in dict.fromkeys(question.tools) if tool in self._standing]
-        return LookupResult(approved=approved)
+        return LookupResult(approved=approved, standing=[self._standing[tool] for tool in approved])
 
     @workflow.query(name=QUERY_STANDING)
     def standing(self) -> list[StandingApproval]:
@@ -122,7 +123,8 @@ def details_markdown(agent_id: str, standing: list[StandingApproval]) -> str:
         who = f" by {approval.approver}" if approval.approver else ""
         why = f": {approval.reason}" if approval.reason else ""
         when = approval.at.isoformat(timespec="minutes")
-        lines.append(f"- `{approval.tool}`, approved{who} at {when}{why}")
+        signed = " (signed)" if approval.grant else ""
+        lines.append(f"- `{approval.tool}`, approved{who}{signed} at {when}{why}")
     if standing:
         workflow_id = workflow.info().workflow_id
         payload = json.dumps({"tool": "<tool>", "by": "<you>"})

@@ -19,9 +19,11 @@ with workflow.unsafe.imports_passed_through():
         ApprovalCacheLookupInput,
         ApprovalCacheRememberInput,
         LookupResult,
+        SignedGrant,
     )
     from contracts.signals import DecisionRecord
     from workflows.failures import cause_message
+    from workflows.signed_decisions import standing_problem
     from workflows.turn_state import Turn
 
 # Recorded once in a turn's history the first time it consults the cache, so that turns
@@ -51,12 +53,30 @@ async def standing_for(turn: Turn, tools: list[str]) -> set[str]:
             raise
         workflow.logger.warning("standing approvals unreadable; asking: %s", cause_message(err))
         return set()
-    return set(answer.approved)
+    if not turn.request.agent.approver_keys():
+        return set(answer.approved)
+    return _verified(turn, answer)
 
 
-async def remember(turn: Turn, decision: DecisionRecord) -> None:
-    """Stores a standing approval for (agent, tool). The call itself is approved either way, so a
-    failure here is logged, not fatal."""
+def _verified(turn: Turn, answer: LookupResult) -> set[str]:
+    """The standing approvals a turn with keyed approvers may use: those whose signed grant its
+    own keys verify. The others are logged and the call waits for a human."""
+    trusted = set()
+    for approval in answer.standing:
+        problem = standing_problem(turn.request.agent, approval)
+        if problem is None:
+            trusted.add(approval.tool)
+        else:
+            workflow.logger.warning(
+                "standing approval not used; asking: %s", problem, extra={"tool": approval.tool}
+            )
+    return trusted
+
+
+async def remember(turn: Turn, decision: DecisionRecord, grant: SignedGrant | None) -> None:
+    """Stores a standing approval for (agent, tool), with the signed decision that granted it
+    when there is one. The call itself is approved either way, so a failure here is logged, not
+    fatal."""
     if not workflow.patched(PATCH):
         return
     approval = ApprovalCacheRememberInput(
@@ -65,6 +85,7 @@ async def remember(turn: Turn, decision: DecisionRecord) -> None:
         approver=decision.approver,
         reason=decision.reason,
         at=decision.at,
+        grant=grant,
     )
     try:
         await workflow.execute_local_activity(
@@ -80,12 +101,13 @@ async def remember(turn: Turn, decision: DecisionRecord) -> None:
         workflow.logger.warning("standing approval not stored: %s", cause_message(err))
 
 
-def standing_decision(call_id: str, tool: str) -> DecisionRecord:
+def standing_decision(call_id: str, tool: str, signed: bool) -> DecisionRecord:
     return DecisionRecord(
         call_id=call_id,
         tool=tool,
         approved=True,
         approver="standing approval",
         standing=True,
+        signed=signed,
         at=workflow.now(),
     )

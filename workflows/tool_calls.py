@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.tools.result_limits import DEFAULT_MAX_RESULT_BYTES, capped
     from contracts import errors
     from contracts.activity_io import ToolCallInput, ToolCallResult, ToolTraits
+    from contracts.approvals import SignedGrant
     from contracts.mcp import ACTIVITY_MCP_CALL_TOOL, McpCallInput
     from contracts.messages import ToolResultBlock, ToolUseBlock
     from contracts.names import ACTIVITY_TOOL_CALL
@@ -93,7 +94,7 @@ class ToolCalls:
 
     async def settle(self, turn: Turn, use: ToolUseBlock, standing: set[str]) -> Settled:
         if _needs_approval(turn, use) and use.name in standing:
-            turn.decisions.append(standing_decision(use.id, use.name))
+            turn.decisions.append(standing_decision(use.id, use.name, signed=_keyed(turn)))
         elif _needs_approval(turn, use):
             decision, edited_input = await self._await_approval(turn, use)
             if not decision.approved:
@@ -170,10 +171,10 @@ class ToolCalls:
             await workflow.wait_condition(lambda: waiting.settled, timeout=timeout_s)
             decision = waiting.decision
             assert decision is not None
-            decided = _record(use, decision)
+            decided = _record(use, decision, signed=_keyed(turn))
             edited_input = decision.input if decision.approved else None
             if decision.approved and decision.remember:
-                await remember(turn, decided)
+                await remember(turn, decided, _grant(turn, decision))
         except TimeoutError:
             decided = DecisionRecord(
                 call_id=use.id,
@@ -270,7 +271,7 @@ def _tool_timeout(traits: ToolTraits | None) -> timedelta:
     return timedelta(seconds=traits.timeout_s) + TOOL_TIMEOUT_MARGIN
 
 
-def _record(use: ToolUseBlock, decision: ApproveInput) -> DecisionRecord:
+def _record(use: ToolUseBlock, decision: ApproveInput, signed: bool) -> DecisionRecord:
     return DecisionRecord(
         call_id=use.id,
         tool=use.name,
@@ -278,8 +279,22 @@ def _record(use: ToolUseBlock, decision: ApproveInput) -> DecisionRecord:
         approver=decision.approver,
         reason=decision.reason,
         edited=decision.approved and decision.input is not None,
+        signed=signed,
         at=workflow.now(),
     )
+
+
+def _keyed(turn: Turn) -> bool:
+    """Whether the turn's approvers have keys, so that every decision it applied was signed."""
+    return bool(turn.request.agent.approver_keys())
+
+
+def _grant(turn: Turn, decision: ApproveInput) -> SignedGrant | None:
+    """What a standing approval keeps of a verified signed decision, so later keyed turns can
+    verify it again. A signature that this turn did not verify is not passed on."""
+    if not _keyed(turn):
+        return None
+    return SignedGrant.of(decision, workflow.info().workflow_id)
 
 
 def _rejection_text(decision: DecisionRecord) -> str:

@@ -13,8 +13,17 @@ with workflow.unsafe.imports_passed_through():
     from contracts.activity_io import BlockRef, MessageDraft, ModelCallResult, ToolTraits
     from contracts.mcp import McpToolSpec
     from contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
-    from contracts.signals import DecisionRecord, TurnState
+    from contracts.signals import (
+        MAX_REFUSED_DECISIONS,
+        DecisionRecord,
+        RefusedDecision,
+        TurnState,
+    )
     from contracts.turn import AgentReport, Outcome, TurnRequest, Usage
+
+# How much of a refused signal's own text the turn keeps: anyone may send one.
+_REFUSED_FIELD_CHARS = 200
+_REFUSED_REASON_CHARS = 600
 
 
 class HumanClock(BaseModel):
@@ -63,6 +72,7 @@ class Turn(BaseModel):
     models_used: list[str] = Field(default_factory=list)
     human: HumanClock = Field(default_factory=HumanClock)
     decisions: list[DecisionRecord] = Field(default_factory=list)
+    refused_decisions: list[RefusedDecision] = Field(default_factory=list)  # the latest only
     structured_output: JsonValue = None
     ended: datetime | None = None
 
@@ -95,6 +105,17 @@ class Turn(BaseModel):
             BlockRef(ref=ref) if ref else block for block, ref in results
         ]
         self.unsent.append(MessageDraft(role="user", content=drafts))
+
+    def refuse_decision(self, call_id: str, approver: str, reason: str, now: datetime) -> None:
+        """Keeps an ignored `approve` signal for the status query. Fields are cut short and the
+        oldest refusals drop out, so a flood of forged signals cannot grow the turn's state."""
+        refused = RefusedDecision(
+            call_id=call_id[:_REFUSED_FIELD_CHARS],
+            approver=approver[:_REFUSED_FIELD_CHARS],
+            reason=reason[:_REFUSED_REASON_CHARS],
+            at=now,
+        )
+        self.refused_decisions = [*self.refused_decisions, refused][-MAX_REFUSED_DECISIONS:]
 
     def append_user_text(self, text: str) -> None:
         """A message of the runtime's own to the model (e.g. a correction), sent with the next

@@ -3,9 +3,10 @@
 Run it only when a deliberate change needs a new golden history, and keep the old files: every
 history recorded by a released version must keep replaying.
 
-    python -m tests.workflows.record_histories v3
+    python -m tests.workflows.record_histories v3 [scenario ...]
 
-The argument names the recording (files are `<scenario>-<version>.json`).
+The first argument names the recording (files are `<scenario>-<version>.json`); the others pick
+scenarios (default: all of them).
 """
 
 from __future__ import annotations
@@ -15,19 +16,23 @@ import contextlib
 import sys
 import tempfile
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from contracts.decision_signing import public_key_line
 from contracts.names import (
     SEARCH_ATTRIBUTES,
     SIGNAL_APPROVE,
     SIGNAL_SUBMIT_TOOL_RESULT,
     UPDATE_DECIDE,
 )
+from contracts.signals import ApproveInput
 from tests.conftest import (
     SA_KEYS,
     make_settings,
@@ -43,7 +48,9 @@ HISTORIES = Path(__file__).parent.parent / "histories"
 ASK_USER = {"name": "ask_user", "input_schema": {"type": "object"}}
 
 
-async def approval_and_external(client: Client, fake_api: FakeAnthropic, queue: str) -> Any:
+async def approval_and_external(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
     """Three iterations: parallel tools with an external call, then an approval and an unknown
     tool, then the answer."""
     fake_api.script(
@@ -58,7 +65,7 @@ async def approval_and_external(client: Client, fake_api: FakeAnthropic, queue: 
         ],
     )
     request = scripted_request("golden1", external_tools=[ASK_USER])
-    handle = await _start(client, request, queue)
+    handle = await _start(client, request, queue, workflow_id)
     [pending] = (await wait_for_pending(handle)).pending
     await handle.signal(SIGNAL_SUBMIT_TOOL_RESULT, {"call_id": pending.call_id, "output": "cats"})
     await asyncio.sleep(0.5)
@@ -68,15 +75,20 @@ async def approval_and_external(client: Client, fake_api: FakeAnthropic, queue: 
     return handle
 
 
-async def max_iterations(client: Client, fake_api: FakeAnthropic, queue: str) -> Any:
+async def max_iterations(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
     fake_api.script("golden2", [fake.tool_calls(("list_files", {"path": "."}))] * 2)
-    handle = await _start(client, scripted_request("golden2", agent={"max_iterations": 2}), queue)
+    request = scripted_request("golden2", agent={"max_iterations": 2})
+    handle = await _start(client, request, queue, workflow_id)
     with contextlib.suppress(WorkflowFailureError):
         await handle.result()
     return handle
 
 
-async def decided_with_an_edit(client: Client, fake_api: FakeAnthropic, queue: str) -> Any:
+async def decided_with_an_edit(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
     """Two approvals decided through the `decide` update, one edited, one remembered."""
     fake_api.script(
         "golden3",
@@ -89,7 +101,7 @@ async def decided_with_an_edit(client: Client, fake_api: FakeAnthropic, queue: s
         ],
     )
     request = scripted_request("golden3", agent={"id": "golden-agent"})
-    handle = await _start(client, request, queue)
+    handle = await _start(client, request, queue, workflow_id)
     first, second = (await wait_for_pending(handle, count=2)).pending
     edit = {"path": "a-reviewed.md", "content": "A, reviewed"}
     await handle.execute_update(
@@ -102,13 +114,57 @@ async def decided_with_an_edit(client: Client, fake_api: FakeAnthropic, queue: s
     return handle
 
 
-async def _start(client: Client, request: dict[str, Any], queue: str) -> WorkflowHandle:
+async def signed_decisions(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A turn whose approver has a key: an unsigned, a garbage-signed and an expired decision are
+    refused, then one call is approved by a signed signal and the other remembered through a
+    signed `decide` update."""
+    fake_api.script(
+        "golden4",
+        [
+            fake.tool_calls(
+                ("write_file", {"path": "a.md", "content": "A"}),
+                ("write_file", {"path": "b.md", "content": "B"}),
+            ),
+            fake.text("Both saved."),
+        ],
+    )
+    alice = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+    approvers = [{"name": "alice", "public_key": public_key_line(alice)}]
+    request = scripted_request("golden4", agent={"id": "golden-signed", "approvers": approvers})
+    handle = await _start(client, request, queue, workflow_id)
+    first, second = (await wait_for_pending(handle, count=2)).pending
+    now = datetime.now(UTC)
+
+    def signed(call_id: str, expires: datetime, **fields: Any) -> dict[str, Any]:
+        decision = ApproveInput(call_id=call_id, approved=True, approver="alice", **fields)
+        return decision.signed_with(alice, handle.id, expires).model_dump(mode="json")
+
+    unsigned = {"call_id": first.call_id, "approved": True, "approver": "alice"}
+    garbage = {**signed(first.call_id, now + timedelta(minutes=10)), "reason": "altered"}
+    expired = signed(first.call_id, now - timedelta(minutes=1))
+    for refused in (unsigned, garbage, expired):
+        await handle.signal(SIGNAL_APPROVE, refused)
+    await handle.signal(SIGNAL_APPROVE, signed(first.call_id, now + timedelta(minutes=10)))
+    remember = signed(second.call_id, now + timedelta(minutes=10), remember=True)
+    await handle.execute_update(UPDATE_DECIDE, remember)
+    await handle.result()
+    return handle
+
+
+async def _start(
+    client: Client, request: dict[str, Any], queue: str, workflow_id: str
+) -> WorkflowHandle:
     return await client.start_workflow(
-        "AgentTurnWorkflow", request, id=f"golden-{uuid.uuid4()}", task_queue=queue
+        "AgentTurnWorkflow", request, id=workflow_id, task_queue=queue
     )
 
 
-async def main(version: str) -> None:
+SCENARIOS = (approval_and_external, max_iterations, decided_with_an_edit, signed_decisions)
+
+
+async def main(version: str, names: list[str]) -> None:
     keys = [SA_KEYS[kind](name) for name, kind in SEARCH_ATTRIBUTES.items()]
     env = await WorkflowEnvironment.start_local(
         data_converter=pydantic_data_converter,
@@ -120,13 +176,16 @@ async def main(version: str) -> None:
             settings = make_settings(Path(tmp), f"golden-{uuid.uuid4()}")
             (settings.workspace / "notes.md").write_text("# Notes\n")
             async with running_worker(env.client, settings, fake_api):
-                for scenario in (approval_and_external, max_iterations, decided_with_an_edit):
-                    handle = await scenario(env.client, fake_api, settings.task_queue)
+                for scenario in [s for s in SCENARIOS if not names or s.__name__ in names]:
+                    # The file's stem is the workflow id, as test_replay.py replays it: signed
+                    # decisions are bound to the turn's workflow id.
+                    name = f"{scenario.__name__}-{version}"
+                    handle = await scenario(env.client, fake_api, settings.task_queue, name)
                     history = await handle.fetch_history()
-                    path = HISTORIES / f"{scenario.__name__}-{version}.json"
+                    path = HISTORIES / f"{name}.json"
                     path.write_text(history.to_json())
                     print(f"recorded {path}")
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(sys.argv[1], sys.argv[2:]))

@@ -1,0 +1,77 @@
+"""Signed decisions inside the turn: which decisions and standing approvals a turn whose
+approvers have public keys may apply. Keys come only from the request and the clock is the
+workflow's, so every check replays identically."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from pydantic import JsonValue
+
+    from contracts import decision_signing
+    from contracts.approvals import StandingApproval
+    from contracts.decision_signing import DECISION, Signature
+    from contracts.signals import ApproveInput
+    from contracts.turn import AgentSpec
+
+# Recorded the first time a turn reads a signed payload or a keyed approvers list: turns that
+# began earlier refused both (ApproveInput forbade the field; approvers were names only), and
+# replay the same way.
+PATCH = "signed-decisions"
+
+
+def decision_problem(
+    agent: AgentSpec, decision: ApproveInput, workflow_id: str, now: datetime
+) -> str | None:
+    """Why a turn of `agent` must not apply `decision`, as far as signatures go, or None. A turn
+    whose approvers have no keys ignores signatures."""
+    keys = agent.approver_keys()
+    if not keys:
+        return None
+    key = keys.get(decision.approver)
+    if key is None:
+        who = repr(decision.approver) if decision.approver else "an anonymous approver"
+        return (
+            f"{who} has no public key in agent.approvers, and this turn applies only decisions "
+            f"signed by an approver with a key ({', '.join(sorted(keys))})"
+        )
+    if decision.signature is None:
+        return (
+            f"the decision is not signed; this turn applies only decisions signed with "
+            f"{decision.approver}'s key (turnkeeper approve|reject --key)"
+        )
+    problem = _signature_problem(decision.signed_fields(workflow_id), decision.signature, key, now)
+    return f"{decision.approver}'s {problem}" if problem else None
+
+
+def standing_problem(agent: AgentSpec, approval: StandingApproval) -> str | None:
+    """Why a turn of `agent` must ask a human despite `approval`, or None. Anyone may signal the
+    approval cache, so a keyed turn trusts only a grant its own keys verify. Expiry is not
+    checked again: the turn that granted it checked it when the decision was taken."""
+    keys = agent.approver_keys()
+    if not keys:
+        return None
+    grant = approval.grant
+    if grant is None:
+        return "it was not granted by a signed decision"
+    if not (grant.approved and grant.remember):
+        return "its signed decision did not approve and remember the call"
+    key = keys.get(grant.approver)
+    if key is None:
+        return f"{grant.approver!r}, who granted it, has no public key in this turn's approvers"
+    problem = _signature_problem(grant.signed_fields(), grant.signature, key, None)
+    return f"{grant.approver}'s {problem}" if problem else None
+
+
+def _signature_problem(
+    fields: Mapping[str, JsonValue], signature: Signature, key: str, now: datetime | None
+) -> str | None:
+    # cryptography's Rust code imports its exception types (InvalidSignature) by name the first
+    # time it raises one. Inside the sandbox that import would load cryptography a second time,
+    # which aborts the worker process; passed through, it gets the module already loaded.
+    with workflow.unsafe.imports_passed_through():
+        return decision_signing.signature_problem(DECISION, fields, signature, key, now)
