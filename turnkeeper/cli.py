@@ -34,6 +34,7 @@ from turnkeeper.devserver import DevServerError
 from turnkeeper.env_numbers import SettingsError
 from turnkeeper.render import local_user
 from turnkeeper.requests import RequestError, RunOptions
+from turnkeeper.signing import DEFAULT_EXPIRES_IN, PASSPHRASE_ENV, signer_for
 from turnkeeper.turns import DEFAULT_UI_URL
 
 app = ConsoleApp(
@@ -242,6 +243,35 @@ def result(
     _execute(commands.result(commands.Connection(address, namespace, ui_url), workflow_id, as_json))
 
 
+_SIGNING = "Signing"
+KeyFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--key",
+        help="Sign with this OpenSSH Ed25519 private key (needs --approver); passphrase from "
+        f"{PASSPHRASE_ENV} or asked",
+        rich_help_panel=_SIGNING,
+        show_default=False,
+    ),
+]
+ExpiresIn = Annotated[
+    str,
+    typer.Option(
+        "--expires-in",
+        help="How long the signature stays valid: seconds, or 90s, 15m, 2h",
+        rich_help_panel=_SIGNING,
+    ),
+]
+PrintPayload = Annotated[
+    bool,
+    typer.Option(
+        "--print",
+        help="Print the approve signal's payload (signed, with --key) instead of sending it",
+        rich_help_panel=_SIGNING,
+    ),
+]
+
+
 @app.command()
 def approve(
     workflow_id: WorkflowId,
@@ -251,6 +281,9 @@ def approve(
     remember: Annotated[
         bool, typer.Option(help="Approve this tool for this agent from now on")
     ] = False,
+    key: KeyFile = None,
+    expires_in: ExpiresIn = DEFAULT_EXPIRES_IN,
+    print_payload: PrintPayload = False,
     address: Address = None,
     namespace: Namespace = None,
     ui_url: UiUrl = DEFAULT_UI_URL,
@@ -261,10 +294,10 @@ def approve(
         approved=True,
         reason=reason,
         remember=remember,
-        approver=local_user() if approver is None else approver,
+        approver=_approver_name(approver, key),
     )
     connection = commands.Connection(address, namespace, ui_url)
-    _execute(commands.decide(connection, workflow_id, call_id, decision))
+    _decide(connection, workflow_id, decision, key, expires_in, print_payload)
 
 
 @app.command()
@@ -273,6 +306,9 @@ def reject(
     call_id: CallId,
     reason: Annotated[str, typer.Option(help="Why; the model reads it")],
     approver: Approver = None,
+    key: KeyFile = None,
+    expires_in: ExpiresIn = DEFAULT_EXPIRES_IN,
+    print_payload: PrintPayload = False,
     address: Address = None,
     namespace: Namespace = None,
     ui_url: UiUrl = DEFAULT_UI_URL,
@@ -282,10 +318,39 @@ def reject(
         call_id=call_id,
         approved=False,
         reason=reason,
-        approver=local_user() if approver is None else approver,
+        approver=_approver_name(approver, key),
     )
     connection = commands.Connection(address, namespace, ui_url)
-    _execute(commands.decide(connection, workflow_id, call_id, decision))
+    _decide(connection, workflow_id, decision, key, expires_in, print_payload)
+
+
+def _approver_name(approver: str | None, key: Path | None) -> str:
+    """The user name stands in for an unsigned decision only: a key is listed under the name
+    the approver chose, which `--approver` must give."""
+    if approver is None:
+        return "" if key is not None else local_user()
+    return approver
+
+
+def _decide(
+    connection: commands.Connection,
+    workflow_id: str,
+    decision: ApproveInput,
+    key: Path | None,
+    expires_in: str,
+    print_payload: bool,
+) -> None:
+    """approve and reject: sign the decision when there is a key, then send it or print it."""
+    try:
+        signer = signer_for(key, decision.approver, expires_in)
+        if print_payload:
+            raise typer.Exit(
+                commands.print_decision(workflow_id, decision.call_id, decision, signer)
+            )
+    except CommandError as error:
+        err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
+        raise typer.Exit(error.exit_code) from None
+    _execute(commands.decide(connection, workflow_id, decision.call_id, decision, signer))
 
 
 @app.command()

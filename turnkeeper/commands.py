@@ -14,12 +14,24 @@ from typing import Any
 
 from pydantic import JsonValue, TypeAdapter
 from rich.console import Console
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from contracts.messages import Message
-from contracts.names import QUERY_TRANSCRIPT, SIGNAL_APPROVE, SIGNAL_SUBMIT_TOOL_RESULT
-from contracts.signals import ApproveInput, PendingCall, SubmitToolResultInput
+from contracts.names import (
+    QUERY_TRANSCRIPT,
+    SIGNAL_APPROVE,
+    SIGNAL_SUBMIT_TOOL_RESULT,
+    UPDATE_DECIDE,
+)
+from contracts.signals import (
+    ALL_PENDING,
+    ApproveInput,
+    DecideResult,
+    PendingCall,
+    SubmitToolResultInput,
+)
 from contracts.turn import AgentReport
 from turnkeeper import render
 from turnkeeper import watch as live_view
@@ -27,6 +39,7 @@ from turnkeeper.approvals import list_standing, revoke
 from turnkeeper.connect import connect
 from turnkeeper.console import CommandError, err, out
 from turnkeeper.requests import RunOptions, build_request
+from turnkeeper.signing import Signer
 from turnkeeper.turns import (
     QUERY_TIMEOUT,
     Target,
@@ -138,16 +151,46 @@ async def decide(
     workflow_id: str,
     call_id: str,
     decision: ApproveInput,
+    signer: Signer | None = None,
 ) -> int:
-    """Send `approve` for `call_id` (or every pending approval) after checking it is pending."""
+    """Send `approve` for `call_id` (or every pending approval) after checking it is pending.
+
+    Signed, each call gets a signature of its own and goes through the `decide` update, so that
+    a refusal (a key the turn does not list, an expired signature) is an error here instead of
+    a signal the turn ignores.
+    """
     client, _ = await _connect(connection)
     handle = turn_handle(client, workflow_id)
     calls = waiting_calls(await read_status(handle), "approval", call_id)
     verb = "approved" if decision.approved else "rejected"
     for call in calls:
         payload = decision.model_copy(update={"call_id": call.call_id})
-        await _signal(handle, SIGNAL_APPROVE, payload.model_dump(mode="json"))
-        out.print(_decided(verb, call, workflow_id), soft_wrap=True)
+        if signer is None:
+            await _signal(handle, SIGNAL_APPROVE, payload.model_dump(mode="json"))
+            out.print(_decided(verb, call, workflow_id), soft_wrap=True)
+        else:
+            await _decide_signed(handle, call, signer.sign(payload, workflow_id))
+            signed = f", signed by {decision.approver}"
+            out.print(_decided(verb, call, workflow_id) + signed, soft_wrap=True)
+    return 0
+
+
+def print_decision(
+    workflow_id: str, call_id: str, decision: ApproveInput, signer: Signer | None
+) -> int:
+    """`--print`: the `approve` payload on stdout (signed when there is a key), for `temporal
+    workflow signal` or the Web UI's signal form. Nothing is sent, so `all` becomes `*`."""
+    target = ALL_PENDING if call_id == "all" else call_id
+    payload = decision.model_copy(update={"call_id": target})
+    if signer is not None:
+        payload = signer.sign(payload, workflow_id)
+    text = json.dumps(payload.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+    out.out(text, highlight=False)  # no markup, no wrapping: it must stay parseable
+    err.print(
+        f"send it with: temporal workflow signal --workflow-id {workflow_id} "
+        f"--name {SIGNAL_APPROVE} --input '<the JSON above>'",
+        soft_wrap=True,
+    )
     return 0
 
 
@@ -249,6 +292,22 @@ async def _signal(handle: WorkflowHandle[Any, Any], name: str, payload: Any) -> 
     except RPCError as error:
         # The turn may have ended between the status check and the signal.
         raise CommandError(f"Could not signal {handle.id!r}: {error.message}") from None
+
+
+async def _decide_signed(
+    handle: WorkflowHandle[Any, Any], call: PendingCall, payload: ApproveInput
+) -> None:
+    try:
+        await handle.execute_update(
+            UPDATE_DECIDE, payload.model_dump(mode="json"), result_type=DecideResult
+        )
+    except WorkflowUpdateFailedError as error:
+        cause = error.cause
+        reason = cause.message if isinstance(cause, ApplicationError) else str(cause)
+        raise CommandError(f"The turn refused the decision on {call.call_id}: {reason}") from None
+    except RPCError as error:
+        # The turn may have ended between the status check and the update.
+        raise CommandError(f"Could not decide on {handle.id!r}: {error.message}") from None
 
 
 def _decided(verb: str, call: PendingCall, workflow_id: str) -> str:
