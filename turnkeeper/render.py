@@ -21,7 +21,7 @@ from rich.text import Text
 
 from contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from contracts.names import SIGNAL_APPROVE, SIGNAL_SUBMIT_TOOL_RESULT
-from contracts.signals import PendingCall, TurnStatus
+from contracts.signals import PendingCall, RefusedDecision, TurnStatus
 from contracts.turn import AgentReport
 from turnkeeper.turns import Target, TurnFailure, WaitingTurn
 
@@ -94,6 +94,23 @@ def status(console: Console, workflow_id: str, turn_status: TurnStatus, target: 
     console.print(grid)
     if turn_status.pending:
         pending(console, workflow_id, turn_status.pending, target)
+    if turn_status.refused_decisions:
+        refused(console, turn_status.refused_decisions)
+
+
+def refused(console: Console, decisions: Sequence[RefusedDecision]) -> None:
+    """The `approve` signals the turn ignored, and why: a signal has no other answer."""
+    console.print(Text("refused decisions (latest last):", style="dim"))
+    for decision in decisions:
+        who = f" from {decision.approver}" if decision.approver else ""
+        console.print(
+            Text.assemble(
+                ("  ✗ ", "red"),
+                f"call {decision.call_id or '?'}{who} at {_clock(decision.at)}: ",
+                (decision.reason, "dim"),
+            ),
+            soft_wrap=True,
+        )
 
 
 def _state_style(state: str) -> str:

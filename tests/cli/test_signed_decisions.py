@@ -237,3 +237,25 @@ async def test_a_key_or_flag_that_cannot_work_is_one_line_and_exit_2(
     assert needle in result.stderr
     assert result.stdout == "" and "Traceback" not in result.output
     assert len(result.stderr.strip().splitlines()) <= 2  # one line, wrapped at most once
+
+
+async def test_status_lists_the_decisions_the_turn_refused(
+    turns: TurnRunner, alice_key: Ed25519PrivateKey
+) -> None:
+    handle, [call] = await keyed_turn(turns, alice_key, WRITE_A)
+    await handle.signal("approve", {"call_id": call, "approved": True, "approver": "alice"})
+    for _ in range(100):
+        status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
+        if status.refused_decisions:
+            break
+        await asyncio.sleep(0.05)
+
+    shown = await invoke("status", handle.id, *address_of(turns.client))
+    as_json = await invoke("status", handle.id, "--json", *address_of(turns.client))
+    await handle.cancel()
+
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.stdout.split())
+    assert f"call {call} from alice" in text and "the decision is not signed" in text
+    [refused] = json.loads(as_json.stdout)["refused_decisions"]
+    assert (refused["call_id"], refused["approver"]) == (call, "alice")
