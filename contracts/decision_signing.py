@@ -21,14 +21,22 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Final
 
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import (
-    Encoding,
-    PublicFormat,
-    load_ssh_public_key,
-)
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from temporalio import workflow
+
+# cryptography is a native extension that cannot be loaded twice in one process, which is what
+# a workflow sandbox importing this module afresh would do: always take the loaded one.
+with workflow.unsafe.imports_passed_through():
+    from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
+    from cryptography.hazmat.primitives.serialization import (
+        Encoding,
+        PublicFormat,
+        load_ssh_public_key,
+    )
 
 # The kind of the `approve` signal and the `decide` update. A budget extension will sign its own
 # fields under its own kind, with the same Signature object.

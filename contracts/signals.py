@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from contracts.decision_signing import DECISION, Signature, decision_fields, sign
+
+if TYPE_CHECKING:  # cryptography is imported once, by decision_signing (see there why)
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 TurnState = Literal[
     "running", "awaiting_approval", "awaiting_external", "completed", "failed", "cancelled"
