@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         WORKFLOW_TYPE,
     )
     from contracts.signals import (
+        ALL_PENDING,
         ApproveInput,
         DecideResult,
         DecisionRecord,
@@ -276,7 +277,14 @@ class AgentTurnWorkflow:
         if problem:
             self._refuse(decision.call_id, decision.approver, problem)
             return
-        self._pending.decide(decision)
+        self._apply(decision)
+
+    def _apply(self, decision: ApproveInput) -> set[str]:
+        """Settles the calls `decision` names; their ids."""
+        decided = {waiting.use.id for waiting in self._pending.decide(decision)}
+        if self._turn is not None and decision.signature and decision.call_id == ALL_PENDING:
+            self._turn.spend_signature(decision.signature.value)
+        return decided
 
     def _approve_payload(self, raw: RawValue) -> ApproveInput | None:
         """The signal's decision, or None once its refusal is recorded."""
@@ -309,7 +317,7 @@ class AgentTurnWorkflow:
     @workflow.update(name=UPDATE_DECIDE)
     async def decide(self, raw: RawValue) -> DecideResult:
         decision = ApproveInput.model_validate(_decoded(raw))
-        decided = {waiting.use.id for waiting in self._pending.decide(decision)}
+        decided = self._apply(decision)
         # Wait until the turn has recorded them, so the result is the decision as applied.
         await workflow.wait_condition(lambda: decided <= self._recorded_decisions())
         return DecideResult(
@@ -334,7 +342,11 @@ class AgentTurnWorkflow:
             problem = self._edit_problem(decision)
         if problem is None and agent is not None:
             problem = signed_decisions.decision_problem(
-                agent, decision, workflow.info().workflow_id, workflow.now()
+                agent,
+                decision,
+                workflow.info().workflow_id,
+                workflow.now(),
+                self._turn.spent_signatures if self._turn else [],
             )
         return problem
 

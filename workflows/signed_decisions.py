@@ -4,7 +4,7 @@ workflow's, so every check replays identically."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import datetime
 
 from temporalio import workflow
@@ -15,7 +15,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts import decision_signing
     from contracts.approvals import StandingApproval
     from contracts.decision_signing import DECISION, Signature
-    from contracts.signals import ApproveInput
+    from contracts.signals import ALL_PENDING, ApproveInput
     from contracts.turn import AgentSpec
 
 # Recorded the first time a turn reads a signed payload or a keyed approvers list: turns that
@@ -25,10 +25,16 @@ PATCH = "signed-decisions"
 
 
 def decision_problem(
-    agent: AgentSpec, decision: ApproveInput, workflow_id: str, now: datetime
+    agent: AgentSpec,
+    decision: ApproveInput,
+    workflow_id: str,
+    now: datetime,
+    spent: Collection[str],
 ) -> str | None:
     """Why a turn of `agent` must not apply `decision`, as far as signatures go, or None. A turn
-    whose approvers have no keys ignores signatures."""
+    whose approvers have no keys ignores signatures. `spent` holds the signatures of the '*'
+    decisions it applied: a call is decided once, but '*' matches whatever waits, so without
+    this a copy of an earlier '*' would decide calls its approver never saw."""
     keys = agent.approver_keys()
     if not keys:
         return None
@@ -45,7 +51,14 @@ def decision_problem(
             f"{decision.approver}'s key (turnkeeper approve|reject --key)"
         )
     problem = _signature_problem(decision.signed_fields(workflow_id), decision.signature, key, now)
-    return f"{decision.approver}'s {problem}" if problem else None
+    if problem:
+        return f"{decision.approver}'s {problem}"
+    if decision.call_id == ALL_PENDING and decision.signature.value in spent:
+        return (
+            f"{decision.approver}'s signature of '*' was used already; a '*' decides the calls "
+            "waiting when it is signed, so sign a new one for the calls waiting now"
+        )
+    return None
 
 
 def standing_problem(agent: AgentSpec, approval: StandingApproval) -> str | None:

@@ -73,6 +73,7 @@ class Turn(BaseModel):
     human: HumanClock = Field(default_factory=HumanClock)
     decisions: list[DecisionRecord] = Field(default_factory=list)
     refused_decisions: list[RefusedDecision] = Field(default_factory=list)  # the latest only
+    spent_signatures: list[str] = Field(default_factory=list)  # of applied signed '*' decisions
     structured_output: JsonValue = None
     ended: datetime | None = None
 
@@ -116,6 +117,10 @@ class Turn(BaseModel):
             at=now,
         )
         self.refused_decisions = [*self.refused_decisions, refused][-MAX_REFUSED_DECISIONS:]
+
+    def spend_signature(self, value: str) -> None:
+        """Remembers an applied signed '*' decision, so that a copy of it decides nothing."""
+        self.spent_signatures.append(value)
 
     def append_user_text(self, text: str) -> None:
         """A message of the runtime's own to the model (e.g. a correction), sent with the next

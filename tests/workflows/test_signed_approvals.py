@@ -281,6 +281,40 @@ async def test_a_signed_star_and_a_signed_edit_are_applied(turns: TurnRunner) ->
     assert (turns.workspace / "a.md").read_text() == "what alice saw"
 
 
+async def test_a_signed_star_cannot_be_replayed_on_later_calls(turns: TurnRunner) -> None:
+    alice = Signer("alice")
+    key = new_key()
+    write_c = ("write_file", {"path": "c.md", "content": "C"})
+    turns.fake.script(
+        key, [fake.tool_calls(WRITE_A, WRITE_B), fake.tool_calls(write_c), fake.text("done")]
+    )
+    handle = await turns.start(keyed_request(key, [alice.entry()]))
+    await wait_for_pending(handle, count=2)
+    star = alice.sign({"call_id": "*", "approved": True}, handle.id)
+    await handle.execute_update(UPDATE_DECIDE, star, result_type=DecideResult)
+    for _ in range(200):  # until the second round's call waits
+        status = await status_of(handle)
+        if status.pending and status.pending[0].input["path"] == "c.md":
+            break
+        await asyncio.sleep(0.05)
+
+    # The same '*' payload, copied from history and sent again, decides nothing now.
+    by_update = await refusal_of(handle, star)
+    await handle.signal(SIGNAL_APPROVE, star)
+    by_signal = (await wait_refused(handle, 1)).refused_decisions[-1].reason
+    waiting = await status_of(handle)
+    # Signed anew (Ed25519 is deterministic: a new signature needs a new expiry or reason).
+    later = datetime.now(UTC) + timedelta(minutes=11)
+    fresh = alice.sign({"call_id": "*", "approved": True}, handle.id, expires=later)
+    await handle.execute_update(UPDATE_DECIDE, fresh)
+    report = await handle.result()
+
+    assert by_update is not None and "used already" in by_update
+    assert "used already" in by_signal
+    assert waiting.state == "awaiting_approval" and len(waiting.pending) == 1
+    assert report.output == "done" and (turns.workspace / "c.md").exists()
+
+
 async def test_signatures_are_ignored_on_a_turn_without_keys(turns: TurnRunner) -> None:
     key = new_key()
     turns.fake.script(key, [fake.tool_calls(WRITE_A), fake.text("saved")])
