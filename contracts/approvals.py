@@ -46,7 +46,9 @@ class SignedGrant(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     workflow_id: str
+    agent_id: str
     call_id: str
+    tool: str
     approved: bool
     input: dict[str, JsonValue] | None = None
     reason: str = ""
@@ -55,19 +57,23 @@ class SignedGrant(BaseModel):
     signature: Signature
 
     @classmethod
-    def of(cls, decision: ApproveInput, workflow_id: str) -> SignedGrant | None:
-        """The grant of a signed decision taken in the turn `workflow_id`; None if unsigned."""
+    def of(
+        cls, decision: ApproveInput, workflow_id: str, agent_id: str, tool: str
+    ) -> SignedGrant | None:
+        """The grant of a signed decision on a call of `tool` in the turn `workflow_id` of
+        agent `agent_id`; None if unsigned."""
         if decision.signature is None:
             return None
-        return cls.model_validate(
-            {**decision.signed_fields(workflow_id), "signature": decision.signature}
-        )
+        fields = decision.signed_fields(workflow_id, agent_id, tool)
+        return cls.model_validate({**fields, "signature": decision.signature})
 
     def signed_fields(self) -> dict[str, JsonValue]:
         """The fields its signature covers, exactly as the decision had them."""
         return decision_fields(
             workflow_id=self.workflow_id,
+            agent_id=self.agent_id,
             call_id=self.call_id,
+            tool=self.tool,
             approved=self.approved,
             input=self.input,
             reason=self.reason,

@@ -76,7 +76,9 @@ def signed_bytes(kind: str, fields: Mapping[str, JsonValue], expires_at: str) ->
 def decision_fields(
     *,
     workflow_id: str,
+    agent_id: str,
     call_id: str,
+    tool: str,
     approved: bool,
     input: dict[str, JsonValue] | None,
     reason: str,
@@ -84,10 +86,14 @@ def decision_fields(
     approver: str,
 ) -> dict[str, JsonValue]:
     """The signed fields of a decision. The workflow id and call id bind it to one call of one
-    turn, so it cannot be replayed elsewhere; the rest binds what was decided."""
+    turn, so it cannot be replayed elsewhere; the agent id and the tool (`*` for a decision on
+    every waiting call) bind what a remembered approval may be stored for; the rest binds what
+    was decided."""
     return {
         "workflow_id": workflow_id,
+        "agent_id": agent_id,
         "call_id": call_id,
+        "tool": tool,
         "approved": approved,
         "input": input,
         "reason": reason,

@@ -37,11 +37,14 @@ class ApproveInput(BaseModel):
     # Required when the agent's approvers have public keys (contracts/decision_signing.py).
     signature: Signature | None = None
 
-    def signed_fields(self, workflow_id: str) -> dict[str, JsonValue]:
-        """What the approver's signature covers, for the turn `workflow_id`."""
+    def signed_fields(self, workflow_id: str, agent_id: str, tool: str) -> dict[str, JsonValue]:
+        """What the approver's signature covers, for the call of `tool` (`*` for every waiting
+        call) in the turn `workflow_id` of agent `agent_id`."""
         return decision_fields(
             workflow_id=workflow_id,
+            agent_id=agent_id,
             call_id=self.call_id,
+            tool=tool,
             approved=self.approved,
             input=self.input,
             reason=self.reason,
@@ -50,10 +53,17 @@ class ApproveInput(BaseModel):
         )
 
     def signed_with(
-        self, private_key: Ed25519PrivateKey, workflow_id: str, expires: datetime
+        self,
+        private_key: Ed25519PrivateKey,
+        workflow_id: str,
+        agent_id: str,
+        tool: str,
+        expires: datetime,
     ) -> ApproveInput:
-        """This decision, signed for the turn `workflow_id` until `expires`."""
-        signature = sign(private_key, DECISION, self.signed_fields(workflow_id), expires)
+        """This decision on a call of `tool` in the turn `workflow_id` of agent `agent_id`,
+        signed until `expires`."""
+        fields = self.signed_fields(workflow_id, agent_id, tool)
+        signature = sign(private_key, DECISION, fields, expires)
         return self.model_copy(update={"signature": signature})
 
 
@@ -103,6 +113,7 @@ class PendingCall(BaseModel):
 
 class TurnStatus(BaseModel):
     state: TurnState
+    agent_id: str = ""  # what a signed decision binds, besides the workflow and call ids
     iteration: int = 0
     llm_calls: int = 0
     tool_calls: int = 0

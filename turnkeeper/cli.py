@@ -343,13 +343,13 @@ def _decide(
     """approve and reject: sign the decision when there is a key, then send it or print it."""
     try:
         signer = signer_for(key, decision.approver, expires_in)
-        if print_payload:
-            raise typer.Exit(
-                commands.print_decision(workflow_id, decision.call_id, decision, signer)
-            )
     except CommandError as error:
         err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
         raise typer.Exit(error.exit_code) from None
+    if print_payload:
+        _execute(
+            commands.print_decision(connection, workflow_id, decision.call_id, decision, signer)
+        )
     _execute(commands.decide(connection, workflow_id, decision.call_id, decision, signer))
 
 

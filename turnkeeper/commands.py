@@ -161,7 +161,8 @@ async def decide(
     """
     client, _ = await _connect(connection)
     handle = turn_handle(client, workflow_id)
-    calls = waiting_calls(await read_status(handle), "approval", call_id)
+    turn_status = await read_status(handle)
+    calls = waiting_calls(turn_status, "approval", call_id)
     verb = "approved" if decision.approved else "rejected"
     for call in calls:
         payload = decision.model_copy(update={"call_id": call.call_id})
@@ -169,21 +170,33 @@ async def decide(
             await _signal(handle, SIGNAL_APPROVE, payload.model_dump(mode="json"))
             out.print(_decided(verb, call, workflow_id), soft_wrap=True)
         else:
-            await _decide_signed(handle, call, signer.sign(payload, workflow_id))
+            signed_payload = signer.sign(payload, workflow_id, turn_status.agent_id, call.tool)
+            await _decide_signed(handle, call, signed_payload)
             signed = f", signed by {decision.approver}"
             out.print(_decided(verb, call, workflow_id) + signed, soft_wrap=True)
     return 0
 
 
-def print_decision(
-    workflow_id: str, call_id: str, decision: ApproveInput, signer: Signer | None
+async def print_decision(
+    connection: Connection,
+    workflow_id: str,
+    call_id: str,
+    decision: ApproveInput,
+    signer: Signer | None,
 ) -> int:
     """`--print`: the `approve` payload on stdout (signed when there is a key), for `temporal
-    workflow signal` or the Web UI's signal form. Nothing is sent, so `all` becomes `*`."""
+    workflow signal` or the Web UI's signal form. Nothing is sent, so `all` becomes `*`. To sign,
+    the turn is asked (by query) for its agent and the call's tool: the signature binds them."""
     target = ALL_PENDING if call_id == "all" else call_id
     payload = decision.model_copy(update={"call_id": target})
     if signer is not None:
-        payload = signer.sign(payload, workflow_id)
+        client, _ = await _connect(connection)
+        turn_status = await read_status(turn_handle(client, workflow_id))
+        tool = ALL_PENDING
+        if target != ALL_PENDING:
+            [call] = waiting_calls(turn_status, "approval", target)
+            tool = call.tool
+        payload = signer.sign(payload, workflow_id, turn_status.agent_id, tool)
     text = json.dumps(payload.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
     out.out(text, highlight=False)  # no markup, no wrapping: it must stay parseable
     err.print(

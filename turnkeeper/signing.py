@@ -40,9 +40,13 @@ class Signer:
     key: Ed25519PrivateKey
     expires_in: timedelta
 
-    def sign(self, decision: ApproveInput, workflow_id: str) -> ApproveInput:
-        """`decision` signed for the turn `workflow_id`, valid from now for `expires_in`."""
-        return decision.signed_with(self.key, workflow_id, datetime.now(UTC) + self.expires_in)
+    def sign(
+        self, decision: ApproveInput, workflow_id: str, agent_id: str, tool: str
+    ) -> ApproveInput:
+        """`decision` on a call of `tool` in the turn `workflow_id` of agent `agent_id`, signed
+        and valid from now for `expires_in`."""
+        expires = datetime.now(UTC) + self.expires_in
+        return decision.signed_with(self.key, workflow_id, agent_id, tool, expires)
 
 
 def signer_for(

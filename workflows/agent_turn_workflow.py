@@ -345,10 +345,16 @@ class AgentTurnWorkflow:
                 agent,
                 decision,
                 workflow.info().workflow_id,
+                self._signed_tool(decision),
                 workflow.now(),
                 self._turn.spent_signatures if self._turn else [],
             )
         return problem
+
+    def _signed_tool(self, decision: ApproveInput) -> str:
+        """The tool a signature on `decision` names: its call's, or `*` for every waiting call."""
+        waiting = self._pending.get(decision.call_id)
+        return waiting.use.name if waiting is not None else ALL_PENDING
 
     def _edit_problem(self, decision: ApproveInput) -> str | None:
         waiting = self._pending.get(decision.call_id)
@@ -386,6 +392,7 @@ class AgentTurnWorkflow:
             return TurnStatus(state="failed" if self._early_failure else "running")
         return TurnStatus(
             state=turn.state,
+            agent_id=turn.request.agent.id,
             iteration=turn.iteration,
             llm_calls=turn.llm_calls,
             tool_calls=turn.tool_calls,

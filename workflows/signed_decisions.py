@@ -28,6 +28,7 @@ def decision_problem(
     agent: AgentSpec,
     decision: ApproveInput,
     workflow_id: str,
+    tool: str,
     now: datetime,
     spent: Collection[str],
 ) -> str | None:
@@ -50,7 +51,8 @@ def decision_problem(
             f"the decision is not signed; this turn applies only decisions signed with "
             f"{decision.approver}'s key (turnkeeper approve|reject --key)"
         )
-    problem = _signature_problem(decision.signed_fields(workflow_id), decision.signature, key, now)
+    fields = decision.signed_fields(workflow_id, agent.id, tool)
+    problem = _signature_problem(fields, decision.signature, key, now)
     if problem:
         return f"{decision.approver}'s {problem}"
     if decision.call_id == ALL_PENDING and decision.signature.value in spent:
@@ -73,6 +75,12 @@ def standing_problem(agent: AgentSpec, approval: StandingApproval) -> str | None
         return "it was not granted by a signed decision"
     if not (grant.approved and grant.remember):
         return "its signed decision did not approve and remember the call"
+    if (grant.agent_id, grant.tool) != (agent.id, approval.tool):
+        # Anyone may store a real grant under another agent or tool: it must name this pair.
+        return (
+            f"its signed decision was for tool {grant.tool!r} of agent {grant.agent_id!r}, "
+            f"not {approval.tool!r} of {agent.id!r}"
+        )
     key = keys.get(grant.approver)
     if key is None:
         return f"{grant.approver!r}, who granted it, has no public key in this turn's approvers"

@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.mcp import ACTIVITY_MCP_CALL_TOOL, McpCallInput
     from contracts.messages import ToolResultBlock, ToolUseBlock
     from contracts.names import ACTIVITY_TOOL_CALL
-    from contracts.signals import ApproveInput, DecisionRecord, PendingKind
+    from contracts.signals import ALL_PENDING, ApproveInput, DecisionRecord, PendingKind
     from workflows import turn_record as record
     from workflows.activity_options import TOOL_CALL_TIMEOUT, TOOL_HEARTBEAT, TOOL_TIMEOUT_MARGIN
     from workflows.failures import cause_message, fail
@@ -174,7 +174,7 @@ class ToolCalls:
             decided = _record(use, decision, signed=_keyed(turn))
             edited_input = decision.input if decision.approved else None
             if decision.approved and decision.remember:
-                await remember(turn, decided, _grant(turn, decision))
+                await remember(turn, decided, _grant(turn, decision, use.name))
         except TimeoutError:
             decided = DecisionRecord(
                 call_id=use.id,
@@ -289,12 +289,14 @@ def _keyed(turn: Turn) -> bool:
     return bool(turn.request.agent.approver_keys())
 
 
-def _grant(turn: Turn, decision: ApproveInput) -> SignedGrant | None:
+def _grant(turn: Turn, decision: ApproveInput, tool: str) -> SignedGrant | None:
     """What a standing approval keeps of a verified signed decision, so later keyed turns can
-    verify it again. A signature that this turn did not verify is not passed on."""
+    verify it again. A signature that this turn did not verify is not passed on. A '*' decision
+    signed no tool, so its grant names '*' and no later turn trusts it for one."""
     if not _keyed(turn):
         return None
-    return SignedGrant.of(decision, workflow.info().workflow_id)
+    signed_tool = ALL_PENDING if decision.call_id == ALL_PENDING else tool
+    return SignedGrant.of(decision, workflow.info().workflow_id, turn.request.agent.id, signed_tool)
 
 
 def _rejection_text(decision: DecisionRecord) -> str:

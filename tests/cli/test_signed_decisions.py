@@ -71,12 +71,18 @@ async def keyed_turn(
     return handle, [call.call_id for call in status.pending]
 
 
-def verifies(payload: dict[str, Any], workflow_id: str, key: Ed25519PrivateKey) -> str | None:
+async def agent_of(handle: WorkflowHandle) -> str:
+    return (await handle.query(QUERY_STATUS, result_type=TurnStatus)).agent_id
+
+
+def verifies(
+    payload: dict[str, Any], workflow_id: str, key: Ed25519PrivateKey, agent_id: str, tool: str
+) -> str | None:
     decision = ApproveInput.model_validate(payload)
     assert decision.signature is not None
     return signature_problem(
         DECISION,
-        decision.signed_fields(workflow_id),
+        decision.signed_fields(workflow_id, agent_id, tool),
         decision.signature,
         public_key_line(key),
         datetime.now(UTC),
@@ -140,7 +146,7 @@ async def test_print_gives_a_payload_the_temporal_cli_can_send(
 
     printed = await invoke(
         "approve", handle.id, call, "--key", str(key_file), "--approver", "alice",
-        "--reason", "reviewed ✓", "--expires-in", "90", "--print",
+        "--reason", "reviewed ✓", "--expires-in", "90", "--print", *address_of(turns.client),
     )  # fmt: skip
     payload = json.loads(printed.stdout)  # nothing but the payload on stdout
     command = [
@@ -157,7 +163,7 @@ async def test_print_gives_a_payload_the_temporal_cli_can_send(
         "alice",
         "reviewed ✓",
     )
-    assert verifies(payload, handle.id, alice_key) is None
+    assert verifies(payload, handle.id, alice_key, await agent_of(handle), "write_file") is None
     expires = parse_expires_at(payload["signature"]["expires_at"])
     assert timedelta(seconds=80) < expires - datetime.now(UTC) <= timedelta(seconds=90)
     assert payload["signature"]["expires_at"].endswith("Z")  # ISO-8601 UTC, whole seconds
@@ -175,7 +181,7 @@ async def test_print_all_signs_the_star_and_decide_applies_it_to_every_call(
 
     printed = await invoke_with(
         "approve", handle.id, "all", "--key", str(key_file), "--approver", "alice", "--print",
-        input=None, env={PASSPHRASE_ENV: passphrase.decode()},
+        *address_of(turns.client), input=None, env={PASSPHRASE_ENV: passphrase.decode()},
     )  # fmt: skip
     payload = json.loads(printed.stdout)
     applied = await handle.execute_update(UPDATE_DECIDE, payload, result_type=DecideResult)
@@ -187,11 +193,12 @@ async def test_print_all_signs_the_star_and_decide_applies_it_to_every_call(
 
 
 async def test_a_protected_key_asks_for_its_passphrase(
-    alice_key: Ed25519PrivateKey, tmp_path: Path
+    turns: TurnRunner, alice_key: Ed25519PrivateKey, tmp_path: Path
 ) -> None:
     key_file = write_key(tmp_path / "id_ed25519", alice_key, b"s3cret")
-    arguments = ["reject", "turn-x", "toolu_1", "--reason", "no", "--print"]
-    arguments += ["--key", str(key_file), "--approver", "alice"]
+    handle, [call] = await keyed_turn(turns, alice_key, WRITE_A)
+    arguments = ["reject", handle.id, call, "--reason", "no", "--print"]
+    arguments += ["--key", str(key_file), "--approver", "alice", *address_of(turns.client)]
 
     asked = await invoke_with(*arguments, input="s3cret\n", env={})
     wrong = await invoke_with(*arguments, input="guess\n", env={})
@@ -200,7 +207,10 @@ async def test_a_protected_key_asks_for_its_passphrase(
     assert asked.exit_code == 0, asked.output
     assert "Passphrase for" in asked.stderr and "s3cret" not in asked.output
     payload = json.loads(asked.stdout)
-    assert payload["approved"] is False and verifies(payload, "turn-x", alice_key) is None
+    agent_id = await agent_of(handle)
+    await handle.cancel()
+    assert payload["approved"] is False
+    assert verifies(payload, handle.id, alice_key, agent_id, "write_file") is None
     assert wrong.exit_code == 2 and "wrong passphrase" in wrong.stderr
     assert none.exit_code == 2 and PASSPHRASE_ENV in none.stderr
 

@@ -32,11 +32,13 @@ KNOWN_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 KNOWN_PUBLIC = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4"
 KNOWN_EXPIRES_AT = "2026-11-23T15:04:05Z"
 KNOWN_VALUE = (
-    "/7hYCSWMGlBkWo0/0i/9+ReLyALHYNO8UFUuArqy27OADHNbzcibY6dApVE6RhgZ+Ht1a/i+V5q6Nf26CWbiAQ=="
+    "UVaXENGnqRZdDe6/QrPLwgA67mRasSU+BlEI9DAKaRAj9Oh53RCN6QHv50gj8C9qkn1m0XW7RgBaDY4sdJKsBQ=="
 )
 KNOWN_FIELDS = decision_fields(
     workflow_id="turn-1",
+    agent_id="research-assistant",
     call_id="toolu_01",
+    tool="write_file",
     approved=True,
     input=None,
     reason="looks fine",
@@ -49,9 +51,9 @@ BEFORE_EXPIRY = datetime(2026, 11, 23, 15, 4, 4, tzinfo=UTC)
 def test_signed_bytes_are_the_documented_context_and_canonical_json() -> None:
     expected = (
         b"turnkeeper-decision-v1\n"
-        b'{"approved":true,"approver":"alice","call_id":"toolu_01",'
-        b'"expires_at":"2026-11-23T15:04:05Z","input":null,"reason":"looks fine",'
-        b'"remember":false,"workflow_id":"turn-1"}'
+        b'{"agent_id":"research-assistant","approved":true,"approver":"alice",'
+        b'"call_id":"toolu_01","expires_at":"2026-11-23T15:04:05Z","input":null,'
+        b'"reason":"looks fine","remember":false,"tool":"write_file","workflow_id":"turn-1"}'
     )
     assert signed_bytes(DECISION, KNOWN_FIELDS, KNOWN_EXPIRES_AT) == expected
 
@@ -177,17 +179,19 @@ def test_an_approve_payload_signs_its_own_fields_and_a_grant_keeps_them() -> Non
         call_id="toolu_01", approved=True, reason="ok", remember=True, approver="alice",
         input={"path": "a.md", "content": "é"},
     )  # fmt: skip
-    signed = decision.signed_with(KNOWN_KEY, "turn-9", BEFORE_EXPIRY + timedelta(minutes=5))
+    expires = BEFORE_EXPIRY + timedelta(minutes=5)
+    signed = decision.signed_with(KNOWN_KEY, "turn-9", "agent-9", "write_file", expires)
     assert signed.signature is not None
 
-    grant = SignedGrant.of(signed, "turn-9")
+    grant = SignedGrant.of(signed, "turn-9", "agent-9", "write_file")
 
-    assert grant is not None and grant.signed_fields() == signed.signed_fields("turn-9")
+    assert grant is not None
+    assert grant.signed_fields() == signed.signed_fields("turn-9", "agent-9", "write_file")
     problem = signature_problem(
         DECISION, grant.signed_fields(), grant.signature, KNOWN_PUBLIC, BEFORE_EXPIRY
     )
     assert problem is None
-    assert SignedGrant.of(decision, "turn-9") is None  # unsigned: no grant
+    assert SignedGrant.of(decision, "turn-9", "agent-9", "write_file") is None  # unsigned
     # Through JSON, as Temporal carries it, the payload is the same.
     assert ApproveInput.model_validate_json(signed.model_dump_json()) == signed
 

@@ -32,7 +32,7 @@ from contracts.approvals import (
 )
 from contracts.decision_signing import public_key_line
 from contracts.names import QUERY_STATUS, SIGNAL_APPROVE, UPDATE_DECIDE, WORKFLOW_TYPE
-from contracts.signals import ApproveInput, DecideResult, TurnStatus
+from contracts.signals import ALL_PENDING, ApproveInput, DecideResult, TurnStatus
 from contracts.turn import AgentReport
 from tests.conftest import (
     TurnRunner,
@@ -48,6 +48,8 @@ from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.workflows.test_continue_as_new import eager_env  # noqa: F401 (a fixture)
 from turnkeeper.approvals import list_standing
 
+# The agent of the keyed turns; tests that remember use an agent (and approval cache) of their own.
+SIGNED_AGENT = "signed-agent"
 WRITE_A = ("write_file", {"path": "a.md", "content": "A"})
 WRITE_B = ("write_file", {"path": "b.md", "content": "B"})
 EDIT_1 = {"path": "a.md", "content": "what alice saw"}
@@ -66,15 +68,24 @@ class Signer:
         return {"name": self.name, "public_key": f"{public_key_line(self.key)} {self.name}@test"}
 
     def sign(
-        self, payload: dict[str, Any], workflow_id: str, expires: datetime | None = None
+        self,
+        payload: dict[str, Any],
+        workflow_id: str,
+        expires: datetime | None = None,
+        *,
+        agent_id: str = SIGNED_AGENT,
+        tool: str = "write_file",
     ) -> dict[str, Any]:
+        """Signs `payload` for a call of `tool` (every waiting call: `*`) in the turn."""
         decision = ApproveInput.model_validate({"approver": self.name, **payload})
         expires = expires or datetime.now(UTC) + timedelta(minutes=10)
-        return decision.signed_with(self.key, workflow_id, expires).model_dump(mode="json")
+        tool = ALL_PENDING if decision.call_id == ALL_PENDING else tool
+        signed = decision.signed_with(self.key, workflow_id, agent_id, tool, expires)
+        return signed.model_dump(mode="json")
 
 
 def keyed_request(key: str, approvers: list[Any], agent_id: str | None = None) -> dict[str, Any]:
-    agent = {"id": agent_id or f"agent-{new_key()}", "approvers": approvers}
+    agent = {"id": agent_id or SIGNED_AGENT, "approvers": approvers}
     return scripted_request(key, agent=agent)
 
 
@@ -121,7 +132,9 @@ def hand_signed(payload: dict[str, Any], workflow_id: str, key: Ed25519PrivateKe
     expires_at = (datetime.now(UTC) + timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
     signed = {
         "workflow_id": workflow_id,
+        "agent_id": SIGNED_AGENT,
         "call_id": payload["call_id"],
+        "tool": "write_file",
         "approved": payload["approved"],
         "input": payload.get("input"),
         "reason": payload.get("reason", ""),
@@ -384,12 +397,16 @@ async def remember_directly(
     )
 
 
-def grant_of(signer: Signer, **changes: Any) -> SignedGrant:
-    """A grant signed by `signer` for a call of some other turn, then altered by `changes`."""
+def grant_of(
+    signer: Signer, agent_id: str, tool: str = "write_file", **changes: Any
+) -> SignedGrant:
+    """A grant signed by `signer` for a call of `tool` in some other turn of `agent_id`, then
+    altered by `changes`."""
     decision = {"call_id": "toolu_x", "approved": True, "remember": True}
     decision.update(changes.pop("signed", {}))
-    signed = ApproveInput.model_validate(signer.sign(decision, "turn-elsewhere"))
-    grant = SignedGrant.of(signed, "turn-elsewhere")
+    signed_payload = signer.sign(decision, "turn-elsewhere", agent_id=agent_id, tool=tool)
+    signed = ApproveInput.model_validate(signed_payload)
+    grant = SignedGrant.of(signed, "turn-elsewhere", agent_id, tool)
     assert grant is not None
     return grant.model_copy(update=changes)
 
@@ -401,11 +418,22 @@ async def test_forged_standing_approvals_do_not_auto_approve_a_keyed_turn(
     agent_id = f"agent-{new_key()}"
     forged = {
         "no grant": None,
-        "grant signed by a key not listed": grant_of(Signer("alice")),
-        "grant of an approval without remember": grant_of(alice, signed={"remember": False}),
-        "grant of a rejection": grant_of(alice, signed={"approved": False}),
-        "grant altered after signing": grant_of(alice, signed={"approved": False}, approved=True),
-        "grant by a plain-name approver": grant_of(Signer("bob")),
+        "grant signed by a key not listed": grant_of(Signer("alice"), agent_id),
+        "grant of an approval without remember": grant_of(
+            alice, agent_id, signed={"remember": False}
+        ),
+        "grant of a rejection": grant_of(alice, agent_id, signed={"approved": False}),
+        "grant altered after signing": grant_of(
+            alice, agent_id, signed={"approved": False}, approved=True
+        ),
+        "grant by a plain-name approver": grant_of(Signer("bob"), agent_id),
+        # A real grant of alice's, relabelled: for another agent, or for another tool.
+        "grant of another agent, stored here": grant_of(alice, "agent-elsewhere"),
+        "grant of another tool, stored under this one": grant_of(alice, agent_id, "read_file"),
+        "grant of another tool, relabelled": grant_of(alice, agent_id, "read_file").model_copy(
+            update={"tool": "write_file"}
+        ),
+        "grant of a '*' decision": grant_of(alice, agent_id, "*"),
     }
     tried = accepted = 0
     for label, grant in forged.items():
@@ -430,7 +458,7 @@ async def test_forged_standing_approvals_do_not_auto_approve_a_keyed_turn(
     assert unkeyed.decisions[0].standing and (turns.workspace / "b.md").exists()
 
     # A grant alice really signed is honoured, whoever delivered it.
-    await remember_directly(turns, agent_id, grant_of(alice))
+    await remember_directly(turns, agent_id, grant_of(alice, agent_id))
     key = new_key()
     turns.fake.script(key, [fake.tool_calls(WRITE_A), fake.text("saved")])
     keyed = await turns.run(keyed_request(key, [alice.entry(), "bob"], agent_id))
@@ -450,7 +478,7 @@ async def test_a_signed_remember_lets_later_keyed_turns_run_without_asking(
     first = await turns.start(keyed_request(first_key, [alice.entry()], agent_id))
     [pending] = (await wait_for_pending(first)).pending
     remember = {"call_id": pending.call_id, "approved": True, "remember": True, "reason": "ok"}
-    await first.execute_update(UPDATE_DECIDE, alice.sign(remember, first.id))
+    await first.execute_update(UPDATE_DECIDE, alice.sign(remember, first.id, agent_id=agent_id))
     await first.result()
     [standing] = await list_standing(turns.client, agent_id)
     second = await turns.run(keyed_request(second_key, [alice.entry()], agent_id))
