@@ -3,10 +3,12 @@
 Run it only when a deliberate change needs a new golden history, and keep the old files: every
 history recorded by a released version must keep replaying.
 
-    python -m tests.workflows.record_histories v3 [scenario ...]
+    python -m tests.workflows.record_histories v3 [scenario ...] [--encrypted]
 
 The first argument names the recording (files are `<scenario>-<version>.json`); the others pick
-scenarios (default: all of them).
+scenarios (default: all of them). `--encrypted` records through the converter of an encrypted
+deployment (`golden_keys.py`): payloads encrypted, large ones kept in `tests/histories/store`,
+files named `<scenario>-<version>-encrypted.json`.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from tests.conftest import (
 )
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from tests.workflows.golden_keys import golden_converter
 
 HISTORIES = Path(__file__).parent.parent / "histories"
 ASK_USER = {"name": "ask_user", "input_schema": {"type": "object"}}
@@ -71,6 +74,18 @@ async def approval_and_external(
     await asyncio.sleep(0.5)
     [pending] = (await wait_for_pending(handle)).pending
     await handle.signal(SIGNAL_APPROVE, {"call_id": pending.call_id, "approved": True})
+    await handle.result()
+    return handle
+
+
+async def reads_a_large_file(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A tool output over 1 KiB: it travels as an external-storage reference."""
+    fake_api.script(
+        "golden5", [fake.tool_calls(("read_file", {"path": "ledger.md"})), fake.text("Read.")]
+    )
+    handle = await _start(client, scripted_request("golden5"), queue, workflow_id)
     await handle.result()
     return handle
 
@@ -139,7 +154,9 @@ async def signed_decisions(
 
     def signed(call_id: str, expires: datetime, **fields: Any) -> dict[str, Any]:
         decision = ApproveInput(call_id=call_id, approved=True, approver="alice", **fields)
-        return decision.signed_with(alice, handle.id, expires).model_dump(mode="json")
+        tool = "*" if call_id == "*" else "write_file"
+        signed = decision.signed_with(alice, handle.id, "golden-signed", tool, expires)
+        return signed.model_dump(mode="json")
 
     unsigned = {"call_id": first.call_id, "approved": True, "approver": "alice"}
     garbage = {**signed(first.call_id, now + timedelta(minutes=10)), "reason": "altered"}
@@ -161,13 +178,21 @@ async def _start(
     )
 
 
-SCENARIOS = (approval_and_external, max_iterations, decided_with_an_edit, signed_decisions)
+SCENARIOS = (
+    approval_and_external,
+    max_iterations,
+    decided_with_an_edit,
+    signed_decisions,
+    reads_a_large_file,
+)
 
 
-async def main(version: str, names: list[str]) -> None:
+async def main(version: str, names: list[str], encrypted: bool) -> None:
     keys = [SA_KEYS[kind](name) for name, kind in SEARCH_ATTRIBUTES.items()]
+    if encrypted:
+        version = f"{version}-encrypted"
     env = await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
+        data_converter=golden_converter() if encrypted else pydantic_data_converter,
         dev_server_existing_path=temporal_binary("temporal"),
         search_attributes=keys,
     )
@@ -175,6 +200,10 @@ async def main(version: str, names: list[str]) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             settings = make_settings(Path(tmp), f"golden-{uuid.uuid4()}")
             (settings.workspace / "notes.md").write_text("# Notes\n")
+            ledger = "".join(f"entry {i:03}: the north light was kept\n" for i in range(60))
+            (settings.workspace / "ledger.md").write_text(ledger)
+            # The converter keeps large payloads in the golden store (replay reads them back);
+            # the activities' conversation nodes stay in the temporary folder.
             async with running_worker(env.client, settings, fake_api):
                 for scenario in [s for s in SCENARIOS if not names or s.__name__ in names]:
                     # The file's stem is the workflow id, as test_replay.py replays it: signed
@@ -188,4 +217,5 @@ async def main(version: str, names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2:]))
+    words = sys.argv[2:]
+    asyncio.run(main(sys.argv[1], [w for w in words if w != "--encrypted"], "--encrypted" in words))

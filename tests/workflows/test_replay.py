@@ -1,5 +1,8 @@
 """Every golden history recorded by an earlier version must replay on today's workflow code.
-A failure here means a change is not replay-safe: put it behind `workflow.patched()`."""
+A failure here means a change is not replay-safe: put it behind `workflow.patched()`.
+
+All of them replay with encryption on: the plaintext ones (recorded before it existed, or
+without keys) pass through the codec, the `-encrypted` ones decrypt with the golden key."""
 
 from __future__ import annotations
 
@@ -7,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from tests.workflows.golden_keys import golden_converter
 from workflows.agent_turn_workflow import AgentTurnWorkflow
 
 HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
@@ -17,12 +20,13 @@ HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
 
 def test_there_are_golden_histories() -> None:
     assert len(HISTORIES) >= 2
+    assert any(path.stem.endswith("-encrypted") for path in HISTORIES)
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda path: path.stem)
 async def test_golden_history_replays(path: Path) -> None:
     history = WorkflowHistory.from_json(path.stem, path.read_text())
-    replayer = Replayer(workflows=[AgentTurnWorkflow], data_converter=pydantic_data_converter)
+    replayer = Replayer(workflows=[AgentTurnWorkflow], data_converter=golden_converter())
 
     result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
 

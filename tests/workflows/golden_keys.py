@@ -1,0 +1,25 @@
+"""The key of the encrypted golden histories: a test fixture, published on purpose, protecting
+nothing. Replaying those histories needs it, and the store objects under `tests/histories/store`
+that their external-storage references name."""
+
+from pathlib import Path
+from typing import Final
+
+from temporalio.converter import DataConverter
+
+from activities.store.content_store import ContentStore, LocalFolderStore
+from activities.store.encrypted_store import encrypting
+from activities.store.keyring import Keyring
+from activities.store.payload_storage import turn_data_converter
+
+GOLDEN_KEYS: Final = "golden-2026:Z29sZGVuIGhpc3RvcmllcyBrZXksIHRlc3RzIG9ubHk="
+GOLDEN_STORE: Final = Path(__file__).parent.parent / "histories" / "store"
+
+
+def golden_store() -> ContentStore:
+    return encrypting(LocalFolderStore(GOLDEN_STORE), Keyring.parse(GOLDEN_KEYS))
+
+
+def golden_converter() -> DataConverter:
+    """Decodes every golden history: plaintext ones pass through, encrypted ones decrypt."""
+    return turn_data_converter(golden_store(), Keyring.parse(GOLDEN_KEYS))
