@@ -184,4 +184,6 @@ async def test_validation_runs_in_the_workflow_sandbox_and_replays(client: Clien
         )
         assert await handle.result() == ["argument 'path': 1 is not of type 'string'"]
     history = await handle.fetch_history()
-    await Replayer(workflows=[ValidationProbe]).replay_workflow(history)
+    await Replayer(
+        workflows=[ValidationProbe], data_converter=client.data_converter
+    ).replay_workflow(history)
