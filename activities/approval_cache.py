@@ -19,8 +19,7 @@ from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
-
-from contracts.approvals import (
+from turnkeeper.contracts.approvals import (
     ACTIVITY_APPROVAL_CACHE_LOOKUP,
     ACTIVITY_APPROVAL_CACHE_REMEMBER,
     APPROVAL_CACHE_WORKFLOW,
@@ -35,7 +34,7 @@ from contracts.approvals import (
     RememberInput,
     approval_cache_id,
 )
-from contracts.search_attributes import AGENT_ID
+from turnkeeper.contracts.search_attributes import AGENT_ID
 
 log = structlog.get_logger(__name__)
 

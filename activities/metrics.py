@@ -13,8 +13,7 @@ from __future__ import annotations
 from typing import Final
 
 from opentelemetry import metrics
-
-from contracts.turn import Usage
+from turnkeeper.contracts.turn import Usage
 
 METER_NAME: Final = "turnkeeper"
 

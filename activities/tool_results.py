@@ -8,10 +8,9 @@ import time
 from typing import Any
 
 import structlog
-
-from activities.store.content_store import ContentStore
-from contracts.activity_io import ToolCallResult, ToolOutcome
-from contracts.messages import ToolResultBlock
+from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.contracts.activity_io import ToolCallResult, ToolOutcome
+from turnkeeper.contracts.messages import ToolResultBlock
 
 log = structlog.get_logger()
 

@@ -8,8 +8,7 @@ from collections.abc import Sequence
 
 from openinference.semconv.trace import MessageAttributes, ToolCallAttributes
 from opentelemetry.util.types import AttributeValue
-
-from contracts.messages import ContentBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from turnkeeper.contracts.messages import ContentBlock, TextBlock, ToolResultBlock, ToolUseBlock
 
 FlatMessage = dict[str, AttributeValue]
 

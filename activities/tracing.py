@@ -30,11 +30,10 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 from temporalio.exceptions import ApplicationError
-
-from activities import metrics
-from activities.llm.provider import ModelRequest, ModelResponse
-from activities.trace_messages import FlatMessage, indexed, openinference_messages
-from contracts.turn import split_model
+from turnkeeper.activities import metrics
+from turnkeeper.activities.llm.provider import ModelRequest, ModelResponse
+from turnkeeper.activities.trace_messages import FlatMessage, indexed, openinference_messages
+from turnkeeper.contracts.turn import split_model
 
 CONTENT_ENV: Final = "TURNKEEPER_TRACE_CONTENT"
 # Tool arguments are always traced (they say what the agent did); a file's content passed to

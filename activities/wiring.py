@@ -9,23 +9,23 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
-
-from activities.approval_cache import ApprovalCacheActivities
-from activities.llm.anthropic_provider import AnthropicProvider
-from activities.llm.demo_provider import DemoProvider
-from activities.llm.model_call_activity import ModelCallActivities
-from activities.llm.provider import ModelProvider
-from activities.mcp.config import McpConfig, load_mcp_config
-from activities.mcp.unconfigured import NoMcpServers
-from activities.store.content_store import ContentStore
-from activities.store.conversation_store import ConversationStore
-from activities.store.stores import open_store
-from activities.tools.registry import ToolRegistry
-from activities.tools.tool_activity import ToolActivities
-from activities.tools.workspace import Workspace, builtin_tools
+from turnkeeper.activities.approval_cache import ApprovalCacheActivities
+from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
+from turnkeeper.activities.llm.demo_provider import DemoProvider
+from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
+from turnkeeper.activities.llm.provider import ModelProvider
+from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
+from turnkeeper.activities.mcp.unconfigured import NoMcpServers
+from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.activities.store.conversation_store import ConversationStore
+from turnkeeper.activities.store.stores import open_store
+from turnkeeper.activities.tools.registry import ToolRegistry
+from turnkeeper.activities.tools.tool_activity import ToolActivities
+from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 
 if TYPE_CHECKING:
-    from activities.mcp.mcp_activity import McpActivities
+    from turnkeeper.activities.mcp.mcp_activity import McpActivities
+
     from turnkeeper.settings import Settings
 
 
@@ -68,15 +68,15 @@ def _mcp_activities(
     if not config.servers:
         return NoMcpServers(store)
     # Imported only when servers are configured: the mcp SDK is a large import.
-    from activities.mcp.mcp_activity import McpActivities
+    from turnkeeper.activities.mcp.mcp_activity import McpActivities
 
     return McpActivities(config, store, max_result_bytes=max_result_bytes)
 
 
 def worker_workflows() -> list[type]:
     """Every workflow a turnkeeper worker runs: the turn, and the per-agent approval cache."""
-    from workflows.agent_turn_workflow import AgentTurnWorkflow
-    from workflows.approval_cache_workflow import ApprovalCacheWorkflow
+    from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
+    from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
 
     return [AgentTurnWorkflow, ApprovalCacheWorkflow]
 
@@ -88,6 +88,6 @@ def workflow_runner() -> SandboxedWorkflowRunner:
     determinism. cryptography (which verifies signed decisions) is a native extension that must
     never be loaded twice in one process, as a sandbox re-import would."""
     restrictions = SandboxRestrictions.default.with_passthrough_modules(
-        "workflows", "contracts", "activities", "cryptography"
+        "turnkeeper", "cryptography"
     )
     return SandboxedWorkflowRunner(restrictions=restrictions)

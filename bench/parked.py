@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
+from turnkeeper.contracts.names import SA_TURN_STATE
 
 from bench.floor import start_floor_parked
 from bench.sections import progress
 from bench.server import rss_bytes
 from bench.sides import FLOOR, Side
 from bench.turnkeeper_side import start_turnkeeper_turn
-from contracts.names import SA_TURN_STATE
 
 _READY_TIMEOUT_S = 60.0
 _PARK_TIMEOUT_S = 900.0

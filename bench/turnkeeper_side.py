@@ -17,18 +17,18 @@ from typing import Any, Final
 from temporalio.client import Client, WorkflowHandle
 from temporalio.converter import DataConverter
 from temporalio.worker import Worker
+from turnkeeper.activities.llm.provider import ModelRequest, ModelResponse, TextSink
+from turnkeeper.activities.store.content_store import ContentStore, LocalFolderStore
+from turnkeeper.activities.store.encrypted_store import encrypting
+from turnkeeper.activities.store.keyring import Keyring
+from turnkeeper.activities.store.payload_storage import turn_data_converter
+from turnkeeper.activities.tools.registry import ToolRegistry, worker_tool
+from turnkeeper.activities.wiring import build_activities, worker_workflows, workflow_runner
+from turnkeeper.contracts.messages import TextBlock, ToolResultBlock, ToolUseBlock
+from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL, ACTIVITY_TOOL_CALL
+from turnkeeper.contracts.turn import AgentReport, TurnRequest, Usage
 
-from activities.llm.provider import ModelRequest, ModelResponse, TextSink
-from activities.store.content_store import ContentStore, LocalFolderStore
-from activities.store.encrypted_store import encrypting
-from activities.store.keyring import Keyring
-from activities.store.payload_storage import turn_data_converter
-from activities.tools.registry import ToolRegistry, worker_tool
-from activities.wiring import build_activities, worker_workflows, workflow_runner
 from bench.scenario import BLOB, MODEL, TOOL_NAME, parse_task_text, task_text
-from contracts.messages import TextBlock, ToolResultBlock, ToolUseBlock
-from contracts.names import ACTIVITY_MODEL_CALL, ACTIVITY_TOOL_CALL
-from contracts.turn import AgentReport, TurnRequest, Usage
 from turnkeeper.settings import Settings
 from turnkeeper.turns import start_turn
 

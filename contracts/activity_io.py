@@ -17,11 +17,10 @@ from pydantic import (
     field_serializer,
     model_serializer,
 )
-
-from contracts.claim_check import ClaimChecked
-from contracts.messages import ContentBlock, Message
-from contracts.tools import ToolDefinition
-from contracts.turn import ExternalToolSpec, Price, Usage
+from turnkeeper.contracts.claim_check import ClaimChecked
+from turnkeeper.contracts.messages import ContentBlock, Message
+from turnkeeper.contracts.tools import ToolDefinition
+from turnkeeper.contracts.turn import ExternalToolSpec, Price, Usage
 
 _SIMPLE_DEFAULTS = (type(None), bool, int, float, str)
 

@@ -13,10 +13,9 @@ from datetime import datetime
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
-
-from contracts.decision_signing import Signature, decision_fields
-from contracts.signals import ApproveInput
-from contracts.turn import TOOL_NAME_PATTERN
+from turnkeeper.contracts.decision_signing import Signature, decision_fields
+from turnkeeper.contracts.signals import ApproveInput
+from turnkeeper.contracts.turn import TOOL_NAME_PATTERN
 
 APPROVAL_CACHE_WORKFLOW: Final = "ApprovalCacheWorkflow"
 SIGNAL_REMEMBER: Final = "remember"

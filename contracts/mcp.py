@@ -11,10 +11,9 @@ import re
 from typing import Final
 
 from pydantic import BaseModel, Field, JsonValue
-
-from contracts.claim_check import ClaimChecked
-from contracts.tools import ToolDefinition
-from contracts.turn import TOOL_NAME_PATTERN
+from turnkeeper.contracts.claim_check import ClaimChecked
+from turnkeeper.contracts.tools import ToolDefinition
+from turnkeeper.contracts.turn import TOOL_NAME_PATTERN
 
 # Temporal activity names: never rename one after a release, in-flight histories refer to them.
 ACTIVITY_MCP_LIST_TOOLS: Final = "mcp_list_tools"

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Final
 
-from contracts.turn import Price, Usage
+from turnkeeper.contracts.turn import Price, Usage
 
 PRICING_FILE: Final = Path(__file__).with_name("pricing.json")
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
-
-from contracts.names import (
+from turnkeeper.contracts.names import (
     SA_AGENT_ID,
     SA_COST_USD,
     SA_LLM_CALLS,
@@ -12,7 +11,7 @@ from contracts.names import (
     SA_TOOL_CALLS,
     SA_TURN_STATE,
 )
-from contracts.turn import TurnRequest
+from turnkeeper.contracts.turn import TurnRequest
 
 AGENT_ID = SearchAttributeKey.for_keyword(SA_AGENT_ID)
 TASK_ID = SearchAttributeKey.for_keyword(SA_TASK_ID)

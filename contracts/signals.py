@@ -6,8 +6,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
-
-from contracts.decision_signing import DECISION, Signature, decision_fields, sign
+from turnkeeper.contracts.decision_signing import DECISION, Signature, decision_fields, sign
 
 if TYPE_CHECKING:  # cryptography is imported once, by decision_signing (see there why)
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey

@@ -14,11 +14,10 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-
-from contracts.decision_signing import parse_public_key
-from contracts.messages import Message
-from contracts.names import KNOWN_PROVIDERS
-from contracts.signals import DecisionRecord
+from turnkeeper.contracts.decision_signing import parse_public_key
+from turnkeeper.contracts.messages import Message
+from turnkeeper.contracts.names import KNOWN_PROVIDERS
+from turnkeeper.contracts.signals import DecisionRecord
 
 DEFAULT_MAX_ITERATIONS = 10
 DEFAULT_MAX_TOKENS = 4096

@@ -21,18 +21,18 @@ from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
+from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
+from turnkeeper.activities.llm.demo_provider import DemoProvider
+from turnkeeper.activities.store.content_store import ContentStore, LocalFolderStore
+from turnkeeper.activities.store.encrypted_store import encrypting
+from turnkeeper.activities.store.keyring import Keyring
+from turnkeeper.activities.store.payload_storage import turn_data_converter
+from turnkeeper.activities.tools.registry import ToolRegistry
+from turnkeeper.activities.wiring import build_activities, worker_workflows, workflow_runner
+from turnkeeper.contracts.names import QUERY_STATUS, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
+from turnkeeper.contracts.signals import TurnStatus
+from turnkeeper.contracts.turn import AgentReport
 
-from activities.llm.anthropic_provider import AnthropicProvider
-from activities.llm.demo_provider import DemoProvider
-from activities.store.content_store import ContentStore, LocalFolderStore
-from activities.store.encrypted_store import encrypting
-from activities.store.keyring import Keyring
-from activities.store.payload_storage import turn_data_converter
-from activities.tools.registry import ToolRegistry
-from activities.wiring import build_activities, worker_workflows, workflow_runner
-from contracts.names import QUERY_STATUS, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
-from contracts.signals import TurnStatus
-from contracts.turn import AgentReport
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from turnkeeper.settings import Settings
 

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
+from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.activities.store.keyring import Keyring, new_key_entry
+from turnkeeper.activities.store.stores import open_store
+from turnkeeper.contracts.names import WORKFLOW_TYPE
+from turnkeeper.contracts.turn import AgentReport
 
-from activities.store.content_store import ContentStore
-from activities.store.keyring import Keyring, new_key_entry
-from activities.store.stores import open_store
-from contracts.names import WORKFLOW_TYPE
-from contracts.turn import AgentReport
 from tests.conftest import make_settings, running_worker
 from tests.fakes.fake_anthropic import FakeAnthropic
 from turnkeeper.connect import connect

@@ -9,11 +9,11 @@ import uuid
 
 from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError
+from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.names import QUERY_STATUS
+from turnkeeper.contracts.signals import PendingCall, TurnStatus
+from turnkeeper.contracts.turn import AgentReport
 
-from contracts.messages import ToolResultBlock
-from contracts.names import QUERY_STATUS
-from contracts.signals import PendingCall, TurnStatus
-from contracts.turn import AgentReport
 from tests.cli.helpers import address_of, invoke, restore_logging  # noqa: F401 (autouse fixture)
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
 from tests.fakes import fake_anthropic as fake

@@ -16,10 +16,10 @@ import pytest
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payload, Payloads
+from turnkeeper.activities.store.keyring import Keyring
+from turnkeeper.activities.store.stores import open_store
+from turnkeeper.contracts.turn import AgentReport
 
-from activities.store.keyring import Keyring
-from activities.store.stores import open_store
-from contracts.turn import AgentReport
 from tests.browser import find_chromium, headless_chromium
 from tests.conftest import make_settings, new_key, scripted_request, temporal_binary
 from tests.encrypted_stack import OLD_KEY, deployment, encrypted_dev_stack

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
+from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTES
 
-from contracts.names import DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTES
 from turnkeeper.connect import TemporalUnreachableError, connect, connect_config
 from turnkeeper.devserver import (
     DevServer,
@@ -234,7 +234,7 @@ def test_compose_registers_the_same_search_attributes_and_bakes_in_no_key() -> N
 async def test_the_worker_refuses_a_namespace_without_the_search_attributes(
     tmp_path: Path,
 ) -> None:
-    from worker import SearchAttributesMissingError, check_search_attributes
+    from turnkeeper.worker import SearchAttributesMissingError, check_search_attributes
 
     async with dev_server(tmp_path, search_attributes={}) as bare:
         client = await client_for(bare)

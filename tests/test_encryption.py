@@ -20,11 +20,11 @@ from typing import Final
 import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
+from turnkeeper.activities.store.keyring import new_key_entry
+from turnkeeper.contracts.names import SIGNAL_APPROVE
+from turnkeeper.contracts.turn import AgentReport
 from typer.testing import CliRunner
 
-from activities.store.keyring import new_key_entry
-from contracts.names import SIGNAL_APPROVE
-from contracts.turn import AgentReport
 from tests.cli.helpers import restore_logging  # noqa: F401 (autouse fixture)
 from tests.conftest import new_key, scripted_request, wait_for_pending
 from tests.encrypted_stack import (

@@ -16,12 +16,17 @@ from temporalio.contrib.opentelemetry import OpenTelemetryPlugin, ReplaySafeTrac
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.runtime import OpenTelemetryConfig, PrometheusConfig
+from turnkeeper.activities.llm.provider import ModelRequest, ModelResponse
+from turnkeeper.activities.tracing import (
+    CONTENT_ENV,
+    MAX_ARGUMENTS_CHARS,
+    model_call_span,
+    tool_span,
+)
+from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from turnkeeper.contracts.tools import ToolDefinition
+from turnkeeper.contracts.turn import Usage
 
-from activities.llm.provider import ModelRequest, ModelResponse
-from activities.tracing import CONTENT_ENV, MAX_ARGUMENTS_CHARS, model_call_span, tool_span
-from contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from contracts.tools import ToolDefinition
-from contracts.turn import Usage
 from tests.telemetry_capture import Capture, capture
 from turnkeeper import telemetry as telemetry_module
 from turnkeeper.telemetry import TelemetryConfigError, build_telemetry, configure_telemetry

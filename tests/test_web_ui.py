@@ -20,9 +20,9 @@ from typing import Final
 import pytest
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
+from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
+from turnkeeper.contracts.turn import AgentReport, TurnRequest
 
-from contracts.names import SEARCH_ATTRIBUTES
-from contracts.turn import AgentReport, TurnRequest
 from tests.browser import Page, find_chromium, headless_chromium
 from tests.conftest import (
     SA_KEYS,

@@ -9,7 +9,7 @@ from typing import Final
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from contracts.approvals import (
+from turnkeeper.contracts.approvals import (
     QUERY_STANDING,
     SIGNAL_REVOKE,
     RevokeInput,

@@ -17,10 +17,8 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
-from activities.store.keyring import EncryptionKeyError, UnreadableContentError
-from contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
-from contracts.signals import ApproveInput
 from turnkeeper import codec_command, commands, demo
+from turnkeeper.activities.store.keyring import EncryptionKeyError, UnreadableContentError
 from turnkeeper.codec_server import (
     CODEC_TOKEN_ENV,
     DEFAULT_CODEC_HOST,
@@ -30,6 +28,8 @@ from turnkeeper.codec_server import (
 )
 from turnkeeper.connect import TemporalUnreachableError
 from turnkeeper.console import CommandError, ConsoleApp, err, log_to_stderr, out
+from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
+from turnkeeper.contracts.signals import ApproveInput
 from turnkeeper.devserver import DevServerError
 from turnkeeper.env_numbers import SettingsError
 from turnkeeper.render import local_user

@@ -8,8 +8,8 @@ import os
 import signal
 from collections.abc import Sequence
 
-from activities.store.keyring import Keyring, new_key_entry
-from activities.store.stores import open_store
+from turnkeeper.activities.store.keyring import Keyring, new_key_entry
+from turnkeeper.activities.store.stores import open_store
 from turnkeeper.codec_server import CODEC_TOKEN_ENV, Access, CodecService, running_codec_server
 from turnkeeper.console import out
 from turnkeeper.settings import Settings

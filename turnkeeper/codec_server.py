@@ -30,10 +30,10 @@ from temporalio.converter import (
     StorageDriverRetrieveContext,
 )
 
-from activities.store.content_store import ContentStore
-from activities.store.encryption_codec import EncryptionCodec
-from activities.store.keyring import Keyring, UnreadableContentError
-from activities.store.payload_driver import ContentStoreDriver
+from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.activities.store.encryption_codec import EncryptionCodec
+from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
+from turnkeeper.activities.store.payload_driver import ContentStoreDriver
 
 CODEC_TOKEN_ENV: Final = "TURNKEEPER_CODEC_TOKEN"
 DEFAULT_CODEC_HOST: Final = "127.0.0.1"

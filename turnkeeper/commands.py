@@ -18,26 +18,26 @@ from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
-from contracts.messages import Message
-from contracts.names import (
+from turnkeeper import render
+from turnkeeper import watch as live_view
+from turnkeeper.approvals import list_standing, revoke
+from turnkeeper.connect import connect
+from turnkeeper.console import CommandError, err, out
+from turnkeeper.contracts.messages import Message
+from turnkeeper.contracts.names import (
     QUERY_TRANSCRIPT,
     SIGNAL_APPROVE,
     SIGNAL_SUBMIT_TOOL_RESULT,
     UPDATE_DECIDE,
 )
-from contracts.signals import (
+from turnkeeper.contracts.signals import (
     ALL_PENDING,
     ApproveInput,
     DecideResult,
     PendingCall,
     SubmitToolResultInput,
 )
-from contracts.turn import AgentReport
-from turnkeeper import render
-from turnkeeper import watch as live_view
-from turnkeeper.approvals import list_standing, revoke
-from turnkeeper.connect import connect
-from turnkeeper.console import CommandError, err, out
+from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.requests import RunOptions, build_request
 from turnkeeper.signing import Signer
 from turnkeeper.turns import (

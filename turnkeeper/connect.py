@@ -9,11 +9,11 @@ import structlog
 from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
 
-from activities.store.content_store import ContentStore
-from activities.store.encryption_codec import MissingKeyHook
-from activities.store.keyring import Keyring
-from activities.store.payload_storage import turn_data_converter
-from activities.store.stores import open_store
+from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.activities.store.encryption_codec import MissingKeyHook
+from turnkeeper.activities.store.keyring import Keyring
+from turnkeeper.activities.store.payload_storage import turn_data_converter
+from turnkeeper.activities.store.stores import open_store
 from turnkeeper.settings import Settings
 from turnkeeper.telemetry import client_options
 

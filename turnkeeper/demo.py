@@ -22,20 +22,20 @@ from rich.panel import Panel
 from rich.text import Text
 from temporalio.client import Client, WorkflowHandle
 
-from activities.store.keyring import Keyring
-from activities.store.stores import open_store
-from contracts.names import SIGNAL_APPROVE
-from contracts.signals import ApproveInput, PendingCall
-from contracts.turn import AgentReport
 from turnkeeper import render
+from turnkeeper.activities.store.keyring import Keyring
+from turnkeeper.activities.store.stores import open_store
 from turnkeeper.commands import show_outcome
 from turnkeeper.connect import connect
 from turnkeeper.console import CommandError, logging_to_file, out
+from turnkeeper.contracts.names import SIGNAL_APPROVE
+from turnkeeper.contracts.signals import ApproveInput, PendingCall
+from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.dev_stack import dev_stack
 from turnkeeper.requests import validate_request
 from turnkeeper.settings import Settings
 from turnkeeper.turns import Target, follow, read_status, short_id, start_turn, turn_workflow_id
-from worker import run_worker
+from turnkeeper.worker import run_worker
 
 DEMO_TASK_QUEUE: Final = "turnkeeper-demo"
 DEMO_AGENT_ID: Final = "demo-summarizer"

@@ -8,8 +8,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from activities.store.content_store import ContentStore
-from activities.store.keyring import Keyring
+from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.activities.store.keyring import Keyring
 from turnkeeper.codec_server import DEFAULT_CODEC_HOST, Access, CodecService, running_codec_server
 from turnkeeper.devserver import DEFAULT_NAMESPACE, DEFAULT_PORT, DevServer
 

@@ -30,7 +30,7 @@ from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from contracts.names import SEARCH_ATTRIBUTES
+from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
 from turnkeeper.settings import DEV_SERVER_DB_FILENAME
 
 DEFAULT_IP: Final = "127.0.0.1"

@@ -19,10 +19,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from contracts.names import SIGNAL_APPROVE, SIGNAL_SUBMIT_TOOL_RESULT
-from contracts.signals import PendingCall, RefusedDecision, TurnStatus
-from contracts.turn import AgentReport
+from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from turnkeeper.contracts.names import SIGNAL_APPROVE, SIGNAL_SUBMIT_TOOL_RESULT
+from turnkeeper.contracts.signals import PendingCall, RefusedDecision, TurnStatus
+from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.turns import Target, TurnFailure, WaitingTurn
 
 SUMMARY_CHARS = 80

@@ -20,8 +20,8 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import SSHPrivateKeyTypes, load_ssh_private_key
 
-from contracts.signals import ApproveInput
 from turnkeeper.console import CommandError
+from turnkeeper.contracts.signals import ApproveInput
 
 PASSPHRASE_ENV: Final = "TURNKEEPER_KEY_PASSPHRASE"
 DEFAULT_EXPIRES_IN: Final = "10m"

@@ -15,7 +15,7 @@ from typing import Any
 
 from temporalio import workflow
 
-from activities import metrics
+from turnkeeper.activities import metrics
 
 TURN_COMPLETED = "turn_completed"
 APPROVAL_DECIDED = "approval_decided"

@@ -31,11 +31,11 @@ from temporalio.exceptions import (
 from temporalio.exceptions import TimeoutError as TemporalTimeoutError
 from temporalio.service import RPCError, RPCStatusCode
 
-from contracts.names import QUERY_STATUS, SA_AGENT_ID, SA_TURN_STATE, WORKFLOW_TYPE
-from contracts.search_attributes import identity_search_attributes
-from contracts.signals import PendingCall, PendingKind, TurnStatus
-from contracts.turn import AgentReport, TurnRequest
 from turnkeeper.console import CommandError
+from turnkeeper.contracts.names import QUERY_STATUS, SA_AGENT_ID, SA_TURN_STATE, WORKFLOW_TYPE
+from turnkeeper.contracts.search_attributes import identity_search_attributes
+from turnkeeper.contracts.signals import PendingCall, PendingKind, TurnStatus
+from turnkeeper.contracts.turn import AgentReport, TurnRequest
 
 DEFAULT_UI_URL: Final = "http://localhost:8233"
 WAITING_QUERY: Final = (

@@ -17,7 +17,7 @@ from rich.text import Text
 from temporalio.client import Client
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 
-from contracts.events import TURN_EVENTS_TOPIC, TurnEvent
+from turnkeeper.contracts.events import TURN_EVENTS_TOPIC, TurnEvent
 
 _RECENT = 40  # log lines kept on screen
 _INPUT_CHARS = 80

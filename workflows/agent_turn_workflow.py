@@ -19,11 +19,10 @@ from temporalio.exceptions import ApplicationError, TemporalError, is_cancelled_
 with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue, ValidationError
     from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowStreamState
-
-    from contracts import errors
-    from contracts.claim_check import ClaimChecked
-    from contracts.messages import Message, ToolUseBlock
-    from contracts.names import (
+    from turnkeeper.contracts import errors
+    from turnkeeper.contracts.claim_check import ClaimChecked
+    from turnkeeper.contracts.messages import Message, ToolUseBlock
+    from turnkeeper.contracts.names import (
         QUERY_DECISIONS,
         QUERY_STATUS,
         QUERY_TRANSCRIPT,
@@ -32,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
         UPDATE_DECIDE,
         WORKFLOW_TYPE,
     )
-    from contracts.signals import (
+    from turnkeeper.contracts.signals import (
         ALL_PENDING,
         ApproveInput,
         DecideResult,
@@ -41,17 +40,23 @@ with workflow.unsafe.imports_passed_through():
         TurnState,
         TurnStatus,
     )
-    from contracts.turn import AgentReport, TurnRequest
-    from workflows import budgets, mcp_tools, signed_decisions, structured_output, turn_tracing
-    from workflows import turn_record as record
-    from workflows.failures import describe, fail, invalid_request
-    from workflows.model_calls import call_model
-    from workflows.pending_calls import PendingCalls
-    from workflows.request_checks import offered_tools, request_problem
-    from workflows.tool_calls import ToolCalls, schema_of
-    from workflows.tool_validation import validation_problems
-    from workflows.turn_state import Turn
-    from workflows.turn_view import TurnView
+    from turnkeeper.contracts.turn import AgentReport, TurnRequest
+    from turnkeeper.workflows import (
+        budgets,
+        mcp_tools,
+        signed_decisions,
+        structured_output,
+        turn_tracing,
+    )
+    from turnkeeper.workflows import turn_record as record
+    from turnkeeper.workflows.failures import describe, fail, invalid_request
+    from turnkeeper.workflows.model_calls import call_model
+    from turnkeeper.workflows.pending_calls import PendingCalls
+    from turnkeeper.workflows.request_checks import offered_tools, request_problem
+    from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
+    from turnkeeper.workflows.tool_validation import validation_problems
+    from turnkeeper.workflows.turn_state import Turn
+    from turnkeeper.workflows.turn_view import TurnView
 
 _LIVE_STATES = ("running", "awaiting_approval", "awaiting_external")
 

@@ -16,7 +16,7 @@ import json
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.approvals import (
+    from turnkeeper.contracts.approvals import (
         APPROVAL_CACHE_WORKFLOW,
         QUERY_STANDING,
         SIGNAL_REMEMBER,

@@ -8,10 +8,10 @@ from typing import NoReturn
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import errors
-    from workflows.activity_options import MODEL_CALL_TIMEOUT
-    from workflows.failures import fail
-    from workflows.turn_state import Turn
+    from turnkeeper.contracts import errors
+    from turnkeeper.workflows.activity_options import MODEL_CALL_TIMEOUT
+    from turnkeeper.workflows.failures import fail
+    from turnkeeper.workflows.turn_state import Turn
 
 
 def check_budgets(turn: Turn) -> None:

@@ -11,11 +11,10 @@ from temporalio.exceptions import TimeoutError as TemporalTimeoutError
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
-
-    from contracts import errors
-    from contracts.turn import AgentReport
-    from workflows import turn_record as record
-    from workflows.turn_state import Turn
+    from turnkeeper.contracts import errors
+    from turnkeeper.contracts.turn import AgentReport
+    from turnkeeper.workflows import turn_record as record
+    from turnkeeper.workflows.turn_state import Turn
 
 
 def fail(turn: Turn, error_type: str, message: str) -> NoReturn:

@@ -14,8 +14,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.activity_io import ToolTraits
-    from contracts.mcp import (
+    from turnkeeper.contracts.activity_io import ToolTraits
+    from turnkeeper.contracts.mcp import (
         ACTIVITY_MCP_LIST_TOOLS,
         McpListToolsInput,
         McpListToolsResult,
@@ -23,7 +23,7 @@ with workflow.unsafe.imports_passed_through():
         is_mcp_tool_name,
         split_qualified_name,
     )
-    from workflows.turn_state import Turn
+    from turnkeeper.workflows.turn_state import Turn
 
 ALL_TOOLS = "*"
 _DISCOVERY_TIMEOUT = timedelta(seconds=120)

@@ -7,20 +7,20 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import errors
-    from contracts.activity_io import (
+    from turnkeeper.contracts import errors
+    from turnkeeper.contracts.activity_io import (
         CallContext,
         ConversationDelta,
         ModelCallInput,
         ModelCallResult,
     )
-    from contracts.names import ACTIVITY_MODEL_CALL
-    from contracts.turn import split_model
-    from workflows import budgets
-    from workflows.activity_options import MODEL_CALL_HEARTBEAT, MODEL_CALL_RETRY
-    from workflows.failures import cause_message, error_type, fail, timed_out
-    from workflows.structured_output import instruction
-    from workflows.turn_state import Turn
+    from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL
+    from turnkeeper.contracts.turn import split_model
+    from turnkeeper.workflows import budgets
+    from turnkeeper.workflows.activity_options import MODEL_CALL_HEARTBEAT, MODEL_CALL_RETRY
+    from turnkeeper.workflows.failures import cause_message, error_type, fail, timed_out
+    from turnkeeper.workflows.structured_output import instruction
+    from turnkeeper.workflows.turn_state import Turn
 
 
 async def call_model(turn: Turn, offered: list[str]) -> ModelCallResult:

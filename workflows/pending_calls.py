@@ -8,8 +8,8 @@ from datetime import datetime
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.messages import ToolUseBlock
-    from contracts.signals import (
+    from turnkeeper.contracts.messages import ToolUseBlock
+    from turnkeeper.contracts.signals import (
         ALL_PENDING,
         ApproveInput,
         PendingCall,

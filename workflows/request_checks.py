@@ -6,10 +6,10 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.mcp import is_mcp_tool_name
-    from contracts.pricing import price_for
-    from contracts.turn import TurnRequest
-    from workflows.tool_validation import schema_problem
+    from turnkeeper.contracts.mcp import is_mcp_tool_name
+    from turnkeeper.contracts.pricing import price_for
+    from turnkeeper.contracts.turn import TurnRequest
+    from turnkeeper.workflows.tool_validation import schema_problem
 
 
 def offered_tools(request: TurnRequest) -> list[str]:

@@ -11,12 +11,11 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
-
-    from contracts import decision_signing
-    from contracts.approvals import StandingApproval
-    from contracts.decision_signing import DECISION, Signature
-    from contracts.signals import ALL_PENDING, ApproveInput
-    from contracts.turn import AgentSpec
+    from turnkeeper.contracts import decision_signing
+    from turnkeeper.contracts.approvals import StandingApproval
+    from turnkeeper.contracts.decision_signing import DECISION, Signature
+    from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput
+    from turnkeeper.contracts.turn import AgentSpec
 
 # Recorded the first time a turn reads a signed payload or a keyed approvers list: turns that
 # began earlier refused both (ApproveInput forbade the field; approvers were names only), and

@@ -12,7 +12,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.approvals import (
+    from turnkeeper.contracts.approvals import (
         ACTIVITY_APPROVAL_CACHE_LOOKUP,
         ACTIVITY_APPROVAL_CACHE_REMEMBER,
         INVALID_STANDING_APPROVAL,
@@ -21,10 +21,10 @@ with workflow.unsafe.imports_passed_through():
         LookupResult,
         SignedGrant,
     )
-    from contracts.signals import DecisionRecord
-    from workflows.failures import cause_message
-    from workflows.signed_decisions import standing_problem
-    from workflows.turn_state import Turn
+    from turnkeeper.contracts.signals import DecisionRecord
+    from turnkeeper.workflows.failures import cause_message
+    from turnkeeper.workflows.signed_decisions import standing_problem
+    from turnkeeper.workflows.turn_state import Turn
 
 # Recorded once in a turn's history the first time it consults the cache, so that turns
 # started before standing approvals existed replay without these activities.

@@ -13,23 +13,27 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from activities.tools.result_limits import DEFAULT_MAX_RESULT_BYTES, capped
-    from contracts import errors
-    from contracts.activity_io import ToolCallInput, ToolCallResult, ToolTraits
-    from contracts.approvals import SignedGrant
-    from contracts.mcp import ACTIVITY_MCP_CALL_TOOL, McpCallInput
-    from contracts.messages import ToolResultBlock, ToolUseBlock
-    from contracts.names import ACTIVITY_TOOL_CALL
-    from contracts.signals import ALL_PENDING, ApproveInput, DecisionRecord, PendingKind
-    from workflows import turn_record as record
-    from workflows.activity_options import TOOL_CALL_TIMEOUT, TOOL_HEARTBEAT, TOOL_TIMEOUT_MARGIN
-    from workflows.failures import cause_message, fail
-    from workflows.pending_calls import PendingCalls, Waiting
-    from workflows.standing_approvals import remember, standing_decision, standing_for
-    from workflows.tool_retries import interrupted_call_text, tool_retry_policy
-    from workflows.tool_validation import corrective_message, validation_problems
-    from workflows.turn_state import Turn
-    from workflows.turn_view import TurnView
+    from turnkeeper.activities.tools.result_limits import DEFAULT_MAX_RESULT_BYTES, capped
+    from turnkeeper.contracts import errors
+    from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult, ToolTraits
+    from turnkeeper.contracts.approvals import SignedGrant
+    from turnkeeper.contracts.mcp import ACTIVITY_MCP_CALL_TOOL, McpCallInput
+    from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
+    from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
+    from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput, DecisionRecord, PendingKind
+    from turnkeeper.workflows import turn_record as record
+    from turnkeeper.workflows.activity_options import (
+        TOOL_CALL_TIMEOUT,
+        TOOL_HEARTBEAT,
+        TOOL_TIMEOUT_MARGIN,
+    )
+    from turnkeeper.workflows.failures import cause_message, fail
+    from turnkeeper.workflows.pending_calls import PendingCalls, Waiting
+    from turnkeeper.workflows.standing_approvals import remember, standing_decision, standing_for
+    from turnkeeper.workflows.tool_retries import interrupted_call_text, tool_retry_policy
+    from turnkeeper.workflows.tool_validation import corrective_message, validation_problems
+    from turnkeeper.workflows.turn_state import Turn
+    from turnkeeper.workflows.turn_view import TurnView
 
 Settled = tuple[ToolResultBlock, str | None]  # the result, and its content-store reference
 

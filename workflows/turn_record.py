@@ -10,7 +10,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.turn import AgentReport
+    from turnkeeper.contracts.turn import AgentReport
 
 
 def turn_started(agent_id: str, task_id: str, model: str) -> None:

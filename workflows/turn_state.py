@@ -10,16 +10,16 @@ from pydantic import BaseModel, Field, JsonValue
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.activity_io import BlockRef, MessageDraft, ModelCallResult, ToolTraits
-    from contracts.mcp import McpToolSpec
-    from contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
-    from contracts.signals import (
+    from turnkeeper.contracts.activity_io import BlockRef, MessageDraft, ModelCallResult, ToolTraits
+    from turnkeeper.contracts.mcp import McpToolSpec
+    from turnkeeper.contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
+    from turnkeeper.contracts.signals import (
         MAX_REFUSED_DECISIONS,
         DecisionRecord,
         RefusedDecision,
         TurnState,
     )
-    from contracts.turn import AgentReport, Outcome, TurnRequest, Usage
+    from turnkeeper.contracts.turn import AgentReport, Outcome, TurnRequest, Usage
 
 # How much of a refused signal's own text the turn keeps: anyone may send one.
 _REFUSED_FIELD_CHARS = 200

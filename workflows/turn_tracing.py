@@ -24,8 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from opentelemetry import trace
     from opentelemetry.trace import Span, Status, StatusCode
     from temporalio.contrib.opentelemetry import ReplaySafeTracerProvider
-
-    from contracts.turn import AgentReport
+    from turnkeeper.contracts.turn import AgentReport
 
 TRACER_NAME: Final = "turnkeeper.workflows"
 SPAN_NAME: Final = "turn"

@@ -17,10 +17,9 @@ from temporalio.common import SearchAttributePair
 
 with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import WorkflowStream
-
-    from contracts.events import TURN_EVENTS_TOPIC, EventKind, TurnEvent
-    from contracts.names import SA_COST_USD, SA_LLM_CALLS, SA_TOOL_CALLS, SA_TURN_STATE
-    from contracts.search_attributes import (
+    from turnkeeper.contracts.events import TURN_EVENTS_TOPIC, EventKind, TurnEvent
+    from turnkeeper.contracts.names import SA_COST_USD, SA_LLM_CALLS, SA_TOOL_CALLS, SA_TURN_STATE
+    from turnkeeper.contracts.search_attributes import (
         AGENT_ID,
         COST_USD,
         LLM_CALLS,
@@ -28,8 +27,8 @@ with workflow.unsafe.imports_passed_through():
         TOOL_CALLS,
         TURN_STATE,
     )
-    from contracts.signals import PendingCall, TurnState
-    from workflows.turn_state import Turn
+    from turnkeeper.contracts.signals import PendingCall, TurnState
+    from turnkeeper.workflows.turn_state import Turn
 
 _INPUT_PREVIEW_CHARS = 300
 _ENDED = ("completed", "failed", "cancelled")

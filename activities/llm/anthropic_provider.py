@@ -28,26 +28,31 @@ from anthropic.types import (
     ToolUseBlockParam,
 )
 from anthropic.types import Usage as SdkUsage
-
-from activities.llm.provider import (
+from turnkeeper.activities.llm.provider import (
     ModelCallError,
     ModelRequest,
     ModelResponse,
     TextSink,
     estimate_input_tokens,
 )
-from contracts.activity_io import StopReason
-from contracts.errors import (
+from turnkeeper.contracts.activity_io import StopReason
+from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
     LLM_CONTENT_FILTERED,
     LLM_CONTEXT_TOO_LONG,
     LLM_INVALID_REQUEST,
     LLM_TRANSIENT,
 )
-from contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
-from contracts.names import PROVIDER_ANTHROPIC
-from contracts.tools import ToolDefinition
-from contracts.turn import Usage
+from turnkeeper.contracts.messages import (
+    ContentBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from turnkeeper.contracts.names import PROVIDER_ANTHROPIC
+from turnkeeper.contracts.tools import ToolDefinition
+from turnkeeper.contracts.turn import Usage
 
 log = structlog.get_logger()
 

@@ -16,16 +16,22 @@ from __future__ import annotations
 
 import json
 
-from activities.llm.provider import (
+from turnkeeper.activities.llm.provider import (
     ModelCallError,
     ModelRequest,
     ModelResponse,
     TextSink,
     estimate_input_tokens,
 )
-from contracts.errors import LLM_INVALID_REQUEST
-from contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
-from contracts.turn import Usage
+from turnkeeper.contracts.errors import LLM_INVALID_REQUEST
+from turnkeeper.contracts.messages import (
+    ContentBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from turnkeeper.contracts.turn import Usage
 
 DEMO_MODEL = "workspace-summarizer"
 PREFIX = "[offline demo model]"

@@ -19,28 +19,32 @@ import structlog
 from temporalio import activity
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.exceptions import ApplicationError
-
-from activities.heartbeating import heartbeating
-from activities.llm.provider import ModelCallError, ModelProvider, ModelRequest, TextSink
-from activities.store.content_store import ContentMissingError
-from activities.store.conversation_store import ConversationStore
-from activities.tools.registry import ToolRegistry
-from activities.tracing import model_call_span
-from activities.turn_identity import bound_to_turn
-from contracts.activity_io import CallContext, ModelCallInput, ModelCallResult, ToolTraits
-from contracts.errors import (
+from turnkeeper.activities.heartbeating import heartbeating
+from turnkeeper.activities.llm.provider import ModelCallError, ModelProvider, ModelRequest, TextSink
+from turnkeeper.activities.store.content_store import ContentMissingError
+from turnkeeper.activities.store.conversation_store import ConversationStore
+from turnkeeper.activities.tools.registry import ToolRegistry
+from turnkeeper.activities.tracing import model_call_span
+from turnkeeper.activities.turn_identity import bound_to_turn
+from turnkeeper.contracts.activity_io import (
+    CallContext,
+    ModelCallInput,
+    ModelCallResult,
+    ToolTraits,
+)
+from turnkeeper.contracts.errors import (
     CONTENT_MISSING,
     INVALID_TURN_REQUEST,
     LLM_INVALID_REQUEST,
     LLM_PAYLOAD_REJECTED,
     TURN_BUDGET_EXCEEDED,
 )
-from contracts.events import TURN_EVENTS_TOPIC, TurnEvent
-from contracts.messages import Message
-from contracts.names import ACTIVITY_MODEL_CALL
-from contracts.pricing import cost_usd, input_cost_usd, price_for
-from contracts.tools import ToolDefinition
-from contracts.turn import split_model
+from turnkeeper.contracts.events import TURN_EVENTS_TOPIC, TurnEvent
+from turnkeeper.contracts.messages import Message
+from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL
+from turnkeeper.contracts.pricing import cost_usd, input_cost_usd, price_for
+from turnkeeper.contracts.tools import ToolDefinition
+from turnkeeper.contracts.turn import split_model
 
 log = structlog.get_logger()
 

@@ -11,11 +11,10 @@ from collections.abc import Callable
 from typing import Protocol
 
 from pydantic import BaseModel, Field
-
-from contracts.activity_io import StopReason
-from contracts.messages import ContentBlock, Message
-from contracts.tools import ToolDefinition
-from contracts.turn import Usage
+from turnkeeper.contracts.activity_io import StopReason
+from turnkeeper.contracts.messages import ContentBlock, Message
+from turnkeeper.contracts.tools import ToolDefinition
+from turnkeeper.contracts.turn import Usage
 
 
 class ModelRequest(BaseModel):

@@ -14,16 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mcp.types import Tool
-
-from activities.mcp.config import McpServerConfig, unknown_server
-from activities.mcp.connections import McpConnections
-from activities.mcp.failures import (
+from turnkeeper.activities.mcp.config import McpServerConfig, unknown_server
+from turnkeeper.activities.mcp.connections import McpConnections
+from turnkeeper.activities.mcp.failures import (
     McpUnavailable,
     describe_unreachable,
     is_connection_lost,
     root_cause,
 )
-from contracts.mcp import McpListToolsResult, McpToolSpec, qualified_name
+from turnkeeper.contracts.mcp import McpListToolsResult, McpToolSpec, qualified_name
 
 # A server whose pagination never ends must not hang a turn's start.
 _MAX_PAGES = 100

@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from contracts.mcp import validate_server_name
+from turnkeeper.contracts.mcp import validate_server_name
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _Seconds = Annotated[float, Field(gt=0, le=3600)]

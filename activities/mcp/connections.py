@@ -32,9 +32,8 @@ import structlog
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
-
-from activities.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
-from activities.mcp.failures import McpUnavailable, describe_unreachable, root_cause
+from turnkeeper.activities.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
+from turnkeeper.activities.mcp.failures import McpUnavailable, describe_unreachable, root_cause
 
 log = structlog.get_logger(__name__)
 

@@ -26,29 +26,28 @@ from typing import Any, cast
 import structlog
 from mcp.types import RequestParamsMeta
 from temporalio import activity
-
-from activities.heartbeating import heartbeating
-from activities.mcp.catalog import CALL_GUARD_S, McpToolCatalog
-from activities.mcp.config import McpConfig, unknown_server_call
-from activities.mcp.connections import McpConnection, McpConnections
-from activities.mcp.failures import (
+from turnkeeper.activities.heartbeating import heartbeating
+from turnkeeper.activities.mcp.catalog import CALL_GUARD_S, McpToolCatalog
+from turnkeeper.activities.mcp.config import McpConfig, unknown_server_call
+from turnkeeper.activities.mcp.connections import McpConnection, McpConnections
+from turnkeeper.activities.mcp.failures import (
     McpUnavailable,
     describe_call_failure,
     is_connection_lost,
     root_cause,
 )
-from activities.mcp.results import result_text
-from activities.store.content_store import ContentStore
-from activities.tool_results import stored_result
-from activities.tools.result_limits import (
+from turnkeeper.activities.mcp.results import result_text
+from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.activities.tool_results import stored_result
+from turnkeeper.activities.tools.result_limits import (
     DEFAULT_MAX_RESULT_BYTES,
     MAX_RESULT_BYTES,
     MIN_RESULT_BYTES,
     capped,
 )
-from activities.turn_identity import bound_to_turn
-from contracts.activity_io import ToolCallResult
-from contracts.mcp import (
+from turnkeeper.activities.turn_identity import bound_to_turn
+from turnkeeper.contracts.activity_io import ToolCallResult
+from turnkeeper.contracts.mcp import (
     ACTIVITY_MCP_CALL_TOOL,
     ACTIVITY_MCP_LIST_TOOLS,
     McpCallInput,

@@ -12,13 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 from temporalio import activity
-
-from activities.mcp.config import unknown_server, unknown_server_call
-from activities.store.content_store import ContentStore
-from activities.tool_results import stored_result
-from activities.turn_identity import bound_to_turn
-from contracts.activity_io import ToolCallResult
-from contracts.mcp import (
+from turnkeeper.activities.mcp.config import unknown_server, unknown_server_call
+from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.activities.tool_results import stored_result
+from turnkeeper.activities.turn_identity import bound_to_turn
+from turnkeeper.contracts.activity_io import ToolCallResult
+from turnkeeper.contracts.mcp import (
     ACTIVITY_MCP_CALL_TOOL,
     ACTIVITY_MCP_LIST_TOOLS,
     McpCallInput,

@@ -16,10 +16,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from pydantic import TypeAdapter
-
-from activities.store.content_store import ContentStore
-from contracts.activity_io import BlockRef, CallContext, ConversationDelta, MessageDraft
-from contracts.messages import ContentBlock, Message
+from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.contracts.activity_io import BlockRef, CallContext, ConversationDelta, MessageDraft
+from turnkeeper.contracts.messages import ContentBlock, Message
 
 _BLOCK = TypeAdapter(ContentBlock)
 

@@ -18,8 +18,7 @@ from typing import Final
 
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
-
-from activities.store.keyring import Keyring, UnreadableContentError
+from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
 
 ENCODING: Final = b"binary/encrypted"
 KEY_ID_METADATA: Final = "encryption-key-id"

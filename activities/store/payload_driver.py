@@ -19,8 +19,7 @@ from temporalio.converter import (
     StorageDriverRetrieveContext,
     StorageDriverStoreContext,
 )
-
-from activities.store.content_store import ContentStore
+from turnkeeper.activities.store.content_store import ContentStore
 
 _REF: Final = "ref"
 

@@ -33,12 +33,11 @@ from temporalio.converter import (
     StorageDriver,
     StorageDriverSelectContext,
 )
-
-from activities.store.content_store import ContentStore
-from activities.store.encryption_codec import EncryptionCodec, MissingKeyHook
-from activities.store.keyring import Keyring
-from activities.store.payload_driver import ContentStoreDriver
-from contracts.claim_check import ClaimChecked
+from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.activities.store.encryption_codec import EncryptionCodec, MissingKeyHook
+from turnkeeper.activities.store.keyring import Keyring
+from turnkeeper.activities.store.payload_driver import ContentStoreDriver
+from turnkeeper.contracts.claim_check import ClaimChecked
 
 CLAIM_CHECK_BYTES: Final = 1024
 LARGE_PAYLOAD_BYTES: Final = 256 * 1024

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from activities.store.content_store import ContentStore, LocalFolderStore
-from activities.store.encrypted_store import encrypting
-from activities.store.keyring import Keyring
-from activities.store.s3_store import S3Store
+from turnkeeper.activities.store.content_store import ContentStore, LocalFolderStore
+from turnkeeper.activities.store.encrypted_store import encrypting
+from turnkeeper.activities.store.keyring import Keyring
+from turnkeeper.activities.store.s3_store import S3Store
 
 if TYPE_CHECKING:
     from turnkeeper.settings import Settings

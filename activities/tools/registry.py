@@ -21,9 +21,8 @@ from typing import Any, TypeVar, get_type_hints, overload
 
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
-
-from contracts.mcp import is_mcp_tool_name
-from contracts.tools import ToolDefinition
+from turnkeeper.contracts.mcp import is_mcp_tool_name
+from turnkeeper.contracts.tools import ToolDefinition
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 

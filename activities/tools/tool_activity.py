@@ -18,21 +18,26 @@ from typing import TypeVar
 
 import structlog
 from temporalio import activity
-
-from activities.heartbeating import heartbeating
-from activities.store.content_store import ContentStore
-from activities.tool_results import stored_result
-from activities.tools.registry import ToolContext, ToolError, ToolRegistry, WorkerTool, run_tool
-from activities.tools.result_limits import (
+from turnkeeper.activities.heartbeating import heartbeating
+from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.activities.tool_results import stored_result
+from turnkeeper.activities.tools.registry import (
+    ToolContext,
+    ToolError,
+    ToolRegistry,
+    WorkerTool,
+    run_tool,
+)
+from turnkeeper.activities.tools.result_limits import (
     DEFAULT_MAX_RESULT_BYTES,
     MAX_RESULT_BYTES,
     MIN_RESULT_BYTES,
     capped,
 )
-from activities.tracing import tool_span
-from activities.turn_identity import bound_to_turn
-from contracts.activity_io import ToolCallInput, ToolCallResult
-from contracts.names import ACTIVITY_TOOL_CALL
+from turnkeeper.activities.tracing import tool_span
+from turnkeeper.activities.turn_identity import bound_to_turn
+from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult
+from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
 
 log = structlog.get_logger(__name__)
 

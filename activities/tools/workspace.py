@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field
-
-from activities.tools.registry import ToolError, ToolRegistry, worker_tool
+from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, worker_tool
 
 MAX_LIST_ENTRIES = 1000
 MAX_SEARCH_MATCHES = 200

@@ -15,24 +15,24 @@ from pathlib import Path
 import anthropic
 import httpx2
 import pytest
-
-from activities.llm.anthropic_provider import (
+from turnkeeper.activities.llm.anthropic_provider import (
     AnthropicProvider,
     _to_sdk_messages,
     classify_error,
     parse_retry_after,
 )
-from activities.llm.provider import ModelCallError, ModelRequest
-from contracts.errors import (
+from turnkeeper.activities.llm.provider import ModelCallError, ModelRequest
+from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
     LLM_CONTENT_FILTERED,
     LLM_CONTEXT_TOO_LONG,
     LLM_INVALID_REQUEST,
     LLM_TRANSIENT,
 )
-from contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from contracts.tools import ToolDefinition
-from contracts.turn import Usage
+from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from turnkeeper.contracts.tools import ToolDefinition
+from turnkeeper.contracts.turn import Usage
+
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic, ReceivedRequest, start_fake_anthropic
 

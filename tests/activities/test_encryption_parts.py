@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pytest
 from temporalio.api.common.v1 import Payload
-from typer.testing import CliRunner
-
-from activities.store.content_store import LocalFolderStore, hex_digest
-from activities.store.encrypted_store import ContentCorruptedError, EncryptedStore
-from activities.store.encryption_codec import EncryptionCodec
-from activities.store.keyring import (
+from turnkeeper.activities.store.content_store import LocalFolderStore, hex_digest
+from turnkeeper.activities.store.encrypted_store import ContentCorruptedError, EncryptedStore
+from turnkeeper.activities.store.encryption_codec import EncryptionCodec
+from turnkeeper.activities.store.keyring import (
     EncryptionKeyError,
     Keyring,
     MissingEncryptionKeyError,
     UndecryptableContentError,
     new_key_entry,
 )
+from typer.testing import CliRunner
+
 from tests.cli.helpers import restore_logging  # noqa: F401 (autouse fixture)
 from turnkeeper.cli import app
 

@@ -18,14 +18,19 @@ import mcp
 import pytest
 import structlog
 from temporalio.testing import ActivityEnvironment
+from turnkeeper.activities.mcp import connections
+from turnkeeper.activities.mcp.config import (
+    HttpServerConfig,
+    McpConfig,
+    McpServerConfig,
+    StdioServerConfig,
+)
+from turnkeeper.activities.mcp.mcp_activity import McpActivities
+from turnkeeper.activities.store.content_store import LocalFolderStore
+from turnkeeper.contracts.activity_io import ToolCallResult
+from turnkeeper.contracts.mcp import McpCallInput, McpListToolsInput, McpListToolsResult
+from turnkeeper.contracts.messages import ToolResultBlock
 
-from activities.mcp import connections
-from activities.mcp.config import HttpServerConfig, McpConfig, McpServerConfig, StdioServerConfig
-from activities.mcp.mcp_activity import McpActivities
-from activities.store.content_store import LocalFolderStore
-from contracts.activity_io import ToolCallResult
-from contracts.mcp import McpCallInput, McpListToolsInput, McpListToolsResult
-from contracts.messages import ToolResultBlock
 from tests.mcp_servers.http_process import DEMO_SERVER, HttpServerProcess, free_port
 
 

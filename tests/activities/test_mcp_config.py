@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 from mcp.types import CallToolResult, EmbeddedResource, ImageContent, TextContent
 from mcp.types import TextResourceContents as TextResource
-
-from activities.mcp.config import (
+from turnkeeper.activities.mcp.config import (
     HttpServerConfig,
     McpConfigError,
     StdioServerConfig,
     load_mcp_config,
 )
-from activities.mcp.results import result_text
-from contracts.mcp import is_mcp_tool_name, qualified_name, split_qualified_name
+from turnkeeper.activities.mcp.results import result_text
+from turnkeeper.contracts.mcp import is_mcp_tool_name, qualified_name, split_qualified_name
+
 from turnkeeper.settings import Settings
 
 

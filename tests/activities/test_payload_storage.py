@@ -7,28 +7,27 @@ from pathlib import Path
 import pytest
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import StorageDriverClaim, StorageDriverRetrieveContext
-
-from activities.store.content_store import (
+from turnkeeper.activities.store.content_store import (
     ContentMissingError,
     LocalFolderStore,
     content_ref,
     hex_digest,
 )
-from activities.store.conversation_store import ConversationStore
-from activities.store.payload_driver import ContentStoreDriver
-from activities.store.payload_storage import (
+from turnkeeper.activities.store.conversation_store import ConversationStore
+from turnkeeper.activities.store.payload_driver import ContentStoreDriver
+from turnkeeper.activities.store.payload_storage import (
     CLAIM_CHECK_BYTES,
     LARGE_PAYLOAD_BYTES,
     turn_data_converter,
 )
-from contracts.activity_io import (
+from turnkeeper.contracts.activity_io import (
     CallContext,
     ConversationDelta,
     MessageDraft,
     ToolCallResult,
 )
-from contracts.messages import Message, TextBlock
-from contracts.signals import ApproveInput
+from turnkeeper.contracts.messages import Message, TextBlock
+from turnkeeper.contracts.signals import ApproveInput
 
 _REFERENCE_TYPE = b"temporal.api.sdk.v1.ExternalStorageReference"
 

@@ -15,14 +15,19 @@ import pytest
 import structlog
 from pydantic import BaseModel, Field
 from temporalio.testing import ActivityEnvironment
-
-from activities.store.content_store import LocalFolderStore
-from activities.tools.registry import ToolContext, ToolError, ToolRegistry, run_tool, worker_tool
-from activities.tools.result_limits import capped
-from activities.tools.tool_activity import ToolActivities
-from activities.tools.workspace import Workspace, builtin_tools
-from contracts.activity_io import ToolCallInput, ToolCallResult
-from contracts.messages import ToolResultBlock
+from turnkeeper.activities.store.content_store import LocalFolderStore
+from turnkeeper.activities.tools.registry import (
+    ToolContext,
+    ToolError,
+    ToolRegistry,
+    run_tool,
+    worker_tool,
+)
+from turnkeeper.activities.tools.result_limits import capped
+from turnkeeper.activities.tools.tool_activity import ToolActivities
+from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
+from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult
+from turnkeeper.contracts.messages import ToolResultBlock
 
 
 class Window(BaseModel):
@@ -367,7 +372,7 @@ def test_a_cap_that_cannot_work_is_refused(tmp_path: Path, cap: int) -> None:
 
 
 def test_a_worker_tool_may_not_take_the_mcp_prefix() -> None:
-    from activities.tools.registry import ToolRegistry, worker_tool
+    from turnkeeper.activities.tools.registry import ToolRegistry, worker_tool
 
     @worker_tool(name="mcp__files__read")
     def impostor() -> str:

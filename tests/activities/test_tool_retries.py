@@ -13,13 +13,12 @@ from temporalio import workflow
 from temporalio.client import Client
 from temporalio.exceptions import ActivityError
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
-
-from activities.store.content_store import LocalFolderStore
-from activities.tools.registry import ToolContext, ToolRegistry, WorkerTool, worker_tool
-from activities.tools.tool_activity import ToolActivities
-from contracts.activity_io import ToolCallInput, ToolCallResult
-from contracts.names import ACTIVITY_TOOL_CALL
-from workflows.tool_retries import (
+from turnkeeper.activities.store.content_store import LocalFolderStore
+from turnkeeper.activities.tools.registry import ToolContext, ToolRegistry, WorkerTool, worker_tool
+from turnkeeper.activities.tools.tool_activity import ToolActivities
+from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult
+from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
+from turnkeeper.workflows.tool_retries import (
     AT_MOST_ONCE,
     IDEMPOTENT_RETRY,
     interrupted_call_text,

@@ -7,9 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-
-from activities.tools.registry import ToolError, ToolRegistry, run_tool
-from activities.tools.workspace import MAX_LIST_ENTRIES, Workspace, builtin_tools
+from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, run_tool
+from turnkeeper.activities.tools.workspace import MAX_LIST_ENTRIES, Workspace, builtin_tools
 
 SECRET = "top secret, outside the workspace"
 

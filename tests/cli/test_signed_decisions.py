@@ -21,16 +21,16 @@ from cryptography.hazmat.primitives.serialization import (
     PrivateFormat,
 )
 from temporalio.client import WorkflowHandle
-from typer.testing import Result
-
-from contracts.decision_signing import (
+from turnkeeper.contracts.decision_signing import (
     DECISION,
     parse_expires_at,
     public_key_line,
     signature_problem,
 )
-from contracts.names import QUERY_STATUS, UPDATE_DECIDE
-from contracts.signals import ApproveInput, DecideResult, TurnStatus
+from turnkeeper.contracts.names import QUERY_STATUS, UPDATE_DECIDE
+from turnkeeper.contracts.signals import ApproveInput, DecideResult, TurnStatus
+from typer.testing import Result
+
 from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixture)
     address_of,
     invoke,

@@ -10,9 +10,8 @@ from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_pri
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from pydantic import ValidationError
-
-from contracts.approvals import SignedGrant
-from contracts.decision_signing import (
+from turnkeeper.contracts.approvals import SignedGrant
+from turnkeeper.contracts.decision_signing import (
     DECISION,
     Signature,
     decision_fields,
@@ -23,8 +22,8 @@ from contracts.decision_signing import (
     signature_problem,
     signed_bytes,
 )
-from contracts.signals import ApproveInput
-from contracts.turn import AgentSpec
+from turnkeeper.contracts.signals import ApproveInput
+from turnkeeper.contracts.turn import AgentSpec
 
 # A fixed key and its signature, checked against `openssl pkeyutl -sign -rawin` when written:
 # any other Ed25519 implementation must produce the same value for the same bytes.

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from temporalio.client import Client
 from temporalio.worker import Worker
+from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
+from turnkeeper.activities.llm.demo_provider import DemoProvider
+from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool, worker_tool
+from turnkeeper.activities.wiring import build_activities, worker_workflows
 
-from activities.llm.anthropic_provider import AnthropicProvider
-from activities.llm.demo_provider import DemoProvider
-from activities.tools.registry import ToolRegistry, WorkerTool, worker_tool
-from activities.wiring import build_activities, worker_workflows
 from turnkeeper.connect import connect
 from turnkeeper.settings import Settings
 

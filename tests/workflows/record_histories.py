@@ -26,15 +26,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
-
-from contracts.decision_signing import public_key_line
-from contracts.names import (
+from turnkeeper.contracts.decision_signing import public_key_line
+from turnkeeper.contracts.names import (
     SEARCH_ATTRIBUTES,
     SIGNAL_APPROVE,
     SIGNAL_SUBMIT_TOOL_RESULT,
     UPDATE_DECIDE,
 )
-from contracts.signals import ApproveInput
+from turnkeeper.contracts.signals import ApproveInput
+
 from tests.conftest import (
     SA_KEYS,
     make_settings,

@@ -17,9 +17,8 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
-
-from activities.approval_cache import ApprovalCacheActivities
-from contracts.approvals import (
+from turnkeeper.activities.approval_cache import ApprovalCacheActivities
+from turnkeeper.contracts.approvals import (
     INVALID_STANDING_APPROVAL,
     QUERY_STANDING,
     SIGNAL_REMEMBER,
@@ -29,9 +28,10 @@ from contracts.approvals import (
     StandingApproval,
     approval_cache_id,
 )
-from contracts.search_attributes import AGENT_ID
+from turnkeeper.contracts.search_attributes import AGENT_ID
+from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
+
 from turnkeeper.approvals import list_standing, revoke
-from workflows.approval_cache_workflow import ApprovalCacheWorkflow
 
 DECIDED_AT = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
 

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from temporalio.client import WorkflowExecutionStatus
-
-from contracts.messages import ToolResultBlock
-from contracts.names import (
+from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.names import (
     QUERY_STATUS,
     QUERY_TRANSCRIPT,
     SIGNAL_APPROVE,
     SIGNAL_SUBMIT_TOOL_RESULT,
 )
-from contracts.signals import TurnStatus
-from contracts.turn import AgentReport
+from turnkeeper.contracts.signals import TurnStatus
+from turnkeeper.contracts.turn import AgentReport
+
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
 from tests.fakes import fake_anthropic as fake
 

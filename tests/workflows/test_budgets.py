@@ -8,9 +8,9 @@ import asyncio
 import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import CancelledError
+from turnkeeper.contracts.names import QUERY_STATUS, QUERY_TRANSCRIPT
+from turnkeeper.contracts.signals import TurnStatus
 
-from contracts.names import QUERY_STATUS, QUERY_TRANSCRIPT
-from contracts.signals import TurnStatus
 from tests.conftest import TurnRunner, failure_of, new_key, scripted_request, wait_for_pending
 from tests.fakes import fake_anthropic as fake
 

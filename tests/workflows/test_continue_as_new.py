@@ -11,10 +11,15 @@ import pytest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
+from turnkeeper.contracts.names import (
+    QUERY_STATUS,
+    QUERY_TRANSCRIPT,
+    SEARCH_ATTRIBUTES,
+    WORKFLOW_TYPE,
+)
+from turnkeeper.contracts.signals import TurnStatus
+from turnkeeper.contracts.turn import AgentReport
 
-from contracts.names import QUERY_STATUS, QUERY_TRANSCRIPT, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
-from contracts.signals import TurnStatus
-from contracts.turn import AgentReport
 from tests.conftest import (
     SA_KEYS,
     make_settings,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
+from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.names import QUERY_DECISIONS, SIGNAL_APPROVE, UPDATE_DECIDE
+from turnkeeper.contracts.signals import DecideResult, TurnStatus
+from turnkeeper.contracts.turn import AgentReport
 
-from contracts.messages import ToolResultBlock
-from contracts.names import QUERY_DECISIONS, SIGNAL_APPROVE, UPDATE_DECIDE
-from contracts.signals import DecideResult, TurnStatus
-from contracts.turn import AgentReport
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
 from tests.fakes import fake_anthropic as fake
 from turnkeeper.approvals import list_standing, revoke

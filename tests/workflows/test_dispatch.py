@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
+from turnkeeper.activities.tools.registry import ToolRegistry, worker_tool
+from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.turn import AgentReport
 
-from activities.tools.registry import ToolRegistry, worker_tool
-from contracts.messages import ToolResultBlock
-from contracts.turn import AgentReport
 from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic

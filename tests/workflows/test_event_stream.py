@@ -4,8 +4,8 @@ after the turn finished, in order and complete; and `turnkeeper watch` on it."""
 from __future__ import annotations
 
 from rich.console import Console
+from turnkeeper.contracts.names import SIGNAL_APPROVE
 
-from contracts.names import SIGNAL_APPROVE
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
 from tests.fakes import fake_anthropic as fake
 from turnkeeper.watch import turn_events, watch

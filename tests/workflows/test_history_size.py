@@ -10,11 +10,11 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 from temporalio.converter import DataConverter
+from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL, QUERY_TRANSCRIPT
+from turnkeeper.contracts.turn import AgentReport
 
 from bench.history import floor_history, turnkeeper_history
 from bench.turnkeeper_side import bench_data_converter
-from contracts.names import ACTIVITY_TOOL_CALL, QUERY_TRANSCRIPT
-from contracts.turn import AgentReport
 from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
+from turnkeeper.contracts.turn import AgentReport
 
-from contracts.turn import AgentReport
 from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
 

@@ -13,11 +13,11 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
+from turnkeeper.activities.tools.registry import LOCAL_TOOL_MAX_TIMEOUT_S, ToolError, worker_tool
+from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
+from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
 
-from activities.tools.registry import LOCAL_TOOL_MAX_TIMEOUT_S, ToolError, worker_tool
-from activities.tools.workspace import Workspace, builtin_tools
-from contracts.messages import ToolResultBlock
-from contracts.names import ACTIVITY_TOOL_CALL
 from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
+from turnkeeper.activities.mcp.unconfigured import NoMcpServers
+from turnkeeper.activities.store.content_store import LocalFolderStore
+from turnkeeper.contracts.mcp import McpCallInput
+from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.turn import AgentReport
 
-from activities.mcp.unconfigured import NoMcpServers
-from activities.store.content_store import LocalFolderStore
-from contracts.mcp import McpCallInput
-from contracts.messages import ToolResultBlock
-from contracts.turn import AgentReport
 from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
@@ -119,7 +119,8 @@ async def test_without_mcp_servers_a_call_to_one_is_an_error_result(tmp_path: Pa
 def test_a_worker_without_mcp_servers_does_not_load_the_mcp_sdk(tmp_path: Path) -> None:
     # The SDK is 25 MiB of a worker's memory; only workers with servers should pay for it.
     code = (
-        "import sys; from pathlib import Path; from activities.wiring import build_activities; "
+        "import sys; from pathlib import Path; "
+        "from turnkeeper.activities.wiring import build_activities; "
         "from turnkeeper.settings import Settings; "
         f"build_activities(Settings('q', Path({str(tmp_path)!r}), Path({str(tmp_path)!r}), "
         f"Path({str(tmp_path)!r}))); print('mcp' in sys.modules)"

@@ -12,10 +12,10 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import WorkflowEnvironment
+from turnkeeper.contracts.names import QUERY_STATUS
+from turnkeeper.contracts.signals import TurnStatus
+from turnkeeper.contracts.turn import AgentReport
 
-from contracts.names import QUERY_STATUS
-from contracts.signals import TurnStatus
-from contracts.turn import AgentReport
 from tests.conftest import (
     TurnRunner,
     failure_of,

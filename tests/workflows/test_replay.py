@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
+from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 
 from tests.workflows.golden_keys import golden_converter
-from workflows.agent_turn_workflow import AgentTurnWorkflow
 
 HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
 

@@ -13,17 +13,17 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
+from turnkeeper.activities import wiring
+from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.activities.store.encrypted_store import EncryptedStore, encrypting
+from turnkeeper.activities.store.keyring import Keyring, new_key_entry
+from turnkeeper.activities.store.payload_storage import turn_data_converter
+from turnkeeper.activities.store.s3_store import S3Store
+from turnkeeper.activities.store.stores import open_store
+from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.names import WORKFLOW_TYPE
+from turnkeeper.contracts.turn import AgentReport
 
-from activities import wiring
-from activities.store.content_store import ContentStore
-from activities.store.encrypted_store import EncryptedStore, encrypting
-from activities.store.keyring import Keyring, new_key_entry
-from activities.store.payload_storage import turn_data_converter
-from activities.store.s3_store import S3Store
-from activities.store.stores import open_store
-from contracts.messages import ToolResultBlock
-from contracts.names import WORKFLOW_TYPE
-from contracts.turn import AgentReport
 from tests.conftest import make_settings, new_key, running_worker, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic

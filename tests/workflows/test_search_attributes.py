@@ -5,11 +5,11 @@ is a history event, a visibility write and a billed action on Temporal Cloud).""
 from __future__ import annotations
 
 from temporalio.api.enums.v1 import EventType
+from turnkeeper.contracts.search_attributes import COST_USD, LLM_CALLS, TOOL_CALLS, TURN_STATE
+from turnkeeper.workflows.turn_view import COUNTER_REFRESH
 
-from contracts.search_attributes import COST_USD, LLM_CALLS, TOOL_CALLS, TURN_STATE
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
 from tests.fakes import fake_anthropic as fake
-from workflows.turn_view import COUNTER_REFRESH
 
 
 def _upserted_names(events: list) -> list[set[str]]:  # type: ignore[type-arg]

@@ -20,9 +20,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
-
-from contracts import errors
-from contracts.approvals import (
+from turnkeeper.contracts import errors
+from turnkeeper.contracts.approvals import (
     APPROVAL_CACHE_WORKFLOW,
     SIGNAL_REMEMBER,
     ApprovalCacheInput,
@@ -30,10 +29,11 @@ from contracts.approvals import (
     SignedGrant,
     approval_cache_id,
 )
-from contracts.decision_signing import public_key_line
-from contracts.names import QUERY_STATUS, SIGNAL_APPROVE, UPDATE_DECIDE, WORKFLOW_TYPE
-from contracts.signals import ALL_PENDING, ApproveInput, DecideResult, TurnStatus
-from contracts.turn import AgentReport
+from turnkeeper.contracts.decision_signing import public_key_line
+from turnkeeper.contracts.names import QUERY_STATUS, SIGNAL_APPROVE, UPDATE_DECIDE, WORKFLOW_TYPE
+from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput, DecideResult, TurnStatus
+from turnkeeper.contracts.turn import AgentReport
+
 from tests.conftest import (
     TurnRunner,
     failure_of,

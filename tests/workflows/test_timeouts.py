@@ -8,8 +8,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
+from turnkeeper.contracts.messages import ToolResultBlock
 
-from contracts.messages import ToolResultBlock
 from tests.conftest import make_settings, new_key, run_on_server, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic

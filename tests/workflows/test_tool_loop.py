@@ -7,9 +7,9 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
+from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
+from turnkeeper.contracts.turn import AgentReport
 
-from contracts.messages import ToolResultBlock, ToolUseBlock
-from contracts.turn import AgentReport
 from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
 

@@ -11,9 +11,8 @@ from pydantic import BaseModel, Field
 from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import Replayer, Worker
-
-from activities.tools.registry import worker_tool
-from workflows.tool_validation import (
+from turnkeeper.activities.tools.registry import worker_tool
+from turnkeeper.workflows.tool_validation import (
     MAX_PROBLEMS,
     corrective_message,
     schema_problem,
@@ -172,7 +171,7 @@ class ValidationProbe:
     @workflow.run
     async def run(self, arguments: dict[str, Any]) -> list[str]:
         with workflow.unsafe.imports_passed_through():
-            from workflows.tool_validation import validation_problems
+            from turnkeeper.workflows.tool_validation import validation_problems
         return validation_problems(SCHEMA, arguments)
 
 

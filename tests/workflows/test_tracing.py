@@ -16,10 +16,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.contrib.opentelemetry import OpenTelemetryPlugin
+from turnkeeper.contracts.names import QUERY_STATUS, SIGNAL_APPROVE, WORKFLOW_TYPE
+from turnkeeper.contracts.signals import TurnStatus
+from turnkeeper.contracts.turn import AgentReport
 
-from contracts.names import QUERY_STATUS, SIGNAL_APPROVE, WORKFLOW_TYPE
-from contracts.signals import TurnStatus
-from contracts.turn import AgentReport
 from tests.conftest import (
     make_settings,
     new_key,

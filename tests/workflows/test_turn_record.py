@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import structlog
 from temporalio.client import Client
+from turnkeeper.contracts.names import SIGNAL_APPROVE, WORKFLOW_TYPE
+from turnkeeper.contracts.turn import AgentReport
 
-from contracts.names import SIGNAL_APPROVE, WORKFLOW_TYPE
-from contracts.turn import AgentReport
 from tests.conftest import (
     make_settings,
     new_key,

@@ -13,11 +13,11 @@ import uuid
 from pathlib import Path
 
 from temporalio.client import Client
+from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
+from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.names import WORKFLOW_TYPE
+from turnkeeper.contracts.turn import AgentReport
 
-from activities.llm.anthropic_provider import AnthropicProvider
-from contracts.messages import ToolResultBlock
-from contracts.names import WORKFLOW_TYPE
-from contracts.turn import AgentReport
 from tests.conftest import new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
