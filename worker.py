@@ -4,7 +4,7 @@ The worker itself is `turnkeeper.worker` (installed with the package, and behind
 `turnkeeper.run_worker`); this script only runs it from a checkout, as the card's entry point.
 """
 
-from turnkeeper.worker import main
+from turnkeeper.worker_cli import main
 
 if __name__ == "__main__":
     main()

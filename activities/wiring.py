@@ -4,7 +4,7 @@ tool registry and the content store, so `worker.py` and the tests wire the same 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
@@ -19,7 +19,7 @@ from turnkeeper.activities.mcp.unconfigured import NoMcpServers
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.conversation_store import ConversationStore
 from turnkeeper.activities.store.stores import open_store
-from turnkeeper.activities.tools.registry import ToolRegistry
+from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
 from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 
@@ -43,9 +43,7 @@ def build_activities(
 ) -> list[Callable[..., Any]]:
     store = store or open_store(settings)
     cap = settings.max_tool_result_bytes
-    # read_file's own cap sits under the result cap, so the model sees read_file's marker
-    # (with the file's name and size) rather than the generic one.
-    tools = tools or builtin_tools(Workspace(settings.workspace), max_read_bytes=cap - 200)
+    tools = tools or tool_registry(settings)
     model_calls = ModelCallActivities(
         providers or default_providers(), ConversationStore(store), tools
     )
@@ -60,6 +58,27 @@ def build_activities(
         cache = ApprovalCacheActivities(client)
         activities += [cache.approval_cache_lookup, cache.approval_cache_remember]
     return activities
+
+
+def tool_registry(
+    settings: Settings, extra: Iterable[WorkerTool] = (), *, builtin: bool = True
+) -> ToolRegistry:
+    """The worker's tools: the workspace tools (unless `builtin` is False), then `extra`.
+
+    Raises:
+        ValueError: Two tools share a name (`ToolRegistry.add` says which).
+    """
+    # read_file's own cap sits under the result cap, so the model sees read_file's marker
+    # (with the file's name and size) rather than the generic one.
+    cap = settings.max_tool_result_bytes
+    registry = (
+        builtin_tools(Workspace(settings.workspace), max_read_bytes=cap - 200)
+        if builtin
+        else ToolRegistry()
+    )
+    for tool in extra:
+        registry.add(tool)
+    return registry
 
 
 def _mcp_activities(

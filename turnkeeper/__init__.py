@@ -1,0 +1,149 @@
+"""turnkeeper: durable AI-agent turns on Temporal. One agent turn is one workflow; your tools are
+typed functions; budgets, approvals and the model calls survive any crash.
+
+    import turnkeeper
+
+    @turnkeeper.tool(requires_approval=True, idempotent=False)
+    async def refund(order_id: str, amount_usd: float) -> str:
+        \"\"\"Refund part or all of an order.\"\"\"
+        ...
+
+    await turnkeeper.run_worker(tools=[refund])                     # a worker process
+
+    client = await turnkeeper.connect()                             # anywhere else
+    handle = await turnkeeper.start_turn(client, agent={...}, task={...})
+    report = await handle.result()
+
+`__all__` is the whole public surface; every other module is internal. Names are imported on
+first use, so `import turnkeeper` stays cheap and workflow sandboxes never load the worker.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "Agent",
+    "AgentReport",
+    "AutonomyBoundaryViolation",
+    "Constraints",
+    "DecisionRecord",
+    "DecisionRefused",
+    "InvalidTurnRequest",
+    "LLMAuthError",
+    "LLMContentFiltered",
+    "LLMContextTooLong",
+    "LLMInvalidRequest",
+    "LLMUnavailable",
+    "MaxIterationsExceeded",
+    "Message",
+    "PendingCall",
+    "Task",
+    "ToolArgumentsInvalid",
+    "ToolContext",
+    "ToolError",
+    "TurnBudgetExceeded",
+    "TurnCancelled",
+    "TurnError",
+    "TurnEvent",
+    "TurnHandle",
+    "TurnInternalError",
+    "TurnRequest",
+    "TurnStatus",
+    "WaitingTurn",
+    "connect",
+    "pending",
+    "run_worker",
+    "start_turn",
+    "tool",
+    "turn",
+]
+
+# name -> (module, attribute)
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "tool": ("turnkeeper.activities.tools.registry", "worker_tool"),
+    "ToolContext": ("turnkeeper.activities.tools.registry", "ToolContext"),
+    "ToolError": ("turnkeeper.activities.tools.registry", "ToolError"),
+    "run_worker": ("turnkeeper.worker", "run_worker"),
+    "connect": ("turnkeeper.connect", "connect"),
+    "start_turn": ("turnkeeper.client", "start_turn"),
+    "turn": ("turnkeeper.client", "turn"),
+    "pending": ("turnkeeper.client", "pending"),
+    "TurnHandle": ("turnkeeper.client", "TurnHandle"),
+    "WaitingTurn": ("turnkeeper.turns", "WaitingTurn"),
+    "TurnRequest": ("turnkeeper.contracts.turn", "TurnRequest"),
+    "Agent": ("turnkeeper.contracts.turn", "AgentSpec"),
+    "Task": ("turnkeeper.contracts.turn", "TaskSpec"),
+    "Constraints": ("turnkeeper.contracts.turn", "Constraints"),
+    "AgentReport": ("turnkeeper.contracts.turn", "AgentReport"),
+    "Message": ("turnkeeper.contracts.messages", "Message"),
+    "TurnEvent": ("turnkeeper.contracts.events", "TurnEvent"),
+    "TurnStatus": ("turnkeeper.contracts.signals", "TurnStatus"),
+    "PendingCall": ("turnkeeper.contracts.signals", "PendingCall"),
+    "DecisionRecord": ("turnkeeper.contracts.signals", "DecisionRecord"),
+    **{
+        name: ("turnkeeper.errors", name)
+        for name in (
+            "TurnError",
+            "InvalidTurnRequest",
+            "TurnBudgetExceeded",
+            "MaxIterationsExceeded",
+            "AutonomyBoundaryViolation",
+            "ToolArgumentsInvalid",
+            "TurnInternalError",
+            "LLMAuthError",
+            "LLMInvalidRequest",
+            "LLMContextTooLong",
+            "LLMContentFiltered",
+            "LLMUnavailable",
+            "TurnCancelled",
+            "DecisionRefused",
+        )
+    },
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'turnkeeper' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # once imported, an ordinary attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:
+    from turnkeeper.activities.tools.registry import ToolContext, ToolError
+    from turnkeeper.activities.tools.registry import worker_tool as tool
+    from turnkeeper.client import TurnHandle, pending, start_turn, turn
+    from turnkeeper.connect import connect
+    from turnkeeper.contracts.events import TurnEvent
+    from turnkeeper.contracts.messages import Message
+    from turnkeeper.contracts.signals import DecisionRecord, PendingCall, TurnStatus
+    from turnkeeper.contracts.turn import AgentReport, Constraints, TurnRequest
+    from turnkeeper.contracts.turn import AgentSpec as Agent
+    from turnkeeper.contracts.turn import TaskSpec as Task
+    from turnkeeper.errors import (
+        AutonomyBoundaryViolation,
+        DecisionRefused,
+        InvalidTurnRequest,
+        LLMAuthError,
+        LLMContentFiltered,
+        LLMContextTooLong,
+        LLMInvalidRequest,
+        LLMUnavailable,
+        MaxIterationsExceeded,
+        ToolArgumentsInvalid,
+        TurnBudgetExceeded,
+        TurnCancelled,
+        TurnError,
+        TurnInternalError,
+    )
+    from turnkeeper.turns import WaitingTurn
+    from turnkeeper.worker import run_worker

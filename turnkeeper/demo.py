@@ -35,7 +35,7 @@ from turnkeeper.dev_stack import dev_stack
 from turnkeeper.requests import validate_request
 from turnkeeper.settings import Settings
 from turnkeeper.turns import Target, follow, read_status, short_id, start_turn, turn_workflow_id
-from turnkeeper.worker import run_worker
+from turnkeeper.worker import run_turn_worker
 
 DEMO_TASK_QUEUE: Final = "turnkeeper-demo"
 DEMO_AGENT_ID: Final = "demo-summarizer"
@@ -126,7 +126,7 @@ def seed_workspace(workspace: Path) -> list[str]:
 @asynccontextmanager
 async def _worker(settings: Settings, client: Client) -> AsyncIterator[asyncio.Task[None]]:
     stop = asyncio.Event()
-    task = asyncio.create_task(run_worker(settings, client, stop=stop))
+    task = asyncio.create_task(run_turn_worker(settings, client, stop=stop))
     _done(f"worker running on task queue {settings.task_queue!r}")
     try:
         yield task

@@ -1,20 +1,21 @@
-"""Run the turnkeeper worker: `python worker.py [--dev]`.
+"""The turnkeeper worker: `turnkeeper.run_worker(...)` from Python, `python worker.py` from a shell.
 
-`--dev` first starts an embedded Temporal dev server (Web UI on http://localhost:8233, state in a
-SQLite file under the data directory). Without it the worker connects to the Temporal that
-`TEMPORAL_ADDRESS` / `TEMPORAL_PROFILE` describe. Ctrl-C or SIGTERM stops polling and gives
-in-flight activities a grace period before the worker exits.
+With `dev=True` it first starts an embedded Temporal dev server (Web UI on http://localhost:8233,
+state in a SQLite file under the data directory) and a codec server for its Web UI. Without it the
+worker connects to the Temporal that `TEMPORAL_ADDRESS` / `TEMPORAL_PROFILE` describe. Ctrl-C or
+SIGTERM stops polling and gives in-flight activities a grace period before the worker exits.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import dataclasses
 import signal
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, Final
 
 import structlog
@@ -23,23 +24,24 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.keyring import EncryptionKeyError, Keyring, UnreadableContentError
+from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
 from turnkeeper.activities.store.stores import open_store
-from turnkeeper.activities.wiring import build_activities, worker_workflows, workflow_runner
-from turnkeeper.codec_server import CodecServerError
-from turnkeeper.connect import TemporalUnreachableError, connect
-from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTES, TASK_QUEUE_ENV
+from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
+from turnkeeper.activities.wiring import (
+    build_activities,
+    tool_registry,
+    worker_workflows,
+    workflow_runner,
+)
+from turnkeeper.connect import connect
+from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
 from turnkeeper.dev_stack import dev_stack
 from turnkeeper.devserver import (
     DEFAULT_NAMESPACE,
     DEFAULT_PORT,
-    DevServerError,
     missing_search_attributes,
 )
-from turnkeeper.env_numbers import SettingsError
-from turnkeeper.logging import configure_logging
 from turnkeeper.settings import Settings
-from turnkeeper.telemetry import TelemetryConfigError, configure_telemetry
 
 # How long in-flight activities (a model call, a tool) may run on after a shutdown request before
 # they are cancelled; a cancelled one is retried by the next worker, so this only saves work.
@@ -78,27 +80,115 @@ class SearchAttributesMissingError(RuntimeError):
         self.names = list(names)
 
 
-def build_worker(client: Client, settings: Settings, store: ContentStore | None = None) -> Worker:
+@dataclass(frozen=True)
+class WorkerOptions:
+    """What `run_worker` and `python worker.py` are asked for, beyond the environment's settings.
+
+    Attributes:
+        tools: The caller's own tools (`@turnkeeper.tool`), offered next to the built-in ones.
+        builtin_tools: Also offer the four workspace tools (`list_files`, `read_file`,
+            `search_files`, `write_file`).
+        mcp_config: JSON file of MCP servers; None: `TURNKEEPER_MCP_CONFIG`.
+        task_queue: None: `AGENT_TASK_QUEUE` or `agent-turns`.
+        dev: First start the embedded dev server (and reuse one already running).
+        address, namespace: The Temporal to connect to (not with `dev`); None: the environment.
+        dev_port, ui_port, codec_port: Where `dev` puts the dev server, its UI, its codec server.
+    """
+
+    tools: tuple[WorkerTool, ...] = ()
+    builtin_tools: bool = True
+    mcp_config: Path | None = None
+    task_queue: str | None = None
+    dev: bool = False
+    address: str | None = None
+    namespace: str | None = None
+    dev_port: int = DEFAULT_PORT
+    ui_port: int | None = None
+    codec_port: int = 0
+
+    def settings(self) -> Settings:
+        settings = Settings.from_env()
+        if self.task_queue:
+            settings = dataclasses.replace(settings, task_queue=self.task_queue)
+        if self.mcp_config:
+            settings = dataclasses.replace(settings, mcp_config=Path(self.mcp_config).resolve())
+        return settings
+
+
+async def run_worker(
+    tools: Sequence[WorkerTool] = (),
+    *,
+    builtin_tools: bool = True,
+    mcp_config: str | Path | None = None,
+    task_queue: str | None = None,
+    dev: bool = False,
+    address: str | None = None,
+    namespace: str | None = None,
+) -> None:
+    """Run the turnkeeper worker, with your own tools next to the built-in ones, until SIGINT or
+    SIGTERM (or until the task running it is cancelled); in-flight calls get a grace period.
+
+    The same worker as `python worker.py`: settings come from the same variables
+    (`AGENT_WORKSPACE`, `TURNKEEPER_*`, `TEMPORAL_*`, `ANTHROPIC_*`), and its clients' converter
+    encrypts with `TURNKEEPER_ENCRYPTION_KEYS`.
+
+    Args:
+        tools: Functions decorated with `@turnkeeper.tool`; an agent offers them by name
+            (`agent.tools`).
+        builtin_tools: Also offer the workspace tools; False for a worker of your tools only.
+        mcp_config: A JSON file of MCP servers (default: `TURNKEEPER_MCP_CONFIG`).
+        task_queue: The queue to poll (default: `AGENT_TASK_QUEUE` or `agent-turns`).
+        dev: First start an embedded Temporal dev server with its Web UI (no Docker).
+        address: Temporal `host:port` (default: `TEMPORAL_ADDRESS`, the profile, localhost:7233).
+        namespace: The namespace (default: `TEMPORAL_NAMESPACE` or `default`).
+
+    Raises:
+        ValueError: Two tools share a name, or `dev` with an `address`.
+        TemporalUnreachableError: Nothing answered at the address.
+        SearchAttributesMissingError: The namespace lacks the search attributes turns set.
+        WorkerLacksKeyError: A turn's content was encrypted with a key this worker lacks.
+    """
+    if dev and address:
+        raise ValueError("dev=True starts its own server: give no address")
+    options = WorkerOptions(
+        tools=tuple(tools),
+        builtin_tools=builtin_tools,
+        mcp_config=Path(mcp_config) if mcp_config else None,
+        task_queue=task_queue,
+        dev=dev,
+        address=address,
+        namespace=namespace,
+    )
+    await serve(options)
+
+
+def build_worker(
+    client: Client,
+    settings: Settings,
+    store: ContentStore | None = None,
+    tools: ToolRegistry | None = None,
+) -> Worker:
     """The worker for agent turns on `settings.task_queue`, not yet running."""
     return Worker(
         client,
         task_queue=settings.task_queue,
         workflows=worker_workflows(),
         workflow_runner=workflow_runner(),
-        activities=build_activities(settings, client=client, store=store),
+        activities=build_activities(settings, client=client, store=store, tools=tools),
         graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
         **settings.tuning.worker_options(),
     )
 
 
-async def run_worker(
+async def run_turn_worker(
     settings: Settings,
     client: Client,
     *,
     stop: asyncio.Event | None = None,
     store: ContentStore | None = None,
+    tools: ToolRegistry | None = None,
 ) -> None:
-    """Run a worker until `stop` is set, then shut it down gracefully.
+    """Run a worker on a connected client until `stop` is set, then shut it down gracefully.
 
     Args:
         settings: Task queue and folders.
@@ -107,11 +197,12 @@ async def run_worker(
             main thread); the console command passes its own to run a worker in-process.
         store: The content store the client's converter uses (default: one opened from
             `settings`), so that activities and payloads share one connection pool.
+        tools: The worker's tools (default: the built-in workspace tools).
 
     Raises:
         RuntimeError: The worker failed fatally (for example it lost the server for good).
     """
-    worker = build_worker(client, settings, store)
+    worker = build_worker(client, settings, store, tools)
     log.info("worker started", task_queue=settings.task_queue, namespace=client.namespace)
     if stop is not None:
         await _run_until(worker, stop)
@@ -188,43 +279,10 @@ async def check_search_attributes(client: Client) -> None:
         raise SearchAttributesMissingError(missing, client.namespace)
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="worker.py", description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--dev",
-        action="store_true",
-        help="first start an embedded Temporal dev server (or reuse one already running)",
-    )
-    parser.add_argument(
-        "--task-queue",
-        help=f"task queue to poll (default: ${TASK_QUEUE_ENV} or {DEFAULT_TASK_QUEUE})",
-    )
-    parser.add_argument(
-        "--address", help="Temporal host:port (default: $TEMPORAL_ADDRESS, profile, localhost:7233)"
-    )
-    parser.add_argument("--namespace", help="Temporal namespace (default: $TEMPORAL_NAMESPACE)")
-    parser.add_argument(
-        "--dev-port", type=int, default=DEFAULT_PORT, help="gRPC port of the --dev server"
-    )
-    parser.add_argument("--ui-port", type=int, help="Web UI port of the --dev server (gRPC + 1000)")
-    parser.add_argument(
-        "--codec-port",
-        type=int,
-        default=0,
-        help="loopback port of the --dev Web UI's codec server (default: any free port)",
-    )
-    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
-    args = parser.parse_args(argv)
-    if args.dev and args.address:
-        parser.error("--address and --dev exclude each other; --dev-port moves the dev server")
-    return args
-
-
-async def serve(args: argparse.Namespace) -> None:
-    """Connect (starting the dev server first with `--dev`) and run the worker until stopped."""
-    settings = Settings.from_env()
-    if args.task_queue:
-        settings = dataclasses.replace(settings, task_queue=args.task_queue)
+async def serve(options: WorkerOptions) -> None:
+    """Connect (starting the dev server first with `dev`) and run the worker until stopped."""
+    settings = options.settings()
+    tools = tool_registry(settings, options.tools, builtin=options.builtin_tools)
     stop = asyncio.Event()
     keyring = Keyring.from_env()
     unreadable: list[UnreadableContentError] = []
@@ -245,12 +303,12 @@ async def serve(args: argparse.Namespace) -> None:
             store = open_store(settings, keyring)
             stack.push_async_callback(store.aclose)
             keys = {"store": store, "keyring": keyring, "on_missing_key": stop_for_missing_key}
-            if args.dev:
-                client = await _start_dev_server(stack, settings, args, **keys)
+            if options.dev:
+                client = await _start_dev_server(stack, settings, options, **keys)
             else:
-                client = await connect(address=args.address, namespace=args.namespace, **keys)
+                client = await connect(address=options.address, namespace=options.namespace, **keys)
                 await check_search_attributes(client)
-            await run_worker(settings, client, stop=stop, store=store)
+            await run_turn_worker(settings, client, stop=stop, store=store, tools=tools)
     if unreadable:
         raise WorkerLacksKeyError(unreadable[0])
 
@@ -258,17 +316,17 @@ async def serve(args: argparse.Namespace) -> None:
 async def _start_dev_server(
     stack: contextlib.AsyncExitStack,
     settings: Settings,
-    args: argparse.Namespace,
+    options: WorkerOptions,
     **connect_options: Any,
 ) -> Client:
     stack_of_servers = dev_stack(
         settings.data_dir,
         connect_options["store"],
         connect_options["keyring"],
-        port=args.dev_port,
-        ui_port=args.ui_port,
-        namespace=args.namespace or DEFAULT_NAMESPACE,
-        codec_port=args.codec_port,
+        port=options.dev_port,
+        ui_port=options.ui_port,
+        namespace=options.namespace or DEFAULT_NAMESPACE,
+        codec_port=options.codec_port,
     )
     # Entered on the stack so the servers outlive the worker's drain and stop after it.
     server = await stack.enter_async_context(stack_of_servers)
@@ -278,36 +336,3 @@ async def _start_dev_server(
     return await connect(
         address=server.address, namespace=server.namespace, from_env=False, **connect_options
     )
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
-    configure_logging(args.log_level)
-    try:
-        # Before any client connects: clients pick up the tracing plugin and metrics runtime.
-        telemetry = configure_telemetry()
-    except TelemetryConfigError as err:
-        raise SystemExit(str(err)) from None
-    try:
-        asyncio.run(serve(args))
-    except (
-        TemporalUnreachableError,
-        DevServerError,
-        CodecServerError,
-        SearchAttributesMissingError,
-        SettingsError,
-        EncryptionKeyError,
-        WorkerLacksKeyError,
-    ) as err:
-        # A sentence for the person who started the worker, not a traceback.
-        raise SystemExit(str(err)) from None
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        # Stopped a second time while draining, or Ctrl-C where signal handlers are unavailable.
-        raise SystemExit(130) from None
-    finally:
-        # Export the spans and metrics still buffered.
-        telemetry.shutdown()
-
-
-if __name__ == "__main__":
-    main()

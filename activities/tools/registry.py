@@ -21,6 +21,7 @@ from typing import Any, TypeVar, get_type_hints, overload
 
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from temporalio import activity
 from turnkeeper.contracts.mcp import is_mcp_tool_name
 from turnkeeper.contracts.tools import ToolDefinition
 
@@ -55,6 +56,14 @@ class ToolContext:
         """The same for every attempt of one call and different for every other call: pass it
         to a service that deduplicates requests so a retried call takes effect once."""
         return f"{self.turn_id}/{self.call_id}"
+
+    def heartbeat(self, *details: Any) -> None:
+        """Report progress of a long call (the worker already beats on a timer, so a call is
+        never lost for want of this): `details` show in the Web UI's pending activity, and a
+        retried call reads the last ones back from `activity.info().heartbeat_details`. A no-op
+        outside an activity and in a local one."""
+        if activity.in_activity() and not activity.info().is_local:
+            activity.heartbeat(*details)
 
 
 class ToolError(Exception):

@@ -1,0 +1,223 @@
+"""Turns from Python: start one, follow it, decide what waits for a human, read its report.
+
+client = await turnkeeper.connect()
+handle = await turnkeeper.start_turn(
+    client,
+    agent={"id": "support", "model": "anthropic:claude-sonnet-4-6", "tools": ["refund"]},
+    task={"id": "ticket-7", "input": "Refund order 1042"},
+)
+async for event in handle.events():
+    if event.kind == "approval_requested":
+        await handle.approve(event.call_id, approver="alice")
+report = await handle.result()
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from pydantic import JsonValue, TypeAdapter, ValidationError
+from temporalio.client import (
+    Client,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.exceptions import ApplicationError
+
+from turnkeeper.contracts.events import TurnEvent
+from turnkeeper.contracts.messages import Message
+from turnkeeper.contracts.names import (
+    DEFAULT_TASK_QUEUE,
+    QUERY_DECISIONS,
+    QUERY_STATUS,
+    QUERY_TRANSCRIPT,
+    SIGNAL_SUBMIT_TOOL_RESULT,
+    UPDATE_DECIDE,
+)
+from turnkeeper.contracts.signals import (
+    ALL_PENDING,
+    ApproveInput,
+    DecideResult,
+    DecisionRecord,
+    SubmitToolResultInput,
+    TurnStatus,
+)
+from turnkeeper.contracts.turn import AgentReport, TurnRequest
+from turnkeeper.errors import DecisionRefused, InvalidTurnRequest, turn_error
+from turnkeeper.turns import WaitingTurn, list_waiting, short_id, turn_workflow_id
+from turnkeeper.turns import start_turn as start_workflow
+from turnkeeper.watch import turn_events
+
+_MESSAGES = TypeAdapter(list[Message])
+_DECISIONS = TypeAdapter(list[DecisionRecord])
+DEFAULT_SIGNATURE_LIFETIME = timedelta(minutes=10)
+
+
+class TurnHandle:
+    """One turn: its workflow id, and what a caller can do with it."""
+
+    def __init__(self, client: Client, workflow: WorkflowHandle[Any, AgentReport]) -> None:
+        self.client = client
+        self.workflow = workflow
+
+    @property
+    def id(self) -> str:
+        return self.workflow.id
+
+    async def status(self) -> TurnStatus:
+        """State, iteration, counters, cost and the calls waiting for a human or the caller."""
+        return await self.workflow.query(QUERY_STATUS, result_type=TurnStatus)
+
+    async def transcript(self) -> list[Message]:
+        return _MESSAGES.validate_python(await self.workflow.query(QUERY_TRANSCRIPT))
+
+    async def decisions(self) -> list[DecisionRecord]:
+        return _DECISIONS.validate_python(await self.workflow.query(QUERY_DECISIONS))
+
+    async def approve(
+        self,
+        call_id: str = ALL_PENDING,
+        *,
+        approver: str = "",
+        reason: str = "",
+        remember: bool = False,
+        input: dict[str, JsonValue] | None = None,
+        key: Ed25519PrivateKey | None = None,
+        expires_in: timedelta = DEFAULT_SIGNATURE_LIFETIME,
+    ) -> list[DecisionRecord]:
+        """Approve a waiting call (`*`: every one), optionally with an edited `input`, and return
+        the decisions as the turn applied them. With `key` the decision is signed (required when
+        the agent's approvers have public keys).
+
+        Raises:
+            DecisionRefused: The turn refused it (the message says why).
+        """
+        decision = ApproveInput(
+            call_id=call_id,
+            approved=True,
+            approver=approver,
+            reason=reason,
+            remember=remember,
+            input=input,
+        )
+        return await self._decide(decision, key, expires_in)
+
+    async def reject(
+        self,
+        call_id: str = ALL_PENDING,
+        *,
+        reason: str,
+        approver: str = "",
+        key: Ed25519PrivateKey | None = None,
+        expires_in: timedelta = DEFAULT_SIGNATURE_LIFETIME,
+    ) -> list[DecisionRecord]:
+        """Reject a waiting call: the model gets an error result carrying `reason`.
+
+        Raises:
+            DecisionRefused: The turn refused it (the message says why).
+        """
+        decision = ApproveInput(call_id=call_id, approved=False, approver=approver, reason=reason)
+        return await self._decide(decision, key, expires_in)
+
+    async def submit(self, call_id: str, output: JsonValue, *, is_error: bool = False) -> None:
+        """The caller's result for an external tool call."""
+        result = SubmitToolResultInput(call_id=call_id, output=output, is_error=is_error)
+        await self.workflow.signal(SIGNAL_SUBMIT_TOOL_RESULT, result.model_dump(mode="json"))
+
+    async def result(self) -> AgentReport:
+        """Waits for the turn's report.
+
+        Raises:
+            TurnError: A subclass named like the contract's error type (`TurnBudgetExceeded`,
+                `LLMUnavailable`, …, or `TurnCancelled`), with the partial report.
+        """
+        try:
+            return await self.workflow.result()
+        except WorkflowFailureError as failure:
+            raise turn_error(failure) from failure
+
+    def events(self) -> AsyncIterator[TurnEvent]:
+        """The turn's events from its first, then live ones until it ends."""
+        return turn_events(self.client, self.id)
+
+    async def cancel(self) -> None:
+        await self.workflow.cancel()
+
+    async def _decide(
+        self, decision: ApproveInput, key: Ed25519PrivateKey | None, expires_in: timedelta
+    ) -> list[DecisionRecord]:
+        if key is not None:
+            decision = await self._signed(decision, key, expires_in)
+        try:
+            applied = await self.workflow.execute_update(
+                UPDATE_DECIDE, decision.model_dump(mode="json"), result_type=DecideResult
+            )
+        except WorkflowUpdateFailedError as error:
+            cause = error.cause
+            message = cause.message if isinstance(cause, ApplicationError) else str(cause)
+            raise DecisionRefused(message) from None
+        return applied.decisions
+
+    async def _signed(
+        self, decision: ApproveInput, key: Ed25519PrivateKey, expires_in: timedelta
+    ) -> ApproveInput:
+        """Signs for what the turn says it is waiting on: its agent and the call's tool."""
+        status = await self.status()
+        tool = ALL_PENDING
+        if decision.call_id != ALL_PENDING:
+            tools = {call.call_id: call.tool for call in status.pending}
+            if decision.call_id not in tools:
+                raise DecisionRefused(f"call {decision.call_id!r} is not waiting in {self.id}")
+            tool = tools[decision.call_id]
+        expires = datetime.now(UTC) + expires_in
+        return decision.signed_with(key, self.id, status.agent_id, tool, expires)
+
+
+async def start_turn(
+    client: Client,
+    request: TurnRequest | Mapping[str, Any] | None = None,
+    /,
+    *,
+    id: str | None = None,
+    task_queue: str = DEFAULT_TASK_QUEUE,
+    **fields: Any,
+) -> TurnHandle:
+    """Start one agent turn and return its handle (the turn runs on its own).
+
+    Args:
+        client: From `turnkeeper.connect()`: our data converter, store and encryption.
+        request: A `TurnRequest`, or its JSON as a dict; or leave it out and pass its fields
+            (`agent=…, task=…, external_tools=…, history=…`) as keyword arguments.
+        id: The workflow id (default: `turn-<agent id>-<random>`).
+        task_queue: The workers' queue.
+
+    Raises:
+        InvalidTurnRequest: The request does not validate (the message names the field).
+    """
+    if request is not None and fields:
+        raise TypeError("give the request or its fields, not both")
+    try:
+        turn = (
+            request
+            if isinstance(request, TurnRequest)
+            else TurnRequest.model_validate(fields if request is None else request)
+        )
+    except ValidationError as error:
+        raise InvalidTurnRequest(f"invalid turn request: {error}") from None
+    workflow_id = id or turn_workflow_id(turn.agent.id, short_id())
+    workflow = await start_workflow(client, turn, workflow_id=workflow_id, task_queue=task_queue)
+    return TurnHandle(client, workflow)
+
+
+def turn(client: Client, workflow_id: str) -> TurnHandle:
+    """The handle of a turn started earlier, by id."""
+    return TurnHandle(client, client.get_workflow_handle(workflow_id, result_type=AgentReport))
+
+
+async def pending(client: Client, task_queue: str | None = None) -> list[WaitingTurn]:
+    """Every running turn waiting for a human or a caller, with its status."""
+    return await list_waiting(client, task_queue)

@@ -1,0 +1,95 @@
+"""`python worker.py [--dev]`: the worker's command line, over `turnkeeper.worker`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Sequence
+
+from turnkeeper.activities.store.keyring import EncryptionKeyError
+from turnkeeper.codec_server import CodecServerError
+from turnkeeper.connect import TemporalUnreachableError
+from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
+from turnkeeper.devserver import DEFAULT_PORT, DevServerError
+from turnkeeper.env_numbers import SettingsError
+from turnkeeper.logging import configure_logging
+from turnkeeper.telemetry import TelemetryConfigError, configure_telemetry
+from turnkeeper.worker import (
+    SearchAttributesMissingError,
+    WorkerLacksKeyError,
+    WorkerOptions,
+    serve,
+)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="worker.py", description="Run the turnkeeper worker.")
+    parser.add_argument(
+        "--dev",
+        action="store_true",
+        help="first start an embedded Temporal dev server (or reuse one already running)",
+    )
+    parser.add_argument(
+        "--task-queue",
+        help=f"task queue to poll (default: ${TASK_QUEUE_ENV} or {DEFAULT_TASK_QUEUE})",
+    )
+    parser.add_argument(
+        "--address", help="Temporal host:port (default: $TEMPORAL_ADDRESS, profile, localhost:7233)"
+    )
+    parser.add_argument("--namespace", help="Temporal namespace (default: $TEMPORAL_NAMESPACE)")
+    parser.add_argument(
+        "--dev-port", type=int, default=DEFAULT_PORT, help="gRPC port of the --dev server"
+    )
+    parser.add_argument("--ui-port", type=int, help="Web UI port of the --dev server (gRPC + 1000)")
+    parser.add_argument(
+        "--codec-port",
+        type=int,
+        default=0,
+        help="loopback port of the --dev Web UI's codec server (default: any free port)",
+    )
+    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    args = parser.parse_args(argv)
+    if args.dev and args.address:
+        parser.error("--address and --dev exclude each other; --dev-port moves the dev server")
+    return args
+
+
+def options_of(args: argparse.Namespace) -> WorkerOptions:
+    return WorkerOptions(
+        task_queue=args.task_queue,
+        dev=args.dev,
+        address=args.address,
+        namespace=args.namespace,
+        dev_port=args.dev_port,
+        ui_port=args.ui_port,
+        codec_port=args.codec_port,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    configure_logging(args.log_level)
+    try:
+        # Before any client connects: clients pick up the tracing plugin and metrics runtime.
+        telemetry = configure_telemetry()
+    except TelemetryConfigError as err:
+        raise SystemExit(str(err)) from None
+    try:
+        asyncio.run(serve(options_of(args)))
+    except (
+        TemporalUnreachableError,
+        DevServerError,
+        CodecServerError,
+        SearchAttributesMissingError,
+        SettingsError,
+        EncryptionKeyError,
+        WorkerLacksKeyError,
+    ) as err:
+        # A sentence for the person who started the worker, not a traceback.
+        raise SystemExit(str(err)) from None
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # Stopped a second time while draining, or Ctrl-C where signal handlers are unavailable.
+        raise SystemExit(130) from None
+    finally:
+        # Export the spans and metrics still buffered.
+        telemetry.shutdown()
