@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import inspect
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar, get_type_hints, overload
 
 import pydantic_core
@@ -50,6 +51,9 @@ class ToolContext:
     turn_id: str
     call_id: str
     attempt: int = 1
+    # The activity's event loop: a sync tool runs in a thread, and a heartbeat must be sent from
+    # the loop.
+    loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False, compare=False)
 
     @property
     def idempotency_key(self) -> str:
@@ -62,8 +66,16 @@ class ToolContext:
         never lost for want of this): `details` show in the Web UI's pending activity, and a
         retried call reads the last ones back from `activity.info().heartbeat_details`. A no-op
         outside an activity and in a local one."""
-        if activity.in_activity() and not activity.info().is_local:
-            activity.heartbeat(*details)
+        if not activity.in_activity() or activity.info().is_local:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # a sync tool, in its thread
+            if self.loop is not None:
+                context = contextvars.copy_context()
+                self.loop.call_soon_threadsafe(context.run, activity.heartbeat, *details)
+            return
+        activity.heartbeat(*details)
 
 
 class ToolError(Exception):

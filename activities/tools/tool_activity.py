@@ -109,7 +109,12 @@ class _ToolTimedOut(Exception):
 
 
 def _context(call: ToolCallInput) -> ToolContext:
-    return ToolContext(turn_id=call.turn_id, call_id=call.call_id, attempt=activity.info().attempt)
+    return ToolContext(
+        turn_id=call.turn_id,
+        call_id=call.call_id,
+        attempt=activity.info().attempt,
+        loop=asyncio.get_running_loop(),
+    )
 
 
 async def _run_with_timeout(tool: WorkerTool, call: ToolCallInput, context: ToolContext) -> str:

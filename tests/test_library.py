@@ -1,0 +1,179 @@
+"""turnkeeper from Python, as an application uses it: its own tools in `run_worker`, turns started,
+approved and read through `start_turn` and the handle, failures as typed exceptions."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from temporalio.client import Client
+from turnkeeper.contracts.decision_signing import public_key_line
+
+import turnkeeper
+from tests.conftest import new_key, wait_for_pending
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic, script_marker
+
+REFUNDS: list[tuple[str, float, str]] = []
+
+
+@turnkeeper.tool
+async def lookup_order(order_id: str) -> dict[str, Any]:
+    """Look up an order by its id."""
+    return {"order_id": order_id, "total_usd": 80.0, "status": "delivered"}
+
+
+@turnkeeper.tool(requires_approval=True, idempotent=False, timeout_s=30)
+def refund(order_id: str, amount_usd: float, context: turnkeeper.ToolContext) -> str:
+    """Refund part or all of an order."""
+    context.heartbeat("refunding")
+    REFUNDS.append((order_id, amount_usd, context.idempotency_key))
+    return f"refunded ${amount_usd:.2f} on order {order_id}"
+
+
+@pytest.fixture
+async def worker(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[str]:
+    """`turnkeeper.run_worker` with the two tools above and none of the built-in ones, configured
+    from the environment as a deployed worker is; yields its task queue."""
+    queue = f"tq-{uuid.uuid4()}"
+    monkeypatch.setenv("TEMPORAL_ADDRESS", client.service_client.config.target_host)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("TURNKEEPER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("AGENT_WORKSPACE", str(tmp_path / "workspace"))
+    running = asyncio.create_task(
+        turnkeeper.run_worker(tools=[lookup_order, refund], builtin_tools=False, task_queue=queue)
+    )
+    await asyncio.sleep(0.5)
+    assert not running.done(), running.exception()
+    yield queue
+    running.cancel()
+    await asyncio.gather(running, return_exceptions=True)
+
+
+def agent(key: str, **overrides: Any) -> dict[str, Any]:
+    return {
+        "id": "support-agent",
+        "model": "anthropic:claude-sonnet-4-6",
+        "system_prompt": f"You help customers. {script_marker(key)}",
+        "tools": ["lookup_order", "refund"],
+        **overrides,
+    }
+
+
+async def test_a_turn_with_the_applications_own_tools_approved_from_code(
+    client: Client, fake_anthropic: FakeAnthropic, worker: str
+) -> None:
+    key = new_key()
+    fake_anthropic.script(
+        key,
+        [
+            fake.tool_calls(("lookup_order", {"order_id": "1042"})),
+            fake.tool_calls(("refund", {"order_id": "1042", "amount_usd": 25.0})),
+            fake.text("Refunded $25."),
+        ],
+    )
+    handle = await turnkeeper.start_turn(
+        client,
+        agent=agent(key),
+        task={"id": "ticket-7", "input": "Refund $25 on order 1042"},
+        task_queue=worker,
+    )
+    kinds = []
+    async for event in handle.events():
+        kinds.append(event.kind)
+        if event.kind == "approval_requested":
+            assert event.call_id is not None
+            [decided] = await handle.approve(event.call_id, approver="alice", reason="ok")
+            assert (decided.tool, decided.approved, decided.approver) == ("refund", True, "alice")
+    report = await handle.result()
+
+    assert report.output == "Refunded $25."
+    assert kinds[0] == "turn_started" and kinds[-1] == "turn_finished"
+    assert [r[:2] for r in REFUNDS if handle.id in r[2]] == [("1042", 25.0)]
+    [lookup] = [b for b in report.messages[2].content if b.type == "tool_result"]
+    assert '"total_usd":80.0' in lookup.text().replace(" ", "")
+    assert (await handle.status()).state == "completed"
+    assert [m.role for m in await handle.transcript()] == [m.role for m in report.messages]
+    assert turnkeeper.turn(client, handle.id).id == handle.id
+
+
+async def test_a_failed_turn_raises_the_contracts_error_type_with_its_report(
+    client: Client, fake_anthropic: FakeAnthropic, worker: str
+) -> None:
+    key = new_key()
+    fake_anthropic.script(key, [fake.tool_calls(("lookup_order", {"order_id": "1"}))] * 2)
+    handle = await turnkeeper.start_turn(
+        client,
+        {"agent": agent(key, max_iterations=1), "task": {"id": "t", "input": "Look it up"}},
+        task_queue=worker,
+    )
+    with pytest.raises(turnkeeper.MaxIterationsExceeded) as failure:
+        await handle.result()
+    assert isinstance(failure.value, turnkeeper.TurnError)
+    assert failure.value.type == "MaxIterationsExceeded"
+    assert failure.value.report is not None and failure.value.report.llm_calls == 1
+
+
+async def test_refused_decisions_and_bad_requests_raise_at_once(
+    client: Client, fake_anthropic: FakeAnthropic, worker: str
+) -> None:
+    with pytest.raises(turnkeeper.InvalidTurnRequest, match="agent"):
+        await turnkeeper.start_turn(client, task={"id": "t", "input": "x"}, task_queue=worker)
+    key = new_key()
+    fake_anthropic.script(
+        key,
+        [fake.tool_calls(("refund", {"order_id": "9", "amount_usd": 1.0})), fake.text("-")],
+    )
+    request = turnkeeper.TurnRequest.model_validate(
+        {"agent": agent(key, approvers=["alice"]), "task": {"id": "t", "input": "Refund"}}
+    )
+    handle = await turnkeeper.start_turn(client, request, task_queue=worker)
+    await wait_for_pending(handle.workflow)
+    with pytest.raises(turnkeeper.DecisionRefused, match="no such pending call"):
+        await handle.approve("toolu_nope", approver="alice")
+    with pytest.raises(turnkeeper.DecisionRefused, match="may not decide"):
+        await handle.approve(approver="mallory")
+    await handle.reject(reason="not today", approver="alice")
+    report = await handle.result()
+    assert report.decisions[0].approved is False
+
+
+async def test_a_signed_approval_from_code(
+    client: Client, fake_anthropic: FakeAnthropic, worker: str
+) -> None:
+    alice = Ed25519PrivateKey.generate()
+    key = new_key()
+    fake_anthropic.script(
+        key,
+        [fake.tool_calls(("refund", {"order_id": "7", "amount_usd": 2.0})), fake.text("Done.")],
+    )
+    approvers = [{"name": "alice", "public_key": public_key_line(alice)}]
+    handle = await turnkeeper.start_turn(
+        client,
+        agent=agent(key, approvers=approvers),
+        task={"id": "t", "input": "Refund"},
+        task_queue=worker,
+    )
+    status = await wait_for_pending(handle.workflow)
+    with pytest.raises(turnkeeper.DecisionRefused, match="not signed"):
+        await handle.approve(approver="alice")
+    [decided] = await handle.approve(status.pending[0].call_id, approver="alice", key=alice)
+    assert decided.signed
+    assert (await handle.result()).output == "Done."
+
+
+def test_the_public_surface_is_all_and_only_all() -> None:
+    for name in turnkeeper.__all__:
+        assert getattr(turnkeeper, name) is not None
+    assert sorted(dir(turnkeeper)) == sorted(turnkeeper.__all__)
+    with pytest.raises(AttributeError):
+        _ = turnkeeper.build_activities  # internal: not re-exported
+    assert turnkeeper.Agent.__name__ == "AgentSpec" and turnkeeper.Task.__name__ == "TaskSpec"
