@@ -1,6 +1,7 @@
 """A local fake of the Anthropic Messages API, so tests drive the real `anthropic` SDK over HTTP.
 
-A test registers a script under a key and puts `[script:KEY]` in the agent's system prompt. The
+A test registers a script under a key and puts `[script:KEY]` in the agent's system prompt (or,
+when it cannot, in the turn's first user message). The
 step a request gets is the number of assistant messages it carries: the fake is stateless like a
 model reading the conversation, so a retried call gets the same step. A step may be a list of
 replies consumed per attempt (the last one repeats), which is how a test scripts "fail twice,
@@ -146,7 +147,7 @@ class FakeAnthropic:
 
     async def _handle_messages(self, request: web.Request) -> web.Response:
         body = await _json_body(request)
-        key = find_script_key(body.get("system")) if body is not None else None
+        key = request_script_key(body) if body is not None else None
         step = count_assistant_messages(body) if body is not None else None
         received = ReceivedRequest(
             MESSAGES_PATH, body or {}, _lower_case(request.headers), key, step, None
@@ -169,7 +170,7 @@ class FakeAnthropic:
 
     async def _handle_count_tokens(self, request: web.Request) -> web.Response:
         body = await _json_body(request) or {}
-        key = find_script_key(body.get("system"))
+        key = request_script_key(body)
         received = ReceivedRequest(
             COUNT_TOKENS_PATH, body, _lower_case(request.headers), key, None, None
         )
@@ -193,7 +194,9 @@ class FakeAnthropic:
         if problem:
             raise _Refused(problem)
         if key is None:
-            raise _Refused("The fake found no [script:KEY] marker in the system prompt.")
+            raise _Refused(
+                "The fake found no [script:KEY] marker in the system prompt or first user message."
+            )
         if key not in self._scripts:
             raise _Refused(
                 f"The fake has no script {key!r}; {len(self._scripts)} scripts are registered."
@@ -249,6 +252,20 @@ def find_script_key(system: object) -> str | None:
         return None
     match = _MARKER.search(system)
     return match.group(1) if match else None
+
+
+def request_script_key(body: JsonDict) -> str | None:
+    """The KEY from the system prompt or, failing that, from the first user message: a caller
+    that cannot change the agent's system prompt (an example app) puts it in the task input."""
+    key = find_script_key(body.get("system"))
+    if key is not None:
+        return key
+    messages = body.get("messages")
+    first = messages[0] if isinstance(messages, list) and messages else None
+    if not isinstance(first, dict) or first.get("role") != "user":
+        return None
+    content = first.get("content")
+    return find_script_key(content if isinstance(content, list | str) else None)
 
 
 def count_assistant_messages(body: JsonDict) -> int:

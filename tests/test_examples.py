@@ -1,0 +1,157 @@
+"""The examples run as a user runs them: the support worker and client as processes, the web app
+over HTTP, all against the session's dev server and the fake Anthropic API. The fake finds its
+script through the `[script:KEY]` marker in the task input, so the examples carry no test hooks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from temporalio.client import Client
+
+from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
+from turnkeeper import ToolContext, ToolError
+
+ROOT = Path(__file__).parent.parent
+SUPPORT = ROOT / "examples" / "support"
+
+
+@pytest.fixture
+def example_env(client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path) -> dict[str, str]:
+    """What a user exports before running the examples, on a task queue of this test's own."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    return {
+        **os.environ,
+        "TEMPORAL_ADDRESS": client.service_client.config.target_host,
+        "AGENT_TASK_QUEUE": f"examples-{uuid.uuid4()}",
+        "ANTHROPIC_BASE_URL": fake_anthropic.base_url,
+        "ANTHROPIC_API_KEY": "test",
+        "TURNKEEPER_DATA_DIR": str(tmp_path / "data"),
+        "AGENT_WORKSPACE": str(workspace),
+    }
+
+
+@pytest.fixture
+def support_worker(example_env: dict[str, str], tmp_path: Path) -> Iterator[Path]:
+    """`python examples/support/worker.py` running; yields the file its output goes to."""
+    log = tmp_path / "worker.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, str(SUPPORT / "worker.py")],
+            cwd=ROOT,
+            env=example_env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield log
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def test_support_client_approves_a_refund_that_happens_once(
+    fake_anthropic: FakeAnthropic, example_env: dict[str, str], support_worker: Path
+) -> None:
+    key = new_key()
+    fake_anthropic.script(
+        key,
+        [
+            fake.tool_calls(("lookup_order", {"order_id": "1042"})),
+            fake.tool_calls(("refund", {"order_id": "1042", "amount_usd": 25.0})),
+            fake.text("Refunded."),
+        ],
+    )
+    command = [
+        sys.executable,
+        str(SUPPORT / "client.py"),
+        f"Refund order 1042, it arrived broken. [script:{key}]",
+        "--approver",
+        "alice",
+    ]
+
+    done = await asyncio.to_thread(
+        subprocess.run,
+        command,
+        cwd=ROOT,
+        env=example_env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+    assert done.returncode == 0, (
+        f"{done.stdout}\n{done.stderr}\nworker: {support_worker.read_text()}"
+    )
+    lines = done.stdout.splitlines()
+    assert '  tool call: lookup_order {"order_id": "1042"}' in lines
+    assert '  approving refund {"order_id": "1042", "amount_usd": 25.0} as alice' in lines
+    refunds = [line for line in lines if "Refunded 25.00 USD on order 1042" in line]
+    assert refunds == ["  tool result: Refunded 25.00 USD on order 1042 (refund R-1)"]
+    assert lines[-2:-1] == ["Refunded."]
+    assert lines[-1].startswith("cost: ")
+
+
+async def test_a_retried_refund_refunds_once_and_never_above_the_total() -> None:
+    from examples.support.tools import refund
+
+    call = ToolContext(turn_id=f"turn-{new_key()}", call_id="toolu_1", attempt=1)
+    retried = ToolContext(turn_id=call.turn_id, call_id=call.call_id, attempt=2)
+
+    first = await refund.function("1043", 10.0, call)
+    again = await refund.function("1043", 10.0, retried)
+
+    assert again == first
+    with pytest.raises(ToolError, match=r"at most its total, 40\.00 USD"):
+        await refund.function("1043", 40.01, ToolContext(turn_id=call.turn_id, call_id="toolu_2"))
+
+
+async def test_web_app_streams_a_turn_to_its_end(
+    fake_anthropic: FakeAnthropic,
+    example_env: dict[str, str],
+    support_worker: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("TEMPORAL_ADDRESS", "AGENT_TASK_QUEUE", "TURNKEEPER_DATA_DIR"):
+        monkeypatch.setenv(name, example_env[name])
+    from examples.web.app import app
+
+    key = new_key()
+    fake_anthropic.script(
+        key,
+        [fake.tool_calls(("lookup_order", {"order_id": "1043"})), fake.text("It has shipped.")],
+    )
+    transport = httpx2.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx2.AsyncClient(transport=transport, base_url="http://test") as http,
+    ):
+        started = await http.post("/turns", json={"input": f"Where is order 1043? [script:{key}]"})
+        assert started.status_code == 201, started.text
+        turn_id = started.json()["turn_id"]
+        async with asyncio.timeout(60):
+            stream = await http.get(f"/turns/{turn_id}/events")
+
+    assert stream.status_code == 200
+    assert stream.headers["content-type"].startswith("text/event-stream")
+    events = [
+        json.loads(line.removeprefix("data: "))
+        for line in stream.text.splitlines()
+        if line.startswith("data: ")
+    ]
+    kinds = [event["kind"] for event in events]
+    assert kinds[0] == "turn_started"
+    assert "tool_call_started" in kinds
+    assert kinds[-1] == "turn_finished"
+    assert events[-1]["outcome"] == "completed"
