@@ -14,6 +14,7 @@ report = await handle.result()
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -36,6 +37,7 @@ from turnkeeper.contracts.names import (
     QUERY_STATUS,
     QUERY_TRANSCRIPT,
     SIGNAL_SUBMIT_TOOL_RESULT,
+    TASK_QUEUE_ENV,
     UPDATE_DECIDE,
 )
 from turnkeeper.contracts.signals import (
@@ -183,7 +185,7 @@ async def start_turn(
     /,
     *,
     id: str | None = None,
-    task_queue: str = DEFAULT_TASK_QUEUE,
+    task_queue: str | None = None,
     **fields: Any,
 ) -> TurnHandle:
     """Start one agent turn and return its handle (the turn runs on its own).
@@ -193,7 +195,8 @@ async def start_turn(
         request: A `TurnRequest`, or its JSON as a dict; or leave it out and pass its fields
             (`agent=…, task=…, external_tools=…, history=…`) as keyword arguments.
         id: The workflow id (default: `turn-<agent id>-<random>`).
-        task_queue: The workers' queue.
+        task_queue: The workers' queue (default: `AGENT_TASK_QUEUE` or `agent-turns`, as the
+            worker reads it).
 
     Raises:
         InvalidTurnRequest: The request does not validate (the message names the field).
@@ -209,7 +212,8 @@ async def start_turn(
     except ValidationError as error:
         raise InvalidTurnRequest(f"invalid turn request: {error}") from None
     workflow_id = id or turn_workflow_id(turn.agent.id, short_id())
-    workflow = await start_workflow(client, turn, workflow_id=workflow_id, task_queue=task_queue)
+    queue = task_queue or os.environ.get(TASK_QUEUE_ENV) or DEFAULT_TASK_QUEUE
+    workflow = await start_workflow(client, turn, workflow_id=workflow_id, task_queue=queue)
     return TurnHandle(client, workflow)
 
 
