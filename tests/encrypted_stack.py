@@ -22,7 +22,7 @@ from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import make_settings, running_worker
 from tests.fakes.fake_anthropic import FakeAnthropic
-from turnkeeper.connect import connect
+from turnkeeper.connection import connect
 from turnkeeper.dev_stack import dev_stack
 from turnkeeper.devserver import DevServer
 from turnkeeper.settings import Settings

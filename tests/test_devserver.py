@@ -20,7 +20,7 @@ import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTES
 
-from turnkeeper.connect import TemporalUnreachableError, connect, connect_config
+from turnkeeper.connection import TemporalUnreachableError, connect, connect_config
 from turnkeeper.devserver import (
     DevServer,
     DevServerError,

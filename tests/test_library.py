@@ -4,6 +4,8 @@ approved and read through `start_turn` and the handle, failures as typed excepti
 from __future__ import annotations
 
 import asyncio
+import importlib
+import pkgutil
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -177,3 +179,8 @@ def test_the_public_surface_is_all_and_only_all() -> None:
     with pytest.raises(AttributeError):
         _ = turnkeeper.build_activities  # internal: not re-exported
     assert turnkeeper.Agent.__name__ == "AgentSpec" and turnkeeper.Task.__name__ == "TaskSpec"
+    # A submodule of the same name would replace the function once anything imports it.
+    submodules = {info.name for info in pkgutil.iter_modules(turnkeeper.__path__)}
+    assert not submodules & set(turnkeeper.__all__)
+    importlib.import_module("turnkeeper.connection")
+    assert callable(turnkeeper.connect)

@@ -66,7 +66,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ToolContext": ("turnkeeper.activities.tools.registry", "ToolContext"),
     "ToolError": ("turnkeeper.activities.tools.registry", "ToolError"),
     "run_worker": ("turnkeeper.worker", "run_worker"),
-    "connect": ("turnkeeper.connect", "connect"),
+    "connect": ("turnkeeper.connection", "connect"),
     "start_turn": ("turnkeeper.client", "start_turn"),
     "turn": ("turnkeeper.client", "turn"),
     "pending": ("turnkeeper.client", "pending"),
@@ -122,7 +122,7 @@ if TYPE_CHECKING:
     from turnkeeper.activities.tools.registry import ToolContext, ToolError
     from turnkeeper.activities.tools.registry import worker_tool as tool
     from turnkeeper.client import TurnHandle, pending, start_turn, turn
-    from turnkeeper.connect import connect
+    from turnkeeper.connection import connect
     from turnkeeper.contracts.events import TurnEvent
     from turnkeeper.contracts.messages import Message
     from turnkeeper.contracts.signals import DecisionRecord, PendingCall, TurnStatus

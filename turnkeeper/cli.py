@@ -26,7 +26,7 @@ from turnkeeper.codec_server import (
     DEFAULT_UI_ORIGIN,
     CodecServerError,
 )
-from turnkeeper.connect import TemporalUnreachableError
+from turnkeeper.connection import TemporalUnreachableError
 from turnkeeper.console import CommandError, ConsoleApp, err, log_to_stderr, out
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.contracts.signals import ApproveInput

@@ -21,7 +21,7 @@ from temporalio.service import RPCError
 from turnkeeper import render
 from turnkeeper import watch as live_view
 from turnkeeper.approvals import list_standing, revoke
-from turnkeeper.connect import connect
+from turnkeeper.connection import connect
 from turnkeeper.console import CommandError, err, out
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import (

@@ -52,10 +52,12 @@ class ConsoleApp(typer.Typer):
             code: object = 0
         except SystemExit as stop:
             code = stop.code
-        _exit_now(code)
+        exit_without_teardown(code)
 
 
-def _exit_now(code: object) -> NoReturn:
+def exit_without_teardown(code: object) -> NoReturn:
+    """Ends the process as `SystemExit(code)` would, but skipping interpreter finalization (see
+    `ConsoleApp`): for processes that used a Temporal client and stopped all they own."""
     if isinstance(code, str):  # SystemExit("message") means: print it, exit 1
         sys.stderr.write(code + "\n")
         code = 1

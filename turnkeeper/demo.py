@@ -26,7 +26,7 @@ from turnkeeper import render
 from turnkeeper.activities.store.keyring import Keyring
 from turnkeeper.activities.store.stores import open_store
 from turnkeeper.commands import show_outcome
-from turnkeeper.connect import connect
+from turnkeeper.connection import connect
 from turnkeeper.console import CommandError, logging_to_file, out
 from turnkeeper.contracts.names import SIGNAL_APPROVE
 from turnkeeper.contracts.signals import ApproveInput, PendingCall

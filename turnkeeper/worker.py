@@ -33,7 +33,7 @@ from turnkeeper.activities.wiring import (
     worker_workflows,
     workflow_runner,
 )
-from turnkeeper.connect import connect
+from turnkeeper.connection import connect
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
 from turnkeeper.dev_stack import dev_stack
 from turnkeeper.devserver import (
@@ -192,7 +192,7 @@ async def run_turn_worker(
 
     Args:
         settings: Task queue and folders.
-        client: A client from `turnkeeper.connect.connect`.
+        client: A client from `turnkeeper.connection.connect`.
         stop: Set it to stop the worker. Without one, SIGINT and SIGTERM stop it (which needs the
             main thread); the console command passes its own to run a worker in-process.
         store: The content store the client's converter uses (default: one opened from

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Sequence
+from typing import NoReturn
 
 from turnkeeper.activities.store.keyring import EncryptionKeyError
 from turnkeeper.codec_server import CodecServerError
-from turnkeeper.connect import TemporalUnreachableError
+from turnkeeper.connection import TemporalUnreachableError
+from turnkeeper.console import exit_without_teardown
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.devserver import DEFAULT_PORT, DevServerError
 from turnkeeper.env_numbers import SettingsError
@@ -66,7 +68,19 @@ def options_of(args: argparse.Namespace) -> WorkerOptions:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """Runs the worker, then ends the process without interpreter teardown: the SDK's Rust
+    threads can outlive the interpreter and abort it (temporalio/sdk-python#300), which turned a
+    clean exit, or the one line of a refused start, into a core dump."""
+    try:
+        _run(argv)
+        code: object = 0
+    except SystemExit as stop:
+        code = stop.code
+    exit_without_teardown(code)
+
+
+def _run(argv: Sequence[str] | None) -> None:
     args = parse_args(argv)
     configure_logging(args.log_level)
     try:

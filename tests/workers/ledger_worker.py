@@ -17,7 +17,7 @@ from turnkeeper.activities.llm.demo_provider import DemoProvider
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool, worker_tool
 from turnkeeper.activities.wiring import build_activities, worker_workflows
 
-from turnkeeper.connect import connect
+from turnkeeper.connection import connect
 from turnkeeper.settings import Settings
 
 
