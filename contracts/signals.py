@@ -122,3 +122,10 @@ class TurnStatus(BaseModel):
     # The latest `approve` signals that were ignored (unsigned, forged, expired, stale), newest
     # last; at most MAX_REFUSED_DECISIONS.
     refused_decisions: list[RefusedDecision] = Field(default_factory=list)
+
+    def signed_tool(self, call_id: str) -> str | None:
+        """The tool a signed decision on `call_id` names: `*` for every waiting call, else the
+        waiting call's tool; None when no such call waits."""
+        if call_id == ALL_PENDING:
+            return ALL_PENDING
+        return next((call.tool for call in self.pending if call.call_id == call_id), None)

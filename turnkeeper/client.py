@@ -169,12 +169,9 @@ class TurnHandle:
     ) -> ApproveInput:
         """Signs for what the turn says it is waiting on: its agent and the call's tool."""
         status = await self.status()
-        tool = ALL_PENDING
-        if decision.call_id != ALL_PENDING:
-            tools = {call.call_id: call.tool for call in status.pending}
-            if decision.call_id not in tools:
-                raise DecisionRefused(f"call {decision.call_id!r} is not waiting in {self.id}")
-            tool = tools[decision.call_id]
+        tool = status.signed_tool(decision.call_id)
+        if tool is None:
+            raise DecisionRefused(f"call {decision.call_id!r} is not waiting in {self.id}")
         expires = datetime.now(UTC) + expires_in
         return decision.signed_with(key, self.id, status.agent_id, tool, expires)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import os
 import signal
 from collections.abc import Sequence
@@ -49,6 +50,4 @@ async def serve_codec(
 def new_key_line(key_id: str | None) -> str:
     """A fresh `id:<base64>` entry; the default id says when it was made, so that a rotation's
     newest key is easy to tell in the list."""
-    import datetime
-
     return new_key_entry(key_id or f"k{datetime.datetime.now(datetime.UTC):%Y%m%d%H%M%S}")

@@ -192,10 +192,9 @@ async def print_decision(
     if signer is not None:
         client, _ = await _connect(connection)
         turn_status = await read_status(turn_handle(client, workflow_id))
-        tool = ALL_PENDING
         if target != ALL_PENDING:
-            [call] = waiting_calls(turn_status, "approval", target)
-            tool = call.tool
+            waiting_calls(turn_status, "approval", target)  # a clear error unless it waits
+        tool = turn_status.signed_tool(target) or ALL_PENDING
         payload = signer.sign(payload, workflow_id, turn_status.agent_id, tool)
     text = json.dumps(payload.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
     out.out(text, highlight=False)  # no markup, no wrapping: it must stay parseable
