@@ -263,7 +263,8 @@ def _begin(payload: Any, carried: Any) -> Session:
     )
     problem = request_problem(probe)
     if problem:
-        raise ValueError(problem)
+        # Named as the session's input names the field.
+        raise ValueError(problem.replace("task.constraints.", "constraints.", 1))
     if carried is not None:
         return Session.resume(request, CarriedSession.model_validate(carried))
     return Session(request=request, started=workflow.now())
