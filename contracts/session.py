@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from turnkeeper.contracts.claim_check import ClaimChecked
 from turnkeeper.contracts.messages import Message
-from turnkeeper.contracts.turn import AgentSpec, Constraints
+from turnkeeper.contracts.turn import AgentSpec, Constraints, Outcome
 
 # Caller-chosen ids become workflow ids and search attribute values, which no codec protects:
 # ids only, never content. The pattern keeps `<session id>/turn-<n>` unambiguous.
@@ -53,7 +53,7 @@ class SessionTurn(BaseModel):
 
     number: int
     turn_workflow_id: str
-    outcome: Literal["completed", "max_tokens", "failed", "cancelled"]
+    outcome: Outcome
     cost_usd: float = 0.0
     error_type: str | None = None  # of a failed turn: the contract's error type
     # False: the turn ended without an answer, so its exchange did not join the conversation.

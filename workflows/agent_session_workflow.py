@@ -286,7 +286,7 @@ def _failure_of(err: ChildWorkflowError) -> tuple[str, AgentReport | None]:
     """The contract's error type of a turn that did not complete, and its partial report."""
     cause = err.cause
     if isinstance(cause, CancelledError | TerminatedError):
-        return "TurnCancelled", None
+        return errors.TURN_CANCELLED, None
     if isinstance(cause, ApplicationError):
         try:
             partial = AgentReport.model_validate(cause.details[0]) if cause.details else None

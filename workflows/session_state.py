@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from turnkeeper.contracts import errors
     from turnkeeper.contracts.messages import Message
     from turnkeeper.contracts.session import (
         RECENT_TURNS,
@@ -20,7 +21,13 @@ with workflow.unsafe.imports_passed_through():
         SessionStatus,
         SessionTurn,
     )
-    from turnkeeper.contracts.turn import AgentReport, Constraints, TaskSpec, TurnRequest
+    from turnkeeper.contracts.turn import (
+        AgentReport,
+        Constraints,
+        Outcome,
+        TaskSpec,
+        TurnRequest,
+    )
 
 # Below this, what is left of a cost budget cannot pay for any model call.
 _SPENT_USD = 1e-9
@@ -139,7 +146,7 @@ class Session(BaseModel):
     def record_failure(self, error_type: str, partial: AgentReport | None) -> None:
         """A failed or cancelled turn: its cost counts, its exchange stays out of the
         conversation (the user can send the message again)."""
-        outcome = "cancelled" if error_type == "TurnCancelled" else "failed"
+        outcome: Outcome = "cancelled" if error_type == errors.TURN_CANCELLED else "failed"
         cost = partial.cost_usd if partial is not None else 0.0
         self._turn_ended(outcome, cost, error_type, joined=False)
 
@@ -164,14 +171,14 @@ class Session(BaseModel):
         )
 
     def _turn_ended(
-        self, outcome: str, cost: float, error_type: str | None, *, joined: bool
+        self, outcome: Outcome, cost: float, error_type: str | None, *, joined: bool
     ) -> None:
         assert self.running_turn_id is not None
         self.cost_usd += cost
         ended = SessionTurn(
             number=self.turns,
             turn_workflow_id=self.running_turn_id,
-            outcome=outcome,  # type: ignore[arg-type]
+            outcome=outcome,
             cost_usd=round(cost, 10),
             error_type=error_type,
             joined_conversation=joined,

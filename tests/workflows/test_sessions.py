@@ -209,3 +209,29 @@ async def _pending_approval(handle: Any) -> None:
 async def _sleep() -> None:
     await asyncio.sleep(0.05)
 
+
+
+async def test_a_cancelled_turn_leaves_the_session_usable(turns: TurnRunner) -> None:
+    key = new_key()
+    # One step (no assistant message yet), answered per attempt: the doomed turn, then the retry.
+    turns.fake.script(
+        key,
+        [[fake.tool_calls(("write_file", {"path": "a.md", "content": "x"})), fake.text("Hi.")]],
+    )
+    session = await open_session(turns, key)
+    doomed = await session.send("Write a.md")
+    await _pending_approval(doomed)
+    await doomed.cancel()
+
+    status = await _settled(session)
+    last = status.recent_turns[-1]
+    assert (last.outcome, last.error_type, last.joined_conversation) == (
+        "cancelled",
+        "TurnCancelled",
+        False,
+    )
+    assert await session.messages() == []
+    # The cancelled exchange is not in the conversation: the model starts afresh.
+    retry = await session.send("Hello")
+    assert (await retry.result()).output == "Hi."
+    assert turns.fake.requests_for(key)[-1].body["messages"][0]["content"][0]["text"] == "Hello"
