@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RawValue, SearchAttributePair, TypedSearchAttributes
+from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
@@ -30,13 +30,6 @@ with workflow.unsafe.imports_passed_through():
         UPDATE_CLOSE,
         UPDATE_SEND,
         WORKFLOW_TYPE,
-    )
-    from turnkeeper.contracts.search_attributes import (
-        AGENT_ID,
-        COST_USD,
-        SESSION_ID,
-        SESSION_STATE,
-        TASK_ID,
     )
     from turnkeeper.contracts.session import (
         CarriedSession,
@@ -56,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.failures import describe
     from turnkeeper.workflows.request_checks import request_problem
     from turnkeeper.workflows.session_state import Session
+    from turnkeeper.workflows.session_view import publish, turn_search_attributes
 
 
 @workflow.defn(name=SESSION_WORKFLOW_TYPE)
@@ -81,7 +75,7 @@ class AgentSessionWorkflow:
                 type=errors.INVALID_SESSION_REQUEST,
                 non_retryable=True,
             )
-        self._publish(session)
+        publish(session)
         if carried is not None and session.conversation_ref is not None:
             await self._load_messages(session, session.conversation_ref)
         while True:
@@ -108,7 +102,21 @@ class AgentSessionWorkflow:
         except ChildWorkflowError as err:
             session.record_failure(*_failure_of(err))
         self._running = None
-        self._publish(session)
+        publish(session)
+        ended = session.recent_turns[-1]
+        # Ids and figures only: log lines are not encrypted.
+        workflow.logger.info(
+            "session turn ended",
+            extra={
+                "session_id": session.request.session_id,
+                "turn_workflow_id": ended.turn_workflow_id,
+                "outcome": ended.outcome,
+                "error_type": ended.error_type,
+                "joined_conversation": ended.joined_conversation,
+                "turn_cost_usd": ended.cost_usd,
+                "session_cost_usd": round(session.cost_usd, 10),
+            },
+        )
 
     def _continue_as_new_due(self) -> bool:
         """Only between turns, with no update half answered: nothing is in flight to carry."""
@@ -155,7 +163,7 @@ class AgentSessionWorkflow:
                 id=request.task.id,
                 result_type=AgentReport,
                 static_summary=request.summary(),
-                search_attributes=_turn_search_attributes(request, session),
+                search_attributes=turn_search_attributes(request, session),
             )
         except Exception as err:
             session.turn_not_started()
@@ -164,7 +172,11 @@ class AgentSessionWorkflow:
                 type=errors.SESSION_REFUSED,
                 non_retryable=True,
             ) from None
-        self._publish(session)
+        publish(session)
+        workflow.logger.info(
+            "session turn started",
+            extra={"session_id": session.request.session_id, "turn_workflow_id": request.task.id},
+        )
         return SendResult(turn_workflow_id=request.task.id)
 
     @send.validator
@@ -177,7 +189,11 @@ class AgentSessionWorkflow:
         session, close = self._close_input(raw)
         _refuse_if(session.refusal_to_close(), session)
         session.close(close.reason)
-        self._publish(session)
+        publish(session)
+        workflow.logger.info(
+            "session closed",
+            extra={"session_id": session.request.session_id, "turns": session.turns},
+        )
         return session.status()
 
     @close.validator
@@ -216,27 +232,6 @@ class AgentSessionWorkflow:
             raise ApplicationError(
                 f"invalid close: {describe(err)}", type=errors.SESSION_REFUSED, non_retryable=True
             ) from None
-
-    # ---- visibility -----------------------------------------------------------------------
-
-    def _publish(self, session: Session) -> None:
-        """Search attributes (ids, state and cost only: no codec protects them) and the Web
-        UI's current details. Upserted only when changed: each upsert is a history event."""
-        wanted = {
-            AGENT_ID: session.request.agent.id,
-            SESSION_ID: session.request.session_id,
-            SESSION_STATE: session.state,
-            COST_USD: round(session.cost_usd, 10),
-        }
-        current = workflow.info().typed_search_attributes
-        changed = [
-            SearchAttributePair(key, value)
-            for key, value in wanted.items()
-            if current.get(key) != value
-        ]
-        if changed:
-            workflow.upsert_search_attributes(changed)
-        workflow.set_current_details(_details_markdown(session))
 
 
 def _begin(payload: Any, carried: Any) -> Session:
@@ -294,32 +289,6 @@ def _failure_of(err: ChildWorkflowError) -> tuple[str, AgentReport | None]:
             partial = None
         return cause.type or "TurnError", partial
     return type(cause).__name__ if cause is not None else "TurnError", None
-
-
-def _turn_search_attributes(request: TurnRequest, session: Session) -> TypedSearchAttributes:
-    return TypedSearchAttributes(
-        [
-            SearchAttributePair(AGENT_ID, request.agent.id),
-            SearchAttributePair(TASK_ID, request.task.id),
-            SearchAttributePair(SESSION_ID, session.request.session_id),
-        ]
-    )
-
-
-def _details_markdown(session: Session) -> str:
-    cost = f"${session.cost_usd:.4f}"
-    budget = session.request.constraints.cost_budget_usd
-    if budget is not None:
-        cost += f" of ${budget:g}"
-    lines = [
-        f"**{session.request.agent.id}** · session `{session.request.session_id}` · "
-        f"**{session.state}**",
-        "",
-        f"{session.turns} turns · cost {cost}",
-    ]
-    if session.running_turn_id is not None:
-        lines += ["", f"Running: `{session.running_turn_id}`"]
-    return "\n".join(lines)
 
 
 def _decoded(value: RawValue | Any) -> Any:
