@@ -183,8 +183,9 @@ async def _turn_input(turns: TurnRunner, workflow_id: str) -> dict[str, Any]:
     handle = turns.client.get_workflow_handle(workflow_id)
     async for event in handle.fetch_history_events():
         if event.HasField("workflow_execution_started_event_attributes"):
-            payload = event.workflow_execution_started_event_attributes.input.payloads[0]
-            return json.loads(payload.data)
+            payloads = event.workflow_execution_started_event_attributes.input.payloads
+            [request] = await turns.client.data_converter.decode(payloads)  # decrypts if keyed
+            return request
     raise AssertionError(f"{workflow_id} has no start event")
 
 
