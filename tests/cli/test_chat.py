@@ -74,6 +74,7 @@ async def test_a_chat_streams_and_leaves_the_session_open_for_later(
     first = await chat(turns, "Hello\n", "--agent", str(path), "--session", session_id)
     assert first.exit_code == 0, first.output
     assert "agent> First answer." in first.output
+    assert all(request.body.get("stream") for request in turns.fake.requests_for(key))
     assert f"The session stays open: turnkeeper chat --session {session_id}" in first.output
 
     # Back later, without the agent file: the session knows its agent.
