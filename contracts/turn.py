@@ -240,6 +240,6 @@ class AgentReport(BaseModel):
     duration_ms: int = 0
     models_used: list[str] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
-    # The stored conversation after this turn (its `history_ref` continues it); None when the
-    # turn made no model call.
+    # The stored conversation after this turn (a later turn's `history_ref` continues it); None
+    # when nothing was stored (no model call and no history_ref).
     conversation_ref: str | None = None
