@@ -149,6 +149,7 @@ async def start_session(
 
     Raises:
         InvalidSessionRequest: The request does not validate (the message names the field).
+        temporalio.exceptions.WorkflowAlreadyStartedError: A session with this id is running.
     """
     fields: dict[str, Any] = {"session_id": session_id, "agent": agent}
     if constraints is not None:
@@ -177,6 +178,4 @@ async def start_session(
 
 def session(client: Client, session_id: str) -> SessionHandle:
     """The handle of a session started earlier, by id."""
-    return SessionHandle(
-        client, client.get_workflow_handle(session_id, result_type=SessionStatus)
-    )
+    return SessionHandle(client, client.get_workflow_handle(session_id, result_type=SessionStatus))

@@ -80,9 +80,11 @@ class AgentSessionWorkflow:
             await self._load_messages(session, session.conversation_ref)
         while True:
             await workflow.wait_condition(
-                lambda: self._running is not None
-                or session.state == "closed"
-                or self._continue_as_new_due()
+                lambda: (
+                    self._running is not None
+                    or session.state == "closed"
+                    or self._continue_as_new_due()
+                )
             )
             if self._running is not None:
                 await self._settle_turn(session, self._running)
@@ -120,9 +122,7 @@ class AgentSessionWorkflow:
 
     def _continue_as_new_due(self) -> bool:
         """Only between turns, with no update half answered: nothing is in flight to carry."""
-        return (
-            workflow.info().is_continue_as_new_suggested() and workflow.all_handlers_finished()
-        )
+        return workflow.info().is_continue_as_new_suggested() and workflow.all_handlers_finished()
 
     def _continue_as_new(self, session: Session, request: RawValue) -> None:
         """The one place the session continues as new: its request and a carry of references

@@ -211,7 +211,6 @@ async def _sleep() -> None:
     await asyncio.sleep(0.05)
 
 
-
 async def test_a_cancelled_turn_leaves_the_session_usable(turns: TurnRunner) -> None:
     key = new_key()
     # One step (no assistant message yet), answered per attempt: the doomed turn, then the retry.
