@@ -65,6 +65,8 @@ async def run_sizes(client: Client, workflow_id: str) -> list[tuple[int, int]]:
     return [(events, size) for _, events, size in sorted(sizes)]
 
 
+# About a minute alone; the default 120 s leaves too little room on a shared machine.
+@pytest.mark.timeout(600)
 async def test_a_200_turn_session_keeps_a_bounded_history(
     eager_env: WorkflowEnvironment, fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> None:
