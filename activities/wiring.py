@@ -17,6 +17,7 @@ from turnkeeper.activities.llm.provider import ModelProvider
 from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
 from turnkeeper.activities.mcp.unconfigured import NoMcpServers
 from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.activities.store.conversation_activity import ConversationActivities
 from turnkeeper.activities.store.conversation_store import ConversationStore
 from turnkeeper.activities.store.stores import open_store
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
@@ -44,14 +45,14 @@ def build_activities(
     store = store or open_store(settings)
     cap = settings.max_tool_result_bytes
     tools = tools or tool_registry(settings)
-    model_calls = ModelCallActivities(
-        providers or default_providers(), ConversationStore(store), tools
-    )
+    conversations = ConversationStore(store)
+    model_calls = ModelCallActivities(providers or default_providers(), conversations, tools)
     tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
     mcp = _mcp_activities(load_mcp_config(settings.mcp_config, os.environ), store, cap)
     activities: list[Callable[..., Any]] = [
         model_calls.model_call,
         tool_calls.tool_call,
+        ConversationActivities(conversations).load_conversation,
         *mcp.activities(),
     ]
     if client is not None:
@@ -93,11 +94,13 @@ def _mcp_activities(
 
 
 def worker_workflows() -> list[type]:
-    """Every workflow a turnkeeper worker runs: the turn, and the per-agent approval cache."""
+    """Every workflow a turnkeeper worker runs: the turn, the session of many turns, and the
+    per-agent approval cache."""
+    from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
     from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
     from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
 
-    return [AgentTurnWorkflow, ApprovalCacheWorkflow]
+    return [AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow]
 
 
 def workflow_runner() -> SandboxedWorkflowRunner:

@@ -4,6 +4,12 @@ cannot diverge. Every one is raised as a non-retryable `ApplicationError(type=..
 from typing import Final
 
 INVALID_TURN_REQUEST: Final = "InvalidTurnRequest"
+# A session's start input does not validate (the message names the field).
+INVALID_SESSION_REQUEST: Final = "InvalidSessionRequest"
+# A `send` or `close` the session cannot take now (a turn runs, the budget is spent, it is closed).
+SESSION_REFUSED: Final = "SessionRefused"
+# How a session records a turn that was cancelled or terminated (no error type of its own).
+TURN_CANCELLED: Final = "TurnCancelled"
 TURN_BUDGET_EXCEEDED: Final = "TurnBudgetExceeded"
 MAX_ITERATIONS_EXCEEDED: Final = "MaxIterationsExceeded"
 AUTONOMY_BOUNDARY_VIOLATION: Final = "AutonomyBoundaryViolation"

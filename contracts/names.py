@@ -6,6 +6,7 @@ DEFAULT_TASK_QUEUE: Final = "agent-turns"
 TASK_QUEUE_ENV: Final = "AGENT_TASK_QUEUE"
 
 WORKFLOW_TYPE: Final = "AgentTurnWorkflow"
+SESSION_WORKFLOW_TYPE: Final = "AgentSessionWorkflow"
 
 SIGNAL_APPROVE: Final = "approve"
 SIGNAL_SUBMIT_TOOL_RESULT: Final = "submit_tool_result"
@@ -14,8 +15,14 @@ QUERY_STATUS: Final = "status"
 QUERY_DECISIONS: Final = "decisions"
 QUERY_TRANSCRIPT: Final = "transcript"
 
+# Of a session (`AgentSessionWorkflow`); its `status` query shares the turn's name.
+UPDATE_SEND: Final = "send"
+UPDATE_CLOSE: Final = "close"
+QUERY_MESSAGES: Final = "messages"
+
 ACTIVITY_MODEL_CALL: Final = "model_call"
 ACTIVITY_TOOL_CALL: Final = "tool_call"
+ACTIVITY_LOAD_CONVERSATION: Final = "load_conversation"
 
 SA_AGENT_ID: Final = "AgentId"
 SA_TASK_ID: Final = "TaskId"
@@ -23,6 +30,9 @@ SA_TURN_STATE: Final = "TurnState"
 SA_COST_USD: Final = "CostUsd"
 SA_LLM_CALLS: Final = "LlmCalls"
 SA_TOOL_CALLS: Final = "ToolCalls"
+# On a session and on each of its turns, so that `SessionId = "…"` lists the whole conversation.
+SA_SESSION_ID: Final = "SessionId"
+SA_SESSION_STATE: Final = "SessionState"
 
 # name -> Temporal indexed value type, as `temporal operator search-attribute create` spells it
 SEARCH_ATTRIBUTES: Final[dict[str, str]] = {
@@ -32,6 +42,8 @@ SEARCH_ATTRIBUTES: Final[dict[str, str]] = {
     SA_COST_USD: "Double",
     SA_LLM_CALLS: "Int",
     SA_TOOL_CALLS: "Int",
+    SA_SESSION_ID: "Keyword",
+    SA_SESSION_STATE: "Keyword",
 }
 
 # Providers the worker ships. Kept here so a request naming any other provider is refused at the

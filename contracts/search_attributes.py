@@ -7,6 +7,8 @@ from turnkeeper.contracts.names import (
     SA_AGENT_ID,
     SA_COST_USD,
     SA_LLM_CALLS,
+    SA_SESSION_ID,
+    SA_SESSION_STATE,
     SA_TASK_ID,
     SA_TOOL_CALLS,
     SA_TURN_STATE,
@@ -18,6 +20,8 @@ TASK_ID = SearchAttributeKey.for_keyword(SA_TASK_ID)
 TURN_STATE = SearchAttributeKey.for_keyword(SA_TURN_STATE)
 COST_USD = SearchAttributeKey.for_float(SA_COST_USD)
 LLM_CALLS = SearchAttributeKey.for_int(SA_LLM_CALLS)
+SESSION_ID = SearchAttributeKey.for_keyword(SA_SESSION_ID)
+SESSION_STATE = SearchAttributeKey.for_keyword(SA_SESSION_STATE)
 TOOL_CALLS = SearchAttributeKey.for_int(SA_TOOL_CALLS)
 
 

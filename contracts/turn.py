@@ -180,6 +180,10 @@ class TurnRequest(BaseModel):
     task: TaskSpec
     external_tools: list[ExternalToolSpec] = Field(default_factory=list)
     history: list[Message] = Field(default_factory=list)
+    # The earlier conversation by reference: an earlier report's `conversation_ref` (a chain in
+    # the content store, rooted at the first turn's system prompt and tool definitions). A
+    # session passes it so that no turn carries the conversation through history by value.
+    history_ref: str | None = Field(default=None, min_length=1)
 
     def summary(self) -> str:
         """One line for the Web UI's static summary: agent, task and the input's first line."""
@@ -194,6 +198,12 @@ class TurnRequest(BaseModel):
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
             raise ValueError(f"external_tools names must be unique; repeated: {duplicates}")
+        return self
+
+    @model_validator(mode="after")
+    def _one_kind_of_history(self) -> TurnRequest:
+        if self.history and self.history_ref is not None:
+            raise ValueError("give history or history_ref, not both")
         return self
 
 
@@ -230,3 +240,6 @@ class AgentReport(BaseModel):
     duration_ms: int = 0
     models_used: list[str] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
+    # The stored conversation after this turn (a later turn's `history_ref` continues it); None
+    # when nothing was stored (no model call and no history_ref).
+    conversation_ref: str | None = None

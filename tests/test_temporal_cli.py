@@ -112,3 +112,75 @@ async def test_start_approve_and_read_with_the_temporal_cli(
         client, "workflow", "query", "--workflow-id", workflow_id, "--name", "transcript"
     )
     assert [m["role"] for m in transcript["queryResult"][0]] == ["user", "assistant"] * 2
+
+
+async def test_a_session_with_nothing_but_the_temporal_cli(
+    client: Client, fake_anthropic: FakeAnthropic, worker_process: tuple[str, Path]
+) -> None:
+    task_queue, _ = worker_process
+    key = new_key()
+    fake_anthropic.script(key, [fake.text("Hello, Ada."), fake.text("Your name is Ada.")])
+    session_id = f"cli-session-{key}"
+    request = {
+        "agent": {
+            "id": "assistant",
+            "model": "anthropic:claude-sonnet-4-6",
+            "system_prompt": f"You are helpful. [script:{key}]",
+        },
+        "session_id": session_id,
+        "constraints": {"cost_budget_usd": 0.5},
+    }
+    await temporal(
+        client, "workflow", "start", "--type", "AgentSessionWorkflow", "--task-queue", task_queue,
+        "--workflow-id", session_id, "--input", json.dumps(request),
+    )  # fmt: skip
+
+    async def send(text: str) -> str:
+        for _ in range(100):
+            done = await asyncio.to_thread(
+                subprocess.run,
+                [temporal_binary("temporal"), "workflow", "update", "execute",
+                 "--workflow-id", session_id, "--name", "send",
+                 "--input", json.dumps({"input": text}),
+                 "--address", client.service_client.config.target_host, "-o", "json"],
+                capture_output=True, text=True,
+            )  # fmt: skip
+            if done.returncode == 0:
+                return json.loads(done.stdout)["result"]["turn_workflow_id"]
+            # The session records a turn's end a moment after the turn's result is readable.
+            assert "is still running" in done.stderr, done.stderr
+            await asyncio.sleep(0.1)
+        raise AssertionError("the session stayed busy")
+
+    first = await send("My name is Ada.")
+    assert first == f"{session_id}/turn-1"
+    result = await temporal(client, "workflow", "result", "--workflow-id", first)
+    assert result["result"]["output"] == "Hello, Ada."
+    second = await send("What is my name?")
+    result = await temporal(client, "workflow", "result", "--workflow-id", second)
+    assert result["result"]["output"] == "Your name is Ada."
+
+    sent = fake_anthropic.requests_for(key)[-1].body["messages"]
+    assert "My name is Ada." in json.dumps(sent[0]) and "Hello, Ada." in json.dumps(sent[1])
+    for _ in range(100):
+        status = await temporal(
+            client, "workflow", "query", "--workflow-id", session_id, "--name", "status"
+        )
+        if status["queryResult"][0]["running_turn_id"] is None:
+            break
+        await asyncio.sleep(0.1)
+    status = status["queryResult"][0]
+    assert (status["state"], status["turns"]) == ("idle", 2)
+    assert 0 < status["cost_usd"] < 0.5
+    messages = await temporal(
+        client, "workflow", "query", "--workflow-id", session_id, "--name", "messages"
+    )
+    assert [m["content"][0]["text"] for m in messages["queryResult"][0]] == [
+        "My name is Ada.", "Hello, Ada.", "What is my name?", "Your name is Ada.",
+    ]  # fmt: skip
+    await temporal(
+        client, "workflow", "update", "execute", "--workflow-id", session_id, "--name", "close",
+        "--input", json.dumps({"reason": "done"}),
+    )  # fmt: skip
+    final = await temporal(client, "workflow", "result", "--workflow-id", session_id)
+    assert final["result"]["state"] == "closed"

@@ -14,6 +14,9 @@ typed functions; budgets, approvals and the model calls survive any crash.
     handle = await turnkeeper.start_turn(client, agent={...}, task={...})
     report = await handle.result()
 
+    chat = await turnkeeper.start_session(client, session_id="s-1", agent={...})
+    turn = await chat.send("Hello")                                 # a turn that remembers
+
 `__all__` is the whole public surface; every other module is internal. Names are imported on
 first use, so `import turnkeeper` stays cheap and workflow sandboxes never load the worker.
 """
@@ -30,6 +33,7 @@ __all__ = [
     "Constraints",
     "DecisionRecord",
     "DecisionRefused",
+    "InvalidSessionRequest",
     "InvalidTurnRequest",
     "LLMAuthError",
     "LLMContentFiltered",
@@ -39,6 +43,9 @@ __all__ = [
     "MaxIterationsExceeded",
     "Message",
     "PendingCall",
+    "SessionHandle",
+    "SessionRefused",
+    "SessionStatus",
     "Task",
     "ToolArgumentsInvalid",
     "ToolContext",
@@ -55,6 +62,8 @@ __all__ = [
     "connect",
     "pending",
     "run_worker",
+    "session",
+    "start_session",
     "start_turn",
     "tool",
     "turn",
@@ -70,6 +79,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "start_turn": ("turnkeeper.client", "start_turn"),
     "turn": ("turnkeeper.client", "turn"),
     "pending": ("turnkeeper.client", "pending"),
+    "start_session": ("turnkeeper.sessions", "start_session"),
+    "session": ("turnkeeper.sessions", "session"),
+    "SessionHandle": ("turnkeeper.sessions", "SessionHandle"),
+    "SessionStatus": ("turnkeeper.contracts.session", "SessionStatus"),
     "TurnHandle": ("turnkeeper.client", "TurnHandle"),
     "WaitingTurn": ("turnkeeper.turns", "WaitingTurn"),
     "TurnRequest": ("turnkeeper.contracts.turn", "TurnRequest"),
@@ -99,6 +112,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
             "LLMUnavailable",
             "TurnCancelled",
             "DecisionRefused",
+            "InvalidSessionRequest",
+            "SessionRefused",
         )
     },
 }
@@ -125,6 +140,7 @@ if TYPE_CHECKING:
     from turnkeeper.connection import connect
     from turnkeeper.contracts.events import TurnEvent
     from turnkeeper.contracts.messages import Message
+    from turnkeeper.contracts.session import SessionStatus
     from turnkeeper.contracts.signals import DecisionRecord, PendingCall, TurnStatus
     from turnkeeper.contracts.turn import AgentReport, Constraints, TurnRequest
     from turnkeeper.contracts.turn import AgentSpec as Agent
@@ -132,6 +148,7 @@ if TYPE_CHECKING:
     from turnkeeper.errors import (
         AutonomyBoundaryViolation,
         DecisionRefused,
+        InvalidSessionRequest,
         InvalidTurnRequest,
         LLMAuthError,
         LLMContentFiltered,
@@ -139,11 +156,13 @@ if TYPE_CHECKING:
         LLMInvalidRequest,
         LLMUnavailable,
         MaxIterationsExceeded,
+        SessionRefused,
         ToolArgumentsInvalid,
         TurnBudgetExceeded,
         TurnCancelled,
         TurnError,
         TurnInternalError,
     )
+    from turnkeeper.sessions import SessionHandle, session, start_session
     from turnkeeper.turns import WaitingTurn
     from turnkeeper.worker import run_worker

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from turnkeeper import codec_command, commands, demo
 from turnkeeper.activities.store.keyring import EncryptionKeyError, UnreadableContentError
+from turnkeeper.chat import ChatOptions, run_chat
 from turnkeeper.codec_server import (
     CODEC_TOKEN_ENV,
     DEFAULT_CODEC_HOST,
@@ -381,6 +382,34 @@ def pending(
     """List every turn waiting for an approval or an external result."""
     connection = commands.Connection(address, namespace, ui_url)
     _execute(commands.pending(connection, task_queue, as_json))
+
+
+@app.command()
+def chat(
+    agent: Annotated[
+        Path | None, typer.Option(help="Agent definition file (JSON); needed for a new session")
+    ] = None,
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session", help="Session id: go on with it, or start it (default: a new id)"
+        ),
+    ] = None,
+    address: Address = None,
+    namespace: Namespace = None,
+    task_queue: TaskQueue = DEFAULT_TASK_QUEUE,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Talk to an agent: a session of many turns, each remembering the earlier ones."""
+    options = ChatOptions(
+        agent_file=agent,
+        session_id=session,
+        task_queue=task_queue,
+        address=address,
+        namespace=namespace,
+        ui_url=ui_url,
+    )
+    _execute(run_chat(options))
 
 
 @app.command("demo")

@@ -186,14 +186,14 @@ async def _decide_at_terminal(
     answer: Answer | None,
 ) -> None:
     """Show what the call wants to do and the other ways to decide it, then ask."""
-    _show_call(call)
+    show_call(call)
     out.print(Text("Other ways to decide it:", style="dim"))
     for command in render.decide_commands(handle.id, call, target):
         out.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
     out.print(Text(f"  Web UI: {target.workflow_url(handle.id)}", style="cyan"), soft_wrap=True)
     if call.kind != "approval":
         return  # the demo model has no external tools; `turnkeeper submit` would answer it
-    approved, reason = await _ask(answer)
+    approved, reason = await ask(answer)
     if call.call_id not in {c.call_id for c in (await read_status(handle)).pending}:
         out.print(Text("The call was decided elsewhere meanwhile.", style="yellow"))
         return
@@ -204,7 +204,7 @@ async def _decide_at_terminal(
     _done("approved" if approved else f"rejected: {reason}")
 
 
-def _show_call(call: PendingCall) -> None:
+def show_call(call: PendingCall) -> None:
     body = Text()
     for key, value in call.input.items():
         if isinstance(value, str) and "\n" in value:
@@ -217,7 +217,7 @@ def _show_call(call: PendingCall) -> None:
     out.print(Panel(body, title=title, title_align="left", border_style="yellow"))
 
 
-async def _ask(answer: Answer | None) -> tuple[bool, str]:
+async def ask(answer: Answer | None) -> tuple[bool, str]:
     """(approved, reason): from `--yes`/`--no`, else a line from stdin (a terminal or a pipe)."""
     if answer is not None:
         out.print(Text(f"Approve? [y/N] {answer[0]} (--{answer})"))
@@ -230,7 +230,12 @@ async def _ask(answer: Answer | None) -> tuple[bool, str]:
 
 
 async def _read_line(prompt: str) -> str:
-    """One line of stdin without blocking the event loop, where the worker runs.
+    return (await read_line(prompt)) or ""
+
+
+async def read_line(prompt: str) -> str | None:
+    """One line of stdin without blocking the event loop, where the worker runs; None at the
+    end of input.
 
     A daemon thread rather than `asyncio.to_thread`: on Ctrl-C the executor's shutdown would
     wait for a thread still blocked in `readline`.
@@ -249,13 +254,14 @@ async def _read_line(prompt: str) -> str:
 
     threading.Thread(target=read, name="demo-stdin", daemon=True).start()
     try:
-        line = (await reply).strip()
+        raw = await reply
     except asyncio.CancelledError:
         out.print()  # Ctrl-C at the prompt: what follows starts on a line of its own
         raise
+    line = raw.strip()
     if not sys.stdin.isatty():
         out.print(Text(line or "(no answer)", style="dim"))  # what a terminal would have echoed
-    return line
+    return line if raw else None
 
 
 def _show_workspace(workspace: Path, seeded: list[str]) -> None:

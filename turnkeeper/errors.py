@@ -86,6 +86,19 @@ class DecisionRefused(Exception):
     it does not accept, an edit that does not fit, a signature that does not verify."""
 
 
+class InvalidSessionRequest(Exception):
+    """A session's start input does not validate (the message names the field)."""
+
+    type: ClassVar[str] = errors.INVALID_SESSION_REQUEST
+
+
+class SessionRefused(Exception):
+    """The session refused a `send` or `close`: a turn is still running, the cost budget is
+    spent, the session is closed, or the payload does not validate (the message says which)."""
+
+    type: ClassVar[str] = errors.SESSION_REFUSED
+
+
 _BY_TYPE: dict[str, type[TurnError]] = {
     cls.type: cls
     for cls in (

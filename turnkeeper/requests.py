@@ -143,6 +143,15 @@ def _given(**values: Any) -> dict[str, Any]:
     return {key: value for key, value in values.items() if value is not None}
 
 
+def read_agent_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The agent definition of `--agent FILE` and its default constraints.
+
+    Raises:
+        RequestError: The file is missing, is not JSON, or is not an agent object.
+    """
+    return _agent_file(path)
+
+
 def _agent_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """The agent definition and its default constraints."""
     agent = _read_json(path, "--agent")

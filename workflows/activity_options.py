@@ -32,3 +32,8 @@ TOOL_HEARTBEAT = timedelta(seconds=20)
 # Time a tool activity gets beyond the tool's own timeout: the worker turns the tool's timeout
 # into a readable result, which needs a moment to travel back.
 TOOL_TIMEOUT_MARGIN = timedelta(seconds=10)
+
+# A session reading its conversation back after continue-as-new: a store read, retried briefly
+# (the activity marks a lost conversation non-retryable itself).
+LOAD_CONVERSATION_TIMEOUT = timedelta(seconds=60)
+LOAD_CONVERSATION_RETRY = RetryPolicy(maximum_attempts=5)

@@ -63,6 +63,15 @@ async def _call_resending(turn: Turn, model: str, offered: list[str]) -> ModelCa
     except ActivityError as err:
         if error_type(err) != errors.CONTENT_MISSING:
             raise
+        if turn.request.history_ref is not None:
+            # The earlier conversation exists only in the store: re-sending this turn's own
+            # messages would let the model answer without it.
+            fail(
+                turn,
+                errors.INVALID_TURN_REQUEST,
+                "history_ref: the content store no longer has the conversation this turn "
+                f"continues ({turn.request.history_ref})",
+            )
         workflow.logger.warning("the content store lost the conversation; resending it")
         turn.resend_everything()
         return await _model_activity(turn, model, offered)

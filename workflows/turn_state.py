@@ -79,7 +79,9 @@ class Turn(BaseModel):
 
     @classmethod
     def begin(cls, request: TurnRequest, now: datetime) -> Turn:
-        turn = cls(request=request, started=now)
+        # With history_ref the earlier conversation stays in the store: the first model call
+        # appends to it, and this turn's messages (and report) hold only the new exchange.
+        turn = cls(request=request, started=now, conversation_ref=request.history_ref)
         for message in _opening_messages(request):
             turn.messages.append(message)
             turn.unsent.append(MessageDraft(role=message.role, content=list(message.content)))
@@ -159,6 +161,7 @@ class Turn(BaseModel):
             models_used=list(self.models_used),
             decisions=list(self.decisions),
             structured_output=self.structured_output,
+            conversation_ref=self.conversation_ref,
         )
 
 

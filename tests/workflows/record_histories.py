@@ -46,6 +46,7 @@ from tests.conftest import (
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from tests.workflows.golden_keys import golden_converter
+from turnkeeper.sessions import start_session
 
 HISTORIES = Path(__file__).parent.parent / "histories"
 ASK_USER = {"name": "ask_user", "input_schema": {"type": "object"}}
@@ -170,6 +171,31 @@ async def signed_decisions(
     return handle
 
 
+async def session_of_two_turns(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A session (its workflow id is the file's stem): two sends, each a child turn that
+    continues the conversation by reference, then `close`."""
+    fake_api.script("golden6", [fake.text("Hello, Ada."), fake.text("Your name is Ada.")])
+    agent = scripted_request("golden6", agent={"id": "golden-session"})["agent"]
+    session = await start_session(
+        client,
+        session_id=workflow_id,
+        agent=agent,
+        constraints={"cost_budget_usd": 1},
+        task_queue=queue,
+    )
+    for text in ("My name is Ada.", "What is my name?"):
+        await (await session.send(text)).result()
+    for _ in range(100):
+        if (await session.status()).running_turn_id is None:
+            break
+        await asyncio.sleep(0.05)
+    await session.close("recorded")
+    await session.workflow.result()
+    return session.workflow
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -184,6 +210,7 @@ SCENARIOS = (
     decided_with_an_edit,
     signed_decisions,
     reads_a_large_file,
+    session_of_two_turns,
 )
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
+from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 
 from tests.workflows.golden_keys import golden_converter
@@ -21,12 +22,16 @@ HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
 def test_there_are_golden_histories() -> None:
     assert len(HISTORIES) >= 2
     assert any(path.stem.endswith("-encrypted") for path in HISTORIES)
+    assert any(path.stem.startswith("session_") for path in HISTORIES)
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda path: path.stem)
 async def test_golden_history_replays(path: Path) -> None:
     history = WorkflowHistory.from_json(path.stem, path.read_text())
-    replayer = Replayer(workflows=[AgentTurnWorkflow], data_converter=golden_converter())
+    # Each history names its workflow type: turns and sessions replay on their own class.
+    replayer = Replayer(
+        workflows=[AgentTurnWorkflow, AgentSessionWorkflow], data_converter=golden_converter()
+    )
 
     result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
 

@@ -1,0 +1,103 @@
+"""A session (`AgentSessionWorkflow`): one conversation of many turns. Its start input, the
+`send` and `close` updates, the `status` query and its result, as plain JSON."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from turnkeeper.contracts.claim_check import ClaimChecked
+from turnkeeper.contracts.messages import Message
+from turnkeeper.contracts.turn import AgentSpec, Constraints, Outcome
+
+# Caller-chosen ids become workflow ids and search attribute values, which no codec protects:
+# ids only, never content. The pattern keeps `<session id>/turn-<n>` unambiguous.
+SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$"
+# Finished turns the status query lists; older ones are in the Web UI (SessionId = "…").
+RECENT_TURNS = 20
+
+SessionState = Literal["idle", "running", "closed"]
+
+
+class SessionRequest(BaseModel):
+    """The session's start input: the agent of every turn and the default constraints of each.
+    `constraints.cost_budget_usd` is the budget of the whole session."""
+
+    model_config = ConfigDict(extra="forbid")
+    agent: AgentSpec
+    session_id: str = Field(pattern=SESSION_ID_PATTERN)
+    constraints: Constraints = Field(default_factory=Constraints)
+
+
+class SendInput(BaseModel):
+    """The `send` update: the user's next message, and constraints of this turn only (each
+    field given replaces the session's default; the cost budget is capped by what is left)."""
+
+    model_config = ConfigDict(extra="forbid")
+    input: str = Field(min_length=1)
+    constraints: Constraints | None = None
+
+
+class SendResult(BaseModel):
+    turn_workflow_id: str
+
+
+class CloseInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field(default="", max_length=1000)
+
+
+class SessionTurn(BaseModel):
+    """One finished turn of the session."""
+
+    number: int
+    turn_workflow_id: str
+    outcome: Outcome
+    cost_usd: float = 0.0
+    error_type: str | None = None  # of a failed turn: the contract's error type
+    # False: the turn ended without an answer, so its exchange did not join the conversation.
+    joined_conversation: bool = True
+
+
+class SessionStatus(BaseModel):
+    """The `status` query of a session, and its result once closed."""
+
+    state: SessionState
+    session_id: str
+    agent_id: str
+    turns: int = 0
+    cost_usd: float = 0.0
+    cost_budget_usd: float | None = None
+    running_turn_id: str | None = None
+    conversation_ref: str | None = None
+    messages: int = 0
+    recent_turns: list[SessionTurn] = Field(default_factory=list)
+    started: datetime | None = None
+    closed_reason: str | None = None
+
+    def cost_left_usd(self) -> float | None:
+        if self.cost_budget_usd is None:
+            return None
+        return max(0.0, self.cost_budget_usd - self.cost_usd)
+
+
+class LoadConversationInput(BaseModel):
+    conversation_ref: str
+
+
+class LoadedConversation(BaseModel, ClaimChecked):
+    """A stored conversation read back; claim-checked, so history keeps only its reference."""
+
+    messages: list[Message] = Field(default_factory=list)
+
+
+class CarriedSession(BaseModel):
+    """What a session hands to its next run: references and figures, never the conversation
+    (the next run reads it back from the store by `conversation_ref`)."""
+
+    turns: int
+    cost_usd: float
+    conversation_ref: str | None = None
+    recent_turns: list[SessionTurn] = Field(default_factory=list)
+    started: datetime

@@ -1,0 +1,182 @@
+"""`turnkeeper chat`: a conversation at the terminal. Each line you type is a `send` to the
+session (a new one, or `--session ID` to go on with one); the turn it starts is followed live:
+its answer as it streams (with `agent.stream: true`), each tool call, and each approval, decided
+at the prompt as the demo does. The session outlives the chat: leave with Ctrl-D or `/quit` and
+come back with `--session ID`; `/close` ends it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from rich.text import Text
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
+
+from turnkeeper import render
+from turnkeeper.client import TurnHandle
+from turnkeeper.connection import connect
+from turnkeeper.console import CommandError, out
+from turnkeeper.contracts.events import TurnEvent
+from turnkeeper.contracts.turn import AgentReport
+from turnkeeper.demo import ask, read_line, show_call
+from turnkeeper.errors import (
+    DecisionRefused,
+    InvalidSessionRequest,
+    SessionRefused,
+    TurnError,
+)
+from turnkeeper.requests import read_agent_file
+from turnkeeper.sessions import SessionHandle, session, start_session
+from turnkeeper.turns import DEFAULT_UI_URL, Target, short_id
+
+QUIT: Final = ("/quit", "/exit")
+CLOSE: Final = "/close"
+PROMPT: Final = "you> "
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    agent_file: Path | None
+    session_id: str | None
+    task_queue: str
+    address: str | None = None
+    namespace: str | None = None
+    ui_url: str = DEFAULT_UI_URL
+
+
+async def run_chat(options: ChatOptions) -> int:
+    client = await connect(address=options.address, namespace=options.namespace)
+    target = Target(client.service_client.config.target_host, client.namespace, options.ui_url)
+    chat = await _open(client, options)
+    status = await chat.status()
+    out.print(
+        Text.assemble(
+            ("Session ", "dim"),
+            (chat.id, "bold"),
+            (f" · agent {status.agent_id} · {status.turns} turns so far · ", "dim"),
+            (target.workflow_url(chat.id), "cyan"),
+        ),
+        soft_wrap=True,
+    )
+    out.print(Text(f"Type a message. {CLOSE} ends the session; Ctrl-D or /quit leaves it open.",
+                   style="dim"))  # fmt: skip
+    while True:
+        line = await read_line(PROMPT)
+        if line is None or line in QUIT:
+            out.print(Text(f"The session stays open: turnkeeper chat --session {chat.id}",
+                           style="dim"), soft_wrap=True)  # fmt: skip
+            return 0
+        if not line:
+            continue
+        if line == CLOSE:
+            closed = await _close(chat)
+            return 0 if closed else 1
+        await _exchange(chat, line)
+
+
+async def _open(client: Client, options: ChatOptions) -> SessionHandle:
+    """The session to talk to: `--session ID` if it is running, else a new one (which needs
+    `--agent FILE`)."""
+    if options.session_id is not None and await _is_running(client, options.session_id):
+        return session(client, options.session_id)
+    if options.agent_file is None:
+        raise CommandError("A new session needs its agent: --agent FILE.", exit_code=2)
+    agent, constraints = read_agent_file(options.agent_file)
+    session_id = options.session_id or f"chat-{agent.get('id', 'agent')}-{short_id()}"
+    try:
+        return await start_session(
+            client,
+            session_id=session_id,
+            agent=agent,
+            constraints=constraints,
+            task_queue=options.task_queue,
+        )
+    except InvalidSessionRequest as error:
+        raise CommandError(str(error), exit_code=2) from None
+
+
+async def _is_running(client: Client, session_id: str) -> bool:
+    try:
+        described = await client.get_workflow_handle(session_id).describe()
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND:
+            return False
+        raise CommandError(f"Temporal refused the request for {session_id!r}: {error}") from None
+    if described.status == WorkflowExecutionStatus.RUNNING:
+        return True
+    raise CommandError(
+        f"Session {session_id!r} has ended; start another with a new --session id.", exit_code=1
+    )
+
+
+async def _exchange(chat: SessionHandle, line: str) -> None:
+    """One turn: send, follow it live, show the answer or why there is none."""
+    try:
+        turn = await chat.send(line)
+    except SessionRefused as refusal:
+        out.print(Text(f"refused: {refusal}", style="red"), soft_wrap=True)
+        return
+    streamed = await _follow(turn)
+    try:
+        report = await turn.result()
+    except TurnError as failure:
+        out.print(Text(f"turn failed ({failure.type}): {failure.message}", style="red"),
+                  soft_wrap=True)  # fmt: skip
+        return
+    _show_answer(report, streamed)
+
+
+async def _follow(turn: TurnHandle) -> bool:
+    """Shows the turn's events as they come and decides its approvals; whether text streamed."""
+    streamed = False
+    async for event in turn.events():
+        if event.kind == "text_delta" and event.text:
+            if not streamed:
+                out.print(Text("agent> ", style="bold green"), end="")
+            out.print(event.text, end="", markup=False, highlight=False)
+            streamed = True
+        elif event.kind == "tool_call_started":
+            out.print(Text(f"  → {event.tool} {render.summarize(event.input or {})}",
+                           style="dim"), soft_wrap=True)  # fmt: skip
+        elif event.kind == "approval_requested":
+            await _decide(turn, event)
+    if streamed:
+        out.print()
+    return streamed
+
+
+async def _decide(turn: TurnHandle, event: TurnEvent) -> None:
+    status = await turn.status()
+    call = next((c for c in status.pending if c.call_id == event.call_id), None)
+    if call is None or call.kind != "approval":
+        return  # decided elsewhere meanwhile
+    show_call(call)
+    approved, reason = await ask(None)
+    try:
+        if approved:
+            await turn.approve(call.call_id, approver=render.local_user())
+        else:
+            await turn.reject(call.call_id, reason=reason, approver=render.local_user())
+    except DecisionRefused as refusal:
+        out.print(Text(f"decision refused: {refusal}", style="red"), soft_wrap=True)
+
+
+def _show_answer(report: AgentReport, streamed: bool) -> None:
+    if not streamed:
+        out.print(Text.assemble(("agent> ", "bold green"), report.output), soft_wrap=True)
+    out.print(Text(f"  ${report.cost_usd:.4f} · {report.llm_calls} model calls · "
+                   f"{report.tool_calls} tool calls", style="dim"))  # fmt: skip
+
+
+async def _close(chat: SessionHandle) -> bool:
+    try:
+        closed = await chat.close("closed from turnkeeper chat")
+    except SessionRefused as refusal:
+        out.print(Text(f"refused: {refusal}", style="red"), soft_wrap=True)
+        return False
+    out.print(Text(f"Session closed after {closed.turns} turns, ${closed.cost_usd:.4f}.",
+                   style="dim"))  # fmt: skip
+    return True

@@ -1,0 +1,297 @@
+"""`AgentSessionWorkflow`: one conversation of many turns.
+
+Each `send` starts the next turn as a child `AgentTurnWorkflow` (`<session id>/turn-<n>`, its own
+run in the Web UI with every budget, approval and event of a turn) whose earlier conversation is
+a reference into the content store (`history_ref`), never the messages themselves. One turn runs
+at a time; when it answers, the session adopts the turn's conversation reference and keeps its
+exchange in memory for the `messages` query. Between turns the session continues as new when
+Temporal suggests it, carrying references and figures only, so a conversation of thousands of
+turns keeps a small history.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RawValue
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
+
+with workflow.unsafe.imports_passed_through():
+    from pydantic import ValidationError
+    from temporalio.exceptions import CancelledError, TerminatedError
+    from turnkeeper.contracts import errors
+    from turnkeeper.contracts.messages import Message
+    from turnkeeper.contracts.names import (
+        ACTIVITY_LOAD_CONVERSATION,
+        QUERY_MESSAGES,
+        QUERY_STATUS,
+        SESSION_WORKFLOW_TYPE,
+        UPDATE_CLOSE,
+        UPDATE_SEND,
+        WORKFLOW_TYPE,
+    )
+    from turnkeeper.contracts.session import (
+        CarriedSession,
+        CloseInput,
+        LoadConversationInput,
+        LoadedConversation,
+        SendInput,
+        SendResult,
+        SessionRequest,
+        SessionStatus,
+    )
+    from turnkeeper.contracts.turn import AgentReport, TaskSpec, TurnRequest
+    from turnkeeper.workflows.activity_options import (
+        LOAD_CONVERSATION_RETRY,
+        LOAD_CONVERSATION_TIMEOUT,
+    )
+    from turnkeeper.workflows.failures import describe
+    from turnkeeper.workflows.request_checks import request_problem
+    from turnkeeper.workflows.session_state import Session
+    from turnkeeper.workflows.session_view import publish, turn_search_attributes
+
+
+@workflow.defn(name=SESSION_WORKFLOW_TYPE)
+class AgentSessionWorkflow:
+    # `request` is a RawValue for the reason the turn's is: a payload that is not a session
+    # request fails the session with InvalidSessionRequest instead of failing tasks forever.
+    @workflow.init
+    def __init__(self, request: RawValue, carried: Any = None) -> None:
+        self._session: Session | None = None
+        self._problem: str | None = None
+        self._running: workflow.ChildWorkflowHandle[Any, AgentReport] | None = None
+        try:
+            self._session = _begin(_decoded(request), _decoded(carried))
+        except ValueError as err:
+            self._problem = str(err)
+
+    @workflow.run
+    async def run(self, request: RawValue, carried: Any = None) -> SessionStatus:
+        session = self._session
+        if session is None:
+            raise ApplicationError(
+                f"invalid session request: {self._problem}",
+                type=errors.INVALID_SESSION_REQUEST,
+                non_retryable=True,
+            )
+        publish(session)
+        if carried is not None and session.conversation_ref is not None:
+            await self._load_messages(session, session.conversation_ref)
+        while True:
+            await workflow.wait_condition(
+                lambda: (
+                    self._running is not None
+                    or session.state == "closed"
+                    or self._continue_as_new_due()
+                )
+            )
+            if self._running is not None:
+                await self._settle_turn(session, self._running)
+            elif session.state == "closed":
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                return session.status()
+            else:
+                self._continue_as_new(session, request)
+
+    # ---- turns ----------------------------------------------------------------------------
+
+    async def _settle_turn(
+        self, session: Session, turn: workflow.ChildWorkflowHandle[Any, AgentReport]
+    ) -> None:
+        try:
+            session.record_answer(await turn)
+        except ChildWorkflowError as err:
+            session.record_failure(*_failure_of(err))
+        self._running = None
+        publish(session)
+        ended = session.recent_turns[-1]
+        # Ids and figures only: log lines are not encrypted.
+        workflow.logger.info(
+            "session turn ended",
+            extra={
+                "session_id": session.request.session_id,
+                "turn_workflow_id": ended.turn_workflow_id,
+                "outcome": ended.outcome,
+                "error_type": ended.error_type,
+                "joined_conversation": ended.joined_conversation,
+                "turn_cost_usd": ended.cost_usd,
+                "session_cost_usd": round(session.cost_usd, 10),
+            },
+        )
+
+    def _continue_as_new_due(self) -> bool:
+        """Only between turns, with no update half answered: nothing is in flight to carry."""
+        return workflow.info().is_continue_as_new_suggested() and workflow.all_handlers_finished()
+
+    def _continue_as_new(self, session: Session, request: RawValue) -> None:
+        """The one place the session continues as new: its request and a carry of references
+        and figures. Worker versioning sets the next run's behaviour here."""
+        workflow.logger.info("session continues as new", extra={"turns": session.turns})
+        workflow.continue_as_new(args=[request, session.carry()])
+
+    async def _load_messages(self, session: Session, ref: str) -> None:
+        """Reads the conversation back for the `messages` query. A store that lost it costs the
+        query its content, not the session: the next turn fails typed on the missing reference."""
+        try:
+            loaded = await workflow.execute_activity(
+                ACTIVITY_LOAD_CONVERSATION,
+                LoadConversationInput(conversation_ref=ref),
+                result_type=LoadedConversation,
+                start_to_close_timeout=LOAD_CONVERSATION_TIMEOUT,
+                retry_policy=LOAD_CONVERSATION_RETRY,
+                summary="load the conversation",
+            )
+        except ActivityError as err:
+            workflow.logger.warning("session could not read its conversation back: %s", err)
+            return
+        session.messages = [*loaded.messages, *session.messages]
+
+    # ---- updates and queries --------------------------------------------------------------
+
+    @workflow.update(name=UPDATE_SEND)
+    async def send(self, raw: RawValue) -> SendResult:
+        session, send = self._send_input(raw)
+        # Checked again: a second send in the same task passed its validator before this ran.
+        _refuse_if(session.refusal_to_send(), session)
+        request = session.begin_turn(send)
+        try:
+            self._running = await workflow.start_child_workflow(
+                WORKFLOW_TYPE,
+                # Only what differs from the contract's defaults: it is in history every turn.
+                request.model_dump(mode="json", exclude_defaults=True),
+                id=request.task.id,
+                result_type=AgentReport,
+                static_summary=request.summary(),
+                search_attributes=turn_search_attributes(request, session),
+            )
+        except Exception as err:
+            session.turn_not_started()
+            raise ApplicationError(
+                f"the turn could not be started: {err}",
+                type=errors.SESSION_REFUSED,
+                non_retryable=True,
+            ) from None
+        publish(session)
+        workflow.logger.info(
+            "session turn started",
+            extra={"session_id": session.request.session_id, "turn_workflow_id": request.task.id},
+        )
+        return SendResult(turn_workflow_id=request.task.id)
+
+    @send.validator
+    def _validate_send(self, raw: RawValue) -> None:
+        session, _ = self._send_input(raw)
+        _refuse_if(session.refusal_to_send(), session)
+
+    @workflow.update(name=UPDATE_CLOSE)
+    async def close(self, raw: Any = None) -> SessionStatus:
+        session, close = self._close_input(raw)
+        _refuse_if(session.refusal_to_close(), session)
+        session.close(close.reason)
+        publish(session)
+        workflow.logger.info(
+            "session closed",
+            extra={"session_id": session.request.session_id, "turns": session.turns},
+        )
+        return session.status()
+
+    @close.validator
+    def _validate_close(self, raw: Any = None) -> None:
+        session, _ = self._close_input(raw)
+        _refuse_if(session.refusal_to_close(), session)
+
+    @workflow.query(name=QUERY_STATUS)
+    def status(self) -> SessionStatus:
+        return self._live().status()
+
+    @workflow.query(name=QUERY_MESSAGES)
+    def messages(self) -> list[Message]:
+        return list(self._live().messages)
+
+    def _live(self) -> Session:
+        if self._session is None:
+            raise ApplicationError(f"invalid session request: {self._problem}")
+        return self._session
+
+    def _send_input(self, raw: RawValue) -> tuple[Session, SendInput]:
+        session = self._live()
+        try:
+            return session, SendInput.model_validate(_decoded(raw))
+        except ValidationError as err:
+            raise ApplicationError(
+                f"invalid send: {describe(err)}", type=errors.SESSION_REFUSED, non_retryable=True
+            ) from None
+
+    def _close_input(self, raw: Any) -> tuple[Session, CloseInput]:
+        session = self._live()
+        payload = _decoded(raw)
+        try:
+            return session, CloseInput.model_validate({} if payload is None else payload)
+        except ValidationError as err:
+            raise ApplicationError(
+                f"invalid close: {describe(err)}", type=errors.SESSION_REFUSED, non_retryable=True
+            ) from None
+
+
+def _begin(payload: Any, carried: Any) -> Session:
+    """The session's state from its request (and the previous run's carry).
+
+    Raises:
+        ValueError: The request does not validate; the message names the field.
+    """
+    try:
+        request = SessionRequest.model_validate(payload)
+    except ValidationError as err:
+        raise ValueError(describe(err)) from None
+    workflow_id = workflow.info().workflow_id
+    if request.session_id != workflow_id:
+        raise ValueError(
+            f"session_id: {request.session_id!r} must be the session's workflow id "
+            f"({workflow_id!r}), which its turns' ids begin with"
+        )
+    # The checks of a turn request that span fields (a cost budget on an unpriced model, an
+    # invalid output schema …) are made once here, on the turn every send would start.
+    probe = TurnRequest(
+        agent=request.agent,
+        task=TaskSpec(id="probe", input="probe", constraints=request.constraints),
+    )
+    problem = request_problem(probe)
+    if problem:
+        # Named as the session's input names the field.
+        raise ValueError(problem.replace("task.constraints.", "constraints.", 1))
+    if carried is not None:
+        return Session.resume(request, CarriedSession.model_validate(carried))
+    return Session(request=request, started=workflow.now())
+
+
+def _refuse_if(refusal: str | None, session: Session) -> None:
+    """Refuses an update. Its details name the running turn, so that a client that saw that turn
+    end can tell the session has not yet recorded it and try again."""
+    if refusal:
+        raise ApplicationError(
+            refusal,
+            {"running_turn_id": session.running_turn_id},
+            type=errors.SESSION_REFUSED,
+            non_retryable=True,
+        )
+
+
+def _failure_of(err: ChildWorkflowError) -> tuple[str, AgentReport | None]:
+    """The contract's error type of a turn that did not complete, and its partial report."""
+    cause = err.cause
+    if isinstance(cause, CancelledError | TerminatedError):
+        return errors.TURN_CANCELLED, None
+    if isinstance(cause, ApplicationError):
+        try:
+            partial = AgentReport.model_validate(cause.details[0]) if cause.details else None
+        except ValidationError:
+            partial = None
+        return cause.type or "TurnError", partial
+    return type(cause).__name__ if cause is not None else "TurnError", None
+
+
+def _decoded(value: RawValue | Any) -> Any:
+    if isinstance(value, RawValue):
+        return workflow.payload_converter().from_payload(value.payload)
+    return value
