@@ -23,6 +23,9 @@ EventKind = Literal[
     "approval_requested",
     "approval_decided",
     "budget_status",
+    "budget_exhausted",
+    "budget_extended",
+    "compacted",
     "turn_finished",
     "turn_failed",
 ]
@@ -49,6 +52,7 @@ class TurnEvent(BaseModel):
     approver: str | None = None
     reason: str | None = None
     # budgets and the end of the turn
+    budget: str | None = None  # which budget was spent or extended
     cost_usd: float | None = None
     cost_budget_usd: float | None = None
     elapsed_ms: int | None = None

@@ -14,6 +14,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from turnkeeper.contracts.budget_extension import BudgetExtension, OnBudgetExhausted
 from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS
@@ -153,6 +154,9 @@ class Constraints(BaseModel):
     # Tool calls whose arguments do not match the tool's schema are sent back to the model to
     # correct, this many times per turn; one more fails the turn with ToolArgumentsInvalid.
     max_argument_corrections: int = Field(default=3, ge=0)
+    # "pause": a turn that would exceed a budget waits up to approval_timeout_s for the
+    # `extend_budget` update instead of failing (contracts/budget_extension.py).
+    on_budget_exhausted: OnBudgetExhausted = "fail"
 
     def needs_approval(self, tool: str) -> bool:
         return "*" in self.require_approval or tool in self.require_approval
@@ -230,3 +234,4 @@ class AgentReport(BaseModel):
     duration_ms: int = 0
     models_used: list[str] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
+    budget_extensions: list[BudgetExtension] = Field(default_factory=list)

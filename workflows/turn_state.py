@@ -11,6 +11,12 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.activity_io import BlockRef, MessageDraft, ModelCallResult, ToolTraits
+    from turnkeeper.contracts.budget_extension import (
+        BudgetExtension,
+        BudgetKind,
+        BudgetRequest,
+        ExtendBudgetInput,
+    )
     from turnkeeper.contracts.mcp import McpToolSpec
     from turnkeeper.contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
     from turnkeeper.contracts.signals import (
@@ -76,6 +82,9 @@ class Turn(BaseModel):
     spent_signatures: list[str] = Field(default_factory=list)  # of applied signed '*' decisions
     structured_output: JsonValue = None
     ended: datetime | None = None
+    budget_request: BudgetRequest | None = None  # while in state awaiting_budget
+    budget_requests: int = 0
+    budget_extensions: list[BudgetExtension] = Field(default_factory=list)
 
     @classmethod
     def begin(cls, request: TurnRequest, now: datetime) -> Turn:
@@ -122,6 +131,45 @@ class Turn(BaseModel):
         """Remembers an applied signed '*' decision, so that a copy of it decides nothing."""
         self.spent_signatures.append(value)
 
+    def request_budget(self, budget: BudgetKind, message: str, now: datetime) -> BudgetRequest:
+        """Stops the turn for a human to extend `budget`; the wait does not count as time."""
+        self.budget_requests += 1
+        self.budget_request = BudgetRequest(
+            number=self.budget_requests, budget=budget, message=message, since=now
+        )
+        self.human.start(now)
+        return self.budget_request
+
+    def grant_extension(
+        self, extension: ExtendBudgetInput, signed: bool, now: datetime
+    ) -> BudgetExtension:
+        """Applies `extension` to the budget request the turn waits on and ends the wait."""
+        request = self.budget_request
+        assert request is not None, "an extension is validated against a waiting request"
+        granted = BudgetExtension(
+            request=request.number,
+            budget=request.budget,
+            cost_usd=extension.cost_usd,
+            time_ms=extension.time_ms,
+            iterations=extension.iterations,
+            tool_interactions=extension.tool_interactions,
+            approver=extension.approver,
+            reason=extension.reason,
+            signed=signed,
+            at=now,
+        )
+        self.budget_extensions.append(granted)
+        self._end_budget_request(now)
+        return granted
+
+    def give_up_budget_request(self, now: datetime) -> None:
+        """Ends the wait for an extension that did not come in time."""
+        self._end_budget_request(now)
+
+    def _end_budget_request(self, now: datetime) -> None:
+        self.budget_request = None
+        self.human.stop(now)
+
     def append_user_text(self, text: str) -> None:
         """A message of the runtime's own to the model (e.g. a correction), sent with the next
         call."""
@@ -158,6 +206,7 @@ class Turn(BaseModel):
             duration_ms=self.elapsed_ms(now),
             models_used=list(self.models_used),
             decisions=list(self.decisions),
+            budget_extensions=list(self.budget_extensions),
             structured_output=self.structured_output,
         )
 

@@ -133,7 +133,33 @@ def details_markdown(turn: Turn, state: TurnState, pending: list[PendingCall]) -
     workflow_id = workflow.info().workflow_id
     for call in pending:
         lines += ["", *_pending_lines(workflow_id, call)]
+    if turn.budget_request is not None:
+        lines += ["", *_budget_lines(workflow_id, turn)]
     return "\n".join(lines)
+
+
+# An example amount per budget for the command shown, in the units the payload takes.
+_EXAMPLE_EXTENSION = {
+    "cost": ("--cost-usd", "cost_usd", "1"),
+    "time": ("--time-ms", "time_ms", "60000"),
+    "iterations": ("--iterations", "iterations", "5"),
+    "tool_interactions": ("--tool-interactions", "tool_interactions", "5"),
+}
+
+
+def _budget_lines(workflow_id: str, turn: Turn) -> list[str]:
+    request = turn.budget_request
+    assert request is not None
+    flag, field, amount = _EXAMPLE_EXTENSION[request.budget]
+    ours = f"turnkeeper extend {workflow_id} {flag} {amount}"
+    temporal = (
+        f"temporal workflow update execute --workflow-id {workflow_id} --name extend_budget "
+        f"--input '{{\"{field}\": {amount}}}'"
+    )
+    return [
+        f"**Waiting for a budget extension** (request {request.number}): {request.message}",
+        f"extend: `{ours}`  or  `{temporal}`",
+    ]
 
 
 def _pending_lines(workflow_id: str, call: PendingCall) -> list[str]:
