@@ -39,8 +39,8 @@ from turnkeeper.contracts.turn import AgentReport, TurnRequest
 
 DEFAULT_UI_URL: Final = "http://localhost:8233"
 WAITING_QUERY: Final = (
-    f'({SA_TURN_STATE} = "awaiting_approval" OR {SA_TURN_STATE} = "awaiting_external") '
-    'AND ExecutionStatus = "Running"'
+    f'({SA_TURN_STATE} = "awaiting_approval" OR {SA_TURN_STATE} = "awaiting_external" '
+    f'OR {SA_TURN_STATE} = "awaiting_budget") AND ExecutionStatus = "Running"'
 )
 # A query is answered by a worker; without one it would block until the server gives up.
 QUERY_TIMEOUT: Final = timedelta(seconds=10)
