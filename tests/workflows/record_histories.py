@@ -28,12 +28,14 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from turnkeeper.contracts.decision_signing import public_key_line
 from turnkeeper.contracts.names import (
+    QUERY_STATUS,
     SEARCH_ATTRIBUTES,
     SIGNAL_APPROVE,
     SIGNAL_SUBMIT_TOOL_RESULT,
     UPDATE_DECIDE,
+    UPDATE_EXTEND_BUDGET,
 )
-from turnkeeper.contracts.signals import ApproveInput
+from turnkeeper.contracts.signals import ApproveInput, TurnStatus
 
 from tests.conftest import (
     SA_KEYS,
@@ -170,6 +172,47 @@ async def signed_decisions(
     return handle
 
 
+async def paused_and_extended(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A pausing turn: its cost budget is spent after the first call and extended through the
+    `extend_budget` update, then its iterations run out and are extended too."""
+    pricey = {"input_per_mtok": 10_000.0, "output_per_mtok": 100_000.0}
+    usage = {"input_tokens": 20, "output_tokens": 3}
+    fake_api.script(
+        "golden6",
+        [
+            fake.tool_calls(("list_files", {"path": "."}), usage=usage),
+            fake.tool_calls(("read_file", {"path": "notes.md"}), usage=usage),
+            fake.text("Read the notes.", usage=usage),
+        ],
+    )
+    constraints = {"cost_budget_usd": 0.4, "on_budget_exhausted": "pause"}
+    request = scripted_request(
+        "golden6",
+        agent={"price": pricey, "max_iterations": 2},
+        task={"constraints": constraints},
+    )
+    handle = await _start(client, request, queue, workflow_id)
+    await _wait_for_budget_request(handle, 1)
+    await handle.execute_update(
+        UPDATE_EXTEND_BUDGET, {"cost_usd": 5, "approver": "alice", "reason": "worth it"}
+    )
+    await _wait_for_budget_request(handle, 2)
+    await handle.execute_update(UPDATE_EXTEND_BUDGET, {"iterations": 1, "approver": "alice"})
+    await handle.result()
+    return handle
+
+
+async def _wait_for_budget_request(handle: WorkflowHandle, number: int) -> None:
+    for _ in range(200):
+        status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
+        if status.budget_request is not None and status.budget_request.number == number:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"budget request {number} never came; last status {status}")
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -184,6 +227,7 @@ SCENARIOS = (
     decided_with_an_edit,
     signed_decisions,
     reads_a_large_file,
+    paused_and_extended,
 )
 
 
