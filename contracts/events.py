@@ -60,5 +60,13 @@ class TurnEvent(BaseModel):
     llm_calls: int | None = None
     tool_calls: int | None = None
     outcome: str | None = None
+    # compaction: what was left out of the model's requests (counts, never content)
+    strategy: str | None = None
+    trigger: str | None = None
+    removed_messages: int | None = None
+    kept_messages: int | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    max_input_tokens: int | None = None
     error_type: str | None = None
     message: str | None = None

@@ -15,6 +15,7 @@ from pydantic import (
     model_validator,
 )
 from turnkeeper.contracts.budget_extension import BudgetExtension, OnBudgetExhausted
+from turnkeeper.contracts.compaction import CompactionSpec
 from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS
@@ -102,6 +103,9 @@ class AgentSpec(BaseModel):
     # True: model calls stream, and their text reaches the turn's event stream (`turnkeeper
     # watch`) as it arrives, at the cost of a few more history events per call.
     stream: bool = False
+    # Opt-in: shorten what model calls send once it would exceed a token limit
+    # (contracts/compaction.py). None: never.
+    compaction: CompactionSpec | None = None
 
     @field_validator("model")
     @classmethod

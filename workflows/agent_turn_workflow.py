@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows import (
         budget_extension,
         budgets,
+        compaction,
         mcp_tools,
         signed_decisions,
         structured_output,
@@ -54,7 +55,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.failures import describe, fail, invalid_request
-    from turnkeeper.workflows.model_calls import call_model
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.request_checks import offered_tools, request_problem
     from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
@@ -216,7 +216,7 @@ class AgentTurnWorkflow:
         extension and calls again."""
         while True:
             try:
-                return await call_model(turn, self._offered)
+                return await compaction.call_model_compacting(turn, self._offered, self._view)
             except budgets.BudgetExhausted as exhausted:
                 await self._budget.await_extension(turn, exhausted)
 
@@ -231,6 +231,8 @@ class AgentTurnWorkflow:
             raise invalid_request(payload, problem)
         if request.agent.approver_keys() and not workflow.patched(signed_decisions.PATCH):
             raise invalid_request(payload, "agent.approvers: public keys need a newer worker")
+        if request.agent.compaction and not workflow.patched(compaction.PATCH):
+            raise invalid_request(payload, "agent.compaction needs a newer worker")
         pauses = request.task.constraints.on_budget_exhausted == "pause"
         if pauses and not workflow.patched(budget_extension.PATCH):
             raise invalid_request(

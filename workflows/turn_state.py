@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
         TurnState,
     )
     from turnkeeper.contracts.turn import AgentReport, Outcome, TurnRequest, Usage
+    from turnkeeper.workflows.context_window import ContextWindow
 
 # How much of a refused signal's own text the turn keeps: anyone may send one.
 _REFUSED_FIELD_CHARS = 200
@@ -85,6 +86,7 @@ class Turn(BaseModel):
     budget_request: BudgetRequest | None = None  # while in state awaiting_budget
     budget_requests: int = 0
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
+    context_window: ContextWindow = Field(default_factory=ContextWindow)  # agent.compaction
 
     @classmethod
     def begin(cls, request: TurnRequest, now: datetime) -> Turn:
@@ -95,17 +97,36 @@ class Turn(BaseModel):
         return turn
 
     def record_model_call(self, result: ModelCallResult) -> None:
-        self.llm_calls += 1
-        self.usage = self.usage + result.usage
-        self.cost_usd += result.cost_usd
-        if result.model not in self.models_used:
-            self.models_used.append(result.model)
+        self._bill(result)
         self.messages.append(result.message)
         self.unsent = []
         self.conversation_ref = result.conversation_ref
         self.context_ref = result.context_ref or self.context_ref
         self.declared_approval.update(result.approval_required)
         self.tool_traits.update({traits.name: traits for traits in result.tool_traits})
+
+    def record_summary_call(self, result: ModelCallResult) -> None:
+        """Bills a model call that wrote a compaction summary; the transcript does not change."""
+        self._bill(result)
+
+    def _bill(self, result: ModelCallResult) -> None:
+        self.llm_calls += 1
+        self.usage = self.usage + result.usage
+        self.cost_usd += result.cost_usd
+        if result.model not in self.models_used:
+            self.models_used.append(result.model)
+
+    def compact(self, cut: int, summary: str | None) -> None:
+        """From now on the model sees the transcript without its messages 1..cut (replaced by
+        `summary`, or by a note); the next call sends that view whole, as a new conversation."""
+        self.context_window.cut = cut
+        self.context_window.summary = summary
+        self.context_window.compactions += 1
+        self.resend_everything()
+
+    def sent_messages(self) -> list[Message]:
+        """The transcript as model calls see it: all of it, unless compacted."""
+        return self.context_window.view(self.messages)
 
     def record_tool_results(self, results: list[tuple[ToolResultBlock, str | None]]) -> None:
         """Appends one user message with a `tool_result` per call, in call order. A result that
@@ -181,7 +202,9 @@ class Turn(BaseModel):
         """Forgets the stored conversation so the next call sends it inline (the store lost it)."""
         self.conversation_ref = None
         self.context_ref = None
-        self.unsent = [MessageDraft(role=m.role, content=list(m.content)) for m in self.messages]
+        self.unsent = [
+            MessageDraft(role=m.role, content=list(m.content)) for m in self.sent_messages()
+        ]
 
     def active_ms(self, now: datetime) -> int:
         return _ms(now - self.started) - self.human.waited_ms(now)
