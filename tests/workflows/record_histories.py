@@ -36,6 +36,7 @@ from turnkeeper.contracts.names import (
     UPDATE_EXTEND_BUDGET,
 )
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
+from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
 
 from tests.conftest import (
     SA_KEYS,
@@ -204,6 +205,34 @@ async def paused_and_extended(
     return handle
 
 
+async def compacted(client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str) -> Any:
+    """A turn with `agent.compaction` (summarize) that reads the ledger six times under a limit
+    that holds about three reads: its early exchanges are summarized by a model call."""
+    calls = iter(range(1, 100))
+
+    def reply(body: dict[str, Any]) -> fake.Reply:
+        if body.get("system") == SUMMARY_INSTRUCTIONS:
+            return fake.text("The agent read ledger.md; it lists 60 entries about the light.")
+        n = next(calls)
+        if n > 6:
+            return fake.text("Read the ledger six times.")
+        use = {"type": "tool_use", "id": f"toolu_ledger_{n}", "name": "read_file"}
+        return fake.MessageReply(({**use, "input": {"path": "ledger.md"}},), "tool_use")
+
+    fake_api.script("golden7", [reply] * 10)
+    request = scripted_request(
+        "golden7",
+        agent={
+            "tools": ["read_file"],
+            "compaction": {"strategy": "summarize", "max_input_tokens": 2000},
+        },
+        task={"input": f"Read ledger.md six times. {fake.script_marker('golden7')}"},
+    )
+    handle = await _start(client, request, queue, workflow_id)
+    await handle.result()
+    return handle
+
+
 async def _wait_for_budget_request(handle: WorkflowHandle, number: int) -> None:
     for _ in range(200):
         status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
@@ -228,6 +257,7 @@ SCENARIOS = (
     signed_decisions,
     reads_a_large_file,
     paused_and_extended,
+    compacted,
 )
 
 
