@@ -82,8 +82,9 @@ async def test_without_compaction_the_same_turn_outgrows_the_limit(turns: TurnRu
     request = long_turn(turns, None)
     report = await turns.run(request)
 
-    tokens = [request_tokens(r) for r in turns.fake.requests_for(_key(request))]
-    assert max(tokens) > 3 * LIMIT
+    requests = turns.fake.requests_for(_key(request))
+    print("uncompacted request sizes (tokens, bytes):", sizes(requests))
+    assert max(request_tokens(r) for r in requests) > 3 * LIMIT
     assert report.output == f"Read it {READS} times."
 
 
