@@ -129,7 +129,7 @@ def tool_interactions_left(turn: Turn) -> bool:
 def check_tool_interactions(turn: Turn) -> None:
     """A pausing turn whose model used its last tool interaction waits for more before its next
     call; without an extension that call is made without tools, as for any turn."""
-    if not pauses(turn) or tool_interactions_left(turn) or turn.tool_interactions == 0:
+    if not pauses(turn) or tool_interactions_left(turn) or not _answers_tool_calls(turn):
         return
     limit = limits(turn).max_tool_interactions
     raise BudgetExhausted(
@@ -137,6 +137,13 @@ def check_tool_interactions(turn: Turn) -> None:
         "",
         f"tool interaction budget of {limit} spent: the next model call would get no tools",
     )
+
+
+def _answers_tool_calls(turn: Turn) -> bool:
+    """Whether the next call carries tool results: the model has just used tools, and would
+    use more. After a call without tools (an extension that never came) it is not asked again."""
+    last = turn.messages[-1] if turn.messages else None
+    return last is not None and any(block.type == "tool_result" for block in last.content)
 
 
 def fail_cost_budget(turn: Turn, detail: str) -> NoReturn:

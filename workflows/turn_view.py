@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         TURN_STATE,
     )
     from turnkeeper.contracts.signals import PendingCall, TurnState
+    from turnkeeper.workflows import budgets
     from turnkeeper.workflows.turn_state import Turn
 
 _INPUT_PREVIEW_CHARS = 300
@@ -120,14 +121,15 @@ def _pairs(values: dict[str, Any]) -> list[SearchAttributePair[Any]]:
 def details_markdown(turn: Turn, state: TurnState, pending: list[PendingCall]) -> str:
     """The Web UI's "current details" of the turn: where it is, what it cost, who it waits for."""
     request = turn.request
-    agent, constraints = request.agent, request.task.constraints
+    agent = request.agent
+    limits = budgets.limits(turn)  # extensions included
     cost = f"${turn.cost_usd:.4f}"
-    if constraints.cost_budget_usd is not None:
-        cost += f" of ${constraints.cost_budget_usd:g}"
+    if limits.cost_budget_usd is not None:
+        cost += f" of ${limits.cost_budget_usd:g}"
     lines = [
         f"**{agent.id}** · task `{request.task.id}` · **{state.replace('_', ' ')}**",
         "",
-        f"Iteration {turn.iteration} of {agent.max_iterations} · cost {cost} · "
+        f"Iteration {turn.iteration} of {limits.max_iterations} · cost {cost} · "
         f"{turn.llm_calls} model calls · {turn.tool_calls} tool calls",
     ]
     workflow_id = workflow.info().workflow_id

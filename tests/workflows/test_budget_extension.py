@@ -97,6 +97,31 @@ async def test_a_spent_cost_budget_waits_for_an_extension_then_completes(
     assert final.state == "completed" and final.budget_request is None
 
 
+async def test_a_call_cut_off_by_the_time_budget_is_made_again_once_extended(
+    turns: TurnRunner,
+) -> None:
+    key = new_key()
+    turns.fake.script(
+        key,
+        [
+            fake.slow(fake.tool_calls(LIST), 0.6),
+            [fake.slow(fake.tool_calls(LIST), 2.0), fake.text("Made it.")],
+        ],
+    )
+    handle = await turns.start(pausing(key, {"time_budget_ms": 1000}))
+
+    status = await wait_for_budget_request(handle)
+    assert status.budget_request is not None and status.budget_request.budget == "time"
+    assert status.budget_request.message.startswith("time budget of 1000 ms spent: ")
+    result = await extend(handle, {"time_ms": 30_000})
+
+    assert result.limits.time_budget_ms == 31_000
+    report: AgentReport = await handle.result()
+    assert report.output == "Made it."
+    # The call that ran out of time was made again after the extension, not retried before.
+    assert [r.attempt for r in turns.fake.requests_for(key)] == [0, 0, 1]
+
+
 async def test_spent_iterations_wait_for_more(turns: TurnRunner) -> None:
     key = new_key()
     turns.fake.script(key, [fake.tool_calls(LIST), fake.tool_calls(LIST), fake.text("Found it.")])
