@@ -14,6 +14,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 from temporalio.client import WorkflowHandle
+from temporalio.service import RPCError
 from turnkeeper.contracts.decision_signing import public_key_line
 from turnkeeper.contracts.names import QUERY_STATUS
 from turnkeeper.contracts.signals import TurnStatus
@@ -26,6 +27,7 @@ from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixtu
 )
 from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binary
 from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import script_marker
 from tests.workflows.test_budget_extension import wait_for_budget_request
 from turnkeeper.client import TurnHandle
 from turnkeeper.errors import DecisionRefused
@@ -114,6 +116,52 @@ async def test_extend_with_a_key_signs_for_the_request(turns: TurnRunner, tmp_pa
     assert "signed by alice" in signed.stdout
     report: AgentReport = await handle.result()
     assert [e.signed for e in report.budget_extensions] == [True]
+
+
+async def test_run_shows_the_budget_request_with_the_commands_that_extend_it(
+    turns: TurnRunner, tmp_path: Path
+) -> None:
+    key = new_key()
+    turns.fake.script(key, [fake.tool_calls(LIST), fake.text("Done.")])
+    agent_file = tmp_path / "agent.json"
+    agent = {
+        "id": "pausing-agent",
+        "model": "anthropic:claude-sonnet-4-6",
+        "system_prompt": script_marker(key),
+        "max_iterations": 1,
+        "constraints": {"on_budget_exhausted": "pause"},
+    }
+    agent_file.write_text(json.dumps(agent))
+    workflow_id = f"turn-budget-{new_key()}"
+    address = address_of(turns.client)
+    arguments = [
+        "run", "List the files", "--agent", str(agent_file), "--id", workflow_id,
+        "--task-queue", turns.task_queue, *address,
+    ]  # fmt: skip
+    running = asyncio.create_task(invoke(*arguments))
+    try:
+        handle = turns.client.get_workflow_handle(workflow_id)
+        for _ in range(100):
+            if running.done():
+                break
+            try:
+                await wait_for_budget_request(handle)
+                break
+            except RPCError:
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(1.2)  # two status polls of the running command: it saw the request
+        extended = await invoke("extend", workflow_id, "--iterations", "1", *address)
+        result = await asyncio.wait_for(running, timeout=20)
+    finally:
+        if not running.done():  # never leave the command's thread following a live turn
+            await turns.client.get_workflow_handle(workflow_id).terminate("test failed")
+            await running
+
+    assert extended.exit_code == 0, extended.output
+    assert result.exit_code == 0, result.output
+    assert "budget waits for an extension of its iterations (request 1" in result.stdout
+    assert f"turnkeeper extend {workflow_id} --iterations 5" in result.stdout
+    assert "Done." in result.stdout
 
 
 async def test_the_temporal_cli_extends_a_budget(turns: TurnRunner) -> None:
