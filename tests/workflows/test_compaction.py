@@ -7,17 +7,28 @@ from __future__ import annotations
 
 import itertools
 import json
+import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.client import Client
+from temporalio.contrib.opentelemetry import OpenTelemetryPlugin
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.names import QUERY_TRANSCRIPT
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
 from turnkeeper.workflows.context_window import ContextWindow, cuts
 
-from tests.conftest import TurnRunner, failure_of, new_key, scripted_request
+from tests.conftest import (
+    TurnRunner,
+    failure_of,
+    make_settings,
+    new_key,
+    running_worker,
+    scripted_request,
+)
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.anthropic_replies import (
     JsonDict,
@@ -26,7 +37,8 @@ from tests.fakes.anthropic_replies import (
     estimate_tokens,
     request_text_chars,
 )
-from tests.fakes.fake_anthropic import ReceivedRequest, script_marker
+from tests.fakes.fake_anthropic import FakeAnthropic, ReceivedRequest, script_marker
+from tests.telemetry_capture import capture
 from turnkeeper.watch import turn_events
 
 LIMIT = 2_000
@@ -224,3 +236,35 @@ def test_cuts_land_on_whole_exchanges_and_keep_the_first_and_the_last() -> None:
 
 def _key(request: dict[str, Any]) -> str:
     return request["task"]["id"].removeprefix("task-")
+
+
+async def test_each_compaction_is_one_span_around_its_summary_call_despite_replays(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    telemetry = capture()
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    runner = TurnRunner(client, settings.task_queue, settings, fake_anthropic)
+    request = long_turn(runner, "summarize")
+    telemetry.clear_spans()
+    # No workflow cache: every workflow task replays the turn from its start.
+    async with running_worker(
+        client, settings, fake_anthropic, plugins=[OpenTelemetryPlugin()], max_cached_workflows=0
+    ):
+        handle = await runner.start(request)
+        await handle.result()
+        events = [e async for e in turn_events(client, handle.id)]
+
+    compactions = [e for e in events if e.kind == "compacted"]
+    spans = [s for s in telemetry.spans() if s.name == "compaction"]
+    assert len(spans) == len(compactions) >= 2
+    for span, event in zip(spans, compactions, strict=True):
+        attributes = dict(span.attributes or {})
+        assert attributes["turnkeeper.compaction.strategy"] == "summarize"
+        assert attributes["turnkeeper.compaction.removed_messages"] == event.removed_messages
+        assert attributes["turnkeeper.compaction.tokens_after"] == event.tokens_after
+        children = [
+            s for s in telemetry.spans() if s.parent and s.parent.span_id == span.context.span_id
+        ]
+        assert [s.name for s in children if s.name.startswith("model_call")] == [
+            "model_call claude-sonnet-4-6"
+        ]
