@@ -35,10 +35,11 @@ class ExtendBudgetInput(BaseModel):
     """The payload of the `extend_budget` update: amounts added to the turn's budgets."""
 
     model_config = ConfigDict(extra="forbid")
-    cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    time_ms: int | None = Field(default=None, gt=0)
-    iterations: int | None = Field(default=None, gt=0)
-    tool_interactions: int | None = Field(default=None, gt=0)
+    # Strict: `true` or "5" is a mistake to refuse, not an amount to guess.
+    cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    time_ms: int | None = Field(default=None, gt=0, strict=True)
+    iterations: int | None = Field(default=None, gt=0, strict=True)
+    tool_interactions: int | None = Field(default=None, gt=0, strict=True)
     approver: str = ""
     reason: str = ""
     # Required when the agent's approvers have public keys.

@@ -178,6 +178,9 @@ async def test_the_validator_refuses_every_bad_extension_and_the_turn_keeps_wait
     assert "iterations" in await refusal(handle, {"iterations": 0, "approver": "alice"})
     assert "extra" in (await refusal(handle, {"cost_usd": 1, "dollars": 1})).lower()
     assert "cost_usd" in await refusal(handle, {"cost_usd": "a lot", "approver": "alice"})
+    assert "cost_usd" in await refusal(handle, {"cost_usd": "1", "approver": "alice"})
+    assert "iterations" in await refusal(handle, {"iterations": True, "approver": "alice"})
+    assert "time_ms" in await refusal(handle, {"time_ms": 1.5, "approver": "alice"})
     waits_for_cost = await refusal(handle, {"iterations": 3, "approver": "alice"})
     assert "waits for more cost (cost_usd); this extension adds none" in waits_for_cost
     unlimited = await refusal(handle, {"cost_usd": 1, "time_ms": 5000, "approver": "alice"})

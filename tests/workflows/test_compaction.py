@@ -184,6 +184,20 @@ async def test_context_too_long_compacts_once_and_calls_again(turns: TurnRunner)
     assert compacted.trigger == "context_too_long"
 
 
+async def test_context_too_long_with_nothing_left_to_leave_out_fails_the_turn(
+    turns: TurnRunner,
+) -> None:
+    key = new_key()
+    turns.fake.script(key, [fake.context_window_exceeded()])
+    agent = {"compaction": {"strategy": "drop_oldest", "max_input_tokens": 100_000}}
+
+    error, partial = await failure_of(turns, scripted_request(key, agent=agent))
+
+    assert error.type == "LLMContextTooLong"
+    assert error.message.endswith("; compaction found no earlier exchange left to leave out")
+    assert partial.llm_calls == 0
+
+
 async def test_context_too_long_without_compaction_fails_the_turn(turns: TurnRunner) -> None:
     key = new_key()
     turns.fake.script(key, [fake.context_window_exceeded()])
