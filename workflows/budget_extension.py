@@ -75,9 +75,9 @@ def extension_problem(turn: Turn, extension: ExtendBudgetInput, workflow_id: str
             f"the turn waits for more {request.budget.replace('_', ' ')} "
             f"({AMOUNT_FIELDS[request.budget]}); this extension adds none"
         )
-    unlimited = limits(turn)
+    now = limits(turn)
     for budget in amounts:
-        if _unlimited(unlimited.model_dump(), budget):
+        if getattr(now, _LIMIT_FIELDS[budget]) is None:
             return f"{AMOUNT_FIELDS[budget]}: the turn's {budget.replace('_', ' ')} is unlimited"
     agent = turn.request.agent
     approvers = agent.approver_names()
@@ -89,13 +89,10 @@ def extension_problem(turn: Turn, extension: ExtendBudgetInput, workflow_id: str
     )
 
 
+# The field of BudgetLimits that each budget extends.
 _LIMIT_FIELDS: Final = {
     "cost": "cost_budget_usd",
     "time": "time_budget_ms",
     "iterations": "max_iterations",
     "tool_interactions": "max_tool_interactions",
 }
-
-
-def _unlimited(limits_now: dict[str, object], budget: str) -> bool:
-    return limits_now[_LIMIT_FIELDS[budget]] is None

@@ -118,6 +118,39 @@ async def test_extend_with_a_key_signs_for_the_request(turns: TurnRunner, tmp_pa
     assert [e.signed for e in report.budget_extensions] == [True]
 
 
+async def test_extend_print_writes_the_signed_payload_for_the_temporal_cli(
+    turns: TurnRunner, tmp_path: Path
+) -> None:
+    key = Ed25519PrivateKey.generate()
+    key_file = tmp_path / "id_ed25519"
+    key_file.write_bytes(key.private_bytes(Encoding.PEM, PrivateFormat.OpenSSH, NoEncryption()))
+    approvers = [{"name": "alice", "public_key": public_key_line(key)}]
+    handle = await out_of_iterations(turns, id="printed-extend", approvers=approvers)
+    address = address_of(turns.client)
+
+    printed = await invoke(
+        "extend", handle.id, "--iterations", "2", "--approver", "alice", "--key", str(key_file),
+        "--print", *address,
+    )  # fmt: skip
+
+    assert printed.exit_code == 0, printed.output
+    payload = json.loads(printed.stdout)
+    assert payload["iterations"] == 2 and payload["approver"] == "alice"
+    assert set(payload["signature"]) == {"expires_at", "value"}
+    assert "temporal workflow update execute" in printed.stderr
+    status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
+    assert status.state == "awaiting_budget"  # printed, not sent
+    command = [
+        temporal_binary("temporal"), "workflow", "update", "execute",
+        "--workflow-id", handle.id, "--name", "extend_budget", "--input", printed.stdout.strip(),
+        *address, "-o", "json",
+    ]  # fmt: skip
+    done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    report: AgentReport = await handle.result()
+    assert [e.signed for e in report.budget_extensions] == [True]
+
+
 async def test_run_shows_the_budget_request_with_the_commands_that_extend_it(
     turns: TurnRunner, tmp_path: Path
 ) -> None:
