@@ -27,6 +27,7 @@ from turnkeeper.contracts.turn import AgentReport
 from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.workflows.test_continue_as_new import eager_env, run_ids  # noqa: F401 (a fixture)
 
 LIST = ("list_files", {"path": "."})
 PRICEY = {"input_per_mtok": 10_000.0, "output_per_mtok": 100_000.0}  # $0.01 / $0.1 a token
@@ -303,3 +304,31 @@ async def test_no_extension_in_time_fails_typed_with_the_partial_report(
 async def _current_details(handle: WorkflowHandle) -> str:
     metadata = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
     return metadata.current_details
+
+
+async def test_extensions_carry_over_continue_as_new(
+    eager_env: WorkflowEnvironment,  # noqa: F811
+    fake_anthropic: FakeAnthropic,
+    tmp_path: Path,
+) -> None:
+    key = new_key()
+    fake_anthropic.script(
+        key, [fake.tool_calls(LIST)] * 12 + [fake.text("Listed it twelve times.")]
+    )
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    async with running_worker(eager_env.client, settings, fake_anthropic):
+        handle = await eager_env.client.start_workflow(
+            WORKFLOW_TYPE,
+            pausing(key, {}, max_iterations=2),
+            id=f"turn-{uuid.uuid4()}",
+            task_queue=settings.task_queue,
+            result_type=AgentReport,
+        )
+        await wait_for_budget_request(handle)
+        await extend(handle, {"iterations": 11, "approver": "alice"})
+        report: AgentReport = await handle.result()
+
+    assert len(await run_ids(eager_env.client, handle.id)) >= 2
+    assert (report.output, report.iterations) == ("Listed it twelve times.", 13)
+    [extension] = report.budget_extensions
+    assert extension.iterations == 11

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 from temporalio.contrib.opentelemetry import OpenTelemetryPlugin
+from temporalio.testing import WorkflowEnvironment
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.names import QUERY_TRANSCRIPT
 from turnkeeper.contracts.turn import AgentReport
@@ -39,6 +40,7 @@ from tests.fakes.anthropic_replies import (
 )
 from tests.fakes.fake_anthropic import FakeAnthropic, ReceivedRequest, script_marker
 from tests.telemetry_capture import capture
+from tests.workflows.test_continue_as_new import eager_env, run_ids  # noqa: F401 (a fixture)
 from turnkeeper.watch import turn_events
 
 LIMIT = 2_000
@@ -282,3 +284,22 @@ async def test_each_compaction_is_one_span_around_its_summary_call_despite_repla
         assert [s.name for s in children if s.name.startswith("model_call")] == [
             "model_call claude-sonnet-4-6"
         ]
+
+
+async def test_compaction_carries_over_continue_as_new(
+    eager_env: WorkflowEnvironment,  # noqa: F811
+    fake_anthropic: FakeAnthropic,
+    tmp_path: Path,
+) -> None:
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    runner = TurnRunner(eager_env.client, settings.task_queue, settings, fake_anthropic)
+    request = long_turn(runner, "drop_oldest")
+    async with running_worker(eager_env.client, settings, fake_anthropic):
+        handle = await runner.start(request)
+        report: AgentReport = await handle.result()
+
+    assert len(await run_ids(eager_env.client, handle.id)) >= 2
+    requests = fake_anthropic.requests_for(_key(request))
+    assert len(requests) == READS + 1
+    assert max(request_tokens(r) for r in requests) <= LIMIT
+    assert len(report.messages) == 2 * READS + 2
