@@ -98,6 +98,32 @@ async def test_a_spent_cost_budget_waits_for_an_extension_then_completes(
     assert final.state == "completed" and final.budget_request is None
 
 
+async def test_a_call_refused_for_its_input_cost_is_made_once_extended(
+    turns: TurnRunner,
+) -> None:
+    key = new_key()
+    turns.fake.script(
+        key,
+        [
+            fake.tool_calls(LIST, usage={"input_tokens": 90, "output_tokens": 0}),
+            fake.text("Done.", usage={"input_tokens": 90, "output_tokens": 0}),
+        ],
+    )
+    price = {"input_per_mtok": 10_000.0, "output_per_mtok": 0.0}  # $0.01 an input token
+    handle = await turns.start(pausing(key, {"cost_budget_usd": 1.0}, price=price))
+
+    status = await wait_for_budget_request(handle)
+    request = status.budget_request
+    assert request is not None and request.budget == "cost"
+    assert "model call 2 was not made: its input alone" in request.message
+    assert len(turns.fake.requests_for(key)) == 1  # the refused call never reached the API
+    await extend(handle, {"cost_usd": 2})
+
+    report: AgentReport = await handle.result()
+    assert report.output == "Done."
+    assert report.cost_usd == pytest.approx(1.8)
+
+
 async def test_a_call_cut_off_by_the_time_budget_is_made_again_once_extended(
     turns: TurnRunner,
 ) -> None:
