@@ -87,7 +87,7 @@ class TurnView:
                 kind=kind,
                 at=workflow.now(),
                 iteration=turn.iteration,
-                max_iterations=turn.request.agent.max_iterations,
+                max_iterations=budgets.iteration_limit(turn),
                 **fields,
             )
         )
