@@ -38,9 +38,10 @@ with workflow.unsafe.imports_passed_through():
         load_ssh_public_key,
     )
 
-# The kind of the `approve` signal and the `decide` update. A budget extension will sign its own
-# fields under its own kind, with the same Signature object.
+# The kind of the `approve` signal and the `decide` update. A budget extension signs its own
+# fields under its own kind, with the same Signature object, so that neither can pass for the other.
 DECISION: Final = "decision"
+BUDGET_EXTENSION: Final = "budget-extension"
 SIGNATURE_BYTES: Final = 64
 EXPIRES_AT_FIELD: Final = "expires_at"
 _KIND = re.compile(r"^[a-z][a-z0-9-]{0,62}$")

@@ -23,6 +23,9 @@ EventKind = Literal[
     "approval_requested",
     "approval_decided",
     "budget_status",
+    "budget_exhausted",
+    "budget_extended",
+    "compacted",
     "turn_finished",
     "turn_failed",
 ]
@@ -49,6 +52,7 @@ class TurnEvent(BaseModel):
     approver: str | None = None
     reason: str | None = None
     # budgets and the end of the turn
+    budget: str | None = None  # which budget was spent or extended
     cost_usd: float | None = None
     cost_budget_usd: float | None = None
     elapsed_ms: int | None = None
@@ -56,5 +60,13 @@ class TurnEvent(BaseModel):
     llm_calls: int | None = None
     tool_calls: int | None = None
     outcome: str | None = None
+    # compaction: what was left out of the model's requests (counts, never content)
+    strategy: str | None = None
+    trigger: str | None = None
+    removed_messages: int | None = None
+    kept_messages: int | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    max_input_tokens: int | None = None
     error_type: str | None = None
     message: str | None = None

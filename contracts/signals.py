@@ -6,13 +6,20 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from turnkeeper.contracts.budget_extension import BudgetExtension, BudgetRequest
 from turnkeeper.contracts.decision_signing import DECISION, Signature, decision_fields, sign
 
 if TYPE_CHECKING:  # cryptography is imported once, by decision_signing (see there why)
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 TurnState = Literal[
-    "running", "awaiting_approval", "awaiting_external", "completed", "failed", "cancelled"
+    "running",
+    "awaiting_approval",
+    "awaiting_external",
+    "awaiting_budget",
+    "completed",
+    "failed",
+    "cancelled",
 ]
 PendingKind = Literal["approval", "external"]
 
@@ -122,6 +129,9 @@ class TurnStatus(BaseModel):
     # The latest `approve` signals that were ignored (unsigned, forged, expired, stale), newest
     # last; at most MAX_REFUSED_DECISIONS.
     refused_decisions: list[RefusedDecision] = Field(default_factory=list)
+    # In state `awaiting_budget`: the budget the turn waits to have extended.
+    budget_request: BudgetRequest | None = None
+    budget_extensions: list[BudgetExtension] = Field(default_factory=list)
 
     def signed_tool(self, call_id: str) -> str | None:
         """The tool a signed decision on `call_id` names: `*` for every waiting call, else the

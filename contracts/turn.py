@@ -14,6 +14,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from turnkeeper.contracts.budget_extension import BudgetExtension, OnBudgetExhausted
+from turnkeeper.contracts.compaction import CompactionSpec
 from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS
@@ -101,6 +103,9 @@ class AgentSpec(BaseModel):
     # True: model calls stream, and their text reaches the turn's event stream (`turnkeeper
     # watch`) as it arrives, at the cost of a few more history events per call.
     stream: bool = False
+    # Opt-in: shorten what model calls send once it would exceed a token limit
+    # (contracts/compaction.py). None: never.
+    compaction: CompactionSpec | None = None
 
     @field_validator("model")
     @classmethod
@@ -153,6 +158,9 @@ class Constraints(BaseModel):
     # Tool calls whose arguments do not match the tool's schema are sent back to the model to
     # correct, this many times per turn; one more fails the turn with ToolArgumentsInvalid.
     max_argument_corrections: int = Field(default=3, ge=0)
+    # "pause": a turn that would exceed a budget waits up to approval_timeout_s for the
+    # `extend_budget` update instead of failing (contracts/budget_extension.py).
+    on_budget_exhausted: OnBudgetExhausted = "fail"
 
     def needs_approval(self, tool: str) -> bool:
         return "*" in self.require_approval or tool in self.require_approval
@@ -243,3 +251,4 @@ class AgentReport(BaseModel):
     # The stored conversation after this turn (a later turn's `history_ref` continues it); None
     # when nothing was stored (no model call and no history_ref).
     conversation_ref: str | None = None
+    budget_extensions: list[BudgetExtension] = Field(default_factory=list)

@@ -30,9 +30,13 @@ __all__ = [
     "Agent",
     "AgentReport",
     "AutonomyBoundaryViolation",
+    "BudgetExtension",
+    "BudgetRequest",
+    "Compaction",
     "Constraints",
     "DecisionRecord",
     "DecisionRefused",
+    "ExtendBudgetResult",
     "InvalidSessionRequest",
     "InvalidTurnRequest",
     "LLMAuthError",
@@ -95,6 +99,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "TurnStatus": ("turnkeeper.contracts.signals", "TurnStatus"),
     "PendingCall": ("turnkeeper.contracts.signals", "PendingCall"),
     "DecisionRecord": ("turnkeeper.contracts.signals", "DecisionRecord"),
+    "BudgetRequest": ("turnkeeper.contracts.budget_extension", "BudgetRequest"),
+    "BudgetExtension": ("turnkeeper.contracts.budget_extension", "BudgetExtension"),
+    "ExtendBudgetResult": ("turnkeeper.contracts.budget_extension", "ExtendBudgetResult"),
+    "Compaction": ("turnkeeper.contracts.compaction", "CompactionSpec"),
     **{
         name: ("turnkeeper.errors", name)
         for name in (
@@ -138,6 +146,12 @@ if TYPE_CHECKING:
     from turnkeeper.activities.tools.registry import worker_tool as tool
     from turnkeeper.client import TurnHandle, pending, start_turn, turn
     from turnkeeper.connection import connect
+    from turnkeeper.contracts.budget_extension import (
+        BudgetExtension,
+        BudgetRequest,
+        ExtendBudgetResult,
+    )
+    from turnkeeper.contracts.compaction import CompactionSpec as Compaction
     from turnkeeper.contracts.events import TurnEvent
     from turnkeeper.contracts.messages import Message
     from turnkeeper.contracts.session import SessionStatus

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.text import Text
 
-from turnkeeper import codec_command, commands, demo
+from turnkeeper import codec_command, commands, demo, extend_command
 from turnkeeper.activities.store.keyring import EncryptionKeyError, UnreadableContentError
 from turnkeeper.chat import ChatOptions, run_chat
 from turnkeeper.codec_server import (
@@ -29,6 +30,7 @@ from turnkeeper.codec_server import (
 )
 from turnkeeper.connection import TemporalUnreachableError
 from turnkeeper.console import CommandError, ConsoleApp, err, log_to_stderr, out
+from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.contracts.signals import ApproveInput
 from turnkeeper.devserver import DevServerError
@@ -352,6 +354,74 @@ def _decide(
             commands.print_decision(connection, workflow_id, decision.call_id, decision, signer)
         )
     _execute(commands.decide(connection, workflow_id, decision.call_id, decision, signer))
+
+
+_AMOUNTS = "Amounts (at least one)"
+
+
+@app.command()
+def extend(
+    workflow_id: WorkflowId,
+    cost_usd: Annotated[
+        float | None,
+        typer.Option(help="USD added to the cost budget", rich_help_panel=_AMOUNTS),
+    ] = None,
+    time_ms: Annotated[
+        int | None,
+        typer.Option(help="Milliseconds added to the time budget", rich_help_panel=_AMOUNTS),
+    ] = None,
+    iterations: Annotated[
+        int | None,
+        typer.Option(help="Iterations added to max_iterations", rich_help_panel=_AMOUNTS),
+    ] = None,
+    tool_interactions: Annotated[
+        int | None,
+        typer.Option(
+            help="Tool interactions added to max_tool_interactions", rich_help_panel=_AMOUNTS
+        ),
+    ] = None,
+    reason: Annotated[str, typer.Option(help="Why")] = "",
+    approver: Approver = None,
+    key: KeyFile = None,
+    expires_in: ExpiresIn = DEFAULT_EXPIRES_IN,
+    print_payload: Annotated[
+        bool,
+        typer.Option(
+            "--print",
+            help="Print the extend_budget payload (signed, with --key) instead of sending it",
+            rich_help_panel=_SIGNING,
+        ),
+    ] = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Give a turn waiting for a budget extension (state awaiting_budget) more budget."""
+    try:
+        extension = ExtendBudgetInput(
+            cost_usd=cost_usd,
+            time_ms=time_ms,
+            iterations=iterations,
+            tool_interactions=tool_interactions,
+            reason=reason,
+            approver=_approver_name(approver, key),
+        )
+    except ValidationError as error:
+        problems = "; ".join(
+            f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-') or 'extension'}: {e['msg']}"
+            if e["loc"]
+            else e["msg"].removeprefix("Value error, ")
+            for e in error.errors()
+        )
+        err.print(Text(f"error: {problems}", style="red"), soft_wrap=True)
+        raise typer.Exit(2) from None
+    try:
+        signer = signer_for(key, extension.approver, expires_in)
+    except CommandError as error:
+        err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
+        raise typer.Exit(error.exit_code) from None
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(extend_command.extend(connection, workflow_id, extension, signer, print_payload))
 
 
 @app.command()

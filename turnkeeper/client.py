@@ -29,6 +29,7 @@ from temporalio.client import (
 )
 from temporalio.exceptions import ApplicationError
 
+from turnkeeper.contracts.budget_extension import ExtendBudgetInput, ExtendBudgetResult
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import (
@@ -39,6 +40,7 @@ from turnkeeper.contracts.names import (
     SIGNAL_SUBMIT_TOOL_RESULT,
     TASK_QUEUE_ENV,
     UPDATE_DECIDE,
+    UPDATE_EXTEND_BUDGET,
 )
 from turnkeeper.contracts.signals import (
     ALL_PENDING,
@@ -124,6 +126,54 @@ class TurnHandle:
         """
         decision = ApproveInput(call_id=call_id, approved=False, approver=approver, reason=reason)
         return await self._decide(decision, key, expires_in)
+
+    async def extend_budget(
+        self,
+        *,
+        cost_usd: float | None = None,
+        time_ms: int | None = None,
+        iterations: int | None = None,
+        tool_interactions: int | None = None,
+        approver: str = "",
+        reason: str = "",
+        key: Ed25519PrivateKey | None = None,
+        expires_in: timedelta = DEFAULT_SIGNATURE_LIFETIME,
+    ) -> ExtendBudgetResult:
+        """Give a turn waiting in state `awaiting_budget` more budget (amounts are added; at
+        least one). With `key` the extension is signed for the request the turn waits on
+        (required when the agent's approvers have public keys).
+
+        Raises:
+            pydantic.ValidationError: No amount, or one that is not positive.
+            DecisionRefused: The turn refused it (the message says why).
+        """
+        extension = ExtendBudgetInput(
+            cost_usd=cost_usd,
+            time_ms=time_ms,
+            iterations=iterations,
+            tool_interactions=tool_interactions,
+            approver=approver,
+            reason=reason,
+        )
+        if key is not None:
+            status = await self.status()
+            request = status.budget_request
+            if request is None:
+                raise DecisionRefused(f"{self.id} is not waiting for a budget extension")
+            expires = datetime.now(UTC) + expires_in
+            extension = extension.signed_with(
+                key, self.id, status.agent_id, request.number, expires
+            )
+        try:
+            return await self.workflow.execute_update(
+                UPDATE_EXTEND_BUDGET,
+                extension.model_dump(mode="json", exclude_none=True),
+                result_type=ExtendBudgetResult,
+            )
+        except WorkflowUpdateFailedError as error:
+            cause = error.cause
+            message = cause.message if isinstance(cause, ApplicationError) else str(cause)
+            raise DecisionRefused(message) from None
 
     async def submit(self, call_id: str, output: JsonValue, *, is_error: bool = False) -> None:
         """The caller's result for an external tool call."""

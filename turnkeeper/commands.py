@@ -23,6 +23,7 @@ from turnkeeper import watch as live_view
 from turnkeeper.approvals import list_standing, revoke
 from turnkeeper.connection import connect
 from turnkeeper.console import CommandError, err, out
+from turnkeeper.contracts.budget_extension import BudgetRequest
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import (
     QUERY_TRANSCRIPT,
@@ -269,8 +270,11 @@ async def _follow_to_end(
     async def announce(calls: list[PendingCall]) -> None:
         render.pending(info, handle.id, calls, target)
 
+    async def announce_budget(request: BudgetRequest) -> None:
+        render.budget_request(info, handle.id, request, target)
+
     try:
-        outcome = await follow(handle, announce)
+        outcome = await follow(handle, announce, on_budget=announce_budget)
     except asyncio.CancelledError:  # Ctrl-C: only the following stops, never the turn
         info.print(f"Stopped following; the turn goes on. Again: turnkeeper result {handle.id}")
         raise

@@ -19,8 +19,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, BudgetRequest
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from turnkeeper.contracts.names import SIGNAL_APPROVE, SIGNAL_SUBMIT_TOOL_RESULT
+from turnkeeper.contracts.names import (
+    SIGNAL_APPROVE,
+    SIGNAL_SUBMIT_TOOL_RESULT,
+    UPDATE_EXTEND_BUDGET,
+)
 from turnkeeper.contracts.signals import PendingCall, RefusedDecision, TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.turns import Target, TurnFailure, WaitingTurn
@@ -94,6 +99,8 @@ def status(console: Console, workflow_id: str, turn_status: TurnStatus, target: 
     console.print(grid)
     if turn_status.pending:
         pending(console, workflow_id, turn_status.pending, target)
+    if turn_status.budget_request is not None:
+        budget_request(console, workflow_id, turn_status.budget_request, target)
     if turn_status.refused_decisions:
         refused(console, turn_status.refused_decisions)
 
@@ -135,6 +142,49 @@ def pending(
         console.print(Text(f"  input: {summarize(call.input)}"), soft_wrap=True)
         for command in decide_commands(workflow_id, call, target):
             console.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
+
+
+def budget_request(
+    console: Console, workflow_id: str, request: BudgetRequest, target: Target
+) -> None:
+    """What the turn waits to have extended, and the commands that extend it."""
+    console.print(
+        Text.assemble(
+            ("⏸ ", "yellow"),
+            ("budget", "bold"),
+            f" waits for an extension of its {request.budget.replace('_', ' ')} ",
+            (f"(request {request.number}, since {_clock(request.since)})", "dim"),
+        ),
+        soft_wrap=True,
+    )
+    console.print(Text(f"  {request.message}"), soft_wrap=True)
+    for command in extend_commands(workflow_id, request, target):
+        console.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
+
+
+# An amount to show in the printed commands, per budget, in the payload's units.
+_EXAMPLE_AMOUNTS = {"cost": "1", "time": "60000", "iterations": "5", "tool_interactions": "5"}
+
+
+def extend_commands(workflow_id: str, request: BudgetRequest, target: Target) -> list[str]:
+    """Ours, then the plain `temporal` CLI update with the contract's JSON."""
+    flags = target.connection_flags()
+    field, amount = AMOUNT_FIELDS[request.budget], _EXAMPLE_AMOUNTS[request.budget]
+    ours = ["turnkeeper", "extend", workflow_id, "--" + field.replace("_", "-"), amount]
+    payload = {field: json.loads(amount), "approver": local_user(), "reason": ""}
+    temporal = [
+        "temporal",
+        "workflow",
+        "update",
+        "execute",
+        "--workflow-id",
+        workflow_id,
+        "--name",
+        UPDATE_EXTEND_BUDGET,
+        "--input",
+        json.dumps(payload),
+    ]
+    return [_shell([*ours, *flags]), _shell([*temporal, *flags])]
 
 
 def decide_commands(workflow_id: str, call: PendingCall, target: Target) -> list[str]:
@@ -236,3 +286,5 @@ def waiting_turns(console: Console, turns: Sequence[WaitingTurn], target: Target
             console.print(Text("  no worker answered its status query", style="yellow"))
         else:
             pending(console, turn.workflow_id, turn.status.pending, target)
+            if turn.status.budget_request is not None:
+                budget_request(console, turn.workflow_id, turn.status.budget_request, target)

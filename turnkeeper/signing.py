@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import SSHPrivateKeyTypes, load_ssh_private_key
 
 from turnkeeper.console import CommandError
+from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.signals import ApproveInput
 
 PASSPHRASE_ENV: Final = "TURNKEEPER_KEY_PASSPHRASE"
@@ -47,6 +48,14 @@ class Signer:
         and valid from now for `expires_in`."""
         expires = datetime.now(UTC) + self.expires_in
         return decision.signed_with(self.key, workflow_id, agent_id, tool, expires)
+
+    def sign_extension(
+        self, extension: ExtendBudgetInput, workflow_id: str, agent_id: str, request: int
+    ) -> ExtendBudgetInput:
+        """`extension` of budget request number `request` of the turn `workflow_id` of agent
+        `agent_id`, signed and valid from now for `expires_in`."""
+        expires = datetime.now(UTC) + self.expires_in
+        return extension.signed_with(self.key, workflow_id, agent_id, request, expires)
 
 
 def signer_for(

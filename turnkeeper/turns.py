@@ -32,6 +32,7 @@ from temporalio.exceptions import TimeoutError as TemporalTimeoutError
 from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.console import CommandError
+from turnkeeper.contracts.budget_extension import BudgetRequest
 from turnkeeper.contracts.names import QUERY_STATUS, SA_AGENT_ID, SA_TURN_STATE, WORKFLOW_TYPE
 from turnkeeper.contracts.search_attributes import identity_search_attributes
 from turnkeeper.contracts.signals import PendingCall, PendingKind, TurnStatus
@@ -39,8 +40,8 @@ from turnkeeper.contracts.turn import AgentReport, TurnRequest
 
 DEFAULT_UI_URL: Final = "http://localhost:8233"
 WAITING_QUERY: Final = (
-    f'({SA_TURN_STATE} = "awaiting_approval" OR {SA_TURN_STATE} = "awaiting_external") '
-    'AND ExecutionStatus = "Running"'
+    f'({SA_TURN_STATE} = "awaiting_approval" OR {SA_TURN_STATE} = "awaiting_external" '
+    f'OR {SA_TURN_STATE} = "awaiting_budget") AND ExecutionStatus = "Running"'
 )
 # A query is answered by a worker; without one it would block until the server gives up.
 QUERY_TIMEOUT: Final = timedelta(seconds=10)
@@ -48,6 +49,7 @@ QUERY_TIMEOUT: Final = timedelta(seconds=10)
 log = structlog.get_logger(__name__)
 
 OnPending = Callable[[list[PendingCall]], Awaitable[None]]
+OnBudget = Callable[[BudgetRequest], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -179,9 +181,13 @@ def waiting_calls(status: TurnStatus, kind: PendingKind, call_id: str) -> list[P
 
 
 async def follow(
-    handle: WorkflowHandle[Any, AgentReport], on_pending: OnPending, poll_s: float = 0.5
+    handle: WorkflowHandle[Any, AgentReport],
+    on_pending: OnPending,
+    poll_s: float = 0.5,
+    on_budget: OnBudget | None = None,
 ) -> TurnOutcome:
-    """Wait for the turn's end, calling `on_pending` once for each call that starts waiting.
+    """Wait for the turn's end, calling `on_pending` once for each call that starts waiting, and
+    `on_budget` once for each budget request (state `awaiting_budget`).
 
     The `status` query is polled every `poll_s` while the turn moves, and less often once it has
     sat still for a while (a turn may wait a day for an approval; each query costs the worker).
@@ -196,6 +202,11 @@ async def follow(
             if fresh:
                 announced.update(call.call_id for call in fresh)
                 await on_pending(fresh)
+            request = status.budget_request if status else None
+            asked = f"budget request {request.number}" if request else ""
+            if on_budget is not None and request is not None and asked not in announced:
+                announced.add(asked)
+                await on_budget(request)
             await asyncio.wait({result}, timeout=pacing.next(status))
         return outcome_of(handle.id, result)
     finally:

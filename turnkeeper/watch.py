@@ -120,6 +120,18 @@ def describe(event: TurnEvent) -> Text | None:
             verdict = "approved" if event.approved else f"rejected: {event.reason}"
             by = f" by {event.approver}" if event.approver else ""
             return Text(f"{at}   {event.tool} {verdict}{by}", style="yellow")
+        case "budget_exhausted":
+            why = f": {event.message}" if event.message else ""
+            return Text(f"{at}   ⏸ waits for more {event.budget} budget{why}", style="yellow")
+        case "budget_extended":
+            by = f" by {event.approver}" if event.approver else ""
+            return Text(f"{at}   {event.budget} budget extended{by}", style="yellow")
+        case "compacted":
+            return Text(
+                f"{at}   compacted ({event.strategy}): {event.removed_messages} messages left "
+                f"out, ~{event.tokens_before} → ~{event.tokens_after} tokens",
+                style="dim",
+            )
         case "turn_finished":
             return Text(f"{at} turn {event.outcome}", style="bold green")
         case "turn_failed":

@@ -20,6 +20,8 @@ with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue, ValidationError
     from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowStreamState
     from turnkeeper.contracts import errors
+    from turnkeeper.contracts.activity_io import ModelCallResult
+    from turnkeeper.contracts.budget_extension import ExtendBudgetInput, ExtendBudgetResult
     from turnkeeper.contracts.claim_check import ClaimChecked
     from turnkeeper.contracts.messages import Message, ToolUseBlock
     from turnkeeper.contracts.names import (
@@ -29,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         SIGNAL_APPROVE,
         SIGNAL_SUBMIT_TOOL_RESULT,
         UPDATE_DECIDE,
+        UPDATE_EXTEND_BUDGET,
         WORKFLOW_TYPE,
     )
     from turnkeeper.contracts.signals import (
@@ -42,7 +45,9 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.turn import AgentReport, TurnRequest
     from turnkeeper.workflows import (
+        budget_extension,
         budgets,
+        compaction,
         mcp_tools,
         signed_decisions,
         structured_output,
@@ -50,7 +55,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.failures import describe, fail, invalid_request
-    from turnkeeper.workflows.model_calls import call_model
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.request_checks import offered_tools, request_problem
     from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
@@ -58,7 +62,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.turn_state import Turn
     from turnkeeper.workflows.turn_view import TurnView
 
-_LIVE_STATES = ("running", "awaiting_approval", "awaiting_external")
+_LIVE_STATES = ("running", "awaiting_approval", "awaiting_external", "awaiting_budget")
 
 
 class CarriedTurn(BaseModel, ClaimChecked):
@@ -85,6 +89,7 @@ class AgentTurnWorkflow:
         # WorkflowStream must be built right here, in the workflow's @workflow.init.
         self._view = TurnView(WorkflowStream(carried.stream if carried else None))
         self._tools = ToolCalls(self._pending, self._view, self._publish)
+        self._budget = budget_extension.BudgetExtensions(self._view, self._publish)
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -153,14 +158,32 @@ class AgentTurnWorkflow:
         return report
 
     async def _loop(self, turn: Turn, request: RawValue) -> AgentReport:
-        agent = turn.request.agent
-        while turn.iteration < agent.max_iterations:
+        while True:
+            report = await self._iterate(turn, request)
+            if report is not None:
+                return report
+            # A pausing turn waits here for more iterations; any other fails.
+            try:
+                budgets.exhaust(
+                    turn,
+                    "iterations",
+                    errors.MAX_ITERATIONS_EXCEEDED,
+                    f"the turn reached max_iterations={budgets.iteration_limit(turn)} and the "
+                    f"model still asked for tools ({turn.llm_calls} model calls, "
+                    f"{turn.tool_calls} tool calls)",
+                )
+            except budgets.BudgetExhausted as exhausted:
+                await self._budget.await_extension(turn, exhausted)
+
+    async def _iterate(self, turn: Turn, request: RawValue) -> AgentReport | None:
+        """Iterates until the model answers (its report) or the iterations run out (None)."""
+        while turn.iteration < budgets.iteration_limit(turn):
             if turn.iteration > 0 and workflow.info().is_continue_as_new_suggested():
                 await self._continue_as_new(turn, request)
             turn.iteration += 1
-            budgets.check_budgets(turn)
+            await self._within_budgets(turn)
             self._view.event("iteration_started", turn)
-            result = await call_model(turn, self._offered)
+            result = await self._call_model(turn)
             turn.record_model_call(result)
             self._model_call_finished(turn, result.model, result.stop_reason, result.cost_usd)
             uses = result.message.tool_uses()
@@ -174,12 +197,28 @@ class AgentTurnWorkflow:
             turn.tool_interactions += 1
             settled = await self._tools.dispatch(turn, uses, self._offered)
             turn.record_tool_results(settled)
-        fail(
-            turn,
-            errors.MAX_ITERATIONS_EXCEEDED,
-            f"the turn reached max_iterations={agent.max_iterations} and the model still "
-            f"asked for tools ({turn.llm_calls} model calls, {turn.tool_calls} tool calls)",
-        )
+        return None
+
+    async def _within_budgets(self, turn: Turn) -> None:
+        """Fails the turn when a budget is spent, or with `on_budget_exhausted: "pause"` waits
+        for a human to extend it."""
+        while True:
+            try:
+                budgets.check_budgets(turn)
+                budgets.check_tool_interactions(turn)
+                return
+            except budgets.BudgetExhausted as exhausted:
+                if not await self._budget.await_extension(turn, exhausted):
+                    return
+
+    async def _call_model(self, turn: Turn) -> ModelCallResult:
+        """The model call; a pausing turn whose call was refused for its budget waits for an
+        extension and calls again."""
+        while True:
+            try:
+                return await compaction.call_model_compacting(turn, self._offered, self._view)
+            except budgets.BudgetExhausted as exhausted:
+                await self._budget.await_extension(turn, exhausted)
 
     def _begin(self, raw: RawValue | Any, carried: CarriedTurn | None) -> Turn:
         payload = _decoded(raw)
@@ -192,6 +231,13 @@ class AgentTurnWorkflow:
             raise invalid_request(payload, problem)
         if request.agent.approver_keys() and not workflow.patched(signed_decisions.PATCH):
             raise invalid_request(payload, "agent.approvers: public keys need a newer worker")
+        if request.agent.compaction and not workflow.patched(compaction.PATCH):
+            raise invalid_request(payload, "agent.compaction needs a newer worker")
+        pauses = request.task.constraints.on_budget_exhausted == "pause"
+        if pauses and not workflow.patched(budget_extension.PATCH):
+            raise invalid_request(
+                payload, "task.constraints.on_budget_exhausted: 'pause' needs a newer worker"
+            )
         self._offered = offered_tools(request)
         if carried is not None:
             turn = Turn.model_validate({**carried.turn, "request": request})
@@ -242,7 +288,8 @@ class AgentTurnWorkflow:
     def _publish(self, turn: Turn) -> None:
         """Keeps state, cost and counters visible to visibility queries and the Web UI."""
         if turn.state in _LIVE_STATES:
-            turn.state = self._pending.state()
+            waits_for_budget = turn.budget_request is not None
+            turn.state = "awaiting_budget" if waits_for_budget else self._pending.state()
         self._view.publish(turn, turn.state, self._pending.listing())
 
     def _needs_another_answer(self, turn: Turn) -> bool:
@@ -377,6 +424,36 @@ class AgentTurnWorkflow:
     def _recorded_decisions(self) -> set[str]:
         return {d.call_id for d in self._decisions()}
 
+    @workflow.update(name=UPDATE_EXTEND_BUDGET)
+    async def extend_budget(self, raw: RawValue) -> ExtendBudgetResult:
+        extension = ExtendBudgetInput.model_validate(_decoded(raw))
+        turn = self._turn
+        # The validator ran in this same activation, but an earlier update of it may have
+        # answered the request already.
+        problem = self._extension_problem(extension)
+        if turn is None or problem:
+            raise ApplicationError(problem or "the turn has not begun", non_retryable=True)
+        granted = turn.grant_extension(
+            extension, bool(turn.request.agent.approver_keys()), workflow.now()
+        )
+        return ExtendBudgetResult(extension=granted, limits=budgets.limits(turn))
+
+    @extend_budget.validator
+    def _validate_extend_budget(self, raw: RawValue) -> None:
+        try:
+            extension = ExtendBudgetInput.model_validate(_decoded(raw))
+        except ValidationError as err:
+            raise ValueError(f"invalid extension: {describe(err)}") from None
+        problem = self._extension_problem(extension)
+        if problem:
+            raise ValueError(problem)
+
+    def _extension_problem(self, extension: ExtendBudgetInput) -> str | None:
+        if self._turn is None:
+            return "the turn has not begun"
+        workflow_id = workflow.info().workflow_id
+        return budget_extension.extension_problem(self._turn, extension, workflow_id)
+
     @workflow.signal(name=SIGNAL_SUBMIT_TOOL_RESULT)
     def submit_tool_result(self, raw: RawValue) -> None:
         result = self._signal_payload(raw, SubmitToolResultInput, SIGNAL_SUBMIT_TOOL_RESULT)
@@ -405,6 +482,8 @@ class AgentTurnWorkflow:
             elapsed_ms=turn.elapsed_ms(workflow.now()),
             pending=self._pending.listing(),
             refused_decisions=list(turn.refused_decisions),
+            budget_request=turn.budget_request,
+            budget_extensions=list(turn.budget_extensions),
         )
 
     @workflow.query(name=QUERY_TRANSCRIPT)

@@ -1,4 +1,5 @@
-"""The turn's budgets, read off deterministic workflow state and `workflow.now()`."""
+"""The turn's budgets, read off deterministic workflow state and `workflow.now()`. Each limit is
+the request's plus every extension a human granted (contracts/budget_extension.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,68 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
+    from turnkeeper.contracts.budget_extension import BudgetKind, BudgetLimits
     from turnkeeper.workflows.activity_options import MODEL_CALL_TIMEOUT
     from turnkeeper.workflows.failures import fail
     from turnkeeper.workflows.turn_state import Turn
+
+
+class BudgetExhausted(Exception):
+    """Raised instead of failing the turn when it pauses for a budget extension; the loop
+    catches it, waits for a human, and fails with `error_type` and `message` if none comes."""
+
+    def __init__(self, budget: BudgetKind, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.budget = budget
+        self.error_type = error_type
+        self.message = message
+
+
+def pauses(turn: Turn) -> bool:
+    """Whether the turn waits for an extension instead of failing when a budget is spent."""
+    return turn.request.task.constraints.on_budget_exhausted == "pause"
+
+
+def exhaust(turn: Turn, budget: BudgetKind, error_type: str, message: str) -> NoReturn:
+    """Pauses the turn for an extension of `budget`, or fails it as before."""
+    if pauses(turn):
+        raise BudgetExhausted(budget, error_type, message)
+    fail(turn, error_type, message)
+
+
+def limits(turn: Turn) -> BudgetLimits:
+    constraints = turn.request.task.constraints
+    added = _extended(turn)
+    return BudgetLimits(
+        cost_budget_usd=_plus_usd(constraints.cost_budget_usd, added["cost"]),
+        time_budget_ms=_plus(constraints.time_budget_ms, added["time"]),
+        max_iterations=turn.request.agent.max_iterations + int(added["iterations"]),
+        max_tool_interactions=_plus(constraints.max_tool_interactions, added["tool_interactions"]),
+    )
+
+
+def iteration_limit(turn: Turn) -> int:
+    return turn.request.agent.max_iterations + int(_extended(turn)["iterations"])
+
+
+def _extended(turn: Turn) -> dict[BudgetKind, float]:
+    added: dict[BudgetKind, float] = dict.fromkeys(
+        ("cost", "time", "iterations", "tool_interactions"), 0
+    )
+    for extension in turn.budget_extensions:
+        added["cost"] += extension.cost_usd or 0
+        added["time"] += extension.time_ms or 0
+        added["iterations"] += extension.iterations or 0
+        added["tool_interactions"] += extension.tool_interactions or 0
+    return added
+
+
+def _plus_usd(limit: float | None, added: float) -> float | None:
+    return None if limit is None else limit + added
+
+
+def _plus(limit: int | None, added: float) -> int | None:
+    return None if limit is None else limit + int(added)
 
 
 def check_budgets(turn: Turn) -> None:
@@ -24,12 +84,26 @@ def check_budgets(turn: Turn) -> None:
 
 
 def cost_left(turn: Turn) -> float | None:
-    budget = turn.request.task.constraints.cost_budget_usd
+    budget = _cost_budget(turn)
     return None if budget is None else budget - turn.cost_usd
 
 
-def time_left_ms(turn: Turn) -> float:
+def _cost_budget(turn: Turn) -> float | None:
+    budget = turn.request.task.constraints.cost_budget_usd
+    if budget is None or not turn.budget_extensions:
+        return budget
+    return limits(turn).cost_budget_usd
+
+
+def _time_budget_ms(turn: Turn) -> int | None:
     budget = turn.request.task.constraints.time_budget_ms
+    if budget is None or not turn.budget_extensions:
+        return budget
+    return limits(turn).time_budget_ms
+
+
+def time_left_ms(turn: Turn) -> float:
+    budget = _time_budget_ms(turn)
     if budget is None:
         return float("inf")
     return budget - turn.active_ms(workflow.now())
@@ -48,24 +122,46 @@ def model_timeout(turn: Turn) -> timedelta:
 
 
 def tool_interactions_left(turn: Turn) -> bool:
-    limit = turn.request.task.constraints.max_tool_interactions
+    limit = limits(turn).max_tool_interactions
     return limit is None or turn.tool_interactions < limit
 
 
+def check_tool_interactions(turn: Turn) -> None:
+    """A pausing turn whose model used its last tool interaction waits for more before its next
+    call; without an extension that call is made without tools, as for any turn."""
+    if not pauses(turn) or tool_interactions_left(turn) or not _answers_tool_calls(turn):
+        return
+    limit = limits(turn).max_tool_interactions
+    raise BudgetExhausted(
+        "tool_interactions",
+        "",
+        f"tool interaction budget of {limit} spent: the next model call would get no tools",
+    )
+
+
+def _answers_tool_calls(turn: Turn) -> bool:
+    """Whether the next call carries tool results: the model has just used tools, and would
+    use more. After a call without tools (an extension that never came) it is not asked again."""
+    last = turn.messages[-1] if turn.messages else None
+    return last is not None and any(block.type == "tool_result" for block in last.content)
+
+
 def fail_cost_budget(turn: Turn, detail: str) -> NoReturn:
-    budget = turn.request.task.constraints.cost_budget_usd
-    fail(
+    budget = _cost_budget(turn)
+    exhaust(
         turn,
+        "cost",
         errors.TURN_BUDGET_EXCEEDED,
         f"cost budget of ${budget:g} spent: ${turn.cost_usd:.6f} so far; {detail}",
     )
 
 
 def fail_time_budget(turn: Turn) -> NoReturn:
-    budget = turn.request.task.constraints.time_budget_ms
+    budget = _time_budget_ms(turn)
     now = workflow.now()
-    fail(
+    exhaust(
         turn,
+        "time",
         errors.TURN_BUDGET_EXCEEDED,
         f"time budget of {budget} ms spent: {turn.active_ms(now)} ms "
         f"(not counting {turn.human.waited_ms(now)} ms waiting for humans)",

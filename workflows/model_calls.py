@@ -23,7 +23,14 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.turn_state import Turn
 
 
-async def call_model(turn: Turn, offered: list[str]) -> ModelCallResult:
+class ContextTooLong(Exception):
+    """The provider refused the conversation as too long, raised instead of failing the turn
+    for a caller that can compact it and call once more (workflows/compaction.py)."""
+
+
+async def call_model(
+    turn: Turn, offered: list[str], *, compacting: bool = False
+) -> ModelCallResult:
     """Calls the agent's model, then each fallback model once the one before is exhausted."""
     agent = turn.request.agent
     failures: list[str] = []
@@ -33,7 +40,7 @@ async def call_model(turn: Turn, offered: list[str]) -> ModelCallResult:
         except ActivityError as err:
             if is_cancelled_exception(err):
                 raise
-            _fail_unless_transient(turn, err)
+            _fail_unless_transient(turn, err, compacting)
             message = cause_message(err)
             workflow.logger.warning("model %s exhausted: %s", model, message)
             failures.append(f"{model}: {message}")
@@ -44,9 +51,11 @@ async def call_model(turn: Turn, offered: list[str]) -> ModelCallResult:
     )
 
 
-def _fail_unless_transient(turn: Turn, err: ActivityError) -> None:
+def _fail_unless_transient(turn: Turn, err: ActivityError, compacting: bool = False) -> None:
     """Fails the turn for every failure that another model would not cure."""
     kind, message = error_type(err), cause_message(err)
+    if compacting and kind == errors.LLM_CONTEXT_TOO_LONG:
+        raise ContextTooLong(message)
     if kind in errors.LLM_REFUSALS or kind == errors.INVALID_TURN_REQUEST:
         fail(turn, kind, message)
     if kind == errors.LLM_PAYLOAD_REJECTED:
@@ -102,8 +111,17 @@ async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCa
         want_tool_traits=not turn.traits_loaded,
         stream_text=request.agent.stream,
     )
+    summary = f"model call {turn.iteration} · {split_model(model)[1]}"
+    result = await execute_model_call(turn, call, summary)
+    turn.traits_loaded = True
+    result.model = result.model or model
+    return result
+
+
+async def execute_model_call(turn: Turn, call: ModelCallInput, summary: str) -> ModelCallResult:
+    """Runs the model-call activity within what is left of the turn's time budget."""
     timeout = budgets.model_timeout(turn)
-    result = await workflow.execute_activity(
+    return await workflow.execute_activity(
         ACTIVITY_MODEL_CALL,
         call,
         result_type=ModelCallResult,
@@ -112,8 +130,5 @@ async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCa
         start_to_close_timeout=timeout,
         heartbeat_timeout=MODEL_CALL_HEARTBEAT,
         retry_policy=MODEL_CALL_RETRY,
-        summary=f"model call {turn.iteration} · {split_model(model)[1]}",
+        summary=summary,
     )
-    turn.traits_loaded = True
-    result.model = result.model or model
-    return result

@@ -13,7 +13,8 @@ with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
     from turnkeeper.contracts import decision_signing
     from turnkeeper.contracts.approvals import StandingApproval
-    from turnkeeper.contracts.decision_signing import DECISION, Signature
+    from turnkeeper.contracts.budget_extension import ExtendBudgetInput
+    from turnkeeper.contracts.decision_signing import BUDGET_EXTENSION, DECISION, Signature
     from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput
     from turnkeeper.contracts.turn import AgentSpec
 
@@ -38,18 +39,11 @@ def decision_problem(
     keys = agent.approver_keys()
     if not keys:
         return None
-    key = keys.get(decision.approver)
-    if key is None:
-        who = repr(decision.approver) if decision.approver else "an anonymous approver"
-        return (
-            f"{who} has no public key in agent.approvers, and this turn applies only decisions "
-            f"signed by an approver with a key ({', '.join(sorted(keys))})"
-        )
-    if decision.signature is None:
-        return (
-            f"the decision is not signed; this turn applies only decisions signed with "
-            f"{decision.approver}'s key (turnkeeper approve|reject --key)"
-        )
+    key, problem = _signer(
+        keys, decision.approver, decision.signature, "decision", "approve|reject"
+    )
+    if key is None or decision.signature is None:
+        return problem
     fields = decision.signed_fields(workflow_id, agent.id, tool)
     problem = _signature_problem(fields, decision.signature, key, now)
     if problem:
@@ -60,6 +54,28 @@ def decision_problem(
             "waiting when it is signed, so sign a new one for the calls waiting now"
         )
     return None
+
+
+def extension_problem(
+    agent: AgentSpec,
+    extension: ExtendBudgetInput,
+    workflow_id: str,
+    request: int,
+    now: datetime,
+) -> str | None:
+    """Why a turn of `agent` must not apply `extension` to its budget request number
+    `request`, as far as signatures go, or None; the same rules as for decisions, under the
+    budget extension's own signing kind."""
+    keys = agent.approver_keys()
+    if not keys:
+        return None
+    approver, signature = extension.approver, extension.signature
+    key, problem = _signer(keys, approver, signature, "budget extension", "extend")
+    if key is None or signature is None:
+        return problem
+    fields = extension.signed_fields(workflow_id, agent.id, request)
+    problem = _signature_problem(fields, signature, key, now, BUDGET_EXTENSION)
+    return f"{approver}'s {problem}" if problem else None
 
 
 def standing_problem(agent: AgentSpec, approval: StandingApproval) -> str | None:
@@ -87,11 +103,38 @@ def standing_problem(agent: AgentSpec, approval: StandingApproval) -> str | None
     return f"{grant.approver}'s {problem}" if problem else None
 
 
+def _signer(
+    keys: Mapping[str, str],
+    approver: str,
+    signature: Signature | None,
+    noun: str,
+    command: str,
+) -> tuple[str | None, str | None]:
+    """The key of `approver`, and the problem when there is none or nothing was signed."""
+    key = keys.get(approver)
+    if key is None:
+        who = repr(approver) if approver else "an anonymous approver"
+        return None, (
+            f"{who} has no public key in agent.approvers, and this turn applies only {noun}s "
+            f"signed by an approver with a key ({', '.join(sorted(keys))})"
+        )
+    if signature is None:
+        return key, (
+            f"the {noun} is not signed; this turn applies only {noun}s signed with "
+            f"{approver}'s key (turnkeeper {command} --key)"
+        )
+    return key, None
+
+
 def _signature_problem(
-    fields: Mapping[str, JsonValue], signature: Signature, key: str, now: datetime | None
+    fields: Mapping[str, JsonValue],
+    signature: Signature,
+    key: str,
+    now: datetime | None,
+    kind: str = DECISION,
 ) -> str | None:
     # cryptography's Rust code imports its exception types (InvalidSignature) by name the first
     # time it raises one. Inside the sandbox that import would load cryptography a second time,
     # which aborts the worker process; passed through, it gets the module already loaded.
     with workflow.unsafe.imports_passed_through():
-        return decision_signing.signature_problem(DECISION, fields, signature, key, now)
+        return decision_signing.signature_problem(kind, fields, signature, key, now)

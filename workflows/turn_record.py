@@ -35,6 +35,18 @@ def approval_decided(
     )
 
 
+def budget_exhausted(request: int, budget: str, message: str) -> None:
+    _emit("budget_exhausted", request=request, budget=budget, message=message)
+
+
+def budget_extended(request: int, budget: str, approver: str, reason: str) -> None:
+    _emit("budget_extended", request=request, budget=budget, approver=approver, reason=reason)
+
+
+def compacted(**counts: Any) -> None:
+    _emit("compacted", **counts)
+
+
 def turn_failed(report: AgentReport, error_type: str, message: str) -> None:
     _emit("turn_failed", error_type=error_type, error=message, **_counters(report), warning=True)
 

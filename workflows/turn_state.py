@@ -11,6 +11,12 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.activity_io import BlockRef, MessageDraft, ModelCallResult, ToolTraits
+    from turnkeeper.contracts.budget_extension import (
+        BudgetExtension,
+        BudgetKind,
+        BudgetRequest,
+        ExtendBudgetInput,
+    )
     from turnkeeper.contracts.mcp import McpToolSpec
     from turnkeeper.contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
     from turnkeeper.contracts.signals import (
@@ -20,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
         TurnState,
     )
     from turnkeeper.contracts.turn import AgentReport, Outcome, TurnRequest, Usage
+    from turnkeeper.workflows.context_window import ContextWindow
 
 # How much of a refused signal's own text the turn keeps: anyone may send one.
 _REFUSED_FIELD_CHARS = 200
@@ -76,6 +83,10 @@ class Turn(BaseModel):
     spent_signatures: list[str] = Field(default_factory=list)  # of applied signed '*' decisions
     structured_output: JsonValue = None
     ended: datetime | None = None
+    budget_request: BudgetRequest | None = None  # while in state awaiting_budget
+    budget_requests: int = 0
+    budget_extensions: list[BudgetExtension] = Field(default_factory=list)
+    context_window: ContextWindow = Field(default_factory=ContextWindow)  # agent.compaction
 
     @classmethod
     def begin(cls, request: TurnRequest, now: datetime) -> Turn:
@@ -88,17 +99,36 @@ class Turn(BaseModel):
         return turn
 
     def record_model_call(self, result: ModelCallResult) -> None:
-        self.llm_calls += 1
-        self.usage = self.usage + result.usage
-        self.cost_usd += result.cost_usd
-        if result.model not in self.models_used:
-            self.models_used.append(result.model)
+        self._bill(result)
         self.messages.append(result.message)
         self.unsent = []
         self.conversation_ref = result.conversation_ref
         self.context_ref = result.context_ref or self.context_ref
         self.declared_approval.update(result.approval_required)
         self.tool_traits.update({traits.name: traits for traits in result.tool_traits})
+
+    def record_summary_call(self, result: ModelCallResult) -> None:
+        """Bills a model call that wrote a compaction summary; the transcript does not change."""
+        self._bill(result)
+
+    def _bill(self, result: ModelCallResult) -> None:
+        self.llm_calls += 1
+        self.usage = self.usage + result.usage
+        self.cost_usd += result.cost_usd
+        if result.model not in self.models_used:
+            self.models_used.append(result.model)
+
+    def compact(self, cut: int, summary: str | None) -> None:
+        """From now on the model sees the transcript without its messages 1..cut (replaced by
+        `summary`, or by a note); the next call sends that view whole, as a new conversation."""
+        self.context_window.cut = cut
+        self.context_window.summary = summary
+        self.context_window.compactions += 1
+        self.resend_everything()
+
+    def sent_messages(self) -> list[Message]:
+        """The transcript as model calls see it: all of it, unless compacted."""
+        return self.context_window.view(self.messages)
 
     def record_tool_results(self, results: list[tuple[ToolResultBlock, str | None]]) -> None:
         """Appends one user message with a `tool_result` per call, in call order. A result that
@@ -124,6 +154,45 @@ class Turn(BaseModel):
         """Remembers an applied signed '*' decision, so that a copy of it decides nothing."""
         self.spent_signatures.append(value)
 
+    def request_budget(self, budget: BudgetKind, message: str, now: datetime) -> BudgetRequest:
+        """Stops the turn for a human to extend `budget`; the wait does not count as time."""
+        self.budget_requests += 1
+        self.budget_request = BudgetRequest(
+            number=self.budget_requests, budget=budget, message=message, since=now
+        )
+        self.human.start(now)
+        return self.budget_request
+
+    def grant_extension(
+        self, extension: ExtendBudgetInput, signed: bool, now: datetime
+    ) -> BudgetExtension:
+        """Applies `extension` to the budget request the turn waits on and ends the wait."""
+        request = self.budget_request
+        assert request is not None, "an extension is validated against a waiting request"
+        granted = BudgetExtension(
+            request=request.number,
+            budget=request.budget,
+            cost_usd=extension.cost_usd,
+            time_ms=extension.time_ms,
+            iterations=extension.iterations,
+            tool_interactions=extension.tool_interactions,
+            approver=extension.approver,
+            reason=extension.reason,
+            signed=signed,
+            at=now,
+        )
+        self.budget_extensions.append(granted)
+        self._end_budget_request(now)
+        return granted
+
+    def give_up_budget_request(self, now: datetime) -> None:
+        """Ends the wait for an extension that did not come in time."""
+        self._end_budget_request(now)
+
+    def _end_budget_request(self, now: datetime) -> None:
+        self.budget_request = None
+        self.human.stop(now)
+
     def append_user_text(self, text: str) -> None:
         """A message of the runtime's own to the model (e.g. a correction), sent with the next
         call."""
@@ -135,7 +204,9 @@ class Turn(BaseModel):
         """Forgets the stored conversation so the next call sends it inline (the store lost it)."""
         self.conversation_ref = None
         self.context_ref = None
-        self.unsent = [MessageDraft(role=m.role, content=list(m.content)) for m in self.messages]
+        self.unsent = [
+            MessageDraft(role=m.role, content=list(m.content)) for m in self.sent_messages()
+        ]
 
     def active_ms(self, now: datetime) -> int:
         return _ms(now - self.started) - self.human.waited_ms(now)
@@ -160,6 +231,7 @@ class Turn(BaseModel):
             duration_ms=self.elapsed_ms(now),
             models_used=list(self.models_used),
             decisions=list(self.decisions),
+            budget_extensions=list(self.budget_extensions),
             structured_output=self.structured_output,
             conversation_ref=self.conversation_ref,
         )

@@ -131,3 +131,25 @@ def _end_after(span: Span, err: BaseException | None) -> None:
         span.set_status(Status(StatusCode.ERROR, f"{type(err).__name__}: {err}"))
     # The replay-safe span ignores end() while history is replayed or the workflow evicted.
     span.end()
+
+
+COMPACTION_SPAN_NAME: Final = "compaction"
+
+
+@contextmanager
+def compaction_span(attributes: dict[str, str | int]) -> Iterator[Span | None]:
+    """A child span of the turn around one compaction (a summary's model call nests in it). It
+    carries counts only, never content: spans leave the codec's protection."""
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, ReplaySafeTracerProvider):
+        yield None
+        return
+    prefixed = {f"turnkeeper.compaction.{name}": value for name, value in attributes.items()}
+    span = provider.get_tracer(TRACER_NAME).start_span(COMPACTION_SPAN_NAME, attributes=prefixed)
+    with trace.use_span(span, record_exception=False, set_status_on_exception=False):
+        try:
+            yield span
+        except BaseException as err:
+            _end_after(span, err)
+            raise
+    _end_after(span, None)

@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         TURN_STATE,
     )
     from turnkeeper.contracts.signals import PendingCall, TurnState
+    from turnkeeper.workflows import budgets
     from turnkeeper.workflows.turn_state import Turn
 
 _INPUT_PREVIEW_CHARS = 300
@@ -86,7 +87,7 @@ class TurnView:
                 kind=kind,
                 at=workflow.now(),
                 iteration=turn.iteration,
-                max_iterations=turn.request.agent.max_iterations,
+                max_iterations=budgets.iteration_limit(turn),
                 **fields,
             )
         )
@@ -120,20 +121,47 @@ def _pairs(values: dict[str, Any]) -> list[SearchAttributePair[Any]]:
 def details_markdown(turn: Turn, state: TurnState, pending: list[PendingCall]) -> str:
     """The Web UI's "current details" of the turn: where it is, what it cost, who it waits for."""
     request = turn.request
-    agent, constraints = request.agent, request.task.constraints
+    agent = request.agent
+    limits = budgets.limits(turn)  # extensions included
     cost = f"${turn.cost_usd:.4f}"
-    if constraints.cost_budget_usd is not None:
-        cost += f" of ${constraints.cost_budget_usd:g}"
+    if limits.cost_budget_usd is not None:
+        cost += f" of ${limits.cost_budget_usd:g}"
     lines = [
         f"**{agent.id}** · task `{request.task.id}` · **{state.replace('_', ' ')}**",
         "",
-        f"Iteration {turn.iteration} of {agent.max_iterations} · cost {cost} · "
+        f"Iteration {turn.iteration} of {limits.max_iterations} · cost {cost} · "
         f"{turn.llm_calls} model calls · {turn.tool_calls} tool calls",
     ]
     workflow_id = workflow.info().workflow_id
     for call in pending:
         lines += ["", *_pending_lines(workflow_id, call)]
+    if turn.budget_request is not None:
+        lines += ["", *_budget_lines(workflow_id, turn)]
     return "\n".join(lines)
+
+
+# An example amount per budget for the command shown, in the units the payload takes.
+_EXAMPLE_EXTENSION = {
+    "cost": ("--cost-usd", "cost_usd", "1"),
+    "time": ("--time-ms", "time_ms", "60000"),
+    "iterations": ("--iterations", "iterations", "5"),
+    "tool_interactions": ("--tool-interactions", "tool_interactions", "5"),
+}
+
+
+def _budget_lines(workflow_id: str, turn: Turn) -> list[str]:
+    request = turn.budget_request
+    assert request is not None
+    flag, field, amount = _EXAMPLE_EXTENSION[request.budget]
+    ours = f"turnkeeper extend {workflow_id} {flag} {amount}"
+    temporal = (
+        f"temporal workflow update execute --workflow-id {workflow_id} --name extend_budget "
+        f"--input '{{\"{field}\": {amount}}}'"
+    )
+    return [
+        f"**Waiting for a budget extension** (request {request.number}): {request.message}",
+        f"extend: `{ours}`  or  `{temporal}`",
+    ]
 
 
 def _pending_lines(workflow_id: str, call: PendingCall) -> list[str]:

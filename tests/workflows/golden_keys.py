@@ -15,10 +15,12 @@ GOLDEN_KEYS: Final = "golden-2026:Z29sZGVuIGhpc3RvcmllcyBrZXksIHRlc3RzIG9ubHk="
 GOLDEN_STORE: Final = Path(__file__).parent.parent / "histories" / "store"
 
 
-def golden_store() -> ContentStore:
-    return encrypting(LocalFolderStore(GOLDEN_STORE), Keyring.parse(GOLDEN_KEYS))
+def golden_store(folder: Path = GOLDEN_STORE) -> ContentStore:
+    return encrypting(LocalFolderStore(folder), Keyring.parse(GOLDEN_KEYS))
 
 
-def golden_converter() -> DataConverter:
-    """Decodes every golden history: plaintext ones pass through, encrypted ones decrypt."""
-    return turn_data_converter(golden_store(), Keyring.parse(GOLDEN_KEYS))
+def golden_converter(folder: Path = GOLDEN_STORE) -> DataConverter:
+    """Decodes every golden history: plaintext ones pass through, encrypted ones decrypt. A
+    replay encodes the commands it makes again, and large ones are stored: replays pass a copy
+    of the golden store as `folder`, so that they never add objects to the committed one."""
+    return turn_data_converter(golden_store(folder), Keyring.parse(GOLDEN_KEYS))

@@ -28,12 +28,15 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from turnkeeper.contracts.decision_signing import public_key_line
 from turnkeeper.contracts.names import (
+    QUERY_STATUS,
     SEARCH_ATTRIBUTES,
     SIGNAL_APPROVE,
     SIGNAL_SUBMIT_TOOL_RESULT,
     UPDATE_DECIDE,
+    UPDATE_EXTEND_BUDGET,
 )
-from turnkeeper.contracts.signals import ApproveInput
+from turnkeeper.contracts.signals import ApproveInput, TurnStatus
+from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
 
 from tests.conftest import (
     SA_KEYS,
@@ -176,8 +179,8 @@ async def session_of_two_turns(
 ) -> Any:
     """A session (its workflow id is the file's stem): two sends, each a child turn that
     continues the conversation by reference, then `close`."""
-    fake_api.script("golden6", [fake.text("Hello, Ada."), fake.text("Your name is Ada.")])
-    agent = scripted_request("golden6", agent={"id": "golden-session"})["agent"]
+    fake_api.script("golden8", [fake.text("Hello, Ada."), fake.text("Your name is Ada.")])
+    agent = scripted_request("golden8", agent={"id": "golden-session"})["agent"]
     session = await start_session(
         client,
         session_id=workflow_id,
@@ -194,6 +197,73 @@ async def session_of_two_turns(
     await session.close("recorded")
     await session.workflow.result()
     return session.workflow
+async def paused_and_extended(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A pausing turn: its cost budget is spent after the first call and extended through the
+    `extend_budget` update, then its iterations run out and are extended too."""
+    pricey = {"input_per_mtok": 10_000.0, "output_per_mtok": 100_000.0}
+    usage = {"input_tokens": 20, "output_tokens": 3}
+    fake_api.script(
+        "golden6",
+        [
+            fake.tool_calls(("list_files", {"path": "."}), usage=usage),
+            fake.tool_calls(("read_file", {"path": "notes.md"}), usage=usage),
+            fake.text("Read the notes.", usage=usage),
+        ],
+    )
+    constraints = {"cost_budget_usd": 0.4, "on_budget_exhausted": "pause"}
+    request = scripted_request(
+        "golden6",
+        agent={"price": pricey, "max_iterations": 2},
+        task={"constraints": constraints},
+    )
+    handle = await _start(client, request, queue, workflow_id)
+    await _wait_for_budget_request(handle, 1)
+    await handle.execute_update(
+        UPDATE_EXTEND_BUDGET, {"cost_usd": 5, "approver": "alice", "reason": "worth it"}
+    )
+    await _wait_for_budget_request(handle, 2)
+    await handle.execute_update(UPDATE_EXTEND_BUDGET, {"iterations": 1, "approver": "alice"})
+    await handle.result()
+    return handle
+
+
+async def compacted(client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str) -> Any:
+    """A turn with `agent.compaction` (summarize) that reads the ledger six times under a limit
+    that holds about three reads: its early exchanges are summarized by a model call."""
+    calls = iter(range(1, 100))
+
+    def reply(body: dict[str, Any]) -> fake.Reply:
+        if body.get("system") == SUMMARY_INSTRUCTIONS:
+            return fake.text("The agent read ledger.md; it lists 60 entries about the light.")
+        n = next(calls)
+        if n > 6:
+            return fake.text("Read the ledger six times.")
+        use = {"type": "tool_use", "id": f"toolu_ledger_{n}", "name": "read_file"}
+        return fake.MessageReply(({**use, "input": {"path": "ledger.md"}},), "tool_use")
+
+    fake_api.script("golden7", [reply] * 10)
+    request = scripted_request(
+        "golden7",
+        agent={
+            "tools": ["read_file"],
+            "compaction": {"strategy": "summarize", "max_input_tokens": 2000},
+        },
+        task={"input": f"Read ledger.md six times. {fake.script_marker('golden7')}"},
+    )
+    handle = await _start(client, request, queue, workflow_id)
+    await handle.result()
+    return handle
+
+
+async def _wait_for_budget_request(handle: WorkflowHandle, number: int) -> None:
+    for _ in range(200):
+        status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
+        if status.budget_request is not None and status.budget_request.number == number:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"budget request {number} never came; last status {status}")
 
 
 async def _start(
@@ -211,6 +281,8 @@ SCENARIOS = (
     signed_decisions,
     reads_a_large_file,
     session_of_two_turns,
+    paused_and_extended,
+    compacted,
 )
 
 

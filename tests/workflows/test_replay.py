@@ -6,6 +6,7 @@ without keys) pass through the codec, the `-encrypted` ones decrypt with the gol
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from temporalio.worker import Replayer
 from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 
-from tests.workflows.golden_keys import golden_converter
+from tests.workflows.golden_keys import GOLDEN_STORE, golden_converter
 
 HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
 
@@ -26,11 +27,13 @@ def test_there_are_golden_histories() -> None:
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda path: path.stem)
-async def test_golden_history_replays(path: Path) -> None:
+async def test_golden_history_replays(path: Path, tmp_path: Path) -> None:
     history = WorkflowHistory.from_json(path.stem, path.read_text())
+    store = shutil.copytree(GOLDEN_STORE, tmp_path / "store")
+    converter = golden_converter(store)
     # Each history names its workflow type: turns and sessions replay on their own class.
     replayer = Replayer(
-        workflows=[AgentTurnWorkflow, AgentSessionWorkflow], data_converter=golden_converter()
+        workflows=[AgentTurnWorkflow, AgentSessionWorkflow], data_converter=converter
     )
 
     result = await replayer.replay_workflow(history, raise_on_replay_failure=True)

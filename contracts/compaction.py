@@ -1,0 +1,36 @@
+"""Opt-in compaction (seed 004, ADR 0009): `agent.compaction` makes a turn shorten what it sends
+to the model once the counted input would exceed `max_input_tokens`. Absent, a turn never
+rewrites what it sends. The transcript (the `transcript` query, the report, the content store)
+always keeps every message; compaction changes only the requests.
+
+Strategies:
+    drop_oldest: whole exchanges (an assistant message and the user message answering it, so a
+        `tool_use` never loses its `tool_result`) leave from the oldest; the first user message
+        stays, with a note that earlier messages were left out.
+    summarize: the same exchanges are replaced by a summary that a model call writes (billed
+        and budgeted like every model call of the turn), added to the first user message.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CompactionStrategy = Literal["drop_oldest", "summarize"]
+CompactionTrigger = Literal["max_input_tokens", "context_too_long"]
+
+# Tokens are counted as characters over four (ADR 0009's heuristic) for what was added since the
+# last model call, on top of the provider's own count of that call's input (its billed usage).
+CHARS_PER_TOKEN: Final = 4
+# A compaction goes down to this share of max_input_tokens, so that the next one is many calls
+# away: each one re-sends the kept conversation once and, for summarize, costs a model call.
+COMPACT_TO_SHARE: Final = 0.5
+
+
+class CompactionSpec(BaseModel):
+    """`agent.compaction`."""
+
+    model_config = ConfigDict(extra="forbid")
+    strategy: CompactionStrategy
+    max_input_tokens: int = Field(ge=256)

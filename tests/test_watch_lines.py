@@ -1,0 +1,30 @@
+"""`turnkeeper watch` lines for the events of budget extensions and compaction."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from turnkeeper.contracts.events import TurnEvent
+
+from turnkeeper.watch import describe
+
+AT = datetime(2026, 11, 23, 15, 4, 5, tzinfo=UTC)
+
+
+def test_budget_and_compaction_events_have_a_line() -> None:
+    exhausted = TurnEvent(kind="budget_exhausted", at=AT, budget="cost", message="$1 spent")
+    extended = TurnEvent(kind="budget_extended", at=AT, budget="cost", approver="alice")
+    compacted = TurnEvent(
+        kind="compacted",
+        at=AT,
+        strategy="drop_oldest",
+        removed_messages=6,
+        tokens_before=2100,
+        tokens_after=900,
+    )
+
+    assert str(describe(exhausted)) == "15:04:05   ⏸ waits for more cost budget: $1 spent"
+    assert str(describe(extended)) == "15:04:05   cost budget extended by alice"
+    assert str(describe(compacted)) == (
+        "15:04:05   compacted (drop_oldest): 6 messages left out, ~2100 → ~900 tokens"
+    )
