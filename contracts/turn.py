@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -16,7 +17,7 @@ from pydantic import (
 )
 from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
-from turnkeeper.contracts.names import KNOWN_PROVIDERS
+from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
 from turnkeeper.contracts.signals import DecisionRecord
 
 DEFAULT_MAX_ITERATIONS = 10
@@ -46,9 +47,12 @@ def _check_model(model: str) -> str:
     provider, name = split_model(model)
     if not name:
         raise ValueError(f"model must be 'provider:model-name', got {model!r}")
-    if provider not in KNOWN_PROVIDERS:
+    if provider not in KNOWN_PROVIDERS and not re.match(PROVIDER_NAME_PATTERN, provider):
         known = ", ".join(sorted(KNOWN_PROVIDERS))
-        raise ValueError(f"unknown provider {provider!r} in {model!r}; known: {known}")
+        raise ValueError(
+            f"unknown provider {provider!r} in {model!r}; known: {known}, or a named endpoint "
+            f"of the worker's TURNKEEPER_PROVIDERS (lower-case letters, digits, '-', '_')"
+        )
     return model
 
 

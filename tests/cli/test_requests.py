@@ -112,7 +112,7 @@ def test_history_from_a_report_or_a_message_list_and_external_tools(tmp_path: Pa
     ("arguments", "needles"),
     [
         (["hi"], ["agent.model", "--model", "required"]),
-        (["--model", "openai:gpt-4o", "hi"], ["agent.model", "unknown provider 'openai'"]),
+        (["--model", "Open AI:gpt-4o", "hi"], ["agent.model", "unknown provider 'Open AI'"]),
         (["--model", "anthropic", "hi"], ["agent.model", "provider:model-name"]),
         (["--model", "demo:workspace-summarizer"], ["task.input", "required"]),
         (

@@ -111,6 +111,8 @@ class _Refused(Exception):
 class FakeAnthropic:
     """The fake's state: registered scripts, attempts per step and every request received."""
 
+    messages_path = MESSAGES_PATH
+
     def __init__(self) -> None:
         self.base_url = ""
         self.requests: list[ReceivedRequest] = []
@@ -129,7 +131,7 @@ class FakeAnthropic:
 
     def requests_for(self, key: str) -> list[ReceivedRequest]:
         """The `POST /v1/messages` requests that named script `key`, in order."""
-        return [r for r in self.requests if r.script_key == key and r.path == MESSAGES_PATH]
+        return [r for r in self.requests if r.script_key == key and r.path == self.messages_path]
 
     async def wait_for_requests(
         self, key: str, count: int = 1, timeout_s: float = 10.0
@@ -190,7 +192,7 @@ class FakeAnthropic:
     ) -> tuple[ReplySpec, int]:
         if body is None:
             raise _Refused("The request body is not a JSON object.")
-        problem = find_request_problem(body)
+        problem = self._request_problem(body)
         if problem:
             raise _Refused(problem)
         if key is None:
@@ -212,6 +214,9 @@ class FakeAnthropic:
         attempt = self._attempts[(key, step)]
         self._attempts[(key, step)] += 1
         return _for_attempt(steps[step], attempt), attempt
+
+    def _request_problem(self, body: JsonDict) -> str | None:
+        return find_request_problem(body)
 
     def _context(self, body: JsonDict, key: str | None, step: int | None) -> ReplyContext:
         serial = next(self._serial)
