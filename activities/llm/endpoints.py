@@ -82,9 +82,10 @@ def named_endpoints(raw: str) -> dict[str, Endpoint]:
             endpoints[name] = Endpoint.model_validate(entry)
         except ValidationError as err:
             problem = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'entry'}: {e['msg']}" for e in err.errors()
+                f"{'.'.join([PROVIDERS_ENV, name, *map(str, e['loc'])])}: {e['msg']}"
+                for e in err.errors()
             )
-            raise ProvidersConfigError(f"{PROVIDERS_ENV}.{name}: {problem}") from None
+            raise ProvidersConfigError(problem) from None
     return endpoints
 
 
