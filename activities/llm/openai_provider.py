@@ -28,6 +28,8 @@ from turnkeeper.activities.llm.provider import (
     TextSink,
     estimate_input_tokens,
 )
+from turnkeeper.activities.llm.provider import cancellation_pending as _cancellation_pending
+from turnkeeper.activities.llm.provider import transient as _transient
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
@@ -313,15 +315,4 @@ def _without_secret(error: ModelCallError, client: Any) -> ModelCallError:
         error_type=error.error_type,
         retryable=error.retryable,
         retry_after_s=error.retry_after_s,
-    )
-
-
-def _cancellation_pending() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
-def _transient(message: str, retry_after_s: float | None = None) -> ModelCallError:
-    return ModelCallError(
-        message, error_type=LLM_TRANSIENT, retryable=True, retry_after_s=retry_after_s
     )

@@ -13,20 +13,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import replace
 
 from aiohttp import web
 
-from tests.fakes.anthropic_replies import JsonDict, Reply, resolve
-from tests.fakes.fake_anthropic import (
-    FakeAnthropic,
-    ReceivedRequest,
-    _json_body,
-    _lower_case,
-    _Refused,
-    count_assistant_messages,
-    find_script_key,
-)
+from tests.fakes.anthropic_replies import JsonDict, Reply
+from tests.fakes.fake_anthropic import FakeAnthropic, find_script_key, serving
 from tests.fakes.openai_chat_validation import find_chat_problem
 from tests.fakes.openai_replies import chat_error
 
@@ -47,25 +38,10 @@ class FakeOpenAI(FakeAnthropic):
         return find_chat_problem(body)
 
     async def _handle_chat(self, request: web.Request) -> web.Response:
-        body = await _json_body(request)
-        key = chat_script_key(body) if body is not None else None
-        step = count_assistant_messages(body) if body is not None else None
-        received = ReceivedRequest(
-            CHAT_PATH, body or {}, _lower_case(request.headers), key, step, None
-        )
-        context = self._context(body or {}, key, step)
-        try:
-            spec, attempt = self._choose(body, key, step)
-        except _Refused as refused:
-            await self._record(received)
-            return await _invalid(str(refused)).respond(context)
-        await self._record(replace(received, attempt=attempt))
-        try:
-            reply = resolve(spec, body or {})
-        except Exception as exc:
-            problem = f"The dynamic reply of script {key!r} step {step} raised {exc!r}."
-            return await _invalid(problem).respond(context)
-        return await reply.respond(context)
+        return await self._serve(request, chat_script_key)
+
+    def _invalid_request(self, message: str) -> Reply:
+        return chat_error(400, "invalid_request_error", None, message)
 
 
 def chat_script_key(body: JsonDict) -> str | None:
@@ -82,22 +58,8 @@ def chat_script_key(body: JsonDict) -> str | None:
     return None
 
 
-def _invalid(message: str) -> Reply:
-    return chat_error(400, "invalid_request_error", None, message)
-
-
 @asynccontextmanager
 async def start_fake_openai(host: str = "127.0.0.1") -> AsyncIterator[FakeOpenAI]:
     """Serves a fresh `FakeOpenAI` on a free port of `host`; `base_url` has no `/v1`."""
-    fake = FakeOpenAI()
-    runner = web.AppRunner(
-        fake.app(), access_log=None, handler_cancellation=True, shutdown_timeout=1.0
-    )
-    await runner.setup()
-    site = web.TCPSite(runner, host, 0)
-    await site.start()
-    try:
-        fake.base_url = f"http://{host}:{runner.addresses[0][1]}"
+    async with serving(FakeOpenAI(), host) as fake:
         yield fake
-    finally:
-        await runner.cleanup()
