@@ -25,6 +25,10 @@ DEFAULT_MAX_TOKENS = 4096
 DEFAULT_APPROVAL_TIMEOUT_S = 86_400
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 SUMMARY_INPUT_CHARS = 120
+DEFAULT_FALLBACK_COOLDOWN_S = 60.0
+DEFAULT_FALLBACK_AFTER_ATTEMPTS = 2
+# `agent.fallback_on` values, each naming a refusal a fallback model may cure.
+FallbackRefusal = Literal["auth", "invalid_request", "context_too_long", "content_filtered"]
 
 
 class Price(BaseModel):
@@ -105,6 +109,17 @@ class AgentSpec(BaseModel):
     # True: model calls stream, and their text reaches the turn's event stream (`turnkeeper
     # watch`) as it arrives, at the cost of a few more history events per call.
     stream: bool = False
+    # The fallback chain (`model`, then `fallback_models`): a model that exhausted its retries is
+    # skipped for this long by the turn's later model calls.
+    fallback_cooldown_s: float = Field(default=DEFAULT_FALLBACK_COOLDOWN_S, ge=0)
+    # With a model after it in the chain, a model gets this many attempts, not the full retry
+    # schedule, before the turn moves on.
+    fallback_after_attempts: int = Field(default=DEFAULT_FALLBACK_AFTER_ATTEMPTS, ge=1, le=6)
+    # Refusals that move on to the next model instead of failing the turn (none by default:
+    # a refusal is a fault to fix, not an outage to ride out).
+    fallback_on: list[FallbackRefusal] = Field(default_factory=list)
+    # Anthropic prompt caching: each call reads the previous call's prefix from the cache.
+    prompt_cache: bool = True
 
     @field_validator("model")
     @classmethod

@@ -160,7 +160,7 @@ class AgentTurnWorkflow:
             turn.iteration += 1
             budgets.check_budgets(turn)
             self._view.event("iteration_started", turn)
-            result = await call_model(turn, self._offered)
+            result = await call_model(turn, self._offered, self._model_skipped)
             turn.record_model_call(result)
             self._model_call_finished(turn, result.model, result.stop_reason, result.cost_usd)
             uses = result.message.tool_uses()
@@ -238,6 +238,11 @@ class AgentTurnWorkflow:
             text=last.text() or None,
         )
         self._view.budget_event(turn)
+
+    def _model_skipped(self, model: str, reason: str) -> None:
+        """A model of the fallback chain was passed over: the event says which and why."""
+        if self._turn is not None:
+            self._view.event("model_skipped", self._turn, model=model, reason=reason)
 
     def _publish(self, turn: Turn) -> None:
         """Keeps state, cost and counters visible to visibility queries and the Web UI."""

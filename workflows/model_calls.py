@@ -16,15 +16,60 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL
     from turnkeeper.contracts.turn import split_model
-    from turnkeeper.workflows import budgets
-    from turnkeeper.workflows.activity_options import MODEL_CALL_HEARTBEAT, MODEL_CALL_RETRY
+    from turnkeeper.workflows import budgets, fallback
+    from turnkeeper.workflows.activity_options import MODEL_CALL_HEARTBEAT
     from turnkeeper.workflows.failures import cause_message, error_type, fail, timed_out
     from turnkeeper.workflows.structured_output import instruction
     from turnkeeper.workflows.turn_state import Turn
 
 
-async def call_model(turn: Turn, offered: list[str]) -> ModelCallResult:
-    """Calls the agent's model, then each fallback model once the one before is exhausted."""
+async def call_model(
+    turn: Turn, offered: list[str], on_skip: fallback.SkipObserver | None = None
+) -> ModelCallResult:
+    """Calls the agent's model, then each fallback model once the one before is exhausted;
+    models on cooldown are passed over, and `on_skip` hears of each model passed over."""
+    if workflow.patched(fallback.PATCH):
+        return await _call_chain(turn, offered, on_skip or fallback.ignore_skip)
+    return await _call_each_fully(turn, offered)
+
+
+async def _call_chain(
+    turn: Turn, offered: list[str], on_skip: fallback.SkipObserver
+) -> ModelCallResult:
+    """The fallback chain with per-model cooldown (seed 003): see `workflows/fallback.py`."""
+    plan = fallback.plan(turn, workflow.now())
+    for model, reason in plan.skipped:
+        on_skip(model, reason)
+    failures: list[str] = []
+    for index, model in enumerate(plan.ready):
+        last = index == len(plan.ready) - 1
+        attempts = None if last else turn.request.agent.fallback_after_attempts
+        try:
+            result = await _call_resending(turn, model, offered, attempts, plan.notes())
+        except ActivityError as err:
+            if is_cancelled_exception(err):
+                raise
+            passed = fallback.passable_refusal(turn, error_type(err))
+            if passed is None or last:
+                _fail_unless_transient(turn, err)
+            message = cause_message(err)
+            reason = fallback.moved_on(turn, model, message, attempts, passed, workflow.now())
+            plan.skipped.append((model, reason))
+            failures.append(f"{model}: {message}")
+            if not last:
+                on_skip(model, reason)
+            continue
+        turn.model_answered(model)
+        return result
+    fail(
+        turn,
+        errors.LLM_UNAVAILABLE,
+        f"no model answered after retries ({len(failures)} tried): " + "; ".join(failures),
+    )
+
+
+async def _call_each_fully(turn: Turn, offered: list[str]) -> ModelCallResult:
+    """Turns begun before the fallback chain had cooldowns: every model its full schedule."""
     agent = turn.request.agent
     failures: list[str] = []
     for model in [agent.model, *agent.fallback_models]:
@@ -57,18 +102,30 @@ def _fail_unless_transient(turn: Turn, err: ActivityError) -> None:
         budgets.fail_time_budget(turn)
 
 
-async def _call_resending(turn: Turn, model: str, offered: list[str]) -> ModelCallResult:
+async def _call_resending(
+    turn: Turn,
+    model: str,
+    offered: list[str],
+    attempts: int | None = None,
+    skipped: list[str] | None = None,
+) -> ModelCallResult:
     try:
-        return await _model_activity(turn, model, offered)
+        return await _model_activity(turn, model, offered, attempts, skipped)
     except ActivityError as err:
         if error_type(err) != errors.CONTENT_MISSING:
             raise
         workflow.logger.warning("the content store lost the conversation; resending it")
         turn.resend_everything()
-        return await _model_activity(turn, model, offered)
+        return await _model_activity(turn, model, offered, attempts, skipped)
 
 
-async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCallResult:
+async def _model_activity(
+    turn: Turn,
+    model: str,
+    offered: list[str],
+    attempts: int | None = None,
+    skipped: list[str] | None = None,
+) -> ModelCallResult:
     request = turn.request
     context = None
     if turn.conversation_ref is None:
@@ -92,6 +149,8 @@ async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCa
         cost_budget_left_usd=budgets.cost_left(turn),
         want_tool_traits=not turn.traits_loaded,
         stream_text=request.agent.stream,
+        prompt_cache=request.agent.prompt_cache,
+        skipped=skipped or [],
     )
     timeout = budgets.model_timeout(turn)
     result = await workflow.execute_activity(
@@ -102,7 +161,7 @@ async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCa
         schedule_to_close_timeout=timeout if budgets.has_time_budget(turn) else None,
         start_to_close_timeout=timeout,
         heartbeat_timeout=MODEL_CALL_HEARTBEAT,
-        retry_policy=MODEL_CALL_RETRY,
+        retry_policy=fallback.retry_policy(attempts),
         summary=f"model call {turn.iteration} · {split_model(model)[1]}",
     )
     turn.traits_loaded = True

@@ -76,6 +76,8 @@ class Turn(BaseModel):
     spent_signatures: list[str] = Field(default_factory=list)  # of applied signed '*' decisions
     structured_output: JsonValue = None
     ended: datetime | None = None
+    # Fallback-chain models that exhausted their attempts, and when they may be tried again.
+    model_cooldowns: dict[str, datetime] = Field(default_factory=dict)
 
     @classmethod
     def begin(cls, request: TurnRequest, now: datetime) -> Turn:
@@ -106,6 +108,17 @@ class Turn(BaseModel):
             BlockRef(ref=ref) if ref else block for block, ref in results
         ]
         self.unsent.append(MessageDraft(role="user", content=drafts))
+
+    def cool_down(self, model: str, until: datetime) -> None:
+        """Passes `model` over in the fallback chain until `until`."""
+        self.model_cooldowns[model] = until
+
+    def cooling_until(self, model: str, now: datetime) -> datetime | None:
+        until = self.model_cooldowns.get(model)
+        return until if until is not None and until > now else None
+
+    def model_answered(self, model: str) -> None:
+        self.model_cooldowns.pop(model, None)
 
     def refuse_decision(self, call_id: str, approver: str, reason: str, now: datetime) -> None:
         """Keeps an ignored `approve` signal for the status query. Fields are cut short and the
