@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import sys
 import tempfile
 import uuid
@@ -44,7 +45,9 @@ from tests.conftest import (
     wait_for_pending,
 )
 from tests.fakes import fake_anthropic as fake
+from tests.fakes import openai_replies as openai
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 from tests.workflows.golden_keys import golden_converter
 
 HISTORIES = Path(__file__).parent.parent / "histories"
@@ -170,6 +173,28 @@ async def signed_decisions(
     return handle
 
 
+async def falls_back_across_providers(
+    client: Client,
+    fake_api: FakeAnthropic,
+    queue: str,
+    workflow_id: str,
+    *,
+    openai_api: FakeOpenAI,
+) -> Any:
+    """The Anthropic primary is dead (529): two attempts, then the OpenAI fallback answers
+    with a tool call; the next iteration passes the primary over (cooling down), and the
+    fallback answers. Prompt caching is on (the default)."""
+    fake_api.script("golden6", [fake.overloaded()] * 2)
+    openai_api.script(
+        "golden6",
+        [openai.tool_calls(("list_files", {"path": "."})), openai.text("Listed on OpenAI.")],
+    )
+    agent = {"id": "golden-fallback", "fallback_models": ["openai:gpt-4.1"]}
+    handle = await _start(client, scripted_request("golden6", agent=agent), queue, workflow_id)
+    await handle.result()
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -184,6 +209,7 @@ SCENARIOS = (
     decided_with_an_edit,
     signed_decisions,
     reads_a_large_file,
+    falls_back_across_providers,
 )
 
 
@@ -196,7 +222,7 @@ async def main(version: str, names: list[str], encrypted: bool) -> None:
         dev_server_existing_path=temporal_binary("temporal"),
         search_attributes=keys,
     )
-    async with env, start_fake_anthropic() as fake_api:
+    async with env, start_fake_anthropic() as fake_api, start_fake_openai() as openai_api:
         with tempfile.TemporaryDirectory() as tmp:
             settings = make_settings(Path(tmp), f"golden-{uuid.uuid4()}")
             (settings.workspace / "notes.md").write_text("# Notes\n")
@@ -204,12 +230,19 @@ async def main(version: str, names: list[str], encrypted: bool) -> None:
             (settings.workspace / "ledger.md").write_text(ledger)
             # The converter keeps large payloads in the golden store (replay reads them back);
             # the activities' conversation nodes stay in the temporary folder.
-            async with running_worker(env.client, settings, fake_api):
+            async with running_worker(env.client, settings, fake_api, openai_fake=openai_api):
                 for scenario in [s for s in SCENARIOS if not names or s.__name__ in names]:
                     # The file's stem is the workflow id, as test_replay.py replays it: signed
                     # decisions are bound to the turn's workflow id.
                     name = f"{scenario.__name__}-{version}"
-                    handle = await scenario(env.client, fake_api, settings.task_queue, name)
+                    extra = (
+                        {"openai_api": openai_api}
+                        if "openai_api" in inspect.signature(scenario).parameters
+                        else {}
+                    )
+                    handle = await scenario(
+                        env.client, fake_api, settings.task_queue, name, **extra
+                    )
                     history = await handle.fetch_history()
                     path = HISTORIES / f"{name}.json"
                     path.write_text(history.to_json())
