@@ -234,13 +234,14 @@ async def run_on_server(
     fake: FakeAnthropic,
     request: dict[str, Any],
     openai_fake: FakeOpenAI | None = None,
+    workflow_id: str | None = None,
 ) -> AgentReport:
     """One turn to its end on a worker of its own, on any server (e.g. the time-skipping one)."""
     async with running_worker(client, settings, fake, openai_fake=openai_fake):
         handle = await client.start_workflow(
             WORKFLOW_TYPE,
             request,
-            id=f"turn-{uuid.uuid4()}",
+            id=workflow_id or f"turn-{uuid.uuid4()}",
             task_queue=settings.task_queue,
             result_type=AgentReport,
         )

@@ -3,17 +3,31 @@ per-model cooldown: the real dev server, the real SDKs, both fake APIs over HTTP
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.testing import WorkflowEnvironment
 
-from tests.conftest import TurnRunner, failure_of, new_key, scripted_request
+from tests.conftest import (
+    TurnRunner,
+    failure_of,
+    make_settings,
+    new_key,
+    run_on_server,
+    scripted_request,
+)
 from tests.fakes import fake_anthropic as anthropic
 from tests.fakes import openai_replies as openai
 from tests.fakes.anthropic_replies import SlowReply
+from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.fakes.fake_openai import FakeOpenAI
+from tests.workflows.test_continue_as_new import eager_env, run_ids
 from turnkeeper.watch import turn_events
 
 GPT = "openai:gpt-4.1"
+__all__ = ["eager_env"]  # the fixture of the continue-as-new tests, used here too
 
 
 def on_openai(key: str, **agent: Any) -> dict[str, Any]:
@@ -257,3 +271,33 @@ async def test_a_model_of_a_provider_the_worker_lacks_fails_typed(turns: TurnRun
     error, _ = await failure_of(turns, scripted_request(key, agent={"model": "local:qwen3-8b"}))
 
     assert error.type == "LLMInvalidRequest" and "no provider 'local'" in error.message
+
+
+async def test_the_cooldown_is_carried_across_continue_as_new(
+    eager_env: WorkflowEnvironment,
+    fake_anthropic: FakeAnthropic,
+    fake_openai: FakeOpenAI,
+    tmp_path: Path,
+) -> None:
+    key = new_key()
+    iterations = 12
+    fake_anthropic.script(key, [anthropic.overloaded()] * (iterations + 1))
+    listing = openai.tool_calls(("list_files", {"path": "."}))
+    fake_openai.script(key, [listing] * iterations + [openai.text("All done.")])
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    agent = {"fallback_models": [GPT], "max_iterations": iterations + 1}
+    workflow_id = f"turn-{uuid.uuid4()}"
+
+    report = await run_on_server(
+        eager_env.client,
+        settings,
+        fake_anthropic,
+        scripted_request(key, agent=agent),
+        openai_fake=fake_openai,
+        workflow_id=workflow_id,
+    )
+
+    assert report.output == "All done." and report.iterations == iterations + 1
+    assert len(await run_ids(eager_env.client, workflow_id)) > 1
+    # Only the first iteration paid the dead primary; every later run knew it was cooling down.
+    assert [r.step for r in fake_anthropic.requests_for(key)] == [0, 0]
