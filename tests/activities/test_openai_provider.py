@@ -4,10 +4,13 @@ Completions server; and the named endpoints of `TURNKEEPER_PROVIDERS`."""
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from turnkeeper.activities.llm.endpoints import (
@@ -326,3 +329,22 @@ async def test_without_the_openai_extra_the_call_names_the_extra(
 
     assert raised.value.error_type == LLM_INVALID_REQUEST and not raised.value.retryable
     assert "pip install 'turnkeeper[openai]'" in str(raised.value)
+
+
+def test_the_worker_refuses_to_start_on_a_bad_configuration(tmp_path: Path) -> None:
+    # Nothing listens at the address: the refusal must come before any connection attempt.
+    env = {
+        **os.environ,
+        "TURNKEEPER_PROVIDERS": '{"local": {"kind": "ollama", "base_url": "http://x"}}',
+        "TEMPORAL_ADDRESS": "127.0.0.1:9",
+        "TURNKEEPER_DATA_DIR": str(tmp_path),
+    }
+    worker = Path(__file__).parents[2] / "worker.py"
+
+    done = subprocess.run(
+        [sys.executable, str(worker)], env=env, capture_output=True, text=True, timeout=60
+    )
+
+    assert done.returncode == 1, done.stderr
+    assert "TURNKEEPER_PROVIDERS.local.kind" in done.stderr
+    assert "127.0.0.1:9" not in done.stderr
