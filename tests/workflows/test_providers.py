@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
+from turnkeeper.contracts.pricing import PRICING_TABLE, cost_usd
 
 from tests.conftest import (
     TurnRunner,
@@ -301,3 +302,21 @@ async def test_the_cooldown_is_carried_across_continue_as_new(
     assert len(await run_ids(eager_env.client, workflow_id)) > 1
     # Only the first iteration paid the dead primary; every later run knew it was cooling down.
     assert [r.step for r in fake_anthropic.requests_for(key)] == [0, 0]
+
+
+async def test_a_call_is_priced_by_the_model_that_answered(turns: TurnRunner) -> None:
+    assert turns.openai is not None
+    key = new_key()
+    turns.fake.script(key, [anthropic.overloaded()])
+    turns.openai.script(key, [openai.text("cheap answer", cached_tokens=5)])
+    request = scripted_request(
+        key,
+        agent={"fallback_models": [GPT], "price": {"input_per_mtok": 100, "output_per_mtok": 100}},
+        task={"constraints": {"cost_budget_usd": 1.0}},
+    )
+
+    report = await turns.run(request)
+
+    assert report.models_used == [GPT] and report.usage.cache_read_tokens == 5
+    # gpt-4.1's prices from the table; the primary's agent.price does not apply to it.
+    assert report.cost_usd == pytest.approx(cost_usd(report.usage, PRICING_TABLE[GPT]))
