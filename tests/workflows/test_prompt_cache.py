@@ -3,8 +3,11 @@ and what a turn costs when the fake reports cache reads and writes as the API do
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import pytest
+import structlog
 from turnkeeper.contracts.pricing import PRICING_TABLE, cost_usd
 from turnkeeper.contracts.turn import Usage
 
@@ -96,3 +99,24 @@ async def test_streamed_calls_report_cache_usage_too(turns: TurnRunner) -> None:
     report = await turns.run(request)
 
     assert report.usage.cache_read_tokens > 0
+
+
+async def test_the_turn_record_shows_the_cache_hits(
+    turns: TurnRunner, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="temporalio.workflow")
+    key = new_key()
+    turns.fake.script(key, three_iterations(), prompt_cache=True)
+    request = scripted_request(key)
+    request["agent"]["system_prompt"] += LONG_PROMPT
+
+    with structlog.testing.capture_logs() as activity_log:
+        report = await turns.run(request)
+
+    [completed] = [r for r in caplog.records if str(r.msg).startswith("turn_completed")]
+    assert completed.cache_read_tokens == report.usage.cache_read_tokens > 0
+    assert completed.cache_write_tokens == report.usage.cache_write_tokens > 0
+    calls = [e for e in activity_log if e["event"] == "llm_call"]
+    assert calls[0]["cache_read_tokens"] == 0 and calls[0]["cache_write_tokens"] > 0
+    assert all(call["cache_read_tokens"] > 0 for call in calls[1:])
+    assert sum(call["cache_read_tokens"] for call in calls) == report.usage.cache_read_tokens
