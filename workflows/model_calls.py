@@ -40,6 +40,7 @@ async def _call_chain(
     plan = fallback.plan(turn, workflow.now())
     for model, reason in plan.skipped:
         on_skip(model, reason)
+    cooling = plan.notes()
     failures: list[str] = []
     for index, model in enumerate(plan.ready):
         last = index == len(plan.ready) - 1
@@ -61,10 +62,13 @@ async def _call_chain(
             continue
         turn.model_answered(model)
         return result
+    passed_over = f"; passed over: {'; '.join(cooling)}" if cooling else ""
     fail(
         turn,
         errors.LLM_UNAVAILABLE,
-        f"no model answered after retries ({len(failures)} tried): " + "; ".join(failures),
+        f"no model answered after retries ({len(failures)} tried): "
+        + "; ".join(failures)
+        + passed_over,
     )
 
 

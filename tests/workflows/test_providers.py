@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.client import WorkflowFailureError
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from turnkeeper.contracts.pricing import PRICING_TABLE, cost_usd
 
@@ -320,3 +322,35 @@ async def test_a_call_is_priced_by_the_model_that_answered(turns: TurnRunner) ->
     assert report.models_used == [GPT] and report.usage.cache_read_tokens == 5
     # gpt-4.1's prices from the table; the primary's agent.price does not apply to it.
     assert report.cost_usd == pytest.approx(cost_usd(report.usage, PRICING_TABLE[GPT]))
+
+
+async def test_unavailable_names_the_models_tried_and_those_passed_over(
+    skipping_env: WorkflowEnvironment,
+    fake_anthropic: FakeAnthropic,
+    fake_openai: FakeOpenAI,
+    tmp_path: Path,
+) -> None:
+    """Iteration 1: the primary fails, the fallback answers. Iteration 2: the primary is cooling
+    down and the fallback fails its whole schedule: the turn fails saying both."""
+    key = new_key()
+    fake_anthropic.script(key, [anthropic.overloaded()] * 2)
+    listing = openai.tool_calls(("list_files", {"path": "."}))
+    fake_openai.script(key, [listing, openai.server_error(503)])
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    agent = {"fallback_models": [GPT], "fallback_cooldown_s": 3600}
+
+    with pytest.raises(WorkflowFailureError) as failure:
+        await run_on_server(
+            skipping_env.client,
+            settings,
+            fake_anthropic,
+            scripted_request(key, agent=agent),
+            openai_fake=fake_openai,
+        )
+
+    error = failure.value.cause
+    assert isinstance(error, ApplicationError) and error.type == "LLMUnavailable"
+    assert "(1 tried): openai:gpt-4.1" in error.message and "503" in error.message
+    assert "passed over: anthropic:claude-sonnet-4-6: cooling down" in error.message
+    assert [r.step for r in fake_anthropic.requests_for(key)] == [0, 0]
+    assert len(fake_openai.requests_for(key)) == 1 + 6  # the last model: its full schedule
