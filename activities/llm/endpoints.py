@@ -19,7 +19,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
 from turnkeeper.activities.llm.demo_provider import DemoProvider
 from turnkeeper.activities.llm.openai_provider import OpenAICompatibleProvider
-from turnkeeper.activities.llm.provider import ModelProvider
+from turnkeeper.activities.llm.provider import (
+    ModelCallError,
+    ModelProvider,
+    ModelRequest,
+    ModelResponse,
+    TextSink,
+    estimate_input_tokens,
+)
+from turnkeeper.contracts.errors import LLM_AUTH_ERROR
 from turnkeeper.contracts.names import (
     KNOWN_PROVIDERS,
     PROVIDER_ANTHROPIC,
@@ -89,11 +97,33 @@ def named_endpoints(raw: str) -> dict[str, Endpoint]:
     return endpoints
 
 
+class MissingKey:
+    """A named endpoint whose key variable is unset: each call fails with LLMAuthError naming
+    the variable. Never the SDK's own default variable, which holds another server's key."""
+
+    def __init__(self, name: str, variable: str) -> None:
+        self.name = name
+        self._variable = variable
+
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        raise ModelCallError(
+            f"No API key for provider {self.name!r}: {self._variable} is not set on the worker.",
+            error_type=LLM_AUTH_ERROR,
+            retryable=False,
+        )
+
+    async def count_input_tokens(self, request: ModelRequest) -> int:
+        return estimate_input_tokens(request)
+
+
 def endpoint_provider(name: str, endpoint: Endpoint, env: Mapping[str, str]) -> ModelProvider:
-    # An empty key (the variable is named but unset) fails the call with LLMAuthError naming it.
-    key = env.get(endpoint.api_key_env, "") if endpoint.api_key_env else NO_KEY
+    if endpoint.api_key_env and not env.get(endpoint.api_key_env):
+        return MissingKey(name, endpoint.api_key_env)
+    key = env[endpoint.api_key_env] if endpoint.api_key_env else NO_KEY
     if endpoint.kind == "anthropic":
-        return AnthropicProvider(api_key=key or None, base_url=endpoint.base_url)
+        return AnthropicProvider(api_key=key, base_url=endpoint.base_url)
     return OpenAICompatibleProvider(
         name,
         api_key=key,

@@ -64,7 +64,7 @@ class OpenAICompatibleProvider:
 
     Args:
         name: the provider's name in model strings (`openai`, or a named endpoint's name).
-        api_key: None: the SDK reads `OPENAI_API_KEY`; "": the key's variable is unset.
+        api_key: None: the SDK reads `OPENAI_API_KEY`.
         base_url: None: the SDK reads `OPENAI_BASE_URL`, else OpenAI's own API.
         key_hint: what to set when the key is missing or refused, named in the error.
         max_tokens_field: `max_completion_tokens` (OpenAI's current name, which its reasoning
@@ -138,13 +138,6 @@ class OpenAICompatibleProvider:
     def _sdk_client(self) -> openai.AsyncOpenAI:
         if self._client is None:
             sdk = _sdk()
-            if self._api_key == "":
-                raise ModelCallError(
-                    f"No API key for provider {self.name!r}: {self._key_hint} is not set on "
-                    "the worker.",
-                    error_type=LLM_AUTH_ERROR,
-                    retryable=False,
-                )
             try:
                 self._client = sdk.AsyncOpenAI(
                     api_key=self._api_key,

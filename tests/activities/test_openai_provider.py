@@ -31,8 +31,10 @@ from turnkeeper.contracts.errors import (
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.tools import ToolDefinition
 
+from tests.fakes import fake_anthropic as anthropic_fake
 from tests.fakes import openai_replies as fake
 from tests.fakes.anthropic_replies import RawReply, SlowReply
+from tests.fakes.fake_anthropic import start_fake_anthropic
 from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 
 MODEL = "gpt-test-1"
@@ -289,14 +291,21 @@ async def test_a_named_endpoint_sends_its_own_key_and_max_tokens(
     assert {"anthropic", "openai", "demo", "local", "open"} <= providers.keys()
 
 
-async def test_a_named_endpoint_whose_key_variable_is_unset_fails_as_auth() -> None:
-    config = {"local": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "K"}}
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_a_named_endpoint_whose_key_variable_is_unset_fails_as_auth(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The SDKs' own variables hold other servers' keys: never a fallback for this endpoint.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant")
+    config = {"local": {"kind": kind, "base_url": "http://127.0.0.1:9/v1", "api_key_env": "K"}}
     provider = default_providers({"TURNKEEPER_PROVIDERS": json.dumps(config)})["local"]
 
     with pytest.raises(ModelCallError) as raised:
         await provider.complete(request_for(new_key()))
 
     assert raised.value.error_type == LLM_AUTH_ERROR and "K is not set" in str(raised.value)
+    assert await provider.count_input_tokens(request_for(new_key())) > 0
 
 
 @pytest.mark.parametrize(
@@ -348,3 +357,22 @@ def test_the_worker_refuses_to_start_on_a_bad_configuration(tmp_path: Path) -> N
     assert done.returncode == 1, done.stderr
     assert "TURNKEEPER_PROVIDERS.local.kind" in done.stderr
     assert "127.0.0.1:9" not in done.stderr
+
+
+async def test_a_named_anthropic_endpoint_sends_its_own_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-must-not-leak")
+    async with start_fake_anthropic() as server:
+        config = {"backup": {"kind": "anthropic", "base_url": server.base_url, "api_key_env": "B"}}
+        env = {"TURNKEEPER_PROVIDERS": json.dumps(config), "B": "backup-secret"}
+        provider = default_providers(env)["backup"]
+        key = new_key()
+        server.script(key, [anthropic_fake.text("from the backup")])
+
+        response = await provider.complete(request_for(key))
+
+        assert response.content == [TextBlock(text="from the backup")]
+        headers = server.requests_for(key)[0].headers
+        assert "backup-secret" in (headers.get("x-api-key", "") + headers.get("authorization", ""))
+        assert "sk-ant-must-not-leak" not in str(headers)
