@@ -43,6 +43,8 @@ MAX_ARGUMENTS_CHARS: Final = 4096
 TURN_ID: Final = "turnkeeper.turn_id"
 ITERATION: Final = "turnkeeper.iteration"
 OUTCOME: Final = "turnkeeper.outcome"
+# The fallback chain's models this call stood in for, each "provider:model: why".
+SKIPPED_MODELS: Final = "turnkeeper.skipped_models"
 
 _tracer = trace.get_tracer("turnkeeper.activities")
 
@@ -59,6 +61,11 @@ class ModelCallSpan:
         self.span = span
         self.model = model
         self.outcome = "ok"
+
+    def stands_in_for(self, skipped: list[str]) -> None:
+        """Names the fallback-chain models passed over before this one, and why."""
+        if skipped:
+            self.span.set_attribute(SKIPPED_MODELS, skipped)
 
     def answered(self, response: ModelResponse, cost_usd: float) -> None:
         """Put the usage, cost and stop reason on the span and record tokens and cost."""

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio.client import Client
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 from turnkeeper.activities.approval_cache import ApprovalCacheActivities
-from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
-from turnkeeper.activities.llm.demo_provider import DemoProvider
+from turnkeeper.activities.llm import endpoints
 from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
 from turnkeeper.activities.llm.provider import ModelProvider
 from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
@@ -31,7 +30,8 @@ if TYPE_CHECKING:
 
 
 def default_providers() -> dict[str, ModelProvider]:
-    return {"anthropic": AnthropicProvider(), "demo": DemoProvider()}
+    """The built-in providers and the named endpoints of `TURNKEEPER_PROVIDERS`."""
+    return endpoints.default_providers(os.environ)
 
 
 def build_activities(

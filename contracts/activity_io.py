@@ -112,6 +112,10 @@ class ModelCallInput(CompactModel, ClaimChecked):
     want_tool_traits: bool = False
     # Publish the answer's text to the turn's event stream as it streams in.
     stream_text: bool = False
+    # Anthropic prompt caching (cache breakpoints on tools, system prompt and newest messages).
+    prompt_cache: bool = True
+    # Models of the fallback chain this call stands in for, each with why it was passed over.
+    skipped: list[str] = Field(default_factory=list)
     # The turn's context, sent when there is no stored conversation yet: it becomes the root.
     context: CallContext | None = None
     # Only for turns whose conversation chain predates context roots.

@@ -17,6 +17,7 @@ EventKind = Literal[
     "turn_started",
     "iteration_started",
     "model_call_finished",
+    "model_skipped",  # a model of the fallback chain was passed over; `reason` says why
     "text_delta",
     "tool_call_started",
     "tool_call_finished",

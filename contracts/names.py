@@ -51,4 +51,11 @@ SEARCH_ATTRIBUTES: Final[dict[str, str]] = {
 # start of the turn instead of failing on every retry of the first model call.
 PROVIDER_ANTHROPIC: Final = "anthropic"
 PROVIDER_DEMO: Final = "demo"
-KNOWN_PROVIDERS: Final = frozenset({PROVIDER_ANTHROPIC, PROVIDER_DEMO})
+# Any OpenAI-compatible Chat Completions endpoint (`OPENAI_BASE_URL`, `OPENAI_API_KEY`).
+PROVIDER_OPENAI: Final = "openai"
+KNOWN_PROVIDERS: Final = frozenset({PROVIDER_ANTHROPIC, PROVIDER_DEMO, PROVIDER_OPENAI})
+# Named endpoints (`TURNKEEPER_PROVIDERS`) live in the worker's environment, which neither the
+# client nor the workflow can read: a model string may name any provider spelled like this, and
+# a worker without it refuses the call with LLMInvalidRequest at the first model call.
+PROVIDER_NAME_PATTERN: Final = r"^[a-z][a-z0-9_-]{0,31}$"
+PROVIDERS_ENV: Final = "TURNKEEPER_PROVIDERS"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -18,7 +19,7 @@ from turnkeeper.contracts.budget_extension import BudgetExtension, OnBudgetExhau
 from turnkeeper.contracts.compaction import CompactionSpec
 from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
-from turnkeeper.contracts.names import KNOWN_PROVIDERS
+from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
 from turnkeeper.contracts.signals import DecisionRecord
 
 DEFAULT_MAX_ITERATIONS = 10
@@ -26,6 +27,10 @@ DEFAULT_MAX_TOKENS = 4096
 DEFAULT_APPROVAL_TIMEOUT_S = 86_400
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 SUMMARY_INPUT_CHARS = 120
+DEFAULT_FALLBACK_COOLDOWN_S = 60.0
+DEFAULT_FALLBACK_AFTER_ATTEMPTS = 2
+# `agent.fallback_on` values, each naming a refusal a fallback model may cure.
+FallbackRefusal = Literal["auth", "invalid_request", "context_too_long", "content_filtered"]
 
 
 class Price(BaseModel):
@@ -48,9 +53,12 @@ def _check_model(model: str) -> str:
     provider, name = split_model(model)
     if not name:
         raise ValueError(f"model must be 'provider:model-name', got {model!r}")
-    if provider not in KNOWN_PROVIDERS:
+    if provider not in KNOWN_PROVIDERS and not re.match(PROVIDER_NAME_PATTERN, provider):
         known = ", ".join(sorted(KNOWN_PROVIDERS))
-        raise ValueError(f"unknown provider {provider!r} in {model!r}; known: {known}")
+        raise ValueError(
+            f"unknown provider {provider!r} in {model!r}; known: {known}, or a named endpoint "
+            f"of the worker's TURNKEEPER_PROVIDERS (lower-case letters, digits, '-', '_')"
+        )
     return model
 
 
@@ -106,6 +114,17 @@ class AgentSpec(BaseModel):
     # Opt-in: shorten what model calls send once it would exceed a token limit
     # (contracts/compaction.py). None: never.
     compaction: CompactionSpec | None = None
+    # The fallback chain (`model`, then `fallback_models`): a model that exhausted its retries is
+    # skipped for this long by the turn's later model calls.
+    fallback_cooldown_s: float = Field(default=DEFAULT_FALLBACK_COOLDOWN_S, ge=0)
+    # With a model after it in the chain, a model gets this many attempts, not the full retry
+    # schedule, before the turn moves on.
+    fallback_after_attempts: int = Field(default=DEFAULT_FALLBACK_AFTER_ATTEMPTS, ge=1, le=6)
+    # Refusals that move on to the next model instead of failing the turn (none by default:
+    # a refusal is a fault to fix, not an outage to ride out).
+    fallback_on: list[FallbackRefusal] = Field(default_factory=list)
+    # Anthropic prompt caching: each call reads the previous call's prefix from the cache.
+    prompt_cache: bool = True
 
     @field_validator("model")
     @classmethod

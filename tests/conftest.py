@@ -23,6 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
 from turnkeeper.activities.llm.demo_provider import DemoProvider
+from turnkeeper.activities.llm.openai_provider import OpenAICompatibleProvider
 from turnkeeper.activities.store.content_store import ContentStore, LocalFolderStore
 from turnkeeper.activities.store.encrypted_store import encrypting
 from turnkeeper.activities.store.keyring import Keyring
@@ -34,6 +35,7 @@ from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 from turnkeeper.settings import Settings
 
 SA_KEYS = {
@@ -117,6 +119,12 @@ async def fake_anthropic() -> AsyncIterator[FakeAnthropic]:
         yield fake
 
 
+@pytest.fixture(scope="session")
+async def fake_openai() -> AsyncIterator[FakeOpenAI]:
+    async with start_fake_openai() as fake:
+        yield fake
+
+
 @dataclass
 class TurnRunner:
     """A worker on a fresh task queue, with its own workspace and content store."""
@@ -125,6 +133,7 @@ class TurnRunner:
     task_queue: str
     settings: Settings
     fake: FakeAnthropic
+    openai: FakeOpenAI | None = None  # the fake behind the `openai:` provider
 
     @property
     def workspace(self) -> Path:
@@ -157,11 +166,16 @@ def make_settings(tmp_path: Path, task_queue: str) -> Settings:
     )
 
 
-def providers_for(fake: FakeAnthropic) -> dict[str, Any]:
-    return {
+def providers_for(fake: FakeAnthropic, openai_fake: FakeOpenAI | None = None) -> dict[str, Any]:
+    providers: dict[str, Any] = {
         "anthropic": AnthropicProvider(api_key="test-key", base_url=fake.base_url),
         "demo": DemoProvider(),
     }
+    if openai_fake is not None:
+        providers["openai"] = OpenAICompatibleProvider(
+            "openai", api_key="test-key", base_url=f"{openai_fake.base_url}/v1"
+        )
+    return providers
 
 
 @asynccontextmanager
@@ -171,6 +185,7 @@ async def running_worker(
     fake: FakeAnthropic,
     tools: ToolRegistry | None = None,
     store: ContentStore | None = None,
+    openai_fake: FakeOpenAI | None = None,
     **worker_options: Any,
 ) -> AsyncIterator[Worker]:
     worker = Worker(
@@ -179,7 +194,11 @@ async def running_worker(
         workflows=worker_workflows(),
         workflow_runner=workflow_runner(),
         activities=build_activities(
-            settings, client=client, providers=providers_for(fake), tools=tools, store=store
+            settings,
+            client=client,
+            providers=providers_for(fake, openai_fake),
+            tools=tools,
+            store=store,
         ),
         **worker_options,
     )
@@ -189,11 +208,11 @@ async def running_worker(
 
 @pytest.fixture
 async def turns(
-    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
+    client: Client, fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> AsyncIterator[TurnRunner]:
     settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
-    async with running_worker(client, settings, fake_anthropic):
-        yield TurnRunner(client, settings.task_queue, settings, fake_anthropic)
+    async with running_worker(client, settings, fake_anthropic, openai_fake=fake_openai):
+        yield TurnRunner(client, settings.task_queue, settings, fake_anthropic, fake_openai)
 
 
 def scripted_request(key: str, **overrides: Any) -> dict[str, Any]:
@@ -210,14 +229,19 @@ def scripted_request(key: str, **overrides: Any) -> dict[str, Any]:
 
 
 async def run_on_server(
-    client: Client, settings: Settings, fake: FakeAnthropic, request: dict[str, Any]
+    client: Client,
+    settings: Settings,
+    fake: FakeAnthropic,
+    request: dict[str, Any],
+    openai_fake: FakeOpenAI | None = None,
+    workflow_id: str | None = None,
 ) -> AgentReport:
     """One turn to its end on a worker of its own, on any server (e.g. the time-skipping one)."""
-    async with running_worker(client, settings, fake):
+    async with running_worker(client, settings, fake, openai_fake=openai_fake):
         handle = await client.start_workflow(
             WORKFLOW_TYPE,
             request,
-            id=f"turn-{uuid.uuid4()}",
+            id=workflow_id or f"turn-{uuid.uuid4()}",
             task_queue=settings.task_queue,
             result_type=AgentReport,
         )

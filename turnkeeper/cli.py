@@ -120,6 +120,18 @@ def run(
     agent_id: Annotated[str | None, _flag("Agent id (default: assistant)")] = None,
     model: Annotated[str | None, _flag("provider:model, e.g. anthropic:claude-sonnet-4-6")] = None,
     fallback_model: Annotated[list[str] | None, _flag("Fallback model (repeatable)")] = None,
+    fallback_cooldown_s: Annotated[
+        float | None, _flag("Seconds a failed model is passed over (default 60)")
+    ] = None,
+    fallback_after_attempts: Annotated[
+        int | None, _flag("Attempts before moving to the next model (default 2)")
+    ] = None,
+    fallback_on: Annotated[
+        list[str] | None, _flag("Refusal that moves to the next model: auth, … (repeatable)")
+    ] = None,
+    prompt_cache: Annotated[
+        bool | None, typer.Option("--prompt-cache/--no-prompt-cache", help="Anthropic caching")
+    ] = None,
     system: Annotated[str | None, _flag("System prompt")] = None,
     tool: Annotated[list[str] | None, _flag("Worker tool the agent has (repeatable)")] = None,
     max_iterations: Annotated[int | None, _flag("Most model calls in the turn")] = None,
@@ -154,6 +166,10 @@ def run(
         agent_id=agent_id,
         model=model,
         fallback_models=fallback_model,
+        fallback_cooldown_s=fallback_cooldown_s,
+        fallback_after_attempts=fallback_after_attempts,
+        fallback_on=fallback_on,
+        prompt_cache=prompt_cache,
         system=system,
         tools=tool,
         max_iterations=max_iterations,

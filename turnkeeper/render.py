@@ -65,6 +65,7 @@ def counters(turn_report: AgentReport) -> Table:
         ("tool calls", str(turn_report.tool_calls)),
         ("iterations", str(turn_report.iterations)),
         ("tokens", f"{usage.input_tokens:,} in / {usage.output_tokens:,} out"),
+        ("cache", f"{usage.cache_read_tokens:,} read / {usage.cache_write_tokens:,} written"),
         ("cost", f"${turn_report.cost_usd:.6f}"),
         ("duration", f"{turn_report.duration_ms / 1000:.1f} s"),
         ("models", ", ".join(turn_report.models_used) or "none"),

@@ -28,6 +28,10 @@ _FLAGS: Final[dict[str, str]] = {
     "agent.id": "--agent-id",
     "agent.model": "--model",
     "agent.fallback_models": "--fallback-model",
+    "agent.fallback_cooldown_s": "--fallback-cooldown-s",
+    "agent.fallback_after_attempts": "--fallback-after-attempts",
+    "agent.fallback_on": "--fallback-on",
+    "agent.prompt_cache": "--prompt-cache/--no-prompt-cache",
     "agent.system_prompt": "--system",
     "agent.tools": "--tool",
     "agent.max_iterations": "--max-iterations",
@@ -58,6 +62,10 @@ class RunOptions:
     agent_id: str | None = None
     model: str | None = None
     fallback_models: list[str] | None = None
+    fallback_cooldown_s: float | None = None
+    fallback_after_attempts: int | None = None
+    fallback_on: list[str] | None = None
+    prompt_cache: bool | None = None
     system: str | None = None
     tools: list[str] | None = None
     max_iterations: int | None = None
@@ -121,6 +129,10 @@ def _agent_flags(options: RunOptions) -> dict[str, Any]:
         id=options.agent_id,
         model=options.model,
         fallback_models=options.fallback_models or None,
+        fallback_cooldown_s=options.fallback_cooldown_s,
+        fallback_after_attempts=options.fallback_after_attempts,
+        fallback_on=options.fallback_on or None,
+        prompt_cache=options.prompt_cache,
         system_prompt=options.system,
         tools=options.tools or None,
         max_iterations=options.max_iterations,
@@ -221,5 +233,7 @@ def _describe(item: ErrorDetails) -> str:
     message = item["msg"].removeprefix("Value error, ")
     if item["type"] == "missing":
         message = "required"
-    flag = _FLAGS.get(field)
+    # A repeatable flag's item (agent.fallback_on.0) is named by the flag of its list.
+    parts = [str(part) for part in item["loc"] if not isinstance(part, int)]
+    flag = _FLAGS.get(field) or _FLAGS.get(".".join(parts))
     return f"{field} ({flag}): {message}" if flag else f"{field}: {message}"

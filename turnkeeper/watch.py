@@ -109,6 +109,8 @@ def describe(event: TurnEvent) -> Text | None:
         case "model_call_finished":
             said = f": {_clip(event.text)}" if event.text else ""
             return Text(f"{at}   model {event.model} → {event.stop_reason}{said}")
+        case "model_skipped":
+            return Text(f"{at}   model {event.model} skipped: {_clip(event.reason)}", "yellow")
         case "tool_call_started":
             return Text(f"{at}   ▶ {event.tool} {_clip(json.dumps(event.input))}", style="cyan")
         case "tool_call_finished":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import os
 import signal
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
+from turnkeeper.activities.llm.endpoints import named_endpoints
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
 from turnkeeper.activities.store.stores import open_store
@@ -34,7 +36,7 @@ from turnkeeper.activities.wiring import (
     workflow_runner,
 )
 from turnkeeper.connection import connect
-from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
+from turnkeeper.contracts.names import PROVIDERS_ENV, SEARCH_ATTRIBUTES
 from turnkeeper.dev_stack import dev_stack
 from turnkeeper.devserver import (
     DEFAULT_NAMESPACE,
@@ -283,6 +285,8 @@ async def serve(options: WorkerOptions) -> None:
     """Connect (starting the dev server first with `dev`) and run the worker until stopped."""
     settings = options.settings()
     tools = tool_registry(settings, options.tools, builtin=options.builtin_tools)
+    # A configuration that cannot work stops the worker before it connects, in one line.
+    named_endpoints(os.environ.get(PROVIDERS_ENV, ""))
     stop = asyncio.Event()
     keyring = Keyring.from_env()
     unreadable: list[UnreadableContentError] = []

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import NoReturn
 
+from turnkeeper.activities.llm.endpoints import ProvidersConfigError
 from turnkeeper.activities.store.keyring import EncryptionKeyError
 from turnkeeper.codec_server import CodecServerError
 from turnkeeper.connection import TemporalUnreachableError
@@ -98,6 +99,7 @@ def _run(argv: Sequence[str] | None) -> None:
         SettingsError,
         EncryptionKeyError,
         WorkerLacksKeyError,
+        ProvidersConfigError,
     ) as err:
         # A sentence for the person who started the worker, not a traceback.
         raise SystemExit(str(err)) from None

@@ -216,7 +216,9 @@ class AgentTurnWorkflow:
         extension and calls again."""
         while True:
             try:
-                return await compaction.call_model_compacting(turn, self._offered, self._view)
+                return await compaction.call_model_compacting(
+                    turn, self._offered, self._view, self._model_skipped
+                )
             except budgets.BudgetExhausted as exhausted:
                 await self._budget.await_extension(turn, exhausted)
 
@@ -284,6 +286,11 @@ class AgentTurnWorkflow:
             text=last.text() or None,
         )
         self._view.budget_event(turn)
+
+    def _model_skipped(self, model: str, reason: str) -> None:
+        """A model of the fallback chain was passed over: the event says which and why."""
+        if self._turn is not None:
+            self._view.event("model_skipped", self._turn, model=model, reason=reason)
 
     def _publish(self, turn: Turn) -> None:
         """Keeps state, cost and counters visible to visibility queries and the Web UI."""

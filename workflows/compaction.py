@@ -39,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.context_window import counted_input, cuts, estimate_tokens
     from turnkeeper.workflows.failures import cause_message, error_type, fail
+    from turnkeeper.workflows.fallback import SkipObserver
     from turnkeeper.workflows.model_calls import ContextTooLong, call_model, execute_model_call
     from turnkeeper.workflows.turn_state import Turn
     from turnkeeper.workflows.turn_view import TurnView
@@ -57,18 +58,20 @@ SUMMARY_INSTRUCTIONS: Final = (
 _QUOTED_BLOCK_CHARS: Final = 4_000
 
 
-async def call_model_compacting(turn: Turn, offered: list[str], view: TurnView) -> ModelCallResult:
+async def call_model_compacting(
+    turn: Turn, offered: list[str], view: TurnView, on_skip: SkipObserver | None = None
+) -> ModelCallResult:
     """The turn's model call; with `agent.compaction`, compacted first when it would exceed
     the limit, and compacted and made once more when the provider finds it too long."""
     spec = turn.request.agent.compaction
     if spec is None:
-        return await call_model(turn, offered)
+        return await call_model(turn, offered, on_skip)
     limit = spec.max_input_tokens
     if _counted(turn) > limit:
         await compact(turn, spec, view, int(limit * COMPACT_TO_SHARE), "max_input_tokens")
     sent = estimate_tokens(turn.sent_messages())
     try:
-        result = await call_model(turn, offered, compacting=True)
+        result = await call_model(turn, offered, on_skip, compacting=True)
     except ContextTooLong as too_long:
         target = int(min(limit, _counted(turn)) * COMPACT_TO_SHARE)
         if not await compact(turn, spec, view, target, "context_too_long"):
@@ -78,7 +81,7 @@ async def call_model_compacting(turn: Turn, offered: list[str], view: TurnView) 
                 f"{too_long}; compaction found no earlier exchange left to leave out",
             )
         sent = estimate_tokens(turn.sent_messages())
-        result = await call_model(turn, offered)  # a second refusal fails the turn
+        result = await call_model(turn, offered, on_skip)  # a second refusal fails the turn
     usage = result.usage
     counted = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
     turn.context_window.measured(counted, sent)

@@ -16,8 +16,8 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL
     from turnkeeper.contracts.turn import split_model
-    from turnkeeper.workflows import budgets
-    from turnkeeper.workflows.activity_options import MODEL_CALL_HEARTBEAT, MODEL_CALL_RETRY
+    from turnkeeper.workflows import budgets, fallback
+    from turnkeeper.workflows.activity_options import MODEL_CALL_HEARTBEAT
     from turnkeeper.workflows.failures import cause_message, error_type, fail, timed_out
     from turnkeeper.workflows.structured_output import instruction
     from turnkeeper.workflows.turn_state import Turn
@@ -29,9 +29,60 @@ class ContextTooLong(Exception):
 
 
 async def call_model(
-    turn: Turn, offered: list[str], *, compacting: bool = False
+    turn: Turn,
+    offered: list[str],
+    on_skip: fallback.SkipObserver | None = None,
+    *,
+    compacting: bool = False,
 ) -> ModelCallResult:
-    """Calls the agent's model, then each fallback model once the one before is exhausted."""
+    """Calls the agent's model, then each fallback model once the one before is exhausted;
+    models on cooldown are passed over, and `on_skip` hears of each model passed over."""
+    if workflow.patched(fallback.PATCH):
+        return await _call_chain(turn, offered, on_skip or fallback.ignore_skip, compacting)
+    return await _call_each_fully(turn, offered, compacting)
+
+
+async def _call_chain(
+    turn: Turn, offered: list[str], on_skip: fallback.SkipObserver, compacting: bool
+) -> ModelCallResult:
+    """The fallback chain with per-model cooldown (seed 003): see `workflows/fallback.py`."""
+    plan = fallback.plan(turn, workflow.now())
+    for model, reason in plan.skipped:
+        on_skip(model, reason)
+    cooling = plan.notes()
+    failures: list[str] = []
+    for index, model in enumerate(plan.ready):
+        last = index == len(plan.ready) - 1
+        attempts = None if last else turn.request.agent.fallback_after_attempts
+        try:
+            result = await _call_resending(turn, model, offered, attempts, plan.notes())
+        except ActivityError as err:
+            if is_cancelled_exception(err):
+                raise
+            passed = fallback.passable_refusal(turn, error_type(err))
+            if passed is None or last:
+                _fail_unless_transient(turn, err, compacting)
+            message = cause_message(err)
+            reason = fallback.moved_on(turn, model, message, attempts, passed, workflow.now())
+            plan.skipped.append((model, reason))
+            failures.append(f"{model}: {message}")
+            if not last:
+                on_skip(model, reason)
+            continue
+        turn.model_answered(model)
+        return result
+    passed_over = f"; passed over: {'; '.join(cooling)}" if cooling else ""
+    fail(
+        turn,
+        errors.LLM_UNAVAILABLE,
+        f"no model answered after retries ({len(failures)} tried): "
+        + "; ".join(failures)
+        + passed_over,
+    )
+
+
+async def _call_each_fully(turn: Turn, offered: list[str], compacting: bool) -> ModelCallResult:
+    """Turns begun before the fallback chain had cooldowns: every model its full schedule."""
     agent = turn.request.agent
     failures: list[str] = []
     for model in [agent.model, *agent.fallback_models]:
@@ -66,9 +117,15 @@ def _fail_unless_transient(turn: Turn, err: ActivityError, compacting: bool = Fa
         budgets.fail_time_budget(turn)
 
 
-async def _call_resending(turn: Turn, model: str, offered: list[str]) -> ModelCallResult:
+async def _call_resending(
+    turn: Turn,
+    model: str,
+    offered: list[str],
+    attempts: int | None = None,
+    skipped: list[str] | None = None,
+) -> ModelCallResult:
     try:
-        return await _model_activity(turn, model, offered)
+        return await _model_activity(turn, model, offered, attempts, skipped)
     except ActivityError as err:
         if error_type(err) != errors.CONTENT_MISSING:
             raise
@@ -83,10 +140,16 @@ async def _call_resending(turn: Turn, model: str, offered: list[str]) -> ModelCa
             )
         workflow.logger.warning("the content store lost the conversation; resending it")
         turn.resend_everything()
-        return await _model_activity(turn, model, offered)
+        return await _model_activity(turn, model, offered, attempts, skipped)
 
 
-async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCallResult:
+async def _model_activity(
+    turn: Turn,
+    model: str,
+    offered: list[str],
+    attempts: int | None = None,
+    skipped: list[str] | None = None,
+) -> ModelCallResult:
     request = turn.request
     context = None
     if turn.conversation_ref is None:
@@ -110,16 +173,21 @@ async def _model_activity(turn: Turn, model: str, offered: list[str]) -> ModelCa
         cost_budget_left_usd=budgets.cost_left(turn),
         want_tool_traits=not turn.traits_loaded,
         stream_text=request.agent.stream,
+        prompt_cache=request.agent.prompt_cache,
+        skipped=skipped or [],
     )
     summary = f"model call {turn.iteration} · {split_model(model)[1]}"
-    result = await execute_model_call(turn, call, summary)
+    result = await execute_model_call(turn, call, summary, attempts)
     turn.traits_loaded = True
     result.model = result.model or model
     return result
 
 
-async def execute_model_call(turn: Turn, call: ModelCallInput, summary: str) -> ModelCallResult:
-    """Runs the model-call activity within what is left of the turn's time budget."""
+async def execute_model_call(
+    turn: Turn, call: ModelCallInput, summary: str, attempts: int | None = None
+) -> ModelCallResult:
+    """Runs the model-call activity within what is left of the turn's time budget; `attempts`
+    cuts its retry schedule short (a model with a fallback after it)."""
     timeout = budgets.model_timeout(turn)
     return await workflow.execute_activity(
         ACTIVITY_MODEL_CALL,
@@ -129,6 +197,6 @@ async def execute_model_call(turn: Turn, call: ModelCallInput, summary: str) -> 
         schedule_to_close_timeout=timeout if budgets.has_time_budget(turn) else None,
         start_to_close_timeout=timeout,
         heartbeat_timeout=MODEL_CALL_HEARTBEAT,
-        retry_policy=MODEL_CALL_RETRY,
+        retry_policy=fallback.retry_policy(attempts),
         summary=summary,
     )

@@ -67,6 +67,10 @@ def _counters(report: AgentReport) -> dict[str, Any]:
         "tool_calls": report.tool_calls,
         "cost_usd": report.cost_usd,
         "outcome": report.outcome,
+        # Cache hits: input tokens read from (and written to) the provider's prompt cache.
+        "cache_read_tokens": report.usage.cache_read_tokens,
+        "cache_write_tokens": report.usage.cache_write_tokens,
+        "models_used": report.models_used,
     }
 
 

@@ -87,6 +87,8 @@ class Turn(BaseModel):
     budget_requests: int = 0
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
     context_window: ContextWindow = Field(default_factory=ContextWindow)  # agent.compaction
+    # Fallback-chain models that exhausted their attempts, and when they may be tried again.
+    model_cooldowns: dict[str, datetime] = Field(default_factory=dict)
 
     @classmethod
     def begin(cls, request: TurnRequest, now: datetime) -> Turn:
@@ -138,6 +140,17 @@ class Turn(BaseModel):
             BlockRef(ref=ref) if ref else block for block, ref in results
         ]
         self.unsent.append(MessageDraft(role="user", content=drafts))
+
+    def cool_down(self, model: str, until: datetime) -> None:
+        """Passes `model` over in the fallback chain until `until`."""
+        self.model_cooldowns[model] = until
+
+    def cooling_until(self, model: str, now: datetime) -> datetime | None:
+        until = self.model_cooldowns.get(model)
+        return until if until is not None and until > now else None
+
+    def model_answered(self, model: str) -> None:
+        self.model_cooldowns.pop(model, None)
 
     def refuse_decision(self, call_id: str, approver: str, reason: str, now: datetime) -> None:
         """Keeps an ignored `approve` signal for the status query. Fields are cut short and the

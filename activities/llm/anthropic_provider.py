@@ -14,7 +14,7 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from typing import Final, cast, get_args
+from typing import Any, Final, cast, get_args
 
 import anthropic
 import httpx2
@@ -35,6 +35,8 @@ from turnkeeper.activities.llm.provider import (
     TextSink,
     estimate_input_tokens,
 )
+from turnkeeper.activities.llm.provider import cancellation_pending as _cancellation_pending
+from turnkeeper.activities.llm.provider import transient as _transient
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
@@ -61,6 +63,7 @@ log = structlog.get_logger()
 DEFAULT_TIMEOUT_S: Final = 600.0
 
 _API_MESSAGE_LIMIT: Final = 300
+_EPHEMERAL: Final = {"type": "ephemeral"}
 _SdkBlockParam = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam
 _STOP_REASONS: Final = frozenset(get_args(StopReason))
 _AUTH_ERROR_TYPES: Final = frozenset({"authentication_error", "permission_error"})
@@ -106,6 +109,8 @@ class AnthropicProvider:
                 "tools": _to_sdk_tools(request.tools) or anthropic.omit,
                 "timeout": self._timeout_s,
             }
+            if request.prompt_cache:
+                arguments |= cache_breakpoints(request)
             if on_text is None:
                 message = await client.messages.create(**arguments)
             else:
@@ -186,11 +191,6 @@ def _without_secrets(
     )
 
 
-def _cancellation_pending() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
 def _to_sdk_messages(messages: Sequence[Message]) -> list[MessageParam]:
     return [
         {"role": message.role, "content": [_to_sdk_block(block) for block in message.content]}
@@ -228,6 +228,30 @@ def _to_sdk_tools(tools: Sequence[ToolDefinition]) -> list[ToolParam]:
             param["description"] = tool.description
         params.append(param)
     return params
+
+
+def cache_breakpoints(request: ModelRequest) -> dict[str, Any]:
+    """`messages`, `system` and `tools` with prompt-cache breakpoints, at most the API's four:
+    after the tools, after the system prompt, on the newest message, and on the newest message
+    of the previous call (the user message before the last answer). The API looks for a cached
+    prefix only at a breakpoint and the 20 blocks before it; the last one makes each call read
+    exactly the prefix the previous call wrote, however many tool results came in between."""
+    marked: dict[str, Any] = {}
+    tools = _to_sdk_tools(request.tools)
+    if tools:
+        tools[-1] = {**tools[-1], "cache_control": _EPHEMERAL}
+        marked["tools"] = tools
+    if request.system:
+        marked["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
+    messages = _to_sdk_messages(request.messages)
+    users = [i for i, message in enumerate(messages) if message["role"] == "user"]
+    for index in {len(messages) - 1, *users[-2:-1]}:
+        content = list(messages[index]["content"])
+        if content:
+            content[-1] = {**content[-1], "cache_control": _EPHEMERAL}  # type: ignore[typeddict-unknown-key]
+            messages[index] = {**messages[index], "content": content}
+    marked["messages"] = messages
+    return marked
 
 
 def _from_sdk_response(message: SdkMessage) -> ModelResponse:
@@ -395,12 +419,6 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     if not math.isfinite(seconds) or seconds < 0:
         return None
     return seconds
-
-
-def _transient(message: str, retry_after_s: float | None = None) -> ModelCallError:
-    return ModelCallError(
-        message, error_type=LLM_TRANSIENT, retryable=True, retry_after_s=retry_after_s
-    )
 
 
 def _one_line(text: str, limit: int = _API_MESSAGE_LIMIT) -> str:

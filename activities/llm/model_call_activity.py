@@ -91,10 +91,12 @@ class ModelCallActivities:
             messages=list(conversation.messages),
             tools=self._offered_tools(call.offered_tools, context),
             max_tokens=call.max_tokens,
+            prompt_cache=call.prompt_cache,
         )
         with model_call_span(
             call.model, request, iteration=call.iteration, turn_id=call.turn_id
         ) as span:
+            span.stands_in_for(call.skipped)
             await self._check_cost_budget(call, provider, request)
             async with _text_deltas(call) as on_text:
                 response = await heartbeating(
@@ -113,6 +115,9 @@ class ModelCallActivities:
             model=call.model,
             input_tokens=response.usage.input_tokens,
             output_tokens=response.usage.output_tokens,
+            cache_read_tokens=response.usage.cache_read_tokens,
+            cache_write_tokens=response.usage.cache_write_tokens,
+            skipped=call.skipped or None,
             cost_usd=cost,
             duration_ms=duration_ms,
             stop_reason=response.stop_reason,

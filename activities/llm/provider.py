@@ -7,11 +7,13 @@ Temporal's job, so providers make exactly one attempt.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Protocol
 
 from pydantic import BaseModel, Field
 from turnkeeper.contracts.activity_io import StopReason
+from turnkeeper.contracts.errors import LLM_TRANSIENT
 from turnkeeper.contracts.messages import ContentBlock, Message
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import Usage
@@ -23,6 +25,8 @@ class ModelRequest(BaseModel):
     messages: list[Message]
     tools: list[ToolDefinition] = Field(default_factory=list)
     max_tokens: int
+    # Mark the prefix for the provider's prompt cache (Anthropic); others ignore it.
+    prompt_cache: bool = False
 
 
 class ModelResponse(BaseModel):
@@ -80,3 +84,17 @@ def estimate_input_tokens(request: ModelRequest) -> int:
     budget check."""
     size = len(request.system) + len(request.model_dump_json(include={"messages", "tools"}))
     return max(1, size // 4)
+
+
+def transient(message: str, retry_after_s: float | None = None) -> ModelCallError:
+    """A failure another attempt may not meet (rate limit, overload, 5xx, network)."""
+    return ModelCallError(
+        message, error_type=LLM_TRANSIENT, retryable=True, retry_after_s=retry_after_s
+    )
+
+
+def cancellation_pending() -> bool:
+    """Whether the running task is being cancelled: an SDK error raised while the activity is
+    cancelled is the cancellation, not a provider failure."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0

@@ -112,7 +112,7 @@ def test_history_from_a_report_or_a_message_list_and_external_tools(tmp_path: Pa
     ("arguments", "needles"),
     [
         (["hi"], ["agent.model", "--model", "required"]),
-        (["--model", "openai:gpt-4o", "hi"], ["agent.model", "unknown provider 'openai'"]),
+        (["--model", "Open AI:gpt-4o", "hi"], ["agent.model", "unknown provider 'Open AI'"]),
         (["--model", "anthropic", "hi"], ["agent.model", "provider:model-name"]),
         (["--model", "demo:workspace-summarizer"], ["task.input", "required"]),
         (
@@ -182,3 +182,39 @@ def test_submitted_output_is_json_when_it_parses_else_text() -> None:
 def test_build_request_raises_a_request_error_without_a_model() -> None:
     with pytest.raises(RequestError, match=r"agent\.model \(--model\): required"):
         build_request(RunOptions(input="hi"), short_id="x")
+
+
+def test_fallback_and_cache_flags_build_the_request() -> None:
+    options = RunOptions(
+        input="hi",
+        model="anthropic:claude-sonnet-4-6",
+        fallback_models=["openai:gpt-4.1", "local:qwen3-8b"],
+        fallback_cooldown_s=30,
+        fallback_after_attempts=3,
+        fallback_on=["auth"],
+        prompt_cache=False,
+    )
+    agent = build_request(options, short_id="x").agent
+
+    assert agent.fallback_models == ["openai:gpt-4.1", "local:qwen3-8b"]
+    assert (agent.fallback_cooldown_s, agent.fallback_after_attempts) == (30, 3)
+    assert (agent.fallback_on, agent.prompt_cache) == (["auth"], False)
+    defaults = build_request(RunOptions(input="hi", model="openai:gpt-4.1"), short_id="x").agent
+    assert (defaults.fallback_cooldown_s, defaults.fallback_after_attempts) == (60, 2)
+    assert (defaults.fallback_on, defaults.prompt_cache) == ([], True)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "needles"),
+    [
+        (["--fallback-on", "everything"], ["agent.fallback_on.0", "--fallback-on"]),
+        (["--fallback-after-attempts", "0"], ["agent.fallback_after_attempts"]),
+        (["--fallback-cooldown-s", "-5"], ["agent.fallback_cooldown_s"]),
+    ],
+)
+def test_a_bad_fallback_flag_exits_2_naming_it(arguments: list[str], needles: list[str]) -> None:
+    result = runner.invoke(app, ["run", "--model", "openai:gpt-4.1", *arguments, "hi"])
+
+    assert result.exit_code == 2, result.output
+    for needle in needles:
+        assert needle in result.stderr, result.stderr

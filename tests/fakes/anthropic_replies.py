@@ -40,6 +40,8 @@ class ReplyContext:
     request_id: str
     message_id: str
     tool_id_prefix: str
+    # Input usage the fake's prompt cache computed for this request (scripts with caching on).
+    cache_usage: Mapping[str, int] | None = None
 
 
 class Reply(ABC):
@@ -81,7 +83,7 @@ class MessageReply(Reply):
             "content": content,
             "stop_reason": self.stop_reason,
             "stop_sequence": None,
-            "usage": self._usage(context.body, content),
+            "usage": self._usage(context, content),
         }
         headers = {"request-id": context.request_id}
         if context.body.get("stream"):
@@ -90,14 +92,15 @@ class MessageReply(Reply):
             )
         return web.json_response(body, headers=headers)
 
-    def _usage(self, request: JsonDict, content: list[JsonDict]) -> dict[str, int]:
+    def _usage(self, context: ReplyContext, content: list[JsonDict]) -> dict[str, int]:
+        request = context.body
         usage = {
             "input_tokens": estimate_tokens(request_text_chars(request)),
             "output_tokens": estimate_tokens(sum(_block_chars(block) for block in content)),
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
         }
-        return usage | dict(self.usage or {})
+        return usage | dict(context.cache_usage or {}) | dict(self.usage or {})
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.fakes.anthropic_cache import MAX_BREAKPOINTS, count_breakpoints
 from tests.fakes.anthropic_replies import JsonDict
 
 _USER_BLOCKS = frozenset({"text", "image", "document", "tool_result"})
@@ -22,7 +23,18 @@ def find_request_problem(body: JsonDict) -> str | None:
         or _check_tools(body.get("tools"))
         or check_messages(body.get("messages"))
         or _check_tool_pairing(body["messages"])
+        or _check_cache_breakpoints(body)
     )
+
+
+def _check_cache_breakpoints(body: JsonDict) -> str | None:
+    found = count_breakpoints(body)
+    if found > MAX_BREAKPOINTS:
+        return (
+            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
+            f"Found {found}."
+        )
+    return None
 
 
 def check_messages(messages: Any) -> str | None:

@@ -20,13 +20,15 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from itertools import count
+from typing import TypeVar
 
 from aiohttp import web
 
+from tests.fakes.anthropic_cache import PromptCache
 from tests.fakes.anthropic_replies import (
     ErrorReply,
     JsonDict,
@@ -83,6 +85,7 @@ __all__ = [
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
 _MARKER = re.compile(r"\[script:([^\]\s]+)\]")
+_Fake = TypeVar("_Fake", bound="FakeAnthropic")
 
 
 def script_marker(key: str) -> str:
@@ -111,6 +114,8 @@ class _Refused(Exception):
 class FakeAnthropic:
     """The fake's state: registered scripts, attempts per step and every request received."""
 
+    messages_path = MESSAGES_PATH
+
     def __init__(self) -> None:
         self.base_url = ""
         self.requests: list[ReceivedRequest] = []
@@ -118,18 +123,26 @@ class FakeAnthropic:
         self._attempts: Counter[tuple[str, int]] = Counter()
         self._serial = count(1)
         self._arrived = asyncio.Condition()
+        self._caching: set[str] = set()
+        self.prompt_cache = PromptCache()
 
-    def script(self, key: str, steps: Sequence[Step]) -> None:
-        """Registers (or replaces, with fresh attempt counts) the script for `key`."""
+    def script(self, key: str, steps: Sequence[Step], *, prompt_cache: bool = False) -> None:
+        """Registers (or replaces, with fresh attempt counts) the script for `key`. With
+        `prompt_cache`, its answers report cache reads and writes as the API does
+        (`anthropic_cache.py`); otherwise both are 0, as for a request without breakpoints."""
         if not _MARKER.fullmatch(script_marker(key)):
             raise ValueError(f"a script key cannot be empty or hold spaces or ']': {key!r}")
         self._scripts[key] = list(steps)
+        if prompt_cache:
+            self._caching.add(key)
+        else:
+            self._caching.discard(key)
         for seen in [seen for seen in self._attempts if seen[0] == key]:
             del self._attempts[seen]
 
     def requests_for(self, key: str) -> list[ReceivedRequest]:
         """The `POST /v1/messages` requests that named script `key`, in order."""
-        return [r for r in self.requests if r.script_key == key and r.path == MESSAGES_PATH]
+        return [r for r in self.requests if r.script_key == key and r.path == self.messages_path]
 
     async def wait_for_requests(
         self, key: str, count: int = 1, timeout_s: float = 10.0
@@ -146,26 +159,37 @@ class FakeAnthropic:
         return app
 
     async def _handle_messages(self, request: web.Request) -> web.Response:
+        return await self._serve(request, request_script_key)
+
+    def _invalid_request(self, message: str) -> Reply:
+        return _invalid_request(message)
+
+    async def _serve(
+        self, request: web.Request, script_key: Callable[[JsonDict], str | None]
+    ) -> web.Response:
+        """Answers one request of `messages_path` from the script its body names."""
         body = await _json_body(request)
-        key = request_script_key(body) if body is not None else None
+        key = script_key(body) if body is not None else None
         step = count_assistant_messages(body) if body is not None else None
         received = ReceivedRequest(
-            MESSAGES_PATH, body or {}, _lower_case(request.headers), key, step, None
+            self.messages_path, body or {}, _lower_case(request.headers), key, step, None
         )
         context = self._context(body or {}, key, step)
         try:
             spec, attempt = self._choose(body, key, step)
         except _Refused as refused:
             await self._record(received)
-            return await _invalid_request(str(refused)).respond(context)
+            return await self._invalid_request(str(refused)).respond(context)
         await self._record(replace(received, attempt=attempt))
+        if key in self._caching and body is not None:
+            context = replace(context, cache_usage=self.prompt_cache.usage(body))
         try:
             reply = resolve(spec, body or {})
         except Exception as exc:
             # A test's own callable failed: a 400 fails the turn at once, where a 500 would be
             # retried until the test times out.
             problem = f"The dynamic reply of script {key!r} step {step} raised {exc!r}."
-            return await _invalid_request(problem).respond(context)
+            return await self._invalid_request(problem).respond(context)
         return await reply.respond(context)
 
     async def _handle_count_tokens(self, request: web.Request) -> web.Response:
@@ -190,7 +214,7 @@ class FakeAnthropic:
     ) -> tuple[ReplySpec, int]:
         if body is None:
             raise _Refused("The request body is not a JSON object.")
-        problem = find_request_problem(body)
+        problem = self._request_problem(body)
         if problem:
             raise _Refused(problem)
         if key is None:
@@ -213,6 +237,9 @@ class FakeAnthropic:
         self._attempts[(key, step)] += 1
         return _for_attempt(steps[step], attempt), attempt
 
+    def _request_problem(self, body: JsonDict) -> str | None:
+        return find_request_problem(body)
+
     def _context(self, body: JsonDict, key: str | None, step: int | None) -> ReplyContext:
         serial = next(self._serial)
         return ReplyContext(
@@ -226,7 +253,13 @@ class FakeAnthropic:
 @asynccontextmanager
 async def start_fake_anthropic(host: str = "127.0.0.1") -> AsyncIterator[FakeAnthropic]:
     """Serves a fresh `FakeAnthropic` on a free port of `host` until the block exits."""
-    fake = FakeAnthropic()
+    async with serving(FakeAnthropic(), host) as fake:
+        yield fake
+
+
+@asynccontextmanager
+async def serving(fake: _Fake, host: str) -> AsyncIterator[_Fake]:
+    """Serves `fake` on a free port of `host` until the block exits; sets its `base_url`."""
     # Handler cancellation and a short shutdown let a test end while a slow() reply still sleeps.
     runner = web.AppRunner(
         fake.app(), access_log=None, handler_cancellation=True, shutdown_timeout=1.0
@@ -242,15 +275,17 @@ async def start_fake_anthropic(host: str = "127.0.0.1") -> AsyncIterator[FakeAnt
         await runner.cleanup()
 
 
+def system_text(system: object) -> str | None:
+    """A request's system prompt as one string, whether sent as a string or as text blocks
+    (prompt caching sends blocks, to mark a breakpoint on them)."""
+    if isinstance(system, list):
+        return "\n".join(str(block.get("text", "")) for block in system if isinstance(block, dict))
+    return system if isinstance(system, str) else None
+
+
 def find_script_key(system: object) -> str | None:
     """The KEY of the first `[script:KEY]` in a system prompt given as a string or text blocks."""
-    if isinstance(system, list):
-        system = "\n".join(
-            str(block.get("text", "")) for block in system if isinstance(block, dict)
-        )
-    if not isinstance(system, str):
-        return None
-    match = _MARKER.search(system)
+    match = _MARKER.search(system_text(system) or "")
     return match.group(1) if match else None
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import sys
 import tempfile
 import uuid
@@ -47,7 +48,9 @@ from tests.conftest import (
     wait_for_pending,
 )
 from tests.fakes import fake_anthropic as fake
+from tests.fakes import openai_replies as openai
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 from tests.workflows.golden_keys import golden_converter
 from turnkeeper.sessions import start_session
 
@@ -197,6 +200,8 @@ async def session_of_two_turns(
     await session.close("recorded")
     await session.workflow.result()
     return session.workflow
+
+
 async def paused_and_extended(
     client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
 ) -> Any:
@@ -235,7 +240,7 @@ async def compacted(client: Client, fake_api: FakeAnthropic, queue: str, workflo
     calls = iter(range(1, 100))
 
     def reply(body: dict[str, Any]) -> fake.Reply:
-        if body.get("system") == SUMMARY_INSTRUCTIONS:
+        if fake.system_text(body.get("system")) == SUMMARY_INSTRUCTIONS:
             return fake.text("The agent read ledger.md; it lists 60 entries about the light.")
         n = next(calls)
         if n > 6:
@@ -266,6 +271,28 @@ async def _wait_for_budget_request(handle: WorkflowHandle, number: int) -> None:
     raise AssertionError(f"budget request {number} never came; last status {status}")
 
 
+async def falls_back_across_providers(
+    client: Client,
+    fake_api: FakeAnthropic,
+    queue: str,
+    workflow_id: str,
+    *,
+    openai_api: FakeOpenAI,
+) -> Any:
+    """The Anthropic primary is dead (529): two attempts, then the OpenAI fallback answers
+    with a tool call; the next iteration passes the primary over (cooling down), and the
+    fallback answers. Prompt caching is on (the default)."""
+    fake_api.script("golden9", [fake.overloaded()] * 2)
+    openai_api.script(
+        "golden9",
+        [openai.tool_calls(("list_files", {"path": "."})), openai.text("Listed on OpenAI.")],
+    )
+    agent = {"id": "golden-fallback", "fallback_models": ["openai:gpt-4.1"]}
+    handle = await _start(client, scripted_request("golden9", agent=agent), queue, workflow_id)
+    await handle.result()
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -283,6 +310,7 @@ SCENARIOS = (
     session_of_two_turns,
     paused_and_extended,
     compacted,
+    falls_back_across_providers,
 )
 
 
@@ -295,7 +323,7 @@ async def main(version: str, names: list[str], encrypted: bool) -> None:
         dev_server_existing_path=temporal_binary("temporal"),
         search_attributes=keys,
     )
-    async with env, start_fake_anthropic() as fake_api:
+    async with env, start_fake_anthropic() as fake_api, start_fake_openai() as openai_api:
         with tempfile.TemporaryDirectory() as tmp:
             settings = make_settings(Path(tmp), f"golden-{uuid.uuid4()}")
             (settings.workspace / "notes.md").write_text("# Notes\n")
@@ -303,12 +331,19 @@ async def main(version: str, names: list[str], encrypted: bool) -> None:
             (settings.workspace / "ledger.md").write_text(ledger)
             # The converter keeps large payloads in the golden store (replay reads them back);
             # the activities' conversation nodes stay in the temporary folder.
-            async with running_worker(env.client, settings, fake_api):
+            async with running_worker(env.client, settings, fake_api, openai_fake=openai_api):
                 for scenario in [s for s in SCENARIOS if not names or s.__name__ in names]:
                     # The file's stem is the workflow id, as test_replay.py replays it: signed
                     # decisions are bound to the turn's workflow id.
                     name = f"{scenario.__name__}-{version}"
-                    handle = await scenario(env.client, fake_api, settings.task_queue, name)
+                    extra = (
+                        {"openai_api": openai_api}
+                        if "openai_api" in inspect.signature(scenario).parameters
+                        else {}
+                    )
+                    handle = await scenario(
+                        env.client, fake_api, settings.task_queue, name, **extra
+                    )
                     history = await handle.fetch_history()
                     path = HISTORIES / f"{name}.json"
                     path.write_text(history.to_json())

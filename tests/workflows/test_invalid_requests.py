@@ -65,7 +65,7 @@ async def test_each_required_field_missing(turns: TurnRunner, field: str) -> Non
     ("path", "value", "needle"),
     [
         ("agent.model", "claude-sonnet-4-6", "provider:model-name"),
-        ("agent.model", "openai:gpt-5", "unknown provider 'openai'"),
+        ("agent.model", "Open AI:gpt-5", "unknown provider 'Open AI'"),
         ("agent.max_iterations", 0, "agent.max_iterations"),
         ("agent.max_iterations", "ten", "agent.max_iterations"),
         ("task.input", "", "task.input"),
