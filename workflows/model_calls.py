@@ -18,7 +18,13 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.turn import split_model
     from turnkeeper.workflows import budgets
     from turnkeeper.workflows.activity_options import MODEL_CALL_HEARTBEAT, MODEL_CALL_RETRY
-    from turnkeeper.workflows.failures import cause_message, error_type, fail, timed_out
+    from turnkeeper.workflows.failures import (
+        cause_message,
+        error_type,
+        fail,
+        fail_if_internal_error,
+        timed_out,
+    )
     from turnkeeper.workflows.structured_output import instruction
     from turnkeeper.workflows.turn_state import Turn
 
@@ -46,6 +52,7 @@ async def call_model(turn: Turn, offered: list[str]) -> ModelCallResult:
 
 def _fail_unless_transient(turn: Turn, err: ActivityError) -> None:
     """Fails the turn for every failure that another model would not cure."""
+    fail_if_internal_error(turn, err)
     kind, message = error_type(err), cause_message(err)
     if kind in errors.LLM_REFUSALS or kind == errors.INVALID_TURN_REQUEST:
         fail(turn, kind, message)
