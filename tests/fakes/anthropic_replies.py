@@ -90,6 +90,10 @@ class MessageReply(Reply):
             )
         return web.json_response(body, headers=headers)
 
+    def billed_usage(self, context: ReplyContext) -> dict[str, int]:
+        """The usage this answer reports, which is what a provider bills for it."""
+        return self._usage(context.body, _with_tool_ids(self.content, context.tool_id_prefix))
+
     def _usage(self, request: JsonDict, content: list[JsonDict]) -> dict[str, int]:
         usage = {
             "input_tokens": estimate_tokens(request_text_chars(request)),

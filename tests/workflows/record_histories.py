@@ -170,6 +170,20 @@ async def signed_decisions(
     return handle
 
 
+async def internal_error(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A defect of ours in the model-call activity (a token count without `input_tokens` under a
+    cost budget): the turn fails at once with TurnInternalError, behind its patch marker."""
+    fake_api.script("golden5", [fake.text("never reached")])
+    fake_api.script_count_tokens("golden5", fake.RawReply(200, b"{}"))
+    request = scripted_request("golden5", task={"constraints": {"cost_budget_usd": 1.0}})
+    handle = await _start(client, request, queue, workflow_id)
+    with contextlib.suppress(WorkflowFailureError):
+        await handle.result()
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -184,6 +198,7 @@ SCENARIOS = (
     decided_with_an_edit,
     signed_decisions,
     reads_a_large_file,
+    internal_error,
 )
 
 
