@@ -37,6 +37,7 @@ from tests.fakes.anthropic_replies import (
     ReplySpec,
     SlowReply,
     Step,
+    broken_body,
     context_window_exceeded,
     error,
     estimate_tokens,
@@ -50,6 +51,7 @@ from tests.fakes.anthropic_replies import (
     sanitise_key,
     server_error,
     slow,
+    stream_cut,
     text,
     tool_calls,
 )
@@ -66,6 +68,7 @@ __all__ = [
     "ReplySpec",
     "SlowReply",
     "Step",
+    "broken_body",
     "context_window_exceeded",
     "error",
     "invalid_json",
@@ -77,6 +80,7 @@ __all__ = [
     "server_error",
     "slow",
     "start_fake_anthropic",
+    "stream_cut",
     "text",
     "tool_calls",
 ]
@@ -110,6 +114,7 @@ class BilledCall:
     """A Messages API answer the fake sent in full: what a real provider would bill."""
 
     script_key: str | None
+    step: int | None
     input_tokens: int
     output_tokens: int
 
@@ -191,7 +196,7 @@ class FakeAnthropic:
         if usage is not None:
             # Counted once the answer is ready to go: a client that dies reading it is billed.
             self.billed.append(
-                BilledCall(key, usage.get("input_tokens", 0), usage.get("output_tokens", 0))
+                BilledCall(key, step, usage.get("input_tokens", 0), usage.get("output_tokens", 0))
             )
         return response
 
