@@ -112,7 +112,12 @@ class AnthropicProvider:
                 message = await _streamed(client, arguments, on_text)
         # A stream cut mid-body surfaces as the transport's own error, which the SDK does not
         # wrap once the response has begun.
-        except (anthropic.AnthropicError, json.JSONDecodeError, httpx2.TransportError) as exc:
+        except (
+            anthropic.AnthropicError,
+            json.JSONDecodeError,
+            httpx2.TransportError,
+            RecursionError,  # a body nested deeper than the JSON parser goes
+        ) as exc:
             if _cancellation_pending():
                 raise asyncio.CancelledError from exc
             error = classify_error(exc, model=request.model, timeout_s=self._timeout_s)
@@ -360,6 +365,8 @@ def classify_error(
             error_type=LLM_AUTH_ERROR,
             retryable=False,
         )
+    if isinstance(exc, RecursionError):
+        return _transient("Anthropic returned a body nested too deeply to parse.")
     if isinstance(exc, httpx2.TransportError):
         return _transient(f"The connection to Anthropic broke mid-answer ({type(exc).__name__}).")
     return _transient(f"The Anthropic SDK failed with {type(exc).__name__}.")
