@@ -1,0 +1,135 @@
+"""What the chaos matrix runs on: a dev server on a SQLite file, worker processes, the fake
+provider, and cuttable links from the workers to the server and to the provider.
+
+Everything is on loopback and owned by this process, so every fault is one call here: kill -9 a
+worker or the server and start it again, cut a link.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from temporalio.client import Client
+
+from bench.chaos.proxy import CuttableProxy
+from bench.chaos.worker import chaos_settings
+from bench.server import BenchServer
+from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from turnkeeper.connection import connect
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+@dataclass
+class WorkerProcess:
+    """One `python -m bench.chaos.worker` process; `kill()` is kill -9, `start()` a new one."""
+
+    command: list[str]
+    env: dict[str, str]
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+    kills: int = 0
+
+    def start(self) -> None:
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                self.command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT
+            )
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+            self.kills += 1
+        self.process = None
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+@dataclass
+class ChaosStack:
+    server: BenchServer
+    fake: FakeAnthropic
+    server_link: CuttableProxy
+    provider_link: CuttableProxy
+    client: Client
+    data_dir: Path
+    ledger: Path
+    task_queue: str
+    workers: list[WorkerProcess] = field(default_factory=list)
+
+    def add_worker(self, provider_timeout_s: float = 8.0) -> WorkerProcess:
+        env = {
+            **os.environ,
+            "ANTHROPIC_BASE_URL": f"http://{self.provider_link.address}",
+            "ANTHROPIC_API_KEY": "chaos-key",
+            "CHAOS_PROVIDER_TIMEOUT_S": str(provider_timeout_s),
+            "PYTHONPATH": str(ROOT),
+        }
+        command = [
+            sys.executable, "-m", "bench.chaos.worker",
+            self.server_link.address, self.task_queue, str(self.data_dir), str(self.ledger),
+        ]  # fmt: skip
+        worker = WorkerProcess(command, env, self.data_dir / f"worker-{len(self.workers)}.log")
+        worker.start()
+        self.workers.append(worker)
+        return worker
+
+    async def kill_server(self) -> None:
+        """kill -9 of the dev server; its SQLite file stays."""
+        pid = self.server.pid
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+            await asyncio.to_thread(self.server._process.wait)  # type: ignore[union-attr]
+        await self.server.stop()
+
+    async def start_server(self) -> None:
+        """The server again, on the same SQLite file and port."""
+        await self.server.start()
+
+    def ledger_lines(self) -> list[str]:
+        return self.ledger.read_text().splitlines() if self.ledger.exists() else []
+
+
+@asynccontextmanager
+async def chaos_stack(task_queue: str | None = None) -> AsyncIterator[ChaosStack]:
+    server = BenchServer()
+    await server.start()
+    data_dir = server.folder / "data"
+    data_dir.mkdir()
+    queue = task_queue or f"chaos-{uuid.uuid4().hex[:8]}"
+    server_link = CuttableProxy("127.0.0.1", server.port)
+    try:
+        async with start_fake_anthropic() as fake:
+            host, port = fake.base_url.removeprefix("http://").split(":")
+            provider_link = CuttableProxy(host, int(port))
+            await server_link.start()
+            await provider_link.start()
+            client = await connect(
+                address=server.address, from_env=False, settings=chaos_settings(queue, data_dir)
+            )
+            stack = ChaosStack(
+                server, fake, server_link, provider_link, client, data_dir,
+                data_dir / "ledger.txt", queue,
+            )  # fmt: skip
+            try:
+                yield stack
+            finally:
+                for worker in stack.workers:
+                    worker.kill()
+                await server_link.stop()
+                await provider_link.stop()
+    finally:
+        with contextlib.suppress(Exception):
+            await server.stop()
