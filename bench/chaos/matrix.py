@@ -25,6 +25,7 @@ from bench.chaos.workload import TurnRun, drive, send_waiting, start_turn, turn_
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import Step
 
+ROLLING_WORKERS = 3
 # The provider timeout of the chaos workers: "slower than the timeout" replies take longer.
 PROVIDER_TIMEOUT_S = 4.0
 
@@ -39,6 +40,8 @@ class Sizes:
     network_cuts: int
     cut_s: tuple[float, float]
     provider_repeats: int
+    store_cuts: int
+    rolling_turns: int  # 0: no rolling-restart row
 
     @classmethod
     def quick(cls) -> Sizes:
@@ -49,6 +52,8 @@ class Sizes:
             network_cuts=1,
             cut_s=(5, 8),
             provider_repeats=1,
+            store_cuts=1,
+            rolling_turns=0,
         )
 
     @classmethod
@@ -60,6 +65,8 @@ class Sizes:
             network_cuts=3,
             cut_s=(5, 30),
             provider_repeats=3,
+            store_cuts=3,
+            rolling_turns=300,
         )
 
 
@@ -87,11 +94,13 @@ async def run_row(
     hits: Counter[str] = Counter()
     deadline = started + bound_s
     delays = [(rng or random).uniform(0, stagger_s) for _ in runs]
+    # Hundreds of callers looking every 0.3 s would load the server more than the faults do.
+    poll_s = max(0.3, len(runs) / 40)
 
     async def one(run: TurnRun, delay: float) -> None:
         await asyncio.sleep(delay)
         await start_turn(stack.client, stack.task_queue, run.key, stream)
-        await drive(stack.client, run, deadline)
+        await drive(stack.client, run, deadline, poll_s)
 
     injected, *_ = await asyncio.gather(
         inject(stack, runs, hits),
@@ -238,6 +247,37 @@ def provider_refusals(rng: random.Random) -> FaultPlan:
     return inject
 
 
+def store_outages(count: int, rng: random.Random) -> FaultPlan:
+    """The S3 content store refuses connections for 3-8 s."""
+
+    async def inject(stack: ChaosStack, runs: list[TurnRun], hits: Counter[str]) -> int:
+        for _ in range(count):
+            await asyncio.sleep(rng.uniform(1.0, 4.0))
+            _tally(hits, await aim(stack, runs, PHASES[:2]))
+            await stack.store_link.cut(rng.uniform(3.0, 8.0), refuse=True)
+        return count
+
+    return inject
+
+
+def rolling_restarts(rounds: int, rng: random.Random) -> FaultPlan:
+    """A deploy's rolling restart: each worker in turn gets SIGTERM and is replaced, the next
+    one only once the replacement has had time to start polling."""
+
+    async def inject(stack: ChaosStack, runs: list[TurnRun], hits: Counter[str]) -> int:
+        restarts = 0
+        for _ in range(rounds):
+            for worker in list(stack.workers):
+                await asyncio.sleep(rng.uniform(3.0, 6.0))
+                hits["worker restarted"] += 1
+                worker.stop()
+                worker.start()
+                restarts += 1
+        return restarts
+
+    return inject
+
+
 async def no_faults(stack: ChaosStack, runs: list[TurnRun], hits: Counter[str]) -> int:
     return 0
 
@@ -296,6 +336,23 @@ async def run_matrix(stack: ChaosStack, sizes: Sizes, seed: int) -> list[RowResu
             bound_s=120.0, stagger_s=3.0, rng=rng,
         )
     )  # fmt: skip
+    rows.append(
+        await run_row(
+            stack, "content store (S3) refuses connections 3-8 s", plain("cs"),
+            store_outages(sizes.store_cuts, rng), bound_s=60.0 * sizes.store_cuts + 90,
+            stagger_s=5.0 * sizes.store_cuts, rng=rng,
+        )
+    )  # fmt: skip
+    if sizes.rolling_turns:
+        while len(stack.workers) < ROLLING_WORKERS:
+            stack.add_worker(provider_timeout_s=PROVIDER_TIMEOUT_S)
+        keyed = [(key, turn_steps(key, rng)) for key in new_keys(sizes.rolling_turns, "rr")]
+        rows.append(
+            await run_row(
+                stack, f"rolling restart of {ROLLING_WORKERS} workers on S3", keyed,
+                rolling_restarts(2, rng), bound_s=900.0, stagger_s=60.0, rng=rng,
+            )
+        )  # fmt: skip
     return rows
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -19,13 +20,16 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import aioboto3
+from moto.server import ThreadedMotoServer
 from temporalio.client import Client
 
 from bench.chaos.proxy import CuttableProxy
 from bench.chaos.worker import chaos_settings
-from bench.server import BenchServer
+from bench.server import BenchServer, free_port
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from turnkeeper.connection import connect
+from turnkeeper.settings import STORE_URL_ENV
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -46,6 +50,13 @@ class WorkerProcess:
                 self.command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT
             )
 
+    def stop(self) -> None:
+        """SIGTERM, as a deploy's rolling restart sends it."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait()
+        self.process = None
+
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGKILL)
@@ -63,6 +74,7 @@ class ChaosStack:
     fake: FakeAnthropic
     server_link: CuttableProxy
     provider_link: CuttableProxy
+    store_link: CuttableProxy
     client: Client
     data_dir: Path
     ledger: Path
@@ -102,6 +114,45 @@ class ChaosStack:
         return self.ledger.read_text().splitlines() if self.ledger.exists() else []
 
 
+# So that no real credentials, profile or endpoint of the machine reach the bench's S3 server.
+_DUMMY_AWS = {
+    "AWS_ACCESS_KEY_ID": "chaos",
+    "AWS_SECRET_ACCESS_KEY": "chaos",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_CONFIG_FILE": "/nonexistent/aws-config",
+    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/aws-credentials",
+}
+_UNSET_AWS = ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_ENDPOINT_URL_S3")
+
+
+@asynccontextmanager
+async def _s3_store() -> AsyncIterator[CuttableProxy]:
+    """moto's S3 server, a bucket on it, and a cuttable link to it that this process and every
+    worker reach the store through (`AWS_ENDPOINT_URL`, `TURNKEEPER_STORE_URL`)."""
+    port = free_port()
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # a line per request otherwise
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    moto.start()
+    link = CuttableProxy("127.0.0.1", port)
+    await link.start()
+    saved = dict(os.environ)
+    os.environ.update(_DUMMY_AWS)
+    for name in _UNSET_AWS:
+        os.environ.pop(name, None)
+    bucket = f"chaos-{uuid.uuid4().hex[:12]}"
+    async with aioboto3.Session().client("s3", endpoint_url=f"http://127.0.0.1:{port}") as s3:
+        await s3.create_bucket(Bucket=bucket)
+    os.environ["AWS_ENDPOINT_URL"] = f"http://{link.address}"
+    os.environ[STORE_URL_ENV] = f"s3://{bucket}/turns"
+    try:
+        yield link
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        await link.stop()
+        moto.stop()
+
+
 @asynccontextmanager
 async def chaos_stack(task_queue: str | None = None) -> AsyncIterator[ChaosStack]:
     server = BenchServer()
@@ -111,7 +162,7 @@ async def chaos_stack(task_queue: str | None = None) -> AsyncIterator[ChaosStack
     queue = task_queue or f"chaos-{uuid.uuid4().hex[:8]}"
     server_link = CuttableProxy("127.0.0.1", server.port)
     try:
-        async with start_fake_anthropic() as fake:
+        async with start_fake_anthropic() as fake, _s3_store() as store_link:
             host, port = fake.base_url.removeprefix("http://").split(":")
             provider_link = CuttableProxy(host, int(port))
             await server_link.start()
@@ -120,7 +171,7 @@ async def chaos_stack(task_queue: str | None = None) -> AsyncIterator[ChaosStack
                 address=server.address, from_env=False, settings=chaos_settings(queue, data_dir)
             )
             stack = ChaosStack(
-                server, fake, server_link, provider_link, client, data_dir,
+                server, fake, server_link, provider_link, store_link, client, data_dir,
                 data_dir / "ledger.txt", queue,
             )  # fmt: skip
             try:

@@ -6,7 +6,8 @@ tools whose effects the matrix can count.
 `lookup` is idempotent; `record_payment` is not, and writes its call id to the ledger when it
 starts, so a second run of one call shows up as a duplicate line. Both take a moment, so that a
 kill lands in the middle of a tool call as often as in a model call. The provider reads
-`ANTHROPIC_BASE_URL` (the fake) and answers within `CHAOS_PROVIDER_TIMEOUT_S`.
+`ANTHROPIC_BASE_URL` (the fake) and answers within `CHAOS_PROVIDER_TIMEOUT_S`; the content
+store is `TURNKEEPER_STORE_URL`'s, reached through `AWS_ENDPOINT_URL`.
 """
 
 from __future__ import annotations
@@ -23,17 +24,20 @@ from turnkeeper.activities.tools.registry import ToolContext, ToolRegistry, Work
 from turnkeeper.activities.wiring import build_activities, worker_workflows, workflow_runner
 
 from turnkeeper.connection import connect
-from turnkeeper.settings import Settings
+from turnkeeper.settings import STORE_URL_ENV, Settings
 
 TOOL_SECONDS = (0.2, 1.2)
 
 
 def chaos_settings(task_queue: str, data_dir: Path) -> Settings:
+    """Settings of every chaos worker and client: the content store is the one of
+    `TURNKEEPER_STORE_URL` (the S3 store on moto, as in production), shared by all of them."""
     return Settings(
         task_queue=task_queue,
         workspace=data_dir / "workspace",
         data_dir=data_dir,
         store_dir=data_dir / "store",
+        store_url=os.environ.get(STORE_URL_ENV) or None,
     )
 
 

@@ -115,22 +115,22 @@ async def start_turn(client: Client, task_queue: str, key: str, stream: bool) ->
     )
 
 
-async def drive(client: Client, run: TurnRun, deadline: float) -> None:
-    """Answers the turn's approval and external call when it waits for them, then reads its
-    outcome; a turn not closed by `deadline` stays "stuck"."""
+async def drive(client: Client, run: TurnRun, deadline: float, poll_s: float = POLL_S) -> None:
+    """Answers the turn's approval and external call when it waits for them (looking every
+    `poll_s`), then reads its outcome; a turn not closed by `deadline` stays "stuck"."""
     handle = client.get_workflow_handle(run.workflow_id)
     while time.monotonic() < deadline:
         try:
             description = await handle.describe()
         except RPCError:
-            await asyncio.sleep(POLL_S)
+            await asyncio.sleep(poll_s)
             continue
         if description.status != WorkflowExecutionStatus.RUNNING:
             break
         state = description.typed_search_attributes.get(TURN_STATE)
         if not run.held:
             await _answer(run, state, handle)
-        await asyncio.sleep(POLL_S)
+        await asyncio.sleep(poll_s)
     else:
         return
     await _read_outcome(client, run)
