@@ -10,7 +10,8 @@ import shutil
 import sys
 import time
 
-from bench.chaos.matrix import PROVIDER_TIMEOUT_S, Sizes, run_matrix
+from bench.chaos.faults import PROVIDER_TIMEOUT_S
+from bench.chaos.matrix import Sizes, run_matrix
 from bench.chaos.properties import RowResult
 from bench.chaos.report import table
 from bench.chaos.stack import chaos_stack
