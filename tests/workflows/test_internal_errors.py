@@ -4,9 +4,23 @@ a minute and reported as LLMUnavailable. Provider errors keep their ladder (test
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
+
+from temporalio.client import Client
+from turnkeeper.activities.store.content_store import LocalFolderStore
+
 import turnkeeper
-from tests.conftest import TurnRunner, failure_of, new_key, scripted_request
+from tests.conftest import (
+    TurnRunner,
+    failure_of,
+    make_settings,
+    new_key,
+    running_worker,
+    scripted_request,
+)
 from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 
 
 async def test_a_token_count_without_input_tokens_is_a_turn_internal_error(
@@ -45,3 +59,36 @@ async def test_the_public_client_raises_turn_internal_error(turns: TurnRunner) -
         assert failure.report is not None and failure.report.outcome == "failed"
     else:
         raise AssertionError("the turn completed")
+
+
+class _DefectStoringToolResults(LocalFolderStore):
+    """A content store with a bug of ours in one path: storing a tool's result."""
+
+    defects = 0
+
+    async def put(self, data: bytes) -> str:
+        if b'"tool_result"' in data:
+            self.defects += 1
+            raise TypeError("'NoneType' object is not subscriptable")
+        return await super().put(data)
+
+
+async def test_a_defect_in_the_tool_activity_fails_the_turn_once(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    (settings.workspace / "notes.md").write_text("notes")
+    key = new_key()
+    fake_anthropic.script(
+        key, [fake.tool_calls(("read_file", {"path": "notes.md"})), fake.text("never reached")]
+    )
+    store = _DefectStoringToolResults(tmp_path / "store")
+    async with running_worker(client, settings, fake_anthropic, store=store):
+        runner = TurnRunner(client, settings.task_queue, settings, fake_anthropic)
+        error, partial = await failure_of(runner, scripted_request(key))
+
+    assert error.type == "TurnInternalError"
+    assert "tool_call activity: TypeError" in error.message
+    assert (partial.outcome, partial.llm_calls) == ("failed", 1)
+    assert store.defects == 1  # an idempotent tool's call, yet not retried: the defect repeats
+    assert len(fake_anthropic.requests_for(key)) == 1
