@@ -11,6 +11,7 @@ live worker; a caller in an outage has none).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
 )
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 from turnkeeper.contracts.names import (
     SIGNAL_APPROVE,
@@ -105,14 +106,16 @@ class TurnRun:
 
 
 async def start_turn(client: Client, task_queue: str, key: str, stream: bool) -> None:
-    await _patiently(
-        lambda: client.start_workflow(
-            WORKFLOW_TYPE,
-            turn_request(key, stream=stream),
-            id=f"chaos-{key}",
-            task_queue=task_queue,
+    # A start retried through an outage may find that its first attempt went through.
+    with contextlib.suppress(WorkflowAlreadyStartedError):
+        await _patiently(
+            lambda: client.start_workflow(
+                WORKFLOW_TYPE,
+                turn_request(key, stream=stream),
+                id=f"chaos-{key}",
+                task_queue=task_queue,
+            )
         )
-    )
 
 
 async def drive(client: Client, run: TurnRun, deadline: float, poll_s: float = POLL_S) -> None:
