@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError
@@ -205,10 +206,22 @@ def provider_fault_replies() -> dict[str, Step]:
     }
 
 
-async def scripted_provider_faults(
-    stack: ChaosStack, runs: list[TurnRun], hits: Counter[str]
-) -> int:
-    """Scripted provider faults strike inside the fake, on the first model call; a reply slower
-    than the timeout is answered (and billed) after the caller gave up: one call in flight."""
-    hits["model call"] += len(runs)
-    return 1
+def mcp_fault_calls() -> dict[str, tuple[str, dict[str, Any]]]:
+    """MCP tool calls that fail the server (`tests/mcp_servers/demo_server.py`, stdio, a call
+    timeout of `stack.MCP_TIMEOUT_S`): its process exits mid-call, or it never answers."""
+    return {
+        "crash mid-call": ("mcp__demo__exit_server", {}),
+        "hang past the call timeout": ("mcp__demo__slow", {"seconds": 120}),
+    }
+
+
+def scripted_faults(phase: str) -> FaultPlan:
+    """Faults scripted into the turns themselves (the fake provider's replies, the MCP server's
+    tool), striking each turn once in `phase`. A reply slower than the timeout is answered (and
+    billed) after the caller gave up: one call in flight."""
+
+    async def inject(stack: ChaosStack, runs: list[TurnRun], hits: Counter[str]) -> int:
+        hits[phase] += len(runs)
+        return 1
+
+    return inject

@@ -13,17 +13,19 @@ import random
 import time
 import uuid
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bench.chaos.faults import (
     PROVIDER_TIMEOUT_S,
     FaultPlan,
+    mcp_fault_calls,
     network_cuts,
     no_faults,
     provider_fault_replies,
     provider_refusals,
     rolling_restarts,
-    scripted_provider_faults,
+    scripted_faults,
     server_kills,
     store_outages,
     worker_kills,
@@ -87,6 +89,8 @@ async def run_row(
     stagger_s: float = 0.0,
     rng: random.Random | None = None,
     needs_outage_sends: bool = False,
+    extra_tools: Sequence[str] = (),
+    needs_first_tool_error: bool = False,
 ) -> RowResult:
     """Runs one row's turns to their end (or the bound) while `inject` strikes. Turns start
     spread over `stagger_s`, so that faults keep meeting turns in every phase."""
@@ -102,7 +106,7 @@ async def run_row(
 
     async def one(run: TurnRun, delay: float) -> None:
         await asyncio.sleep(delay)
-        await start_turn(stack.client, stack.task_queue, run.key, stream)
+        await start_turn(stack.client, stack.task_queue, run.key, stream, extra_tools)
         await drive(stack.client, run, deadline, poll_s)
 
     injected, *_ = await asyncio.gather(
@@ -112,7 +116,9 @@ async def run_row(
     ledger = stack.ledger_lines()
     verdicts = [judge(run, stack.fake, ledger) for run in runs]
     wall_s = time.monotonic() - started
-    return RowResult(fault, bound_s, injected, verdicts, hits, wall_s, needs_outage_sends)
+    return RowResult(
+        fault, bound_s, injected, verdicts, hits, wall_s, needs_outage_sends, needs_first_tool_error
+    )
 
 
 def new_keys(count: int, prefix: str) -> list[str]:
@@ -150,9 +156,22 @@ async def run_matrix(stack: ChaosStack, sizes: Sizes, seed: int) -> list[RowResu
         run_row(
             stack, f"provider: {name}",
             [(key, turn_steps(key, rng, fault)) for key in new_keys(sizes.provider_repeats, "pf")],
-            scripted_provider_faults, bound_s=120.0, stream=name.startswith("stream"),
+            scripted_faults("model call"), bound_s=120.0, stream=name.startswith("stream"),
         )
         for name, fault in provider_fault_replies().items()
+    ]  # fmt: skip
+    # So do MCP servers failing: each turn's first tool call goes to the MCP server instead.
+    scripted += [
+        run_row(
+            stack, f"MCP server: {name}",
+            [
+                (key, turn_steps(key, rng, first_call=call))
+                for key in new_keys(sizes.provider_repeats, "mc")
+            ],
+            scripted_faults("tool call"), bound_s=120.0, extra_tools=[call[0]],
+            needs_first_tool_error=True,
+        )
+        for name, call in mcp_fault_calls().items()
     ]  # fmt: skip
     rows += await asyncio.gather(*scripted)
     rows.append(

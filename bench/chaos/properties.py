@@ -7,6 +7,7 @@
    through (the call in flight when it struck).
 4. The non-idempotent tool's effect happened at most once.
 5. No approval or external result the caller sent was lost, outage or not.
+6. A tool whose server failed (MCP rows) reached the model as an error result.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from turnkeeper.contracts import errors
+from turnkeeper.contracts.messages import ToolResultBlock
 
 from bench.chaos.workload import APPROVAL_STEP, TurnRun, call_id
 from tests.fakes.fake_anthropic import FakeAnthropic
@@ -43,6 +45,7 @@ class TurnVerdict:
     duplicates: int
     sends_in_outage: int
     sends_lost: int
+    first_tool_failed: bool  # the model was given an error result for the turn's first call
 
     @property
     def stuck(self) -> bool:
@@ -67,6 +70,12 @@ def judge(run: TurnRun, fake: FakeAnthropic, ledger: list[str]) -> TurnVerdict:
             and sum(c.output_tokens for c in steps if c) == run.report.usage.output_tokens
         )
     effects = Counter(ledger)[call_id(run.key, APPROVAL_STEP)]
+    first_call = call_id(run.key, 0)
+    first_tool_failed = run.report is not None and any(
+        isinstance(block, ToolResultBlock) and block.tool_use_id == first_call and block.is_error
+        for message in run.report.messages
+        for block in message.content
+    )
     return TurnVerdict(
         key=run.key,
         outcome=run.outcome,
@@ -76,6 +85,7 @@ def judge(run: TurnRun, fake: FakeAnthropic, ledger: list[str]) -> TurnVerdict:
         duplicates=max(0, effects - 1),
         sends_in_outage=run.sends_in_outage,
         sends_lost=run.sends_lost,
+        first_tool_failed=first_tool_failed,
     )
 
 
@@ -89,6 +99,8 @@ class RowResult:
     wall_s: float = 0.0
     # The row exists to send decisions while the server is down: it must have sent some.
     needs_outage_sends: bool = False
+    # The row's fault is a failing tool: the model must have been told of it.
+    needs_first_tool_error: bool = False
 
     @property
     def completed(self) -> int:
@@ -121,6 +133,8 @@ class RowResult:
                 )
             if v.duplicates:
                 problems.append(f"{where}: the non-idempotent effect ran {v.duplicates + 1}×")
+            if self.needs_first_tool_error and not v.stuck and not v.first_tool_failed:
+                problems.append(f"{where}: the failed tool call did not reach the model as one")
             if v.sends_lost:
                 problems.append(f"{where}: {v.sends_lost} decision(s) or result(s) lost")
         if self.needs_outage_sends and not sum(v.sends_in_outage for v in self.verdicts):

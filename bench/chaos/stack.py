@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -29,9 +30,11 @@ from bench.chaos.worker import chaos_settings
 from bench.server import BenchServer, free_port
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from turnkeeper.connection import connect
-from turnkeeper.settings import STORE_URL_ENV
+from turnkeeper.settings import MCP_CONFIG_ENV, STORE_URL_ENV
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+# The MCP call timeout of the chaos workers: a hung server costs a turn this long.
+MCP_TIMEOUT_S = 3.0
 
 
 @dataclass
@@ -153,6 +156,17 @@ async def _s3_store() -> AsyncIterator[CuttableProxy]:
         moto.stop()
 
 
+def _mcp_config(data_dir: Path) -> Path:
+    """The workers' MCP servers: the tests' demo server over stdio, with a short call timeout."""
+    server = {
+        "command": [sys.executable, str(ROOT / "tests" / "mcp_servers" / "demo_server.py")],
+        "timeout_s": MCP_TIMEOUT_S,
+    }
+    path = data_dir / "mcp.json"
+    path.write_text(json.dumps({"servers": {"demo": server}}))
+    return path
+
+
 @asynccontextmanager
 async def chaos_stack(task_queue: str | None = None) -> AsyncIterator[ChaosStack]:
     server = BenchServer()
@@ -167,6 +181,7 @@ async def chaos_stack(task_queue: str | None = None) -> AsyncIterator[ChaosStack
             provider_link = CuttableProxy(host, int(port))
             await server_link.start()
             await provider_link.start()
+            os.environ[MCP_CONFIG_ENV] = str(_mcp_config(data_dir))
             client = await connect(
                 address=server.address, from_env=False, settings=chaos_settings(queue, data_dir)
             )

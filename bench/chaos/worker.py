@@ -24,7 +24,7 @@ from turnkeeper.activities.tools.registry import ToolContext, ToolRegistry, Work
 from turnkeeper.activities.wiring import build_activities, worker_workflows, workflow_runner
 
 from turnkeeper.connection import connect
-from turnkeeper.settings import STORE_URL_ENV, Settings
+from turnkeeper.settings import MCP_CONFIG_ENV, STORE_URL_ENV, Settings
 
 TOOL_SECONDS = (0.2, 1.2)
 
@@ -38,6 +38,7 @@ def chaos_settings(task_queue: str, data_dir: Path) -> Settings:
         data_dir=data_dir,
         store_dir=data_dir / "store",
         store_url=os.environ.get(STORE_URL_ENV) or None,
+        mcp_config=Path(os.environ[MCP_CONFIG_ENV]) if os.environ.get(MCP_CONFIG_ENV) else None,
     )
 
 

@@ -47,15 +47,20 @@ def call_id(key: str, step: int) -> str:
     return f"toolu_{key}_{step}_0"
 
 
-def turn_steps(key: str, rng: random.Random, fault: Step | None = None) -> list[Step]:
+def turn_steps(
+    key: str,
+    rng: random.Random,
+    fault: Step | None = None,
+    first_call: tuple[str, dict[str, Any]] | None = None,
+) -> list[Step]:
     """The four model answers of a turn; `fault` (a list of replies) is what the first model
-    call meets before it is answered."""
+    call meets before it is answered; `first_call` replaces the `lookup` call (an MCP tool)."""
 
     def delay() -> float:
         return rng.uniform(0.2, 1.2)
 
     steps: list[Step] = [
-        fake.slow(fake.tool_calls(("lookup", {"query": key})), delay()),
+        fake.slow(fake.tool_calls(first_call or ("lookup", {"query": key})), delay()),
         fake.slow(fake.tool_calls(("record_payment", {"entry": key})), delay()),
         fake.slow(fake.tool_calls(("ask_user", {"question": "Go on?"})), delay()),
         fake.slow(fake.text("done"), delay()),
@@ -66,13 +71,15 @@ def turn_steps(key: str, rng: random.Random, fault: Step | None = None) -> list[
     return steps
 
 
-def turn_request(key: str, *, stream: bool = False) -> dict[str, Any]:
+def turn_request(
+    key: str, *, stream: bool = False, extra_tools: Sequence[str] = ()
+) -> dict[str, Any]:
     return {
         "agent": {
             "id": "chaos",
             "model": "anthropic:claude-sonnet-4-6",
             "system_prompt": f"A chaos turn. [script:{key}]",
-            "tools": ["lookup", "record_payment"],
+            "tools": ["lookup", "record_payment", *extra_tools],
             "max_iterations": 6,
             "stream": stream,
         },
@@ -105,13 +112,15 @@ class TurnRun:
     held: bool = False
 
 
-async def start_turn(client: Client, task_queue: str, key: str, stream: bool) -> None:
+async def start_turn(
+    client: Client, task_queue: str, key: str, stream: bool, extra_tools: Sequence[str] = ()
+) -> None:
     # A start retried through an outage may find that its first attempt went through.
     with contextlib.suppress(WorkflowAlreadyStartedError):
         await _patiently(
             lambda: client.start_workflow(
                 WORKFLOW_TYPE,
-                turn_request(key, stream=stream),
+                turn_request(key, stream=stream, extra_tools=extra_tools),
                 id=f"chaos-{key}",
                 task_queue=task_queue,
             )
