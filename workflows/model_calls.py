@@ -18,7 +18,13 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.turn import split_model
     from turnkeeper.workflows import budgets, fallback
     from turnkeeper.workflows.activity_options import MODEL_CALL_HEARTBEAT
-    from turnkeeper.workflows.failures import cause_message, error_type, fail, timed_out
+    from turnkeeper.workflows.failures import (
+        cause_message,
+        error_type,
+        fail,
+        fail_if_internal_error,
+        timed_out,
+    )
     from turnkeeper.workflows.structured_output import instruction
     from turnkeeper.workflows.turn_state import Turn
 
@@ -104,6 +110,7 @@ async def _call_each_fully(turn: Turn, offered: list[str], compacting: bool) -> 
 
 def _fail_unless_transient(turn: Turn, err: ActivityError, compacting: bool = False) -> None:
     """Fails the turn for every failure that another model would not cure."""
+    fail_if_internal_error(turn, err)
     kind, message = error_type(err), cause_message(err)
     if compacting and kind == errors.LLM_CONTEXT_TOO_LONG:
         raise ContextTooLong(message)

@@ -27,7 +27,7 @@ with workflow.unsafe.imports_passed_through():
         TOOL_HEARTBEAT,
         TOOL_TIMEOUT_MARGIN,
     )
-    from turnkeeper.workflows.failures import cause_message, fail
+    from turnkeeper.workflows.failures import cause_message, fail, fail_if_internal_error
     from turnkeeper.workflows.pending_calls import PendingCalls, Waiting
     from turnkeeper.workflows.standing_approvals import remember, standing_decision, standing_for
     from turnkeeper.workflows.tool_retries import interrupted_call_text, tool_retry_policy
@@ -147,6 +147,7 @@ class ToolCalls:
         except ActivityError as err:
             if is_cancelled_exception(err):
                 raise
+            fail_if_internal_error(turn, err)
             settled = _error(use, interrupted_call_text(use.name, idempotent, cause_message(err)))
             self._finished(turn, use, settled)
             return settled, None

@@ -114,11 +114,15 @@ class AnthropicProvider:
             if on_text is None:
                 message = await client.messages.create(**arguments)
             else:
-                async with client.messages.stream(**arguments) as stream:
-                    async for text in stream.text_stream:
-                        on_text(text)
-                    message = await stream.get_final_message()
-        except (anthropic.AnthropicError, json.JSONDecodeError) as exc:
+                message = await _streamed(client, arguments, on_text)
+        # A stream cut mid-body surfaces as the transport's own error, which the SDK does not
+        # wrap once the response has begun.
+        except (
+            anthropic.AnthropicError,
+            json.JSONDecodeError,
+            httpx2.TransportError,
+            RecursionError,  # a body nested deeper than the JSON parser goes
+        ) as exc:
             if _cancellation_pending():
                 raise asyncio.CancelledError from exc
             error = classify_error(exc, model=request.model, timeout_s=self._timeout_s)
@@ -165,6 +169,30 @@ class AnthropicProvider:
                 )
             self._client = client
         return self._client
+
+
+# What the SDK's stream accumulator raises on events of the wrong shape (it asserts on them):
+# a broken answer from the provider or a proxy, not a defect of ours.
+_UNREADABLE_STREAM: Final = (AssertionError, KeyError, TypeError, ValueError, AttributeError)
+
+
+async def _streamed(
+    client: anthropic.AsyncAnthropic, arguments: dict[str, object], on_text: TextSink
+) -> SdkMessage:
+    async with client.messages.stream(**arguments) as stream:  # type: ignore[arg-type]
+        try:
+            async for text in stream.text_stream:
+                on_text(text)
+            return await stream.get_final_message()
+        except anthropic.AnthropicError:
+            raise
+        except _UNREADABLE_STREAM as exc:
+            if isinstance(exc, json.JSONDecodeError):
+                raise
+            raise _transient(
+                f"Anthropic streamed events that are not a Messages API answer "
+                f"({type(exc).__name__})."
+            ) from exc
 
 
 def _has_credentials(client: anthropic.AsyncAnthropic) -> bool:
@@ -361,6 +389,10 @@ def classify_error(
             error_type=LLM_AUTH_ERROR,
             retryable=False,
         )
+    if isinstance(exc, RecursionError):
+        return _transient("Anthropic returned a body nested too deeply to parse.")
+    if isinstance(exc, httpx2.TransportError):
+        return _transient(f"The connection to Anthropic broke mid-answer ({type(exc).__name__}).")
     return _transient(f"The Anthropic SDK failed with {type(exc).__name__}.")
 
 

@@ -19,6 +19,7 @@ import structlog
 from temporalio import activity
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.exceptions import ApplicationError
+from turnkeeper.activities.defects import defects_fail_once
 from turnkeeper.activities.heartbeating import heartbeating
 from turnkeeper.activities.llm.provider import ModelCallError, ModelProvider, ModelRequest, TextSink
 from turnkeeper.activities.store.content_store import ContentMissingError
@@ -69,7 +70,10 @@ class ModelCallActivities:
 
     @activity.defn(name=ACTIVITY_MODEL_CALL)
     async def model_call(self, call: ModelCallInput) -> ModelCallResult:
-        call = bound_to_turn(call)
+        with defects_fail_once(ACTIVITY_MODEL_CALL):
+            return await self._model_call(bound_to_turn(call))
+
+    async def _model_call(self, call: ModelCallInput) -> ModelCallResult:
         started = time.monotonic()
         provider_name, model_name = split_model(call.model)
         provider = self._providers.get(provider_name)

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 import structlog
 from temporalio import activity
+from turnkeeper.activities.defects import defects_fail_once
 from turnkeeper.activities.heartbeating import heartbeating
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.tool_results import stored_result
@@ -72,7 +73,10 @@ class ToolActivities:
     @activity.defn(name=ACTIVITY_TOOL_CALL)
     async def tool_call(self, call: ToolCallInput) -> ToolCallResult:
         """Run `call` and put its `tool_result` block into the content store."""
-        call = bound_to_turn(call)
+        with defects_fail_once(ACTIVITY_TOOL_CALL):
+            return await self._tool_call(bound_to_turn(call))
+
+    async def _tool_call(self, call: ToolCallInput) -> ToolCallResult:
         started = time.monotonic()
         with tool_span(call.tool, call.input, call_id=call.call_id) as span:
             text, is_error = await heartbeating(self._outcome(call))

@@ -10,7 +10,7 @@ import asyncio
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -91,6 +91,10 @@ class MessageReply(Reply):
                 text=server_sent_events(body), content_type="text/event-stream", headers=headers
             )
         return web.json_response(body, headers=headers)
+
+    def billed_usage(self, context: ReplyContext) -> dict[str, int]:
+        """The usage this answer reports, which is what a provider bills for it."""
+        return self._usage(context, _with_tool_ids(self.content, context.tool_id_prefix))
 
     def _usage(self, context: ReplyContext, content: list[JsonDict]) -> dict[str, int]:
         request = context.body
@@ -212,6 +216,48 @@ def server_error(status: int = 500) -> Reply:
 def invalid_json() -> Reply:
     """A 200 that claims JSON but is cut off mid-body, as a broken proxy might send."""
     return RawReply(200, b'{"id": "msg_truncated", "type": "mess')
+
+
+@dataclass(frozen=True)
+class CutStreamReply(Reply):
+    """A streamed answer whose connection breaks after the first events, as a dropped link or a
+    crashed proxy would cut it: the body ends without its final chunk."""
+
+    text: str
+
+    async def respond(self, context: ReplyContext) -> web.Response:
+        body = MessageReply(({"type": "text", "text": self.text},), "end_turn")
+        events = server_sent_events(_message_envelope(context, body))
+        half = events[: len(events) // 2].encode()
+
+        async def cut_short() -> AsyncIterator[bytes]:
+            yield half
+            raise ConnectionResetError("the fake cut the stream")
+
+        return web.Response(body=cut_short(), content_type="text/event-stream")
+
+
+def _message_envelope(context: ReplyContext, reply: MessageReply) -> JsonDict:
+    return {
+        "id": context.message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": context.body.get("model", ""),
+        "content": list(reply.content),
+        "stop_reason": reply.stop_reason,
+        "stop_sequence": None,
+        "usage": reply.billed_usage(context),
+    }
+
+
+def stream_cut(text: str = "an answer the stream never finished") -> Reply:
+    """A streamed 200 cut off mid-SSE (ask the turn for `agent.stream: true`)."""
+    return CutStreamReply(text)
+
+
+def broken_body() -> Reply:
+    """A 200 of valid JSON that is not a Messages API response."""
+    return RawReply(200, b'{"type": "message", "content": 42, "usage": "none"}')
 
 
 def slow(reply: ReplySpec, delay_s: float) -> Reply:

@@ -39,6 +39,7 @@ from tests.fakes.anthropic_replies import (
     ReplySpec,
     SlowReply,
     Step,
+    broken_body,
     context_window_exceeded,
     error,
     estimate_tokens,
@@ -52,12 +53,14 @@ from tests.fakes.anthropic_replies import (
     sanitise_key,
     server_error,
     slow,
+    stream_cut,
     text,
     tool_calls,
 )
 from tests.fakes.anthropic_validation import check_messages, find_request_problem
 
 __all__ = [
+    "BilledCall",
     "ErrorReply",
     "FakeAnthropic",
     "MessageReply",
@@ -67,6 +70,7 @@ __all__ = [
     "ReplySpec",
     "SlowReply",
     "Step",
+    "broken_body",
     "context_window_exceeded",
     "error",
     "invalid_json",
@@ -78,6 +82,7 @@ __all__ = [
     "server_error",
     "slow",
     "start_fake_anthropic",
+    "stream_cut",
     "text",
     "tool_calls",
 ]
@@ -107,6 +112,16 @@ class ReceivedRequest:
     received_at: float = field(default_factory=time.time)
 
 
+@dataclass(frozen=True)
+class BilledCall:
+    """A Messages API answer the fake sent in full: what a real provider would bill."""
+
+    script_key: str | None
+    step: int | None
+    input_tokens: int
+    output_tokens: int
+
+
 class _Refused(Exception):
     """The request cannot be served; the message becomes the 400's `error.message`."""
 
@@ -119,7 +134,9 @@ class FakeAnthropic:
     def __init__(self) -> None:
         self.base_url = ""
         self.requests: list[ReceivedRequest] = []
+        self.billed: list[BilledCall] = []
         self._scripts: dict[str, list[Step]] = {}
+        self._count_token_replies: dict[str, Reply] = {}
         self._attempts: Counter[tuple[str, int]] = Counter()
         self._serial = count(1)
         self._arrived = asyncio.Condition()
@@ -139,6 +156,14 @@ class FakeAnthropic:
             self._caching.discard(key)
         for seen in [seen for seen in self._attempts if seen[0] == key]:
             del self._attempts[seen]
+
+    def script_count_tokens(self, key: str, reply: Reply) -> None:
+        """Answers script `key`'s `count_tokens` requests with `reply` instead of a count."""
+        self._count_token_replies[key] = reply
+
+    def billed_for(self, key: str) -> list[BilledCall]:
+        """The answers script `key` was billed for, in order."""
+        return [call for call in self.billed if call.script_key == key]
 
     def requests_for(self, key: str) -> list[ReceivedRequest]:
         """The `POST /v1/messages` requests that named script `key`, in order."""
@@ -190,7 +215,14 @@ class FakeAnthropic:
             # retried until the test times out.
             problem = f"The dynamic reply of script {key!r} step {step} raised {exc!r}."
             return await self._invalid_request(problem).respond(context)
-        return await reply.respond(context)
+        response = await reply.respond(context)
+        usage = _billed_usage(reply, context)
+        if usage is not None:
+            # Counted once the answer is ready to go: a client that dies reading it is billed.
+            self.billed.append(
+                BilledCall(key, step, usage.get("input_tokens", 0), usage.get("output_tokens", 0))
+            )
+        return response
 
     async def _handle_count_tokens(self, request: web.Request) -> web.Response:
         body = await _json_body(request) or {}
@@ -202,6 +234,8 @@ class FakeAnthropic:
         problem = check_messages(body.get("messages"))
         if problem:
             return await _invalid_request(problem).respond(self._context(body, key, None))
+        if key in self._count_token_replies:
+            return await self._count_token_replies[key].respond(self._context(body, key, None))
         return web.json_response({"input_tokens": estimate_tokens(request_text_chars(body))})
 
     async def _record(self, received: ReceivedRequest) -> None:
@@ -308,6 +342,12 @@ def count_assistant_messages(body: JsonDict) -> int:
     if not isinstance(messages, list):
         return 0
     return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+def _billed_usage(reply: Reply, context: ReplyContext) -> dict[str, int] | None:
+    while isinstance(reply, SlowReply):
+        reply = resolve(reply.reply, context.body)
+    return reply.billed_usage(context) if isinstance(reply, MessageReply) else None
 
 
 def _for_attempt(step: Step, attempt: int) -> ReplySpec:

@@ -293,6 +293,20 @@ async def falls_back_across_providers(
     return handle
 
 
+async def internal_error(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A defect of ours in the model-call activity (a token count without `input_tokens` under a
+    cost budget): the turn fails at once with TurnInternalError, behind its patch marker."""
+    fake_api.script("golden10", [fake.text("never reached")])
+    fake_api.script_count_tokens("golden10", fake.RawReply(200, b"{}"))
+    request = scripted_request("golden10", task={"constraints": {"cost_budget_usd": 1.0}})
+    handle = await _start(client, request, queue, workflow_id)
+    with contextlib.suppress(WorkflowFailureError):
+        await handle.result()
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -311,6 +325,7 @@ SCENARIOS = (
     paused_and_extended,
     compacted,
     falls_back_across_providers,
+    internal_error,
 )
 
 

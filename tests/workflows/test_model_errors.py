@@ -180,3 +180,18 @@ async def test_an_answer_too_large_for_temporal_fails_once_instead_of_retrying(
     assert "payload limit" in error.message and "max_tokens" in error.message
     assert partial.llm_calls == 0
     assert len(turns.fake.requests_for(key)) == 1  # never billed twice
+
+
+@pytest.mark.parametrize("reply", [fake.stream_cut(), fake.broken_body()], ids=["cut", "broken"])
+async def test_a_streamed_answer_cut_mid_body_or_a_broken_200_is_retried(
+    turns: TurnRunner, reply: ReplySpec
+) -> None:
+    key = new_key()
+    turns.fake.script(key, [[reply, fake.text("recovered")]])
+
+    report = await turns.run(scripted_request(key, agent={"stream": True}))
+
+    assert report.output == "recovered"
+    assert report.llm_calls == 1
+    assert len(turns.fake.requests_for(key)) == 2
+    assert len(turns.fake.billed_for(key)) == 1  # the cut answer was never billed in full

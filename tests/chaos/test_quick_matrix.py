@@ -1,0 +1,29 @@
+"""CI runs the quick chaos matrix: a real dev server, worker processes killed and restarted, the
+server killed and restarted on its SQLite file, the network cut, provider faults. The command
+exits 1 when any property fails for any turn (bench/chaos/properties.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+@pytest.mark.timeout(600)
+def test_the_quick_chaos_matrix_holds_every_property() -> None:
+    finished = subprocess.run(
+        [sys.executable, "-m", "bench.chaos", "--quick"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
+    table = finished.stdout
+    print(table)
+    assert "| worker kill -9" in table, finished.stderr[-3000:]
+    assert "VIOLATED" not in table
+    assert finished.returncode == 0, finished.stderr[-3000:]
