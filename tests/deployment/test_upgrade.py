@@ -8,18 +8,14 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import pytest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
-from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.payload_storage import turn_data_converter
 from turnkeeper.activities.wiring import build_activities, worker_workflows, workflow_runner
 from turnkeeper.contracts.approvals import (
     APPROVAL_CACHE_WORKFLOW,
@@ -29,17 +25,15 @@ from turnkeeper.contracts.approvals import (
     RememberInput,
     StandingApproval,
 )
-from turnkeeper.contracts.names import SEARCH_ATTRIBUTES, SIGNAL_APPROVE, WORKFLOW_TYPE
+from turnkeeper.contracts.names import SIGNAL_APPROVE, WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.workflows.approval_cache_workflow import UpgradingApprovalCacheWorkflow
 
 from tests.conftest import (
-    SA_KEYS,
     make_settings,
     new_key,
     providers_for,
     scripted_request,
-    temporal_binary,
     wait_for_pending,
 )
 from tests.deployment.build_b_workflow import BUILD_MEMO, BuildBTurnWorkflow
@@ -51,29 +45,8 @@ from turnkeeper.versioning import WorkerVersion
 
 T = TypeVar("T")
 
-# The server re-checks a draining version every few minutes by default; a test cannot wait that.
-FAST_DRAINAGE = [
-    "--dynamic-config-value",
-    'matching.wv.VersionDrainageStatusRefreshInterval="1s"',
-    "--dynamic-config-value",
-    'matching.wv.VersionDrainageStatusVisibilityGracePeriod="1s"',
-]
 PARKED_TURNS = 3
 RAMPED_TURNS = 20
-
-
-@pytest.fixture(scope="module")
-async def versioned_env(
-    payload_store: ContentStore, keyring: Keyring
-) -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_local(
-        data_converter=turn_data_converter(payload_store, keyring),
-        dev_server_existing_path=temporal_binary("temporal"),
-        search_attributes=[SA_KEYS[kind](name) for name, kind in SEARCH_ATTRIBUTES.items()],
-        dev_server_extra_args=FAST_DRAINAGE,
-    )
-    async with env:
-        yield env
 
 
 def build_worker(
