@@ -1,5 +1,6 @@
 """A dev server of their own for the deployment tests, with drainage checked every second
-(the server's default is minutes): the whole session shares the other one."""
+(the server's default is minutes) and continue-as-new suggested early: the whole session shares
+the other one."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ FAST_DRAINAGE = [
     'matching.wv.VersionDrainageStatusRefreshInterval="1s"',
     "--dynamic-config-value",
     'matching.wv.VersionDrainageStatusVisibilityGracePeriod="1s"',
+    # Continue-as-new suggested after 80 history events (default: thousands), so that a long turn
+    # crosses runs within a test; the upgrade test's turns stay far below it.
+    "--dynamic-config-value",
+    "limit.historyCount.suggestContinueAsNew=80",
 ]
 
 

@@ -47,6 +47,7 @@ T = TypeVar("T")
 
 PARKED_TURNS = 3
 RAMPED_TURNS = 20
+ITERATIONS = 15
 
 
 def build_worker(
@@ -236,3 +237,53 @@ async def _quick_turns(
     for handle in handles:
         await handle.result()
     return handles
+
+
+async def test_a_long_turn_moves_to_the_current_build_when_it_continues_as_new(
+    versioned_env: WorkflowEnvironment, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    client = versioned_env.client
+    deployment = f"turnkeeper-{uuid.uuid4().hex[:8]}"
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    key = new_key()
+    listing = fake.tool_calls(("list_files", {"path": "."}))
+    # The second model call is slow: build B becomes current while the turn runs on A.
+    fake_anthropic.script(
+        key, [listing, fake.slow(listing, 3.0), *[listing] * (ITERATIONS - 3), fake.text("done")]
+    )
+    worker_a = build_worker(
+        client, settings, fake_anthropic, WorkerVersion(deployment, "A"),
+        worker_workflows(versioned=True),
+    )  # fmt: skip
+    worker_b = build_worker(
+        client, settings, fake_anthropic, WorkerVersion(deployment, "B"),
+        [BuildBTurnWorkflow, UpgradingApprovalCacheWorkflow],
+    )  # fmt: skip
+    async with worker_a:
+        await until(lambda: deployments.promote(client, deployment, "A"), "A current", 30)
+        handle = await client.start_workflow(
+            WORKFLOW_TYPE,
+            scripted_request(key, agent={"tools": ["list_files"], "max_iterations": ITERATIONS}),
+            id=f"long-{key}",
+            task_queue=settings.task_queue,
+            result_type=AgentReport,
+        )
+        await fake_anthropic.wait_for_requests(key, 2, timeout_s=30)
+        async with worker_b:
+            await until(lambda: deployments.promote(client, deployment, "B"), "B current", 30)
+            report = await handle.result()
+
+    runs = [
+        client.get_workflow_handle(handle.id, run_id=execution.run_id)
+        async for execution in client.list_workflows(f'WorkflowId = "{handle.id}"')
+    ]
+    builds = {await build_of(run) for run in runs}
+    assert report.output == "done"
+    assert report.llm_calls == ITERATIONS
+    assert len(runs) >= 2
+    assert builds == {"A", "B"}, builds
+    # The first run stayed pinned to A; the continued run started on B and ran B's code.
+    latest = client.get_workflow_handle(handle.id)
+    assert await build_of(latest) == "B"
+    assert await ran_build_b_code(latest)
+    print(f"a {ITERATIONS}-iteration turn ran {len(runs)} runs, on builds {sorted(builds)}")
