@@ -165,6 +165,7 @@ async def test_parked_turns_finish_on_their_build_while_new_turns_move_to_the_ne
     cut_over_s = time.monotonic() - promoted_at
     assert previous == "A"
     assert await build_of(first_on_b) == "B"
+    assert completed_by((await first_on_b.fetch_history()).events) == ["B"]
     assert await ran_build_b_code(first_on_b)
     status = await deployments.status(client, deployment)
     assert status.current_build_id == "B"
@@ -175,6 +176,10 @@ async def test_parked_turns_finish_on_their_build_while_new_turns_move_to_the_ne
     await until(lambda: _is(build_of(cache), "B"), "cache on B")
     standing = await cache.query(QUERY_STANDING, result_type=list[StandingApproval])
     assert [s.tool for s in standing] == ["list_files", "read_file"]
+    # B's worker replayed A's part of the history and handled the new message; nothing failed.
+    history = await cache.fetch_history()
+    assert not [e for e in history.events if e.HasField("workflow_task_failed_event_attributes")]
+    assert completed_by(history.events) == ["A", "B"]
 
     # 4. A's parked turns are approved and finish on A, with B current; B could not replay them.
     for handle in parked:
@@ -185,6 +190,8 @@ async def test_parked_turns_finish_on_their_build_while_new_turns_move_to_the_ne
     reports = [await handle.result() for handle in parked]
     assert [r.output for r in reports] == ["ok"] * PARKED_TURNS
     assert [await build_of(h) for h in parked] == ["A"] * PARKED_TURNS
+    for handle in parked:  # every workflow task of theirs, before and after the promotion
+        assert completed_by((await handle.fetch_history()).events) == ["A"]
     assert not any([await ran_build_b_code(h) for h in parked])
 
     # 5. A drains (no open workflow pinned to it), then its workers stop; B serves on.
@@ -201,6 +208,16 @@ async def test_parked_turns_finish_on_their_build_while_new_turns_move_to_the_ne
     await cache.terminate("test over")
     await worker_b.shutdown()
     await b_running
+
+
+def completed_by(events: Any) -> list[str]:
+    """The builds whose workers completed the workflow tasks, in order, without repeats."""
+    builds = [
+        e.workflow_task_completed_event_attributes.deployment_version.build_id
+        for e in events
+        if e.HasField("workflow_task_completed_event_attributes")
+    ]
+    return [b for i, b in enumerate(builds) if i == 0 or builds[i - 1] != b]
 
 
 async def _is(value: Awaitable[str], expected: str) -> bool:
