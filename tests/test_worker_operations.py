@@ -17,12 +17,14 @@ from pathlib import Path
 import aiohttp
 import pytest
 from temporalio.client import Client
+from temporalio.common import VersioningBehavior
 from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
+from turnkeeper import deployments
 from turnkeeper.env_numbers import SettingsError
 from turnkeeper.health import WorkerHealth, health_port
 
@@ -75,7 +77,12 @@ def worker_processes(
 
 
 def start_worker(
-    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path, task_queue: str, name: str
+    client: Client,
+    fake_anthropic: FakeAnthropic,
+    tmp_path: Path,
+    task_queue: str,
+    name: str,
+    *flags: str,
 ) -> WorkerProcess:
     port = free_port()
     (tmp_path / "workspace").mkdir(exist_ok=True)
@@ -95,7 +102,7 @@ def start_worker(
     log = tmp_path / f"{name}.log"
     process = subprocess.Popen(
         [sys.executable, "worker.py", "--address", client.service_client.config.target_host,
-         "--task-queue", task_queue],
+         "--task-queue", task_queue, *flags],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log.open("wb"),
     )  # fmt: skip
     return WorkerProcess(process, port, log)
@@ -178,3 +185,38 @@ def test_health_port_setting() -> None:
     for wrong in ("http", "-1", "70000"):
         with pytest.raises(SettingsError, match="TURNKEEPER_HEALTH_PORT"):
             health_port({"TURNKEEPER_HEALTH_PORT": wrong})
+
+
+async def test_a_versioned_worker_process_registers_its_version_and_runs_turns(
+    client: Client,
+    fake_anthropic: FakeAnthropic,
+    tmp_path: Path,
+    worker_processes: tuple[str, list[WorkerProcess]],
+) -> None:
+    task_queue, started = worker_processes
+    deployment = f"ops-{uuid.uuid4().hex[:8]}"
+    worker = start_worker(
+        client, fake_anthropic, tmp_path, task_queue, "versioned",
+        "--deployment", deployment, "--build-id", "b1",
+    )  # fmt: skip
+    started.append(worker)
+    await worker.wait_ready()
+    await deployments.promote(client, deployment, "b1")
+    status = await deployments.status(client, deployment)
+    assert (status.current_build_id, [v.build_id for v in status.versions]) == ("b1", ["b1"])
+
+    key = new_key()
+    fake_anthropic.script(key, [fake.text("pinned")])
+    handle = await client.start_workflow(
+        WORKFLOW_TYPE,
+        scripted_request(key),
+        id=f"turn-{uuid.uuid4()}",
+        task_queue=task_queue,
+        result_type=AgentReport,
+    )
+    assert (await handle.result()).output == "pinned"
+    info = (await handle.describe()).raw_description.workflow_execution_info.versioning_info
+    assert (info.deployment_version.build_id, info.behavior) == ("b1", VersioningBehavior.PINNED)
+
+    worker.process.send_signal(signal.SIGTERM)
+    assert await asyncio.to_thread(worker.process.wait, 60) == 0
