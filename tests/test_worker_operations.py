@@ -22,6 +22,7 @@ from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import new_key, scripted_request
+from tests.deployment.test_upgrade import promoted, until
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from turnkeeper import deployments
@@ -201,7 +202,8 @@ async def test_a_versioned_worker_process_registers_its_version_and_runs_turns(
     )  # fmt: skip
     started.append(worker)
     await worker.wait_ready()
-    await deployments.promote(client, deployment, "b1")
+    # The version exists once the server has seen the worker poll.
+    await until(lambda: promoted(client, deployment, "b1"), "b1 current", 30)
     status = await deployments.status(client, deployment)
     assert (status.current_build_id, [v.build_id for v in status.versions]) == ("b1", ["b1"])
 

@@ -118,7 +118,7 @@ async def test_parked_turns_finish_on_their_build_while_new_turns_move_to_the_ne
         client, settings, fake_anthropic, build_a, worker_workflows(versioned=True)
     )
     a_running = asyncio.create_task(worker_a.run())
-    await until(lambda: deployments.promote(client, deployment, "A"), "A current", 30)
+    await until(lambda: promoted(client, deployment, "A"), "A current", 30)
     parked = []
     for i in range(PARKED_TURNS):
         key = new_key()
@@ -224,6 +224,12 @@ async def _is(value: Awaitable[str], expected: str) -> bool:
     return await value == expected
 
 
+async def promoted(client: Client, deployment: str, build_id: str) -> bool:
+    """Promotes `build_id`; True once the server took it (it refuses until the version polled)."""
+    await deployments.promote(client, deployment, build_id)
+    return True
+
+
 async def _ramped(client: Client, deployment: str, build_id: str, percent: float) -> bool:
     await deployments.ramp(client, deployment, build_id, percent)
     return True
@@ -277,7 +283,7 @@ async def test_a_long_turn_moves_to_the_current_build_when_it_continues_as_new(
         [BuildBTurnWorkflow, UpgradingApprovalCacheWorkflow],
     )  # fmt: skip
     async with worker_a:
-        await until(lambda: deployments.promote(client, deployment, "A"), "A current", 30)
+        await until(lambda: promoted(client, deployment, "A"), "A current", 30)
         handle = await client.start_workflow(
             WORKFLOW_TYPE,
             scripted_request(key, agent={"tools": ["list_files"], "max_iterations": ITERATIONS}),
@@ -287,7 +293,7 @@ async def test_a_long_turn_moves_to_the_current_build_when_it_continues_as_new(
         )
         await fake_anthropic.wait_for_requests(key, 2, timeout_s=30)
         async with worker_b:
-            await until(lambda: deployments.promote(client, deployment, "B"), "B current", 30)
+            await until(lambda: promoted(client, deployment, "B"), "B current", 30)
             report = await handle.result()
 
     runs = [
