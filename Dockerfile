@@ -20,9 +20,12 @@ COPY contracts/ contracts/
 COPY workflows/ workflows/
 COPY activities/ activities/
 COPY turnkeeper/ turnkeeper/
-RUN pip install .
+# The s3 extra: the content store of a cluster is S3 or MinIO (TURNKEEPER_STORE_URL=s3://…).
+RUN pip install '.[s3]'
 
 USER turnkeeper
 ENV AGENT_WORKSPACE=/workspace \
     TURNKEEPER_DATA_DIR=/data
+# SIGTERM (docker stop, a Kubernetes rollout) drains in-flight calls, then exits 0.
+STOPSIGNAL SIGTERM
 CMD ["python", "worker.py"]

@@ -93,13 +93,29 @@ def _mcp_activities(
     return McpActivities(config, store, max_result_bytes=max_result_bytes)
 
 
-def worker_workflows() -> list[type]:
+def worker_workflows(*, versioned: bool = False) -> list[type]:
     """Every workflow a turnkeeper worker runs: the turn, the session of many turns, and the
-    per-agent approval cache."""
-    from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
-    from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
-    from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
+    per-agent approval cache.
 
+    A versioned worker (Worker Deployment Versioning) registers the same workflows under the same
+    names with their versioning behaviours: turns and sessions PINNED, the approval cache
+    AUTO_UPGRADE.
+    """
+    from turnkeeper.workflows.agent_session_workflow import (
+        AgentSessionWorkflow,
+        PinnedAgentSessionWorkflow,
+    )
+    from turnkeeper.workflows.agent_turn_workflow import (
+        AgentTurnWorkflow,
+        PinnedAgentTurnWorkflow,
+    )
+    from turnkeeper.workflows.approval_cache_workflow import (
+        ApprovalCacheWorkflow,
+        UpgradingApprovalCacheWorkflow,
+    )
+
+    if versioned:
+        return [PinnedAgentTurnWorkflow, PinnedAgentSessionWorkflow, UpgradingApprovalCacheWorkflow]
     return [AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow]
 
 

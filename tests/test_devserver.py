@@ -225,10 +225,12 @@ def test_settings_read_the_environment(tmp_path: Path, monkeypatch: pytest.Monke
 def test_compose_registers_the_same_search_attributes_and_bakes_in_no_key() -> None:
     yaml = pytest.importorskip("yaml")
     compose = yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())
-    flags = [arg for arg in compose["services"]["temporal"]["command"] if "search-attribute" in arg]
+    # The dev profile's server; the production stack's are checked in tests/deployment.
+    dev = compose["services"]["temporal-dev"]
+    flags = [arg for arg in dev["command"] if "search-attribute" in arg]
     declared = dict(flag.removeprefix("--search-attribute=").split("=") for flag in flags)
     assert declared == SEARCH_ATTRIBUTES
-    assert "ANTHROPIC_API_KEY" in compose["services"]["worker"]["environment"]
+    assert "ANTHROPIC_API_KEY" in compose["services"]["worker-dev"]["environment"]
 
 
 async def test_the_worker_refuses_a_namespace_without_the_search_attributes(

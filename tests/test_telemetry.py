@@ -107,12 +107,12 @@ def test_configure_without_exporters_installs_nothing(monkeypatch: pytest.Monkey
         ),
         (
             {"OTEL_METRICS_EXPORTER": "prometheus", "OTEL_EXPORTER_PROMETHEUS_PORT": "9100"},
-            PrometheusConfig(bind_address="localhost:9101", durations_as_seconds=True),
+            PrometheusConfig(bind_address="127.0.0.1:9101", durations_as_seconds=True),
         ),
         ({"OTEL_METRICS_EXPORTER": "prometheus", "TURNKEEPER_TEMPORAL_METRICS": "none"}, None),
         (
             {"TURNKEEPER_TEMPORAL_METRICS": "prometheus", "TURNKEEPER_TEMPORAL_METRICS_PORT": "9"},
-            PrometheusConfig(bind_address="localhost:9", durations_as_seconds=True),
+            PrometheusConfig(bind_address="127.0.0.1:9", durations_as_seconds=True),
         ),
     ],
 )  # fmt: skip

@@ -18,7 +18,7 @@ import typer
 from pydantic import ValidationError
 from rich.text import Text
 
-from turnkeeper import codec_command, commands, demo, extend_command
+from turnkeeper import codec_command, commands, demo, deploy_command, extend_command
 from turnkeeper.activities.store.keyring import EncryptionKeyError, UnreadableContentError
 from turnkeeper.chat import ChatOptions, run_chat
 from turnkeeper.codec_server import (
@@ -550,6 +550,83 @@ def keys_new(
         err.print(Text(f"error: {error}", style="red"), soft_wrap=True)
         raise typer.Exit(2) from None
     out.print(line, soft_wrap=True)
+
+
+deploy_app = typer.Typer(
+    help="Worker Deployment Versioning: which build takes new turns (see README, Deployment).",
+    no_args_is_help=True,
+)
+app.add_typer(deploy_app, name="deploy")
+Deployment = Annotated[
+    str | None,
+    typer.Option(
+        "--deployment",
+        help="Worker Deployment name (default: TURNKEEPER_DEPLOYMENT_NAME)",
+        show_default=False,
+    ),
+]
+
+
+@deploy_app.command("status")
+def deploy_status(
+    deployment: Deployment = None,
+    address: Address = None,
+    namespace: Namespace = None,
+    as_json: Json = False,
+) -> None:
+    """The current and ramping versions, and each version's state (draining, drained, …)."""
+    name = _deployment(deployment)
+    _execute(deploy_command.show_status(address, namespace, name, as_json))
+
+
+@deploy_app.command("promote")
+def deploy_promote(
+    build_id: Annotated[str, typer.Argument(help="Build id that takes every new turn")],
+    deployment: Deployment = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Make a version current; turns already running stay pinned to their version."""
+    name = _deployment(deployment)
+    _execute(deploy_command.promote(address, namespace, name, build_id))
+
+
+@deploy_app.command("ramp")
+def deploy_ramp(
+    percent: Annotated[float, typer.Argument(help="Share of new turns, 0-100 (0 ends the ramp)")],
+    build_id: Annotated[
+        str | None, typer.Option(help="Version to ramp (not needed for 0)", show_default=False)
+    ] = None,
+    deployment: Deployment = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Send a share of new turns to a version; the rest go to the current one."""
+    name = _deployment(deployment)
+    _execute(deploy_command.ramp(address, namespace, name, build_id, percent))
+
+
+@deploy_app.command("rollback")
+def deploy_rollback(
+    build_id: Annotated[
+        str | None,
+        typer.Option(help="Version to go back to (default: the one just replaced)"),
+    ] = None,
+    deployment: Deployment = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Make the previous version current again; new turns go back to it."""
+    name = _deployment(deployment)
+    _execute(deploy_command.rollback(address, namespace, name, build_id))
+
+
+def _deployment(given: str | None) -> str:
+    try:
+        return deploy_command.deployment_name(given)
+    except CommandError as error:
+        err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
+        raise typer.Exit(error.exit_code) from None
 
 
 @app.command("codec-server")

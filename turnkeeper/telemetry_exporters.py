@@ -66,7 +66,14 @@ def _otlp_metric_exporter(protocol: str) -> MetricExporter:
 
 
 def _prometheus_reader(env: Mapping[str, str]) -> MetricReader:
+    from turnkeeper.health import HEALTH_PORT_ENV
     from turnkeeper.prometheus_reader import ServedPrometheusReader
 
+    if env.get(HEALTH_PORT_ENV, "").strip():
+        # The worker's health server serves the default registry on its /metrics: one port for
+        # the probes and the scrape, as a Kubernetes pod wants.
+        from opentelemetry.exporter.prometheus import PrometheusMetricReader
+
+        return PrometheusMetricReader()
     host, port = prometheus_host_port(env)
     return ServedPrometheusReader(host, port)

@@ -75,6 +75,8 @@ def prometheus_host_port(env: Mapping[str, str]) -> tuple[str, int]:
 
 def _prometheus_address(env: Mapping[str, str]) -> str:
     host, port = prometheus_host_port(env)
+    # Core parses a socket address, not a host name: "localhost:9465" fails the runtime's start.
+    host = "127.0.0.1" if host == "localhost" else host
     return f"{host}:{_port(env, TEMPORAL_METRICS_PORT_ENV, port + 1)}"
 
 

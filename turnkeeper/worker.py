@@ -43,7 +43,9 @@ from turnkeeper.devserver import (
     DEFAULT_PORT,
     missing_search_attributes,
 )
+from turnkeeper.health import WorkerHealth, health_port, health_server
 from turnkeeper.settings import Settings
+from turnkeeper.versioning import WorkerVersion, worker_version
 
 # How long in-flight activities (a model call, a tool) may run on after a shutdown request before
 # they are cancelled; a cancelled one is retried by the next worker, so this only saves work.
@@ -95,6 +97,10 @@ class WorkerOptions:
         dev: First start the embedded dev server (and reuse one already running).
         address, namespace: The Temporal to connect to (not with `dev`); None: the environment.
         dev_port, ui_port, codec_port: Where `dev` puts the dev server, its UI, its codec server.
+        deployment, build_id: The Worker Deployment version to poll as; None: from
+            `TURNKEEPER_DEPLOYMENT_NAME` / `TURNKEEPER_BUILD_ID`; no deployment: unversioned.
+        health_port: Port of `/healthz`, `/readyz` and `/metrics`; None: `TURNKEEPER_HEALTH_PORT`,
+            unset: no health server.
     """
 
     tools: tuple[WorkerTool, ...] = ()
@@ -107,6 +113,13 @@ class WorkerOptions:
     dev_port: int = DEFAULT_PORT
     ui_port: int | None = None
     codec_port: int = 0
+    deployment: str | None = None
+    build_id: str | None = None
+    health_port: int | None = None
+
+    def version(self) -> WorkerVersion | None:
+        """Raises VersioningConfigError when the settings cannot name a version."""
+        return worker_version(self.deployment, self.build_id)
 
     def settings(self) -> Settings:
         settings = Settings.from_env()
@@ -169,15 +182,21 @@ def build_worker(
     settings: Settings,
     store: ContentStore | None = None,
     tools: ToolRegistry | None = None,
+    version: WorkerVersion | None = None,
 ) -> Worker:
-    """The worker for agent turns on `settings.task_queue`, not yet running."""
+    """The worker for agent turns on `settings.task_queue`, not yet running; with a `version`,
+    a versioned worker of that Worker Deployment version."""
+    versioning: dict[str, Any] = {}
+    if version is not None:
+        versioning["deployment_config"] = version.deployment_config()
     return Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=worker_workflows(),
+        workflows=worker_workflows(versioned=version is not None),
         workflow_runner=workflow_runner(),
         activities=build_activities(settings, client=client, store=store, tools=tools),
         graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
+        **versioning,
         **settings.tuning.worker_options(),
     )
 
@@ -189,6 +208,7 @@ async def run_turn_worker(
     stop: asyncio.Event | None = None,
     store: ContentStore | None = None,
     tools: ToolRegistry | None = None,
+    version: WorkerVersion | None = None,
 ) -> None:
     """Run a worker on a connected client until `stop` is set, then shut it down gracefully.
 
@@ -200,12 +220,18 @@ async def run_turn_worker(
         store: The content store the client's converter uses (default: one opened from
             `settings`), so that activities and payloads share one connection pool.
         tools: The worker's tools (default: the built-in workspace tools).
+        version: The Worker Deployment version to poll as (default: unversioned).
 
     Raises:
         RuntimeError: The worker failed fatally (for example it lost the server for good).
     """
-    worker = build_worker(client, settings, store, tools)
-    log.info("worker started", task_queue=settings.task_queue, namespace=client.namespace)
+    worker = build_worker(client, settings, store, tools, version)
+    log.info(
+        "worker started",
+        task_queue=settings.task_queue,
+        namespace=client.namespace,
+        version=version.canonical if version else None,
+    )
     if stop is not None:
         await _run_until(worker, stop)
         return
@@ -302,8 +328,14 @@ async def serve(options: WorkerOptions) -> None:
     # Installed before the dev server starts: a SIGTERM during start-up must still unwind through
     # DevServer.stop, since the server runs in its own session and would otherwise outlive us.
     # A stop requested during start-up lets the worker start and drain at once.
+    version = options.version()
+    port = options.health_port if options.health_port is not None else health_port()
+    health = WorkerHealth(stopping=stop)
     with _stop_on_signals(stop):
         async with contextlib.AsyncExitStack() as stack:
+            if port is not None:
+                # First, so the liveness probe answers while the worker connects.
+                await stack.enter_async_context(health_server(health, port))
             store = open_store(settings, keyring)
             stack.push_async_callback(store.aclose)
             keys = {"store": store, "keyring": keyring, "on_missing_key": stop_for_missing_key}
@@ -312,7 +344,10 @@ async def serve(options: WorkerOptions) -> None:
             else:
                 client = await connect(address=options.address, namespace=options.namespace, **keys)
                 await check_search_attributes(client)
-            await run_turn_worker(settings, client, stop=stop, store=store, tools=tools)
+            health.client = client
+            await run_turn_worker(
+                settings, client, stop=stop, store=store, tools=tools, version=version
+            )
     if unreadable:
         raise WorkerLacksKeyError(unreadable[0])
 

@@ -15,8 +15,10 @@ from turnkeeper.console import exit_without_teardown
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.devserver import DEFAULT_PORT, DevServerError
 from turnkeeper.env_numbers import SettingsError
+from turnkeeper.health import HEALTH_PORT_ENV
 from turnkeeper.logging import configure_logging
 from turnkeeper.telemetry import TelemetryConfigError, configure_telemetry
+from turnkeeper.versioning import BUILD_ID_ENV, DEPLOYMENT_NAME_ENV, VersioningConfigError
 from turnkeeper.worker import (
     SearchAttributesMissingError,
     WorkerLacksKeyError,
@@ -50,6 +52,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=0,
         help="loopback port of the --dev Web UI's codec server (default: any free port)",
     )
+    parser.add_argument(
+        "--deployment",
+        help=f"Worker Deployment to poll as a version of (default: ${DEPLOYMENT_NAME_ENV}; "
+        "none: an unversioned worker)",
+    )
+    parser.add_argument(
+        "--build-id",
+        help=f"build id of this version (default: ${BUILD_ID_ENV}, else the package version "
+        "and a hash of the workflow code)",
+    )
+    parser.add_argument(
+        "--health-port",
+        type=int,
+        help=f"serve /healthz, /readyz and /metrics on this port (default: ${HEALTH_PORT_ENV})",
+    )
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
     args = parser.parse_args(argv)
     if args.dev and args.address:
@@ -66,6 +83,9 @@ def options_of(args: argparse.Namespace) -> WorkerOptions:
         dev_port=args.dev_port,
         ui_port=args.ui_port,
         codec_port=args.codec_port,
+        deployment=args.deployment,
+        build_id=args.build_id,
+        health_port=args.health_port,
     )
 
 
@@ -100,6 +120,7 @@ def _run(argv: Sequence[str] | None) -> None:
         EncryptionKeyError,
         WorkerLacksKeyError,
         ProvidersConfigError,
+        VersioningConfigError,
     ) as err:
         # A sentence for the person who started the worker, not a traceback.
         raise SystemExit(str(err)) from None

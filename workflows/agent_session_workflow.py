@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RawValue
+from temporalio.common import RawValue, VersioningBehavior
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
@@ -50,6 +50,9 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.request_checks import request_problem
     from turnkeeper.workflows.session_state import Session
     from turnkeeper.workflows.session_view import publish, turn_search_attributes
+
+
+_UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
 
 
 @workflow.defn(name=SESSION_WORKFLOW_TYPE)
@@ -128,7 +131,15 @@ class AgentSessionWorkflow:
         """The one place the session continues as new: its request and a carry of references
         and figures. Worker versioning sets the next run's behaviour here."""
         workflow.logger.info("session continues as new", extra={"turns": session.turns})
-        workflow.continue_as_new(args=[request, session.carry()])
+        # As a turn does (workflows/agent_turn_workflow.py): the next run starts on the
+        # deployment's current version, so a weeks-long conversation moves to new code at its
+        # next continue-as-new instead of holding an old build. Only on a versioned worker: the
+        # server refuses the behaviour from an unversioned one.
+        versioned = workflow.info().get_current_deployment_version() is not None
+        workflow.continue_as_new(
+            args=[request, session.carry()],
+            initial_versioning_behavior=_UPGRADE_ON_CONTINUE if versioned else None,
+        )
 
     async def _load_messages(self, session: Session, ref: str) -> None:
         """Reads the conversation back for the `messages` query. A store that lost it costs the
@@ -289,6 +300,24 @@ def _failure_of(err: ChildWorkflowError) -> tuple[str, AgentReport | None]:
             partial = None
         return cause.type or "TurnError", partial
     return type(cause).__name__ if cause is not None else "TurnError", None
+
+
+# Registered by versioned workers only, under the same name: the server refuses a versioning
+# behaviour from an unversioned worker. PINNED for the reason a turn is: a session parks for days
+# between messages, and its history must replay on the code that wrote it; it moves to the
+# current build at continue-as-new. Its child turns start on the session's version.
+@workflow.defn(name=SESSION_WORKFLOW_TYPE, versioning_behavior=VersioningBehavior.PINNED)
+class PinnedAgentSessionWorkflow(AgentSessionWorkflow):
+    """`AgentSessionWorkflow` as a versioned worker runs it: pinned to its build."""
+
+    # The SDK wants the run method (and so the init beside it) declared on the registered class.
+    @workflow.init
+    def __init__(self, request: RawValue, carried: Any = None) -> None:
+        super().__init__(request, carried)
+
+    @workflow.run
+    async def run(self, request: RawValue, carried: Any = None) -> SessionStatus:
+        return await super().run(request, carried)
 
 
 def _decoded(value: RawValue | Any) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 from temporalio import workflow
-from temporalio.common import RawValue
+from temporalio.common import RawValue, VersioningBehavior
 from temporalio.exceptions import ApplicationError, TemporalError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
@@ -63,6 +63,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.turn_view import TurnView
 
 _LIVE_STATES = ("running", "awaiting_approval", "awaiting_external", "awaiting_budget")
+_UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
 
 
 class CarriedTurn(BaseModel, ClaimChecked):
@@ -261,8 +262,17 @@ class AgentTurnWorkflow:
             extra={"iteration": turn.iteration, "llm_calls": turn.llm_calls},
         )
         carried = turn.model_dump(mode="json", exclude={"request"})
-        await self._view.stream.continue_as_new(
-            lambda stream: [request, CarriedTurn(turn=carried, stream=stream)]
+        # The stream's own continue_as_new recipe, spelled out to pass the versioning behaviour:
+        # the next run starts on the deployment's current version (AUTO_UPGRADE for its first
+        # task, PINNED again after it), so a week-long turn does not hold an old build forever.
+        # Only on a versioned worker: the server refuses the behaviour from an unversioned one.
+        versioned = workflow.info().get_current_deployment_version() is not None
+        stream = self._view.stream
+        stream.detach_pollers()
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        workflow.continue_as_new(
+            args=[request, CarriedTurn(turn=carried, stream=stream.get_state())],
+            initial_versioning_behavior=_UPGRADE_ON_CONTINUE if versioned else None,
         )
 
     async def _discover_mcp_tools(self, turn: Turn) -> None:
@@ -520,3 +530,24 @@ def _decoded(value: RawValue | Any) -> Any:
 def _carried(value: Any) -> CarriedTurn | None:
     value = _decoded(value)
     return None if value is None else CarriedTurn.model_validate(value)
+
+
+# PINNED: a turn finishes on the build that started it. Turns park for days on approvals, and a
+# pinned turn never meets code that cannot replay its history, so a deploy needs no patch for
+# in-flight turns, and the old build drains as its turns end. A long turn moves to the current
+# build only where that is safe, at continue-as-new (a fresh history, see `_continue_as_new`).
+# A subclass that only versioned workers register (`activities.wiring.worker_workflows`): the SDK
+# sends a workflow's behaviour with every task, and the server refuses any behaviour from an
+# unversioned worker ("versioning behavior cannot be specified without deployment options").
+@workflow.defn(name=WORKFLOW_TYPE, versioning_behavior=VersioningBehavior.PINNED)
+class PinnedAgentTurnWorkflow(AgentTurnWorkflow):
+    """`AgentTurnWorkflow` as a versioned worker runs it: pinned to its build."""
+
+    # The SDK wants the run method (and so the init beside it) declared on the registered class.
+    @workflow.init
+    def __init__(self, request: RawValue, carried: Any = None) -> None:
+        super().__init__(request, carried)
+
+    @workflow.run
+    async def run(self, request: RawValue, carried: Any = None) -> AgentReport:
+        return await super().run(request, carried)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from temporalio import workflow
+from temporalio.common import VersioningBehavior
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.approvals import (
@@ -134,3 +135,26 @@ def details_markdown(agent_id: str, standing: list[StandingApproval]) -> str:
             f"--input '{payload}'`",
         ]
     return "\n".join(lines)
+
+
+# AUTO_UPGRADE, unlike the turn: this workflow never ends, so pinned it would keep the build it
+# started on polling forever and no old build could ever drain. Its state is a small dict rebuilt
+# from signals, and every task it runs is a short handler, so moving it to the current build at
+# its next task costs nothing. The price: each new build must replay this workflow's histories,
+# so any change of its behaviour goes behind `workflow.patched("<change>")` (old branch kept until
+# no history without the marker is open) and its golden histories in tests/histories stay
+# replayed by tests/workflows/test_replay.py. New message handlers need no patch.
+# Registered only by versioned workers, like `PinnedAgentTurnWorkflow` (the server refuses a
+# behaviour from an unversioned worker).
+@workflow.defn(name=APPROVAL_CACHE_WORKFLOW, versioning_behavior=VersioningBehavior.AUTO_UPGRADE)
+class UpgradingApprovalCacheWorkflow(ApprovalCacheWorkflow):
+    """`ApprovalCacheWorkflow` as a versioned worker runs it: always on the current build."""
+
+    # The SDK wants the run method (and so the init beside it) declared on the registered class.
+    @workflow.init
+    def __init__(self, start: ApprovalCacheInput) -> None:
+        super().__init__(start)
+
+    @workflow.run
+    async def run(self, start: ApprovalCacheInput) -> None:
+        await super().run(start)
