@@ -21,7 +21,7 @@ COPY workflows/ workflows/
 COPY activities/ activities/
 COPY turnkeeper/ turnkeeper/
 # The s3 extra: the content store of a cluster is S3 or MinIO (TURNKEEPER_STORE_URL=s3://…).
-RUN pip install '.[s3]'
+RUN pip install '.[s3,openai]'
 
 USER turnkeeper
 ENV AGENT_WORKSPACE=/workspace \
