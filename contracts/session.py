@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from turnkeeper.contracts.activity_io import CallContext, ConversationDelta
 from turnkeeper.contracts.claim_check import ClaimChecked
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.turn import AgentSpec, Constraints, Outcome
@@ -90,6 +91,20 @@ class LoadedConversation(BaseModel, ClaimChecked):
     """A stored conversation read back; claim-checked, so history keeps only its reference."""
 
     messages: list[Message] = Field(default_factory=list)
+
+
+class StoreConversationInput(BaseModel, ClaimChecked):
+    """A conversation to store without a model call: `conversation.append` on top of
+    `conversation.base`, or, without a base, on a new chain rooted at `context`. A compacted
+    turn stores its whole (uncompacted) conversation this way, so that the turn after it
+    continues everything that was said, not what the compacted requests showed the model."""
+
+    conversation: ConversationDelta
+    context: CallContext | None = None
+
+
+class StoredConversation(BaseModel):
+    conversation_ref: str
 
 
 class CarriedSession(BaseModel):

@@ -115,6 +115,7 @@ class AgentTurnWorkflow:
             if carried is None:
                 await self._discover_mcp_tools(turn)
             report = await self._loop(turn, request)
+            report = await compaction.keep_whole_conversation(turn, report)
         except ApplicationError as err:
             self._conclude(turn, "failed", span, err.type)
             self._view.event("turn_failed", turn, error_type=err.type, message=err.message)

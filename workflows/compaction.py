@@ -35,17 +35,39 @@ with workflow.unsafe.imports_passed_through():
         CompactionTrigger,
     )
     from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+    from turnkeeper.contracts.names import ACTIVITY_LOAD_CONVERSATION, ACTIVITY_STORE_CONVERSATION
+    from turnkeeper.contracts.session import (
+        LoadConversationInput,
+        LoadedConversation,
+        StoreConversationInput,
+        StoredConversation,
+    )
+    from turnkeeper.contracts.turn import AgentReport
     from turnkeeper.workflows import budgets, turn_tracing
     from turnkeeper.workflows import turn_record as record
+    from turnkeeper.workflows.activity_options import (
+        LOAD_CONVERSATION_RETRY,
+        LOAD_CONVERSATION_TIMEOUT,
+    )
     from turnkeeper.workflows.context_window import counted_input, cuts, estimate_tokens
     from turnkeeper.workflows.failures import cause_message, error_type, fail
     from turnkeeper.workflows.fallback import SkipObserver
-    from turnkeeper.workflows.model_calls import ContextTooLong, call_model, execute_model_call
+    from turnkeeper.workflows.model_calls import (
+        ContextTooLong,
+        call_context,
+        call_model,
+        execute_model_call,
+    )
     from turnkeeper.workflows.turn_state import Turn
     from turnkeeper.workflows.turn_view import TurnView
 
 # Recorded when a turn with `agent.compaction` begins; earlier turns refused the field.
 PATCH: Final = "compaction"
+# Recorded when a compacting turn with `history_ref` reads the conversation it continues, so that
+# compaction can leave out its oldest part (before, only the turn's own messages could go, and a
+# long conversation never fit), and when a compacted turn stores its whole conversation for the
+# turn after it (before, its conversation_ref named the compacted requests' conversation).
+WHOLE_CONVERSATION_PATCH: Final = "compaction-whole-conversation"
 
 SUMMARY_INSTRUCTIONS: Final = (
     "You summarize the earlier part of an AI agent's conversation so that the agent can go on "
@@ -66,6 +88,7 @@ async def call_model_compacting(
     spec = turn.request.agent.compaction
     if spec is None:
         return await call_model(turn, offered, on_skip)
+    await _load_earlier(turn)
     limit = spec.max_input_tokens
     if _counted(turn) > limit:
         await compact(turn, spec, view, int(limit * COMPACT_TO_SHARE), "max_input_tokens")
@@ -98,7 +121,7 @@ async def compact(
     """Leaves out the fewest oldest exchanges that bring the counted input down to `target`
     (all but the last exchange when none does); False when nothing is left to leave out."""
     window = turn.context_window
-    candidates = cuts(turn.messages, window)
+    candidates = cuts(turn.conversation(), window)
     if not candidates:
         return False
     summary_room = _summary_tokens(turn, spec) if spec.strategy == "summarize" else 0
@@ -118,7 +141,7 @@ async def compact(
     with turn_tracing.compaction_span(counts) as span:
         summary = None
         if spec.strategy == "summarize":
-            summary = await _summarize(turn, spec, turn.messages[1 + window.cut : 1 + cut])
+            summary = await _summarize(turn, spec, turn.conversation()[1 + window.cut : 1 + cut])
         turn.compact(cut, summary)
         after = _counted(turn)
         if span is not None:
@@ -139,13 +162,81 @@ async def compact(
     return True
 
 
+async def _load_earlier(turn: Turn) -> None:
+    """Reads the conversation a turn with `history_ref` continues, once, before its first call:
+    compaction must see it to count it and to leave its oldest exchanges out. The activity's
+    result is claim-checked, so history holds a reference, not the conversation."""
+    ref = turn.request.history_ref
+    if ref is None or turn.earlier_loaded or not workflow.patched(WHOLE_CONVERSATION_PATCH):
+        return
+    try:
+        loaded = await workflow.execute_activity(
+            ACTIVITY_LOAD_CONVERSATION,
+            LoadConversationInput(conversation_ref=ref),
+            result_type=LoadedConversation,
+            start_to_close_timeout=LOAD_CONVERSATION_TIMEOUT,
+            retry_policy=LOAD_CONVERSATION_RETRY,
+            summary="load the conversation to compact",
+        )
+    except ActivityError as err:
+        if is_cancelled_exception(err):
+            raise
+        fail(
+            turn,
+            errors.INVALID_TURN_REQUEST,
+            f"history_ref: the conversation this turn continues could not be read ({ref}): "
+            f"{cause_message(err)}",
+        )
+    turn.earlier = loaded.messages
+    turn.earlier_loaded = True
+    turn.context_window.anchor = len(loaded.messages)
+
+
+async def keep_whole_conversation(turn: Turn, report: AgentReport) -> AgentReport:
+    """The report of a compacted turn, naming its whole conversation: the turn's compacted
+    requests started a conversation of their own, but the turn after it (a session's next
+    turn) continues everything that was said. Stored from what the store already had at the
+    first compaction, so only this turn's later messages travel again."""
+    if turn.context_window.compactions == 0 or not workflow.patched(WHOLE_CONVERSATION_PATCH):
+        return report
+    base = turn.whole_ref
+    appended = turn.messages[turn.whole_count :]
+    store = StoreConversationInput(
+        conversation=ConversationDelta(
+            base=base,
+            append=[MessageDraft(role=m.role, content=list(m.content)) for m in appended],
+        ),
+        context=None if base is not None else call_context(turn),
+    )
+    try:
+        stored = await workflow.execute_activity(
+            ACTIVITY_STORE_CONVERSATION,
+            store,
+            result_type=StoredConversation,
+            start_to_close_timeout=LOAD_CONVERSATION_TIMEOUT,
+            retry_policy=LOAD_CONVERSATION_RETRY,
+            summary=f"store the whole conversation ({len(appended)} new messages)",
+        )
+    except ActivityError as err:
+        if is_cancelled_exception(err):
+            raise
+        # The compacted conversation still continues: the next turn sees what this one sent.
+        workflow.logger.warning(
+            "the whole conversation could not be stored; the report names the compacted one: %s",
+            cause_message(err),
+        )
+        return report
+    turn.conversation_ref = stored.conversation_ref
+    return report.model_copy(update={"conversation_ref": stored.conversation_ref})
+
+
 def _counted(turn: Turn) -> int:
-    return counted_input(turn.context_window, turn.messages, turn.request.agent.system_prompt)
+    return counted_input(turn.context_window, turn.conversation(), turn.request.agent.system_prompt)
 
 
 def _counted_with_cut(turn: Turn, cut: int) -> int:
     window = turn.context_window.model_copy(update={"cut": cut})
-    return counted_input(window, turn.messages, turn.request.agent.system_prompt)
+    return counted_input(window, turn.conversation(), turn.request.agent.system_prompt)
 
 
 def _summary_tokens(turn: Turn, spec: CompactionSpec) -> int:
@@ -191,7 +282,7 @@ async def _summarize(turn: Turn, spec: CompactionSpec, leaving: list[Message]) -
 
 def _quoted(turn: Turn, leaving: list[Message], max_chars: int) -> str:
     """The summary call's user message: the task, the earlier summary, then the messages."""
-    parts = [f"The task the agent works on:\n{turn.messages[0].text()}"]
+    parts = [f"The task the agent works on:\n{turn.conversation()[0].text()}"]
     if turn.context_window.summary:
         parts.append(f"Summary of what came before:\n{turn.context_window.summary}")
     lines = [_quote(message.role, block) for message in leaving for block in message.content]

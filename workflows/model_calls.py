@@ -151,16 +151,7 @@ async def _model_activity(
     skipped: list[str] | None = None,
 ) -> ModelCallResult:
     request = turn.request
-    context = None
-    if turn.conversation_ref is None:
-        system = request.agent.system_prompt
-        if request.agent.output_schema is not None:
-            system = "\n\n".join(p for p in (system, instruction(request.agent.output_schema)) if p)
-        context = CallContext(
-            system_prompt=system,
-            external_tools=request.external_tools,
-            mcp_tools=[spec.definition() for spec in turn.mcp_tools.values()],
-        )
+    context = call_context(turn) if turn.conversation_ref is None else None
     call = ModelCallInput(
         iteration=turn.iteration,
         model=model,
@@ -181,6 +172,19 @@ async def _model_activity(
     turn.traits_loaded = True
     result.model = result.model or model
     return result
+
+
+def call_context(turn: Turn) -> CallContext:
+    """What a new stored conversation of the turn is rooted at: system prompt and tools."""
+    request = turn.request
+    system = request.agent.system_prompt
+    if request.agent.output_schema is not None:
+        system = "\n\n".join(p for p in (system, instruction(request.agent.output_schema)) if p)
+    return CallContext(
+        system_prompt=system,
+        external_tools=request.external_tools,
+        mcp_tools=[spec.definition() for spec in turn.mcp_tools.values()],
+    )
 
 
 async def execute_model_call(

@@ -87,6 +87,14 @@ class Turn(BaseModel):
     budget_requests: int = 0
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
     context_window: ContextWindow = Field(default_factory=ContextWindow)  # agent.compaction
+    # A compacting turn with history_ref: the conversation it continues, read from the store so
+    # that compaction can leave its oldest exchanges out too. Never in the report or transcript.
+    earlier: list[Message] = Field(default_factory=list)
+    earlier_loaded: bool = False
+    # The stored conversation as it stood (uncompacted) at the first compaction, and how many of
+    # this turn's messages it holds: the turn's whole conversation is stored from there at the end.
+    whole_ref: str | None = None
+    whole_count: int = 0
     # Fallback-chain models that exhausted their attempts, and when they may be tried again.
     model_cooldowns: dict[str, datetime] = Field(default_factory=dict)
 
@@ -123,14 +131,22 @@ class Turn(BaseModel):
     def compact(self, cut: int, summary: str | None) -> None:
         """From now on the model sees the transcript without its messages 1..cut (replaced by
         `summary`, or by a note); the next call sends that view whole, as a new conversation."""
+        if self.context_window.compactions == 0:
+            self.whole_ref = self.conversation_ref
+            self.whole_count = len(self.messages) - len(self.unsent)
         self.context_window.cut = cut
         self.context_window.summary = summary
         self.context_window.compactions += 1
         self.resend_everything()
 
+    def conversation(self) -> list[Message]:
+        """Every message model calls answer: the earlier conversation (when it was loaded to be
+        compacted), then this turn's."""
+        return [*self.earlier, *self.messages]
+
     def sent_messages(self) -> list[Message]:
-        """The transcript as model calls see it: all of it, unless compacted."""
-        return self.context_window.view(self.messages)
+        """The conversation as model calls see it: all of it, unless compacted."""
+        return self.context_window.view(self.conversation())
 
     def record_tool_results(self, results: list[tuple[ToolResultBlock, str | None]]) -> None:
         """Appends one user message with a `tool_result` per call, in call order. A result that
