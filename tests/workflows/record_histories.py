@@ -262,6 +262,47 @@ async def compacted(client: Client, fake_api: FakeAnthropic, queue: str, workflo
     return handle
 
 
+async def compacted_session_turn(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A turn that continues an earlier turn's conversation by reference (as a session's turns
+    do) with `agent.compaction` (drop_oldest): it reads the earlier conversation, leaves out
+    exchanges of the earlier turn too, and stores the whole conversation when it ends."""
+    calls = iter(range(1, 100))
+
+    def reply(body: dict[str, Any]) -> fake.Reply:
+        last = body["messages"][-1]["content"]
+        if not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last):
+            reply.left = 2  # type: ignore[attr-defined]  # a turn begins: two reads
+        if reply.left == 0:  # type: ignore[attr-defined]
+            return fake.text("Read the ledger twice.")
+        reply.left -= 1  # type: ignore[attr-defined]
+        use = {"type": "tool_use", "id": f"toolu_ledger_{next(calls)}", "name": "read_file"}
+        return fake.MessageReply(({**use, "input": {"path": "ledger.md"}},), "tool_use")
+
+    fake_api.script("golden10", [reply] * 20)
+    agent = {
+        "tools": ["read_file"],
+        "compaction": {"strategy": "drop_oldest", "max_input_tokens": 2000},
+    }
+    earlier = await _start(
+        client,
+        scripted_request("golden10", agent=agent, task={"input": "Read ledger.md twice."}),
+        queue,
+        f"{workflow_id}-earlier",
+    )
+    report = await earlier.result()
+    request = scripted_request(
+        "golden10",
+        agent=agent,
+        task={"input": "Read it twice more."},
+        history_ref=report["conversation_ref"],
+    )
+    handle = await _start(client, request, queue, workflow_id)
+    await handle.result()
+    return handle
+
+
 async def _wait_for_budget_request(handle: WorkflowHandle, number: int) -> None:
     for _ in range(200):
         status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
@@ -311,6 +352,7 @@ SCENARIOS = (
     paused_and_extended,
     compacted,
     falls_back_across_providers,
+    compacted_session_turn,
 )
 
 
