@@ -269,14 +269,16 @@ async def compacted_session_turn(
     do) with `agent.compaction` (drop_oldest): it reads the earlier conversation, leaves out
     exchanges of the earlier turn too, and stores the whole conversation when it ends."""
     calls = iter(range(1, 100))
+    left = 0
 
     def reply(body: dict[str, Any]) -> fake.Reply:
+        nonlocal left
         last = body["messages"][-1]["content"]
         if not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last):
-            reply.left = 2  # type: ignore[attr-defined]  # a turn begins: two reads
-        if reply.left == 0:  # type: ignore[attr-defined]
+            left = 2  # a turn begins: two reads
+        if left == 0:
             return fake.text("Read the ledger twice.")
-        reply.left -= 1  # type: ignore[attr-defined]
+        left -= 1
         use = {"type": "tool_use", "id": f"toolu_ledger_{next(calls)}", "name": "read_file"}
         return fake.MessageReply(({**use, "input": {"path": "ledger.md"}},), "tool_use")
 

@@ -109,6 +109,12 @@ async def test_a_long_session_compacts_the_whole_conversation(turns: TurnRunner)
     store = ConversationStore(open_store(turns.settings))
     stored = await store.load(reports[-1].conversation_ref or "")
     assert stored.messages == everything
+    # The earlier conversation reaches the turn by reference: a later turn's history is about
+    # the size of the first turn's, not that plus the conversation so far.
+    first = await _history_bytes(turns, reports[0].task_id)
+    last = await _history_bytes(turns, reports[-1].task_id)
+    print("history bytes of the first and last turn:", first, last)
+    assert last < first * 1.25  # the conversation inline would add ~15 KB
 
 
 async def test_the_turn_after_a_compacted_one_continues_the_whole_conversation(
@@ -153,3 +159,8 @@ async def test_a_summarizing_session_bills_its_summaries_to_the_turns(
     status = await _settled(session)
     assert status.cost_usd == pytest.approx(sum(report.cost_usd for report in reports))
     assert SUMMARY in json.dumps(requests[-1].body["messages"][0])
+
+
+async def _history_bytes(turns: TurnRunner, workflow_id: str) -> int:
+    history = await turns.client.get_workflow_handle(workflow_id).fetch_history()
+    return sum(event.ByteSize() for event in history.events)
