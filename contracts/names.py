@@ -10,6 +10,8 @@ SESSION_WORKFLOW_TYPE: Final = "AgentSessionWorkflow"
 
 SIGNAL_APPROVE: Final = "approve"
 SIGNAL_SUBMIT_TOOL_RESULT: Final = "submit_tool_result"
+# A session's turn tells its session when it starts or stops waiting for a human.
+SIGNAL_TURN_STATE: Final = "turn_state"
 UPDATE_DECIDE: Final = "decide"
 UPDATE_EXTEND_BUDGET: Final = "extend_budget"
 QUERY_STATUS: Final = "status"

@@ -11,7 +11,7 @@ turns keeps a small history.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from temporalio import workflow
 from temporalio.common import RawValue
@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         QUERY_MESSAGES,
         QUERY_STATUS,
         SESSION_WORKFLOW_TYPE,
+        SIGNAL_TURN_STATE,
         UPDATE_CLOSE,
         UPDATE_SEND,
         WORKFLOW_TYPE,
@@ -40,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
         SendResult,
         SessionRequest,
         SessionStatus,
+        TurnStateNote,
     )
     from turnkeeper.contracts.turn import AgentReport, TaskSpec, TurnRequest
     from turnkeeper.workflows.activity_options import (
@@ -50,6 +52,9 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.request_checks import request_problem
     from turnkeeper.workflows.session_state import Session
     from turnkeeper.workflows.session_view import publish, turn_search_attributes
+
+# Recorded when a session first counts a turn's cost budget extensions into its own budget.
+EXTENSIONS_PATCH: Final = "session-counts-budget-extensions"
 
 
 @workflow.defn(name=SESSION_WORKFLOW_TYPE)
@@ -99,10 +104,16 @@ class AgentSessionWorkflow:
     async def _settle_turn(
         self, session: Session, turn: workflow.ChildWorkflowHandle[Any, AgentReport]
     ) -> None:
+        report: AgentReport | None
         try:
-            session.record_answer(await turn)
+            report = await turn
+            session.record_answer(report)
         except ChildWorkflowError as err:
-            session.record_failure(*_failure_of(err))
+            error_type, report = _failure_of(err)
+            session.record_failure(error_type, report)
+        extended = report is not None and any(e.cost_usd for e in report.budget_extensions)
+        if report is not None and extended and workflow.patched(EXTENSIONS_PATCH):
+            session.count_extensions(report)
         self._running = None
         publish(session)
         ended = session.recent_turns[-1]
@@ -200,6 +211,17 @@ class AgentSessionWorkflow:
     def _validate_close(self, raw: Any = None) -> None:
         session, _ = self._close_input(raw)
         _refuse_if(session.refusal_to_close(), session)
+
+    @workflow.signal(name=SIGNAL_TURN_STATE)
+    def turn_state(self, raw: RawValue) -> None:
+        """The running turn started or stopped waiting for a human (`awaiting_budget` …)."""
+        try:
+            note = TurnStateNote.model_validate(_decoded(raw))
+        except (ValidationError, ValueError, TypeError) as err:
+            workflow.logger.warning("turn_state signal ignored: invalid payload: %s", err)
+            return
+        if self._session is not None and self._session.turn_reported(note):
+            publish(self._session)
 
     @workflow.query(name=QUERY_STATUS)
     def status(self) -> SessionStatus:
