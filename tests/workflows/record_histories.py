@@ -202,6 +202,42 @@ async def session_of_two_turns(
     return session.workflow
 
 
+async def session_with_an_extended_turn(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A session (its workflow id is the file's stem) whose turn pauses on its spent cost
+    budget: the turn tells the session (`turn_state`), a human extends the turn, and the
+    session counts the extension into its own budget."""
+    pricey = {"input_per_mtok": 10_000.0, "output_per_mtok": 100_000.0}
+    usage = {"input_tokens": 20, "output_tokens": 3}
+    fake_api.script(
+        "golden11",
+        [
+            fake.tool_calls(("list_files", {"path": "."}), usage=usage),
+            fake.text("Listed them.", usage=usage),
+        ],
+    )
+    agent = scripted_request("golden11", agent={"id": "golden-session", "price": pricey})["agent"]
+    session = await start_session(
+        client,
+        session_id=workflow_id,
+        agent=agent,
+        constraints={"cost_budget_usd": 0.4, "on_budget_exhausted": "pause"},
+        task_queue=queue,
+    )
+    turn = await session.send("List the files")
+    await _wait_for_budget_request(turn.workflow, 1)
+    await turn.extend_budget(cost_usd=1, approver="alice")
+    await turn.result()
+    for _ in range(100):
+        if (await session.status()).running_turn_id is None:
+            break
+        await asyncio.sleep(0.05)
+    await session.close("recorded")
+    await session.workflow.result()
+    return session.workflow
+
+
 async def paused_and_extended(
     client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
 ) -> Any:
@@ -355,6 +391,7 @@ SCENARIOS = (
     compacted,
     falls_back_across_providers,
     compacted_session_turn,
+    session_with_an_extended_turn,
 )
 
 
