@@ -57,6 +57,7 @@ with workflow.unsafe.imports_passed_through():
         call_context,
         call_model,
         execute_model_call,
+        execute_on_chain,
     )
     from turnkeeper.workflows.turn_state import Turn
     from turnkeeper.workflows.turn_view import TurnView
@@ -68,6 +69,9 @@ PATCH: Final = "compaction"
 # long conversation never fit), and when a compacted turn stores its whole conversation for the
 # turn after it (before, its conversation_ref named the compacted requests' conversation).
 WHOLE_CONVERSATION_PATCH: Final = "compaction-whole-conversation"
+# Recorded when a summary call first goes through the fallback chain (and honours
+# agent.prompt_cache); before, it called agent.model alone, even while that model cooled down.
+SUMMARY_CHAIN_PATCH: Final = "compaction-summary-fallback"
 
 SUMMARY_INSTRUCTIONS: Final = (
     "You summarize the earlier part of an AI agent's conversation so that the agent can go on "
@@ -91,13 +95,14 @@ async def call_model_compacting(
     await _load_earlier(turn)
     limit = spec.max_input_tokens
     if _counted(turn) > limit:
-        await compact(turn, spec, view, int(limit * COMPACT_TO_SHARE), "max_input_tokens")
+        target = int(limit * COMPACT_TO_SHARE)
+        await compact(turn, spec, view, target, "max_input_tokens", on_skip)
     sent = estimate_tokens(turn.sent_messages())
     try:
         result = await call_model(turn, offered, on_skip, compacting=True)
     except ContextTooLong as too_long:
         target = int(min(limit, _counted(turn)) * COMPACT_TO_SHARE)
-        if not await compact(turn, spec, view, target, "context_too_long"):
+        if not await compact(turn, spec, view, target, "context_too_long", on_skip):
             fail(
                 turn,
                 errors.LLM_CONTEXT_TOO_LONG,
@@ -117,6 +122,7 @@ async def compact(
     view: TurnView,
     target: int,
     trigger: CompactionTrigger,
+    on_skip: SkipObserver | None = None,
 ) -> bool:
     """Leaves out the fewest oldest exchanges that bring the counted input down to `target`
     (all but the last exchange when none does); False when nothing is left to leave out."""
@@ -141,7 +147,8 @@ async def compact(
     with turn_tracing.compaction_span(counts) as span:
         summary = None
         if spec.strategy == "summarize":
-            summary = await _summarize(turn, spec, turn.conversation()[1 + window.cut : 1 + cut])
+            leaving = turn.conversation()[1 + window.cut : 1 + cut]
+            summary = await _summarize(turn, spec, leaving, on_skip)
         turn.compact(cut, summary)
         after = _counted(turn)
         if span is not None:
@@ -244,7 +251,9 @@ def _summary_tokens(turn: Turn, spec: CompactionSpec) -> int:
     return max(64, min(turn.request.agent.max_tokens, spec.max_input_tokens // 8))
 
 
-async def _summarize(turn: Turn, spec: CompactionSpec, leaving: list[Message]) -> str:
+async def _summarize(
+    turn: Turn, spec: CompactionSpec, leaving: list[Message], on_skip: SkipObserver | None
+) -> str:
     """A model call's summary of the earlier summary (if any) and the messages `leaving`;
     billed and budgeted like every model call of the turn."""
     agent = turn.request.agent
@@ -260,10 +269,13 @@ async def _summarize(turn: Turn, spec: CompactionSpec, leaving: list[Message]) -
         ),
         cost_budget_left_usd=budgets.cost_left(turn),
     )
+    description = f"compaction summary of {len(leaving)} messages"
     try:
-        result = await execute_model_call(
-            turn, call, f"compaction summary of {len(leaving)} messages"
-        )
+        if workflow.patched(SUMMARY_CHAIN_PATCH):
+            call.prompt_cache = agent.prompt_cache
+            result = await execute_on_chain(turn, call, description, on_skip)
+        else:
+            result = await execute_model_call(turn, call, description)
     except ActivityError as err:
         if is_cancelled_exception(err):
             raise
@@ -271,13 +283,23 @@ async def _summarize(turn: Turn, spec: CompactionSpec, leaving: list[Message]) -
             budgets.fail_cost_budget(turn, cause_message(err))
         fail(
             turn,
-            error_type(err) or errors.LLM_UNAVAILABLE,
+            _summary_failure_type(error_type(err)),
             f"the model call that summarizes earlier messages for compaction failed: "
             f"{cause_message(err)}",
         )
     result.model = result.model or agent.model
     turn.record_summary_call(result)
     return result.message.text().strip() or "(the summary came back empty)"
+
+
+def _summary_failure_type(kind: str | None) -> str:
+    """The contract's type for a summary call that failed: a refusal keeps its own, anything
+    retried until no model was left is `LLMUnavailable` (never the activity's `LLMTransient`)."""
+    if kind in errors.LLM_REFUSALS or kind == errors.INVALID_TURN_REQUEST:
+        return kind
+    if kind == errors.LLM_PAYLOAD_REJECTED:
+        return errors.LLM_INVALID_REQUEST
+    return errors.LLM_UNAVAILABLE
 
 
 def _quoted(turn: Turn, leaving: list[Message], max_chars: int) -> str:
