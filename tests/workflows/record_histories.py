@@ -302,13 +302,16 @@ async def compacted_session_turn(
     client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
 ) -> Any:
     """A turn that continues an earlier turn's conversation by reference (as a session's turns
-    do) with `agent.compaction` (drop_oldest): it reads the earlier conversation, leaves out
-    exchanges of the earlier turn too, and stores the whole conversation when it ends."""
+    do) with `agent.compaction` (summarize): it reads the earlier conversation, summarizes
+    exchanges of the earlier turn too (the summary call through the fallback chain), and
+    stores the whole conversation when it ends."""
     calls = iter(range(1, 100))
     left = 0
 
     def reply(body: dict[str, Any]) -> fake.Reply:
         nonlocal left
+        if fake.system_text(body.get("system")) == SUMMARY_INSTRUCTIONS:
+            return fake.text("The agent read ledger.md; it lists 60 entries.")
         last = body["messages"][-1]["content"]
         if not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last):
             left = 2  # a turn begins: two reads
@@ -321,11 +324,13 @@ async def compacted_session_turn(
     fake_api.script("golden10", [reply] * 20)
     agent = {
         "tools": ["read_file"],
-        "compaction": {"strategy": "drop_oldest", "max_input_tokens": 2000},
+        "compaction": {"strategy": "summarize", "max_input_tokens": 2000},
     }
+    # The summary call has a system prompt of its own: the fake finds the script here.
+    first_input = f"Read ledger.md twice. {fake.script_marker('golden10')}"
     earlier = await _start(
         client,
-        scripted_request("golden10", agent=agent, task={"input": "Read ledger.md twice."}),
+        scripted_request("golden10", agent=agent, task={"input": first_input}),
         queue,
         f"{workflow_id}-earlier",
     )
