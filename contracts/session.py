@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from turnkeeper.contracts.activity_io import CallContext, ConversationDelta
 from turnkeeper.contracts.budget_extension import BudgetRequest
 from turnkeeper.contracts.claim_check import ClaimChecked
+from turnkeeper.contracts.compaction import CompactedHistory
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.signals import TurnState
 from turnkeeper.contracts.turn import AgentSpec, Constraints, Outcome
@@ -133,5 +134,6 @@ class CarriedSession(BaseModel):
     cost_usd: float
     cost_extended_usd: float = 0.0
     conversation_ref: str | None = None
+    history_compaction: CompactedHistory | None = None
     recent_turns: list[SessionTurn] = Field(default_factory=list)
     started: datetime

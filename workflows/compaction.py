@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.compaction import (
         CHARS_PER_TOKEN,
         COMPACT_TO_SHARE,
+        CompactedHistory,
         CompactionSpec,
         CompactionTrigger,
     )
@@ -197,6 +198,22 @@ async def _load_earlier(turn: Turn) -> None:
     turn.earlier = loaded.messages
     turn.earlier_loaded = True
     turn.context_window.anchor = len(loaded.messages)
+    compacted = turn.request.history_compaction
+    if compacted is not None:
+        problem = _compaction_problem(compacted.left_out, loaded.messages)
+        if problem:
+            fail(turn, errors.INVALID_TURN_REQUEST, f"history_compaction.left_out: {problem}")
+        turn.continue_compacted(compacted.left_out, compacted.summary)
+
+
+def _compaction_problem(left_out: int, earlier: list[Message]) -> str | None:
+    """Why `left_out` cannot be how the conversation `earlier` was compacted: the view must go
+    on with an assistant message, so that roles alternate and no tool_result is orphaned."""
+    if 1 + left_out >= len(earlier):
+        return f"{left_out} is not below the {len(earlier) - 1} messages after the first"
+    if earlier[1 + left_out].role != "assistant":
+        return f"{left_out} would leave a request beginning with two user messages"
+    return None
 
 
 async def keep_whole_conversation(turn: Turn, report: AgentReport) -> AgentReport:
@@ -204,7 +221,8 @@ async def keep_whole_conversation(turn: Turn, report: AgentReport) -> AgentRepor
     requests started a conversation of their own, but the turn after it (a session's next
     turn) continues everything that was said. Stored from what the store already had at the
     first compaction, so only this turn's later messages travel again."""
-    if turn.context_window.compactions == 0 or not workflow.patched(WHOLE_CONVERSATION_PATCH):
+    window = turn.context_window
+    if window.cut == 0 or not workflow.patched(WHOLE_CONVERSATION_PATCH):
         return report
     base = turn.whole_ref
     appended = turn.messages[turn.whole_count :]
@@ -234,7 +252,10 @@ async def keep_whole_conversation(turn: Turn, report: AgentReport) -> AgentRepor
         )
         return report
     turn.conversation_ref = stored.conversation_ref
-    return report.model_copy(update={"conversation_ref": stored.conversation_ref})
+    compacted = CompactedHistory(left_out=window.cut, summary=window.summary)
+    return report.model_copy(
+        update={"conversation_ref": stored.conversation_ref, "history_compaction": compacted}
+    )
 
 
 def _counted(turn: Turn) -> int:

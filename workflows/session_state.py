@@ -12,6 +12,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.budget_extension import BudgetRequest
+    from turnkeeper.contracts.compaction import CompactedHistory
     from turnkeeper.contracts.messages import Message
     from turnkeeper.contracts.session import (
         RECENT_TURNS,
@@ -48,6 +49,9 @@ class Session(BaseModel):
     cost_usd: float = 0.0
     cost_extended_usd: float = 0.0  # granted to its turns' cost budgets by humans
     conversation_ref: str | None = None
+    # How the last compacted turn's requests saw that conversation: the next turn goes on
+    # from there instead of compacting the whole conversation again.
+    history_compaction: CompactedHistory | None = None
     # Not carried across continue-as-new: the next run reads them back by `conversation_ref`.
     messages: list[Message] = Field(default_factory=list)
     running_turn_id: str | None = None
@@ -65,6 +69,7 @@ class Session(BaseModel):
             cost_usd=carried.cost_usd,
             cost_extended_usd=carried.cost_extended_usd,
             conversation_ref=carried.conversation_ref,
+            history_compaction=carried.history_compaction,
             recent_turns=list(carried.recent_turns),
         )
 
@@ -74,6 +79,7 @@ class Session(BaseModel):
             cost_usd=self.cost_usd,
             cost_extended_usd=self.cost_extended_usd,
             conversation_ref=self.conversation_ref,
+            history_compaction=self.history_compaction,
             recent_turns=list(self.recent_turns),
             started=self.started,
         )
@@ -132,6 +138,7 @@ class Session(BaseModel):
                 constraints=self._turn_constraints(send.constraints),
             ),
             history_ref=self.conversation_ref,
+            history_compaction=self.history_compaction if self.conversation_ref else None,
         )
 
     def turn_not_started(self) -> None:
@@ -168,6 +175,7 @@ class Session(BaseModel):
         )
         if joins:
             self.conversation_ref = report.conversation_ref
+            self.history_compaction = report.history_compaction
             self.messages.extend(report.messages)
         self._turn_ended(report.outcome, report.cost_usd, None, joined=joins)
 

@@ -16,12 +16,12 @@ from turnkeeper.activities.store.stores import open_store
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
 
-from tests.conftest import TurnRunner, new_key, scripted_request
+from tests.conftest import TurnRunner, failure_of, new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.anthropic_replies import JsonDict, MessageReply, Reply
 from tests.fakes.fake_anthropic import script_marker
 from tests.workflows.test_compaction import CHAPTER, request_tokens, sizes
-from tests.workflows.test_sessions import _settled
+from tests.workflows.test_sessions import _settled, _turn_input
 from turnkeeper.sessions import SessionHandle, start_session
 
 LIMIT = 2_000
@@ -159,8 +159,68 @@ async def test_a_summarizing_session_bills_its_summaries_to_the_turns(
     status = await _settled(session)
     assert status.cost_usd == pytest.approx(sum(report.cost_usd for report in reports))
     assert SUMMARY in json.dumps(requests[-1].body["messages"][0])
+    # Each turn goes on from the compaction of the one before: its first request is the
+    # earlier view plus the new message, and a summary is written only when that is too long.
+    compacted = reports[1].history_compaction
+    assert compacted is not None and compacted.summary == SUMMARY
+    child = await _turn_input(turns, f"session-{key}/turn-3")
+    assert child["history_compaction"] == compacted.model_dump(exclude_defaults=True)
+    turn_calls = [r for r in requests if r not in summaries]
+    print("summarizing session: request sizes", sizes(turn_calls), "summaries", len(summaries))
+    assert len(summaries) <= TURNS - 1  # before, every later turn summarized afresh
 
 
 async def _history_bytes(turns: TurnRunner, workflow_id: str) -> int:
     history = await turns.client.get_workflow_handle(workflow_id).fetch_history()
     return sum(event.ByteSize() for event in history.events)
+
+
+DROP = {"strategy": "drop_oldest", "max_input_tokens": LIMIT}
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"history_compaction": {"left_out": 2}}, "needs the history_ref it was made for"),
+        (
+            {"history_ref": "sha256:00", "history_compaction": {"left_out": 2}, "agent": {}},
+            "history_compaction: needs agent.compaction",
+        ),
+        ({"history_ref": "sha256:00", "history_compaction": {"left_out": 0}}, "left_out"),
+        ({"history_ref": "sha256:00", "history_compaction": {"cut": 2}}, "history_compaction.cut"),
+    ],
+)
+async def test_a_history_compaction_that_cannot_apply_is_an_invalid_request(
+    turns: TurnRunner, fields: dict[str, Any], problem: str
+) -> None:
+    agent = fields.pop("agent", {"compaction": DROP})
+    error, _ = await failure_of(turns, scripted_request(new_key(), agent=agent, **fields))
+
+    assert error.type == "InvalidTurnRequest"
+    assert problem in error.message
+
+
+@pytest.mark.parametrize(
+    ("left_out", "problem"),
+    [(1, "two user messages"), (3, "not below the 3 messages after the first")],
+)
+async def test_a_history_compaction_that_does_not_fit_the_conversation_is_refused(
+    turns: TurnRunner, left_out: int, problem: str
+) -> None:
+    key = new_key()
+    turns.fake.script(key, [fake.tool_calls(("list_files", {"path": "."})), fake.text("Listed.")])
+    earlier = await turns.run(scripted_request(key, agent={"compaction": DROP}))
+    assert len(earlier.messages) == 4
+
+    request = scripted_request(
+        key,
+        agent={"compaction": DROP},
+        history_ref=earlier.conversation_ref,
+        history_compaction={"left_out": left_out},
+    )
+    error, partial = await failure_of(turns, request)
+
+    assert error.type == "InvalidTurnRequest"
+    assert error.message.startswith("history_compaction.left_out: ")
+    assert problem in error.message
+    assert partial.llm_calls == 0
