@@ -23,7 +23,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.messages import Message
     from turnkeeper.contracts.names import (
-        ACTIVITY_LOAD_CONVERSATION,
         QUERY_MESSAGES,
         QUERY_STATUS,
         SESSION_WORKFLOW_TYPE,
@@ -35,8 +34,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.session import (
         CarriedSession,
         CloseInput,
-        LoadConversationInput,
-        LoadedConversation,
         SendInput,
         SendResult,
         SessionRequest,
@@ -44,14 +41,11 @@ with workflow.unsafe.imports_passed_through():
         TurnStateNote,
     )
     from turnkeeper.contracts.turn import AgentReport, TaskSpec, TurnRequest
-    from turnkeeper.workflows.activity_options import (
-        LOAD_CONVERSATION_RETRY,
-        LOAD_CONVERSATION_TIMEOUT,
-    )
     from turnkeeper.workflows.failures import describe
     from turnkeeper.workflows.request_checks import request_problem
     from turnkeeper.workflows.session_state import Session
     from turnkeeper.workflows.session_view import publish, turn_search_attributes
+    from turnkeeper.workflows.stored_conversations import load_conversation
 
 # Recorded when a session first counts a turn's cost budget extensions into its own budget.
 EXTENSIONS_PATCH: Final = "session-counts-budget-extensions"
@@ -145,14 +139,7 @@ class AgentSessionWorkflow:
         """Reads the conversation back for the `messages` query. A store that lost it costs the
         query its content, not the session: the next turn fails typed on the missing reference."""
         try:
-            loaded = await workflow.execute_activity(
-                ACTIVITY_LOAD_CONVERSATION,
-                LoadConversationInput(conversation_ref=ref),
-                result_type=LoadedConversation,
-                start_to_close_timeout=LOAD_CONVERSATION_TIMEOUT,
-                retry_policy=LOAD_CONVERSATION_RETRY,
-                summary="load the conversation",
-            )
+            loaded = await load_conversation(ref, "load the conversation")
         except ActivityError as err:
             workflow.logger.warning("session could not read its conversation back: %s", err)
             return

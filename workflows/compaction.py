@@ -36,20 +36,10 @@ with workflow.unsafe.imports_passed_through():
         CompactionTrigger,
     )
     from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-    from turnkeeper.contracts.names import ACTIVITY_LOAD_CONVERSATION, ACTIVITY_STORE_CONVERSATION
-    from turnkeeper.contracts.session import (
-        LoadConversationInput,
-        LoadedConversation,
-        StoreConversationInput,
-        StoredConversation,
-    )
+    from turnkeeper.contracts.session import StoreConversationInput
     from turnkeeper.contracts.turn import AgentReport
     from turnkeeper.workflows import budgets, turn_tracing
     from turnkeeper.workflows import turn_record as record
-    from turnkeeper.workflows.activity_options import (
-        LOAD_CONVERSATION_RETRY,
-        LOAD_CONVERSATION_TIMEOUT,
-    )
     from turnkeeper.workflows.context_window import counted_input, cuts, estimate_tokens
     from turnkeeper.workflows.failures import cause_message, error_type, fail
     from turnkeeper.workflows.fallback import SkipObserver
@@ -60,6 +50,7 @@ with workflow.unsafe.imports_passed_through():
         execute_model_call,
         execute_on_chain,
     )
+    from turnkeeper.workflows.stored_conversations import load_conversation, store_conversation
     from turnkeeper.workflows.turn_state import Turn
     from turnkeeper.workflows.turn_view import TurnView
 
@@ -178,14 +169,7 @@ async def _load_earlier(turn: Turn) -> None:
     if ref is None or turn.earlier_loaded or not workflow.patched(WHOLE_CONVERSATION_PATCH):
         return
     try:
-        loaded = await workflow.execute_activity(
-            ACTIVITY_LOAD_CONVERSATION,
-            LoadConversationInput(conversation_ref=ref),
-            result_type=LoadedConversation,
-            start_to_close_timeout=LOAD_CONVERSATION_TIMEOUT,
-            retry_policy=LOAD_CONVERSATION_RETRY,
-            summary="load the conversation to compact",
-        )
+        loaded = await load_conversation(ref, "load the conversation to compact")
     except ActivityError as err:
         if is_cancelled_exception(err):
             raise
@@ -234,13 +218,8 @@ async def keep_whole_conversation(turn: Turn, report: AgentReport) -> AgentRepor
         context=None if base is not None else call_context(turn),
     )
     try:
-        stored = await workflow.execute_activity(
-            ACTIVITY_STORE_CONVERSATION,
-            store,
-            result_type=StoredConversation,
-            start_to_close_timeout=LOAD_CONVERSATION_TIMEOUT,
-            retry_policy=LOAD_CONVERSATION_RETRY,
-            summary=f"store the whole conversation ({len(appended)} new messages)",
+        stored = await store_conversation(
+            store, f"store the whole conversation ({len(appended)} new messages)"
         )
     except ActivityError as err:
         if is_cancelled_exception(err):

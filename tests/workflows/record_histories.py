@@ -193,13 +193,7 @@ async def session_of_two_turns(
     )
     for text in ("My name is Ada.", "What is my name?"):
         await (await session.send(text)).result()
-    for _ in range(100):
-        if (await session.status()).running_turn_id is None:
-            break
-        await asyncio.sleep(0.05)
-    await session.close("recorded")
-    await session.workflow.result()
-    return session.workflow
+    return await _closed(session)
 
 
 async def session_with_an_extended_turn(
@@ -229,6 +223,11 @@ async def session_with_an_extended_turn(
     await _wait_for_budget_request(turn.workflow, 1)
     await turn.extend_budget(cost_usd=1, approver="alice")
     await turn.result()
+    return await _closed(session)
+
+
+async def _closed(session: Any) -> Any:
+    """Closes the session once it has recorded its last turn's end; its workflow handle."""
     for _ in range(100):
         if (await session.status()).running_turn_id is None:
             break
