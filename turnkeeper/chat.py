@@ -18,6 +18,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper import render
 from turnkeeper.client import TurnHandle
+from turnkeeper.client import turn as turn_by_id
 from turnkeeper.connection import connect
 from turnkeeper.console import CommandError, out
 from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, BudgetKind, BudgetRequest
@@ -65,6 +66,12 @@ async def run_chat(options: ChatOptions) -> int:
     )
     out.print(Text(f"Type a message. {CLOSE} ends the session; Ctrl-D or /quit leaves it open.",
                    style="dim"))  # fmt: skip
+    if status.running_turn_id is not None:
+        # Back to a session whose turn still runs (the chat was stopped mid-turn, or the turn
+        # was sent from elsewhere): its approvals and budget requests are decided here too.
+        out.print(Text(f"Turn {status.running_turn_id} is still running; following it.",
+                       style="dim"), soft_wrap=True)  # fmt: skip
+        await _answer(turn_by_id(client, status.running_turn_id))
     while True:
         line = await read_line(PROMPT)
         if line is None or line in QUIT:
@@ -121,6 +128,11 @@ async def _exchange(chat: SessionHandle, line: str) -> None:
     except SessionRefused as refusal:
         out.print(Text(f"refused: {refusal}", style="red"), soft_wrap=True)
         return
+    await _answer(turn)
+
+
+async def _answer(turn: TurnHandle) -> None:
+    """Follows the turn to its end: its answer, or why there is none."""
     streamed = await _follow(turn)
     try:
         report = await turn.result()

@@ -18,6 +18,7 @@ from tests.fakes import fake_anthropic as fake
 from tests.workflows.test_sessions import _settled, _turn_input
 from turnkeeper.cli import app
 from turnkeeper.sessions import session as session_handle
+from turnkeeper.sessions import start_session
 
 
 async def chat(turns: TurnRunner, stdin: str, *flags: str) -> Result:
@@ -179,3 +180,35 @@ async def test_no_extension_at_the_prompt_cancels_the_turn(
     status = await _settled(session_handle(turns.client, session_id))
     assert [t.outcome for t in status.recent_turns] == ["cancelled"]
     assert status.messages == 0
+
+
+async def test_a_chat_back_in_a_session_follows_its_waiting_turn(
+    turns: TurnRunner, tmp_path: Path
+) -> None:
+    key = new_key()
+    turns.fake.script(
+        key,
+        [
+            fake.tool_calls(("list_files", {"path": "."}), usage=USAGE),
+            fake.text("Listed them.", usage=USAGE),
+        ],
+    )
+    session_id = f"chat-{key}"
+    agent = json.loads(pausing_agent_file(tmp_path, key).read_text())
+    constraints = agent.pop("constraints")
+    session = await start_session(
+        turns.client,
+        session_id=session_id,
+        agent=agent,
+        constraints=constraints,
+        task_queue=turns.task_queue,
+    )
+    await session.send("List the files")  # sent elsewhere; it pauses on its budget
+
+    result = await chat(turns, "1\n/quit\n", "--session", session_id)
+
+    output = result.output
+    assert result.exit_code == 0, output
+    assert f"Turn {session_id}/turn-1 is still running; following it." in output
+    assert "the turn's cost budget is spent (request 1)" in output
+    assert "agent> Listed them." in output
