@@ -48,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         budget_extension,
         budgets,
         compaction,
+        conversation_compaction,
         mcp_tools,
         signed_decisions,
         structured_output,
@@ -117,7 +118,7 @@ class AgentTurnWorkflow:
             if carried is None:
                 await self._discover_mcp_tools(turn)
             report = await self._loop(turn, request)
-            report = await compaction.keep_whole_conversation(turn, report)
+            report = await conversation_compaction.keep_whole_conversation(turn, report)
         except ApplicationError as err:
             self._conclude(turn, "failed", span, err.type)
             self._view.event("turn_failed", turn, error_type=err.type, message=err.message)

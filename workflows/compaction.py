@@ -31,36 +31,27 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.compaction import (
         CHARS_PER_TOKEN,
         COMPACT_TO_SHARE,
-        CompactedHistory,
         CompactionSpec,
         CompactionTrigger,
     )
     from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-    from turnkeeper.contracts.session import StoreConversationInput
-    from turnkeeper.contracts.turn import AgentReport
     from turnkeeper.workflows import budgets, turn_tracing
     from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.context_window import counted_input, cuts, estimate_tokens
+    from turnkeeper.workflows.conversation_compaction import load_earlier
     from turnkeeper.workflows.failures import cause_message, error_type, fail
     from turnkeeper.workflows.fallback import SkipObserver
     from turnkeeper.workflows.model_calls import (
         ContextTooLong,
-        call_context,
         call_model,
         execute_model_call,
         execute_on_chain,
     )
-    from turnkeeper.workflows.stored_conversations import load_conversation, store_conversation
     from turnkeeper.workflows.turn_state import Turn
     from turnkeeper.workflows.turn_view import TurnView
 
 # Recorded when a turn with `agent.compaction` begins; earlier turns refused the field.
 PATCH: Final = "compaction"
-# Recorded when a compacting turn with `history_ref` reads the conversation it continues, so that
-# compaction can leave out its oldest part (before, only the turn's own messages could go, and a
-# long conversation never fit), and when a compacted turn stores its whole conversation for the
-# turn after it (before, its conversation_ref named the compacted requests' conversation).
-WHOLE_CONVERSATION_PATCH: Final = "compaction-whole-conversation"
 # Recorded when a summary call first goes through the fallback chain (and honours
 # agent.prompt_cache); before, it called agent.model alone, even while that model cooled down.
 SUMMARY_CHAIN_PATCH: Final = "compaction-summary-fallback"
@@ -84,7 +75,7 @@ async def call_model_compacting(
     spec = turn.request.agent.compaction
     if spec is None:
         return await call_model(turn, offered, on_skip)
-    await _load_earlier(turn)
+    await load_earlier(turn)
     limit = spec.max_input_tokens
     if _counted(turn) > limit:
         target = int(limit * COMPACT_TO_SHARE)
@@ -161,82 +152,6 @@ async def compact(
     return True
 
 
-async def _load_earlier(turn: Turn) -> None:
-    """Reads the conversation a turn with `history_ref` continues, once, before its first call:
-    compaction must see it to count it and to leave its oldest exchanges out. The activity's
-    result is claim-checked, so history holds a reference, not the conversation."""
-    ref = turn.request.history_ref
-    if ref is None or turn.earlier_loaded or not workflow.patched(WHOLE_CONVERSATION_PATCH):
-        return
-    try:
-        loaded = await load_conversation(ref, "load the conversation to compact")
-    except ActivityError as err:
-        if is_cancelled_exception(err):
-            raise
-        fail(
-            turn,
-            errors.INVALID_TURN_REQUEST,
-            f"history_ref: the conversation this turn continues could not be read ({ref}): "
-            f"{cause_message(err)}",
-        )
-    turn.earlier = loaded.messages
-    turn.earlier_loaded = True
-    turn.context_window.anchor = len(loaded.messages)
-    compacted = turn.request.history_compaction
-    if compacted is not None:
-        problem = _compaction_problem(compacted.left_out, loaded.messages)
-        if problem:
-            fail(turn, errors.INVALID_TURN_REQUEST, f"history_compaction.left_out: {problem}")
-        turn.continue_compacted(compacted.left_out, compacted.summary)
-
-
-def _compaction_problem(left_out: int, earlier: list[Message]) -> str | None:
-    """Why `left_out` cannot be how the conversation `earlier` was compacted: the view must go
-    on with an assistant message, so that roles alternate and no tool_result is orphaned."""
-    if 1 + left_out >= len(earlier):
-        return f"{left_out} is not below the {len(earlier) - 1} messages after the first"
-    if earlier[1 + left_out].role != "assistant":
-        return f"{left_out} would leave a request beginning with two user messages"
-    return None
-
-
-async def keep_whole_conversation(turn: Turn, report: AgentReport) -> AgentReport:
-    """The report of a compacted turn, naming its whole conversation: the turn's compacted
-    requests started a conversation of their own, but the turn after it (a session's next
-    turn) continues everything that was said. Stored from what the store already had at the
-    first compaction, so only this turn's later messages travel again."""
-    window = turn.context_window
-    if window.cut == 0 or not workflow.patched(WHOLE_CONVERSATION_PATCH):
-        return report
-    base = turn.whole_ref
-    appended = turn.messages[turn.whole_count :]
-    store = StoreConversationInput(
-        conversation=ConversationDelta(
-            base=base,
-            append=[MessageDraft(role=m.role, content=list(m.content)) for m in appended],
-        ),
-        context=None if base is not None else call_context(turn),
-    )
-    try:
-        stored = await store_conversation(
-            store, f"store the whole conversation ({len(appended)} new messages)"
-        )
-    except ActivityError as err:
-        if is_cancelled_exception(err):
-            raise
-        # The compacted conversation still continues: the next turn sees what this one sent.
-        workflow.logger.warning(
-            "the whole conversation could not be stored; the report names the compacted one: %s",
-            cause_message(err),
-        )
-        return report
-    turn.conversation_ref = stored.conversation_ref
-    compacted = CompactedHistory(left_out=window.cut, summary=window.summary)
-    return report.model_copy(
-        update={"conversation_ref": stored.conversation_ref, "history_compaction": compacted}
-    )
-
-
 def _counted(turn: Turn) -> int:
     return counted_input(turn.context_window, turn.conversation(), turn.request.agent.system_prompt)
 
@@ -295,7 +210,7 @@ async def _summarize(
 def _summary_failure_type(kind: str | None) -> str:
     """The contract's type for a summary call that failed: a refusal keeps its own, anything
     retried until no model was left is `LLMUnavailable` (never the activity's `LLMTransient`)."""
-    if kind in errors.LLM_REFUSALS or kind == errors.INVALID_TURN_REQUEST:
+    if kind is not None and (kind in errors.LLM_REFUSALS or kind == errors.INVALID_TURN_REQUEST):
         return kind
     if kind == errors.LLM_PAYLOAD_REJECTED:
         return errors.LLM_INVALID_REQUEST
@@ -305,6 +220,8 @@ def _summary_failure_type(kind: str | None) -> str:
 def _quoted(turn: Turn, leaving: list[Message], max_chars: int) -> str:
     """The summary call's user message: the task, the earlier summary, then the messages."""
     parts = [f"The task the agent works on:\n{turn.conversation()[0].text()}"]
+    if turn.earlier:  # a conversation of many turns: this one answers its own message
+        parts.append(f"The message the agent answers now:\n{turn.messages[0].text()}")
     if turn.context_window.summary:
         parts.append(f"Summary of what came before:\n{turn.context_window.summary}")
     lines = [_quote(message.role, block) for message in leaving for block in message.content]
