@@ -47,12 +47,14 @@ def build_activities(
     tools = tools or tool_registry(settings)
     conversations = ConversationStore(store)
     model_calls = ModelCallActivities(providers or default_providers(), conversations, tools)
+    stored = ConversationActivities(conversations)
     tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
     mcp = _mcp_activities(load_mcp_config(settings.mcp_config, os.environ), store, cap)
     activities: list[Callable[..., Any]] = [
         model_calls.model_call,
         tool_calls.tool_call,
-        ConversationActivities(conversations).load_conversation,
+        stored.load_conversation,
+        stored.store_conversation,
         *mcp.activities(),
     ]
     if client is not None:

@@ -34,3 +34,15 @@ class CompactionSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     strategy: CompactionStrategy
     max_input_tokens: int = Field(ge=256)
+
+
+class CompactedHistory(BaseModel):
+    """How a compacted turn's last request saw the conversation its report's `conversation_ref`
+    names: the first message, then (with the note or the summary) everything after message
+    `left_out`. A turn that continues that conversation (`history_ref`) with this as its
+    `history_compaction` goes on from there, as one long turn would, instead of compacting the
+    whole conversation again (for `summarize`, a summary call every turn)."""
+
+    model_config = ConfigDict(extra="forbid")
+    left_out: int = Field(ge=1)  # messages after the first
+    summary: str | None = None

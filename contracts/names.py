@@ -10,6 +10,8 @@ SESSION_WORKFLOW_TYPE: Final = "AgentSessionWorkflow"
 
 SIGNAL_APPROVE: Final = "approve"
 SIGNAL_SUBMIT_TOOL_RESULT: Final = "submit_tool_result"
+# A session's turn tells its session when it starts or stops waiting for a human.
+SIGNAL_TURN_STATE: Final = "turn_state"
 UPDATE_DECIDE: Final = "decide"
 UPDATE_EXTEND_BUDGET: Final = "extend_budget"
 QUERY_STATUS: Final = "status"
@@ -24,6 +26,7 @@ QUERY_MESSAGES: Final = "messages"
 ACTIVITY_MODEL_CALL: Final = "model_call"
 ACTIVITY_TOOL_CALL: Final = "tool_call"
 ACTIVITY_LOAD_CONVERSATION: Final = "load_conversation"
+ACTIVITY_STORE_CONVERSATION: Final = "store_conversation"
 
 SA_AGENT_ID: Final = "AgentId"
 SA_TASK_ID: Final = "TaskId"

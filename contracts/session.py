@@ -7,8 +7,12 @@ from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from turnkeeper.contracts.activity_io import CallContext, ConversationDelta
+from turnkeeper.contracts.budget_extension import BudgetRequest
 from turnkeeper.contracts.claim_check import ClaimChecked
+from turnkeeper.contracts.compaction import CompactedHistory
 from turnkeeper.contracts.messages import Message
+from turnkeeper.contracts.signals import TurnState
 from turnkeeper.contracts.turn import AgentSpec, Constraints, Outcome
 
 # Caller-chosen ids become workflow ids and search attribute values, which no codec protects:
@@ -70,6 +74,13 @@ class SessionStatus(BaseModel):
     cost_usd: float = 0.0
     cost_budget_usd: float | None = None
     running_turn_id: str | None = None
+    # What the running turn does: `running`, or waiting for a human (`awaiting_approval`,
+    # `awaiting_external`, `awaiting_budget`, with its `budget_request`); the turn's own
+    # `status` query has the details.
+    running_turn_state: TurnState | None = None
+    budget_request: BudgetRequest | None = None
+    # Cost budget extensions granted to its turns: they extend the session's budget too.
+    cost_extended_usd: float = 0.0
     conversation_ref: str | None = None
     messages: int = 0
     recent_turns: list[SessionTurn] = Field(default_factory=list)
@@ -79,7 +90,7 @@ class SessionStatus(BaseModel):
     def cost_left_usd(self) -> float | None:
         if self.cost_budget_usd is None:
             return None
-        return max(0.0, self.cost_budget_usd - self.cost_usd)
+        return max(0.0, self.cost_budget_usd + self.cost_extended_usd - self.cost_usd)
 
 
 class LoadConversationInput(BaseModel):
@@ -92,12 +103,37 @@ class LoadedConversation(BaseModel, ClaimChecked):
     messages: list[Message] = Field(default_factory=list)
 
 
+class StoreConversationInput(BaseModel, ClaimChecked):
+    """A conversation to store without a model call: `conversation.append` on top of
+    `conversation.base`, or, without a base, on a new chain rooted at `context`. A compacted
+    turn stores its whole (uncompacted) conversation this way, so that the turn after it
+    continues everything that was said, not what the compacted requests showed the model."""
+
+    conversation: ConversationDelta
+    context: CallContext | None = None
+
+
+class StoredConversation(BaseModel):
+    conversation_ref: str
+
+
+class TurnStateNote(BaseModel):
+    """The `turn_state` signal a session's turn sends its session when it starts or stops
+    waiting for a human."""
+
+    turn_workflow_id: str
+    state: TurnState
+    budget_request: BudgetRequest | None = None
+
+
 class CarriedSession(BaseModel):
     """What a session hands to its next run: references and figures, never the conversation
     (the next run reads it back from the store by `conversation_ref`)."""
 
     turns: int
     cost_usd: float
+    cost_extended_usd: float = 0.0
     conversation_ref: str | None = None
+    history_compaction: CompactedHistory | None = None
     recent_turns: list[SessionTurn] = Field(default_factory=list)
     started: datetime

@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 from turnkeeper.contracts.budget_extension import BudgetExtension, OnBudgetExhausted
-from turnkeeper.contracts.compaction import CompactionSpec
+from turnkeeper.contracts.compaction import CompactedHistory, CompactionSpec
 from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
@@ -211,6 +211,8 @@ class TurnRequest(BaseModel):
     # the content store, rooted at the first turn's system prompt and tool definitions). A
     # session passes it so that no turn carries the conversation through history by value.
     history_ref: str | None = Field(default=None, min_length=1)
+    # With history_ref and agent.compaction: the earlier report's `history_compaction`.
+    history_compaction: CompactedHistory | None = None
 
     def summary(self) -> str:
         """One line for the Web UI's static summary: agent, task and the input's first line."""
@@ -231,6 +233,11 @@ class TurnRequest(BaseModel):
     def _one_kind_of_history(self) -> TurnRequest:
         if self.history and self.history_ref is not None:
             raise ValueError("give history or history_ref, not both")
+        if self.history_compaction is not None:
+            if self.history_ref is None:
+                raise ValueError("history_compaction: needs the history_ref it was made for")
+            if self.agent.compaction is None:
+                raise ValueError("history_compaction: needs agent.compaction")
         return self
 
 
@@ -270,4 +277,7 @@ class AgentReport(BaseModel):
     # The stored conversation after this turn (a later turn's `history_ref` continues it); None
     # when nothing was stored (no model call and no history_ref).
     conversation_ref: str | None = None
+    # Of a compacted turn: how its last request saw that conversation; pass it as the next
+    # turn's `history_compaction` (sessions do) to go on compacted.
+    history_compaction: CompactedHistory | None = None
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)

@@ -32,6 +32,7 @@ __all__ = [
     "AutonomyBoundaryViolation",
     "BudgetExtension",
     "BudgetRequest",
+    "CompactedHistory",
     "Compaction",
     "Constraints",
     "DecisionRecord",
@@ -103,6 +104,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "BudgetExtension": ("turnkeeper.contracts.budget_extension", "BudgetExtension"),
     "ExtendBudgetResult": ("turnkeeper.contracts.budget_extension", "ExtendBudgetResult"),
     "Compaction": ("turnkeeper.contracts.compaction", "CompactionSpec"),
+    "CompactedHistory": ("turnkeeper.contracts.compaction", "CompactedHistory"),
     **{
         name: ("turnkeeper.errors", name)
         for name in (
@@ -151,6 +153,7 @@ if TYPE_CHECKING:
         BudgetRequest,
         ExtendBudgetResult,
     )
+    from turnkeeper.contracts.compaction import CompactedHistory
     from turnkeeper.contracts.compaction import CompactionSpec as Compaction
     from turnkeeper.contracts.events import TurnEvent
     from turnkeeper.contracts.messages import Message

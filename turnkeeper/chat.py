@@ -11,14 +11,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from rich.panel import Panel
 from rich.text import Text
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper import render
 from turnkeeper.client import TurnHandle
+from turnkeeper.client import turn as turn_by_id
 from turnkeeper.connection import connect
 from turnkeeper.console import CommandError, out
+from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, BudgetKind, BudgetRequest
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.demo import ask, read_line, show_call
@@ -63,6 +66,12 @@ async def run_chat(options: ChatOptions) -> int:
     )
     out.print(Text(f"Type a message. {CLOSE} ends the session; Ctrl-D or /quit leaves it open.",
                    style="dim"))  # fmt: skip
+    if status.running_turn_id is not None:
+        # Back to a session whose turn still runs (the chat was stopped mid-turn, or the turn
+        # was sent from elsewhere): its approvals and budget requests are decided here too.
+        out.print(Text(f"Turn {status.running_turn_id} is still running; following it.",
+                       style="dim"), soft_wrap=True)  # fmt: skip
+        await _answer(turn_by_id(client, status.running_turn_id))
     while True:
         line = await read_line(PROMPT)
         if line is None or line in QUIT:
@@ -119,6 +128,11 @@ async def _exchange(chat: SessionHandle, line: str) -> None:
     except SessionRefused as refusal:
         out.print(Text(f"refused: {refusal}", style="red"), soft_wrap=True)
         return
+    await _answer(turn)
+
+
+async def _answer(turn: TurnHandle) -> None:
+    """Follows the turn to its end: its answer, or why there is none."""
     streamed = await _follow(turn)
     try:
         report = await turn.result()
@@ -143,6 +157,8 @@ async def _follow(turn: TurnHandle) -> bool:
                            style="dim"), soft_wrap=True)  # fmt: skip
         elif event.kind == "approval_requested":
             await _decide(turn, event)
+        elif event.kind == "budget_exhausted":
+            await _extend(turn)
     if streamed:
         out.print()
     return streamed
@@ -162,6 +178,71 @@ async def _decide(turn: TurnHandle, event: TurnEvent) -> None:
             await turn.reject(call.call_id, reason=reason, approver=render.local_user())
     except DecisionRefused as refusal:
         out.print(Text(f"decision refused: {refusal}", style="red"), soft_wrap=True)
+
+
+# What the prompt asks for each budget, in the update's units.
+_AMOUNT_PROMPTS: Final[dict[BudgetKind, str]] = {
+    "cost": "Extend the cost budget by how many USD? (empty: no) ",
+    "time": "Extend the time budget by how many ms? (empty: no) ",
+    "iterations": "Extend by how many iterations? (empty: no) ",
+    "tool_interactions": "Extend by how many tool interactions? (empty: no) ",
+}
+
+
+async def _extend(turn: TurnHandle) -> None:
+    """A turn waits for more budget (`on_budget_exhausted: "pause"`): asks at the prompt for an
+    amount and extends it, as `turnkeeper extend` does. No amount cancels the turn, which could
+    otherwise only wait out `approval_timeout_s` while the session refuses the next message."""
+    status = await turn.status()
+    request = status.budget_request
+    if request is None:
+        return  # extended elsewhere meanwhile
+    _show_budget_request(turn.id, request)
+    while True:
+        amount = _amount(request.budget, (await read_line(_AMOUNT_PROMPTS[request.budget])) or "")
+        if amount is None:
+            await turn.cancel()
+            out.print(Text("Not extended: the turn is cancelled (its cost so far counts); "
+                           "send the message again to retry it.", style="dim"),
+                      soft_wrap=True)  # fmt: skip
+            return
+        if isinstance(amount, str):
+            out.print(Text(amount, style="red"), soft_wrap=True)
+            continue
+        try:
+            await turn.extend_budget(
+                **{AMOUNT_FIELDS[request.budget]: amount},
+                approver=render.local_user(),
+                reason="extended in turnkeeper chat",
+            )
+        except DecisionRefused as refusal:
+            out.print(Text(f"extension refused: {refusal}", style="red"), soft_wrap=True)
+            continue
+        return
+
+
+def _show_budget_request(workflow_id: str, request: BudgetRequest) -> None:
+    title = (
+        f"the turn's {request.budget.replace('_', ' ')} budget is spent (request {request.number})"
+    )
+    out.print(Panel(Text(f"{request.message}\nturnkeeper extend {workflow_id} …"),
+                    title=title, title_align="left", border_style="yellow"))  # fmt: skip
+
+
+def _amount(budget: BudgetKind, reply: str) -> float | int | str | None:
+    """The amount typed at the prompt; None for none (empty, `n`, `no`); a message when it is
+    not a positive number of the budget's unit."""
+    reply = reply.strip()
+    if reply.lower() in ("", "n", "no"):
+        return None
+    try:
+        amount: float | int = float(reply.lstrip("$")) if budget == "cost" else int(reply)
+    except ValueError:
+        unit = "a number of USD" if budget == "cost" else "a whole number"
+        return f"{reply!r} is not {unit}; type an amount, or nothing to cancel the turn"
+    if not amount > 0 or amount == float("inf"):
+        return f"{reply!r}: the amount must be positive; type nothing to cancel the turn"
+    return amount
 
 
 def _show_answer(report: AgentReport, streamed: bool) -> None:

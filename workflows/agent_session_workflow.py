@@ -11,7 +11,7 @@ turns keeps a small history.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from temporalio import workflow
 from temporalio.common import RawValue, VersioningBehavior
@@ -23,10 +23,10 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.messages import Message
     from turnkeeper.contracts.names import (
-        ACTIVITY_LOAD_CONVERSATION,
         QUERY_MESSAGES,
         QUERY_STATUS,
         SESSION_WORKFLOW_TYPE,
+        SIGNAL_TURN_STATE,
         UPDATE_CLOSE,
         UPDATE_SEND,
         WORKFLOW_TYPE,
@@ -34,22 +34,21 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.session import (
         CarriedSession,
         CloseInput,
-        LoadConversationInput,
-        LoadedConversation,
         SendInput,
         SendResult,
         SessionRequest,
         SessionStatus,
+        TurnStateNote,
     )
     from turnkeeper.contracts.turn import AgentReport, TaskSpec, TurnRequest
-    from turnkeeper.workflows.activity_options import (
-        LOAD_CONVERSATION_RETRY,
-        LOAD_CONVERSATION_TIMEOUT,
-    )
     from turnkeeper.workflows.failures import describe
     from turnkeeper.workflows.request_checks import request_problem
     from turnkeeper.workflows.session_state import Session
     from turnkeeper.workflows.session_view import publish, turn_search_attributes
+    from turnkeeper.workflows.stored_conversations import load_conversation
+
+# Recorded when a session first counts a turn's cost budget extensions into its own budget.
+EXTENSIONS_PATCH: Final = "session-counts-budget-extensions"
 
 
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
@@ -102,10 +101,16 @@ class AgentSessionWorkflow:
     async def _settle_turn(
         self, session: Session, turn: workflow.ChildWorkflowHandle[Any, AgentReport]
     ) -> None:
+        report: AgentReport | None
         try:
-            session.record_answer(await turn)
+            report = await turn
+            session.record_answer(report)
         except ChildWorkflowError as err:
-            session.record_failure(*_failure_of(err))
+            error_type, report = _failure_of(err)
+            session.record_failure(error_type, report)
+        extended = report is not None and any(e.cost_usd for e in report.budget_extensions)
+        if report is not None and extended and workflow.patched(EXTENSIONS_PATCH):
+            session.count_extensions(report)
         self._running = None
         publish(session)
         ended = session.recent_turns[-1]
@@ -145,14 +150,7 @@ class AgentSessionWorkflow:
         """Reads the conversation back for the `messages` query. A store that lost it costs the
         query its content, not the session: the next turn fails typed on the missing reference."""
         try:
-            loaded = await workflow.execute_activity(
-                ACTIVITY_LOAD_CONVERSATION,
-                LoadConversationInput(conversation_ref=ref),
-                result_type=LoadedConversation,
-                start_to_close_timeout=LOAD_CONVERSATION_TIMEOUT,
-                retry_policy=LOAD_CONVERSATION_RETRY,
-                summary="load the conversation",
-            )
+            loaded = await load_conversation(ref, "load the conversation")
         except ActivityError as err:
             workflow.logger.warning("session could not read its conversation back: %s", err)
             return
@@ -211,6 +209,17 @@ class AgentSessionWorkflow:
     def _validate_close(self, raw: Any = None) -> None:
         session, _ = self._close_input(raw)
         _refuse_if(session.refusal_to_close(), session)
+
+    @workflow.signal(name=SIGNAL_TURN_STATE)
+    def turn_state(self, raw: RawValue) -> None:
+        """The running turn started or stopped waiting for a human (`awaiting_budget` …)."""
+        try:
+            note = TurnStateNote.model_validate(_decoded(raw))
+        except (ValidationError, ValueError, TypeError) as err:
+            workflow.logger.warning("turn_state signal ignored: invalid payload: %s", err)
+            return
+        if self._session is not None and self._session.turn_reported(note):
+            publish(self._session)
 
     @workflow.query(name=QUERY_STATUS)
     def status(self) -> SessionStatus:

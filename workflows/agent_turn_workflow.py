@@ -48,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         budget_extension,
         budgets,
         compaction,
+        conversation_compaction,
         mcp_tools,
         signed_decisions,
         structured_output,
@@ -57,6 +58,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.failures import describe, fail, invalid_request
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.request_checks import offered_tools, request_problem
+    from turnkeeper.workflows.session_notes import SessionNotes
     from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
     from turnkeeper.workflows.tool_validation import validation_problems
     from turnkeeper.workflows.turn_state import Turn
@@ -91,6 +93,7 @@ class AgentTurnWorkflow:
         self._view = TurnView(WorkflowStream(carried.stream if carried else None))
         self._tools = ToolCalls(self._pending, self._view, self._publish)
         self._budget = budget_extension.BudgetExtensions(self._view, self._publish)
+        self._session_notes = SessionNotes()
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -116,6 +119,7 @@ class AgentTurnWorkflow:
             if carried is None:
                 await self._discover_mcp_tools(turn)
             report = await self._loop(turn, request)
+            report = await conversation_compaction.keep_whole_conversation(turn, report)
         except ApplicationError as err:
             self._conclude(turn, "failed", span, err.type)
             self._view.event("turn_failed", turn, error_type=err.type, message=err.message)
@@ -308,6 +312,7 @@ class AgentTurnWorkflow:
             waits_for_budget = turn.budget_request is not None
             turn.state = "awaiting_budget" if waits_for_budget else self._pending.state()
         self._view.publish(turn, turn.state, self._pending.listing())
+        self._session_notes.tell(turn)
 
     def _needs_another_answer(self, turn: Turn) -> bool:
         """With an output schema: keeps the structured answer, or sends the model back to

@@ -38,14 +38,23 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows import budgets, turn_tracing
     from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.context_window import counted_input, cuts, estimate_tokens
+    from turnkeeper.workflows.conversation_compaction import load_earlier
     from turnkeeper.workflows.failures import cause_message, error_type, fail
     from turnkeeper.workflows.fallback import SkipObserver
-    from turnkeeper.workflows.model_calls import ContextTooLong, call_model, execute_model_call
+    from turnkeeper.workflows.model_calls import (
+        ContextTooLong,
+        call_model,
+        execute_model_call,
+        execute_on_chain,
+    )
     from turnkeeper.workflows.turn_state import Turn
     from turnkeeper.workflows.turn_view import TurnView
 
 # Recorded when a turn with `agent.compaction` begins; earlier turns refused the field.
 PATCH: Final = "compaction"
+# Recorded when a summary call first goes through the fallback chain (and honours
+# agent.prompt_cache); before, it called agent.model alone, even while that model cooled down.
+SUMMARY_CHAIN_PATCH: Final = "compaction-summary-fallback"
 
 SUMMARY_INSTRUCTIONS: Final = (
     "You summarize the earlier part of an AI agent's conversation so that the agent can go on "
@@ -66,15 +75,17 @@ async def call_model_compacting(
     spec = turn.request.agent.compaction
     if spec is None:
         return await call_model(turn, offered, on_skip)
+    await load_earlier(turn)
     limit = spec.max_input_tokens
     if _counted(turn) > limit:
-        await compact(turn, spec, view, int(limit * COMPACT_TO_SHARE), "max_input_tokens")
+        target = int(limit * COMPACT_TO_SHARE)
+        await compact(turn, spec, view, target, "max_input_tokens", on_skip)
     sent = estimate_tokens(turn.sent_messages())
     try:
         result = await call_model(turn, offered, on_skip, compacting=True)
     except ContextTooLong as too_long:
         target = int(min(limit, _counted(turn)) * COMPACT_TO_SHARE)
-        if not await compact(turn, spec, view, target, "context_too_long"):
+        if not await compact(turn, spec, view, target, "context_too_long", on_skip):
             fail(
                 turn,
                 errors.LLM_CONTEXT_TOO_LONG,
@@ -94,11 +105,12 @@ async def compact(
     view: TurnView,
     target: int,
     trigger: CompactionTrigger,
+    on_skip: SkipObserver | None = None,
 ) -> bool:
     """Leaves out the fewest oldest exchanges that bring the counted input down to `target`
     (all but the last exchange when none does); False when nothing is left to leave out."""
     window = turn.context_window
-    candidates = cuts(turn.messages, window)
+    candidates = cuts(turn.conversation(), window)
     if not candidates:
         return False
     summary_room = _summary_tokens(turn, spec) if spec.strategy == "summarize" else 0
@@ -118,7 +130,8 @@ async def compact(
     with turn_tracing.compaction_span(counts) as span:
         summary = None
         if spec.strategy == "summarize":
-            summary = await _summarize(turn, spec, turn.messages[1 + window.cut : 1 + cut])
+            leaving = turn.conversation()[1 + window.cut : 1 + cut]
+            summary = await _summarize(turn, spec, leaving, on_skip)
         turn.compact(cut, summary)
         after = _counted(turn)
         if span is not None:
@@ -140,12 +153,12 @@ async def compact(
 
 
 def _counted(turn: Turn) -> int:
-    return counted_input(turn.context_window, turn.messages, turn.request.agent.system_prompt)
+    return counted_input(turn.context_window, turn.conversation(), turn.request.agent.system_prompt)
 
 
 def _counted_with_cut(turn: Turn, cut: int) -> int:
     window = turn.context_window.model_copy(update={"cut": cut})
-    return counted_input(window, turn.messages, turn.request.agent.system_prompt)
+    return counted_input(window, turn.conversation(), turn.request.agent.system_prompt)
 
 
 def _summary_tokens(turn: Turn, spec: CompactionSpec) -> int:
@@ -153,7 +166,9 @@ def _summary_tokens(turn: Turn, spec: CompactionSpec) -> int:
     return max(64, min(turn.request.agent.max_tokens, spec.max_input_tokens // 8))
 
 
-async def _summarize(turn: Turn, spec: CompactionSpec, leaving: list[Message]) -> str:
+async def _summarize(
+    turn: Turn, spec: CompactionSpec, leaving: list[Message], on_skip: SkipObserver | None
+) -> str:
     """A model call's summary of the earlier summary (if any) and the messages `leaving`;
     billed and budgeted like every model call of the turn."""
     agent = turn.request.agent
@@ -169,10 +184,13 @@ async def _summarize(turn: Turn, spec: CompactionSpec, leaving: list[Message]) -
         ),
         cost_budget_left_usd=budgets.cost_left(turn),
     )
+    description = f"compaction summary of {len(leaving)} messages"
     try:
-        result = await execute_model_call(
-            turn, call, f"compaction summary of {len(leaving)} messages"
-        )
+        if workflow.patched(SUMMARY_CHAIN_PATCH):
+            call.prompt_cache = agent.prompt_cache
+            result = await execute_on_chain(turn, call, description, on_skip)
+        else:
+            result = await execute_model_call(turn, call, description)
     except ActivityError as err:
         if is_cancelled_exception(err):
             raise
@@ -180,7 +198,7 @@ async def _summarize(turn: Turn, spec: CompactionSpec, leaving: list[Message]) -
             budgets.fail_cost_budget(turn, cause_message(err))
         fail(
             turn,
-            error_type(err) or errors.LLM_UNAVAILABLE,
+            _summary_failure_type(error_type(err)),
             f"the model call that summarizes earlier messages for compaction failed: "
             f"{cause_message(err)}",
         )
@@ -189,9 +207,21 @@ async def _summarize(turn: Turn, spec: CompactionSpec, leaving: list[Message]) -
     return result.message.text().strip() or "(the summary came back empty)"
 
 
+def _summary_failure_type(kind: str | None) -> str:
+    """The contract's type for a summary call that failed: a refusal keeps its own, anything
+    retried until no model was left is `LLMUnavailable` (never the activity's `LLMTransient`)."""
+    if kind is not None and (kind in errors.LLM_REFUSALS or kind == errors.INVALID_TURN_REQUEST):
+        return kind
+    if kind == errors.LLM_PAYLOAD_REJECTED:
+        return errors.LLM_INVALID_REQUEST
+    return errors.LLM_UNAVAILABLE
+
+
 def _quoted(turn: Turn, leaving: list[Message], max_chars: int) -> str:
     """The summary call's user message: the task, the earlier summary, then the messages."""
-    parts = [f"The task the agent works on:\n{turn.messages[0].text()}"]
+    parts = [f"The task the agent works on:\n{turn.conversation()[0].text()}"]
+    if turn.earlier:  # a conversation of many turns: this one answers its own message
+        parts.append(f"The message the agent answers now:\n{turn.messages[0].text()}")
     if turn.context_window.summary:
         parts.append(f"Summary of what came before:\n{turn.context_window.summary}")
     lines = [_quote(message.role, block) for message in leaving for block in message.content]

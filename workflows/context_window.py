@@ -25,14 +25,25 @@ class ContextWindow(BaseModel):
     # The last call's input as the provider counted it, beyond our estimate of its messages:
     # the system prompt and the tool definitions. None before the first call.
     overhead_tokens: int | None = None
+    # The message that opened this turn, when the turn continues an earlier conversation (its
+    # index there): left out, its text still goes along with the first message, so a session's
+    # long turn never loses the question it answers.
+    anchor: int = 0
 
     def view(self, messages: Sequence[Message]) -> list[Message]:
         """The messages a model call sends."""
         if self.cut == 0 or not messages:
             return list(messages)
         first = messages[0]
-        note = TextBlock(text=self.note())
-        return [Message(role=first.role, content=[*first.content, note]), *messages[1 + self.cut :]]
+        notes = [TextBlock(text=self.note())]
+        if 0 < self.anchor <= self.cut and self.anchor < len(messages):
+            asked = [b.text for b in messages[self.anchor].content if isinstance(b, TextBlock)]
+            if asked:
+                notes.append(
+                    TextBlock(text="[The message this turn answers:]\n" + "\n".join(asked))
+                )
+        first = Message(role=first.role, content=[*first.content, *notes])
+        return [first, *messages[1 + self.cut :]]
 
     def note(self) -> str:
         """What the model reads in place of the messages left out."""

@@ -158,16 +158,7 @@ async def _model_activity(
     skipped: list[str] | None = None,
 ) -> ModelCallResult:
     request = turn.request
-    context = None
-    if turn.conversation_ref is None:
-        system = request.agent.system_prompt
-        if request.agent.output_schema is not None:
-            system = "\n\n".join(p for p in (system, instruction(request.agent.output_schema)) if p)
-        context = CallContext(
-            system_prompt=system,
-            external_tools=request.external_tools,
-            mcp_tools=[spec.definition() for spec in turn.mcp_tools.values()],
-        )
+    context = call_context(turn) if turn.conversation_ref is None else None
     call = ModelCallInput(
         iteration=turn.iteration,
         model=model,
@@ -188,6 +179,70 @@ async def _model_activity(
     turn.traits_loaded = True
     result.model = result.model or model
     return result
+
+
+async def execute_on_chain(
+    turn: Turn,
+    call: ModelCallInput,
+    summary: str,
+    on_skip: fallback.SkipObserver | None = None,
+) -> ModelCallResult:
+    """A model call of the turn beside its conversation (a compaction summary) through the
+    fallback chain, as the turn's own calls go: models on cooldown are passed over, a failing
+    model cools down and the next one is tried, each priced as itself. A refusal or a spent
+    budget is raised for the caller, as is the last model's failure."""
+    agent = turn.request.agent
+    plan = fallback.plan(turn, workflow.now())
+    for model, reason in plan.skipped:
+        (on_skip or fallback.ignore_skip)(model, reason)
+    for index, model in enumerate(plan.ready):
+        last = index == len(plan.ready) - 1
+        attempts = None if last else agent.fallback_after_attempts
+        price = agent.price if model == agent.model else None
+        attempt = call.model_copy(update={"model": model, "price": price})
+        try:
+            result = await execute_model_call(
+                turn, attempt, f"{summary} · {split_model(model)[1]}", attempts
+            )
+        except ActivityError as err:
+            passed = fallback.passable_refusal(turn, error_type(err))
+            if is_cancelled_exception(err) or last or (passed is None and _final(turn, err)):
+                raise
+            reason = fallback.moved_on(
+                turn, model, cause_message(err), attempts, passed, workflow.now()
+            )
+            (on_skip or fallback.ignore_skip)(model, reason)
+            continue
+        turn.model_answered(model)
+        result.model = result.model or model
+        return result
+    raise AssertionError("a fallback plan has at least one model")
+
+
+def _final(turn: Turn, err: ActivityError) -> bool:
+    """A failure that another model would not cure."""
+    kind = error_type(err)
+    if kind in errors.LLM_REFUSALS or kind in _NOT_FOR_ANOTHER_MODEL:
+        return True
+    return timed_out(err) and budgets.time_left_ms(turn) <= 0
+
+
+_NOT_FOR_ANOTHER_MODEL = frozenset(
+    {errors.INVALID_TURN_REQUEST, errors.LLM_PAYLOAD_REJECTED, errors.TURN_BUDGET_EXCEEDED}
+)
+
+
+def call_context(turn: Turn) -> CallContext:
+    """What a new stored conversation of the turn is rooted at: system prompt and tools."""
+    request = turn.request
+    system = request.agent.system_prompt
+    if request.agent.output_schema is not None:
+        system = "\n\n".join(p for p in (system, instruction(request.agent.output_schema)) if p)
+    return CallContext(
+        system_prompt=system,
+        external_tools=request.external_tools,
+        mcp_tools=[spec.definition() for spec in turn.mcp_tools.values()],
+    )
 
 
 async def execute_model_call(

@@ -11,6 +11,8 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
+    from turnkeeper.contracts.budget_extension import BudgetRequest
+    from turnkeeper.contracts.compaction import CompactedHistory
     from turnkeeper.contracts.messages import Message
     from turnkeeper.contracts.session import (
         RECENT_TURNS,
@@ -20,7 +22,9 @@ with workflow.unsafe.imports_passed_through():
         SessionState,
         SessionStatus,
         SessionTurn,
+        TurnStateNote,
     )
+    from turnkeeper.contracts.signals import TurnState
     from turnkeeper.contracts.turn import (
         AgentReport,
         Constraints,
@@ -43,10 +47,16 @@ class Session(BaseModel):
     state: SessionState = "idle"
     turns: int = 0
     cost_usd: float = 0.0
+    cost_extended_usd: float = 0.0  # granted to its turns' cost budgets by humans
     conversation_ref: str | None = None
+    # How the last compacted turn's requests saw that conversation: the next turn goes on
+    # from there instead of compacting the whole conversation again.
+    history_compaction: CompactedHistory | None = None
     # Not carried across continue-as-new: the next run reads them back by `conversation_ref`.
     messages: list[Message] = Field(default_factory=list)
     running_turn_id: str | None = None
+    running_turn_state: TurnState | None = None
+    budget_request: BudgetRequest | None = None  # the running turn's, while it waits for one
     recent_turns: list[SessionTurn] = Field(default_factory=list)
     closed_reason: str | None = None
 
@@ -57,7 +67,9 @@ class Session(BaseModel):
             started=carried.started,
             turns=carried.turns,
             cost_usd=carried.cost_usd,
+            cost_extended_usd=carried.cost_extended_usd,
             conversation_ref=carried.conversation_ref,
+            history_compaction=carried.history_compaction,
             recent_turns=list(carried.recent_turns),
         )
 
@@ -65,14 +77,16 @@ class Session(BaseModel):
         return CarriedSession(
             turns=self.turns,
             cost_usd=self.cost_usd,
+            cost_extended_usd=self.cost_extended_usd,
             conversation_ref=self.conversation_ref,
+            history_compaction=self.history_compaction,
             recent_turns=list(self.recent_turns),
             started=self.started,
         )
 
     def cost_left_usd(self) -> float | None:
         budget = self.request.constraints.cost_budget_usd
-        return None if budget is None else budget - self.cost_usd
+        return None if budget is None else budget + self.cost_extended_usd - self.cost_usd
 
     def refusal_to_send(self) -> str | None:
         """Why a `send` cannot start a turn now, in one sentence; None when it can."""
@@ -88,9 +102,13 @@ class Session(BaseModel):
         left = self.cost_left_usd()
         if left is not None and left < _SPENT_USD:
             budget = self.request.constraints.cost_budget_usd
+            extended = (
+                f" and ${self.cost_extended_usd:g} extended" if self.cost_extended_usd else ""
+            )
             return (
-                f"the session's cost budget of ${budget:g} is spent (${self.cost_usd:.6f} over "
-                f"{self.turns} turns); start a new session with a larger budget"
+                f"the session's cost budget of ${budget:g}{extended} is spent "
+                f"(${self.cost_usd:.6f} over {self.turns} turns); start a new session with a "
+                "larger budget"
             )
         return None
 
@@ -110,6 +128,7 @@ class Session(BaseModel):
         far by reference."""
         self.turns += 1
         self.running_turn_id = turn_workflow_id(self.request.session_id, self.turns)
+        self.running_turn_state = "running"
         self.state = "running"
         return TurnRequest(
             agent=self.request.agent,
@@ -119,13 +138,29 @@ class Session(BaseModel):
                 constraints=self._turn_constraints(send.constraints),
             ),
             history_ref=self.conversation_ref,
+            history_compaction=self.history_compaction if self.conversation_ref else None,
         )
 
     def turn_not_started(self) -> None:
         """Undoes `begin_turn` when the turn's workflow could not be started."""
         self.turns -= 1
         self.running_turn_id = None
+        self.running_turn_state = None
         self.state = "idle"
+
+    def turn_reported(self, note: TurnStateNote) -> bool:
+        """The running turn started or stopped waiting for a human; False for a note of a turn
+        that is not running (any more)."""
+        if note.turn_workflow_id != self.running_turn_id:
+            return False
+        self.running_turn_state = note.state
+        self.budget_request = note.budget_request
+        return True
+
+    def count_extensions(self, report: AgentReport) -> None:
+        """A human who extends a turn's cost budget extends the conversation's: without it, the
+        session would refuse the next message for the very money that human granted."""
+        self.cost_extended_usd += sum(e.cost_usd or 0.0 for e in report.budget_extensions)
 
     def record_answer(self, report: AgentReport) -> None:
         """A finished turn. Its exchange joins the conversation when it ends with an answer; a
@@ -140,6 +175,7 @@ class Session(BaseModel):
         )
         if joins:
             self.conversation_ref = report.conversation_ref
+            self.history_compaction = report.history_compaction
             self.messages.extend(report.messages)
         self._turn_ended(report.outcome, report.cost_usd, None, joined=joins)
 
@@ -163,6 +199,9 @@ class Session(BaseModel):
             cost_usd=round(self.cost_usd, 10),
             cost_budget_usd=self.request.constraints.cost_budget_usd,
             running_turn_id=self.running_turn_id,
+            running_turn_state=self.running_turn_state,
+            budget_request=self.budget_request,
+            cost_extended_usd=round(self.cost_extended_usd, 10),
             conversation_ref=self.conversation_ref,
             messages=len(self.messages),
             recent_turns=list(self.recent_turns),
@@ -185,6 +224,8 @@ class Session(BaseModel):
         )
         self.recent_turns = [*self.recent_turns, ended][-RECENT_TURNS:]
         self.running_turn_id = None
+        self.running_turn_state = None
+        self.budget_request = None
         self.state = "idle"
 
     def _turn_constraints(self, overrides: Constraints | None) -> Constraints:

@@ -55,6 +55,8 @@ def details_markdown(session: Session) -> str:
     budget = session.request.constraints.cost_budget_usd
     if budget is not None:
         cost += f" of ${budget:g}"
+        if session.cost_extended_usd:
+            cost += f" (+${session.cost_extended_usd:g} extended)"
     lines = [
         f"**{session.request.agent.id}** · session `{session.request.session_id}` · "
         f"**{session.state}**",
@@ -62,5 +64,12 @@ def details_markdown(session: Session) -> str:
         f"{session.turns} turns · cost {cost}",
     ]
     if session.running_turn_id is not None:
-        lines += ["", f"Running: `{session.running_turn_id}`"]
+        lines += ["", f"Running: `{session.running_turn_id}` ({session.running_turn_state})"]
+    if session.budget_request is not None:
+        # The exact command is in the turn's own current details; the id is enough here.
+        lines += [
+            "",
+            f"The turn waits for more {session.budget_request.budget.replace('_', ' ')}: "
+            f"`turnkeeper extend {session.running_turn_id} …`",
+        ]
     return "\n".join(lines)

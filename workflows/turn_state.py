@@ -87,6 +87,16 @@ class Turn(BaseModel):
     budget_requests: int = 0
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
     context_window: ContextWindow = Field(default_factory=ContextWindow)  # agent.compaction
+    # A compacting turn with history_ref: the conversation it continues, read from the store so
+    # that compaction can leave its oldest exchanges out too. Never in the report or transcript.
+    earlier: list[Message] = Field(default_factory=list)
+    earlier_loaded: bool = False
+    # The stored conversation as it stood (uncompacted) when the turn's requests first began to
+    # differ from it, and how many of this turn's messages it holds: the turn's whole
+    # conversation is stored from there at the end.
+    whole_ref: str | None = None
+    whole_count: int = 0
+    whole_recorded: bool = False
     # Fallback-chain models that exhausted their attempts, and when they may be tried again.
     model_cooldowns: dict[str, datetime] = Field(default_factory=dict)
 
@@ -123,14 +133,33 @@ class Turn(BaseModel):
     def compact(self, cut: int, summary: str | None) -> None:
         """From now on the model sees the transcript without its messages 1..cut (replaced by
         `summary`, or by a note); the next call sends that view whole, as a new conversation."""
+        self._remember_whole()
         self.context_window.cut = cut
         self.context_window.summary = summary
         self.context_window.compactions += 1
         self.resend_everything()
 
+    def continue_compacted(self, cut: int, summary: str | None) -> None:
+        """Sends the earlier conversation as the turn before last saw it: compacted."""
+        self._remember_whole()
+        self.context_window.cut = cut
+        self.context_window.summary = summary
+        self.resend_everything()
+
+    def _remember_whole(self) -> None:
+        if not self.whole_recorded:
+            self.whole_ref = self.conversation_ref
+            self.whole_count = len(self.messages) - len(self.unsent)
+            self.whole_recorded = True
+
+    def conversation(self) -> list[Message]:
+        """Every message model calls answer: the earlier conversation (when it was loaded to be
+        compacted), then this turn's."""
+        return [*self.earlier, *self.messages]
+
     def sent_messages(self) -> list[Message]:
-        """The transcript as model calls see it: all of it, unless compacted."""
-        return self.context_window.view(self.messages)
+        """The conversation as model calls see it: all of it, unless compacted."""
+        return self.context_window.view(self.conversation())
 
     def record_tool_results(self, results: list[tuple[ToolResultBlock, str | None]]) -> None:
         """Appends one user message with a `tool_result` per call, in call order. A result that

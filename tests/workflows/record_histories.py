@@ -193,6 +193,41 @@ async def session_of_two_turns(
     )
     for text in ("My name is Ada.", "What is my name?"):
         await (await session.send(text)).result()
+    return await _closed(session)
+
+
+async def session_with_an_extended_turn(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A session (its workflow id is the file's stem) whose turn pauses on its spent cost
+    budget: the turn tells the session (`turn_state`), a human extends the turn, and the
+    session counts the extension into its own budget."""
+    pricey = {"input_per_mtok": 10_000.0, "output_per_mtok": 100_000.0}
+    usage = {"input_tokens": 20, "output_tokens": 3}
+    fake_api.script(
+        "golden11",
+        [
+            fake.tool_calls(("list_files", {"path": "."}), usage=usage),
+            fake.text("Listed them.", usage=usage),
+        ],
+    )
+    agent = scripted_request("golden11", agent={"id": "golden-session", "price": pricey})["agent"]
+    session = await start_session(
+        client,
+        session_id=workflow_id,
+        agent=agent,
+        constraints={"cost_budget_usd": 0.4, "on_budget_exhausted": "pause"},
+        task_queue=queue,
+    )
+    turn = await session.send("List the files")
+    await _wait_for_budget_request(turn.workflow, 1)
+    await turn.extend_budget(cost_usd=1, approver="alice")
+    await turn.result()
+    return await _closed(session)
+
+
+async def _closed(session: Any) -> Any:
+    """Closes the session once it has recorded its last turn's end; its workflow handle."""
     for _ in range(100):
         if (await session.status()).running_turn_id is None:
             break
@@ -262,6 +297,54 @@ async def compacted(client: Client, fake_api: FakeAnthropic, queue: str, workflo
     return handle
 
 
+async def compacted_session_turn(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A turn that continues an earlier turn's conversation by reference (as a session's turns
+    do) with `agent.compaction` (summarize): it reads the earlier conversation, summarizes
+    exchanges of the earlier turn too (the summary call through the fallback chain), and
+    stores the whole conversation when it ends."""
+    calls = iter(range(1, 100))
+    left = 0
+
+    def reply(body: dict[str, Any]) -> fake.Reply:
+        nonlocal left
+        if fake.system_text(body.get("system")) == SUMMARY_INSTRUCTIONS:
+            return fake.text("The agent read ledger.md; it lists 60 entries.")
+        last = body["messages"][-1]["content"]
+        if not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last):
+            left = 2  # a turn begins: two reads
+        if left == 0:
+            return fake.text("Read the ledger twice.")
+        left -= 1
+        use = {"type": "tool_use", "id": f"toolu_ledger_{next(calls)}", "name": "read_file"}
+        return fake.MessageReply(({**use, "input": {"path": "ledger.md"}},), "tool_use")
+
+    fake_api.script("golden10", [reply] * 20)
+    agent = {
+        "tools": ["read_file"],
+        "compaction": {"strategy": "summarize", "max_input_tokens": 2000},
+    }
+    # The summary call has a system prompt of its own: the fake finds the script here.
+    first_input = f"Read ledger.md twice. {fake.script_marker('golden10')}"
+    earlier = await _start(
+        client,
+        scripted_request("golden10", agent=agent, task={"input": first_input}),
+        queue,
+        f"{workflow_id}-earlier",
+    )
+    report = await earlier.result()
+    request = scripted_request(
+        "golden10",
+        agent=agent,
+        task={"input": "Read it twice more."},
+        history_ref=report["conversation_ref"],
+    )
+    handle = await _start(client, request, queue, workflow_id)
+    await handle.result()
+    return handle
+
+
 async def _wait_for_budget_request(handle: WorkflowHandle, number: int) -> None:
     for _ in range(200):
         status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
@@ -298,9 +381,9 @@ async def internal_error(
 ) -> Any:
     """A defect of ours in the model-call activity (a token count without `input_tokens` under a
     cost budget): the turn fails at once with TurnInternalError, behind its patch marker."""
-    fake_api.script("golden10", [fake.text("never reached")])
-    fake_api.script_count_tokens("golden10", fake.RawReply(200, b"{}"))
-    request = scripted_request("golden10", task={"constraints": {"cost_budget_usd": 1.0}})
+    fake_api.script("golden12", [fake.text("never reached")])
+    fake_api.script_count_tokens("golden12", fake.RawReply(200, b"{}"))
+    request = scripted_request("golden12", task={"constraints": {"cost_budget_usd": 1.0}})
     handle = await _start(client, request, queue, workflow_id)
     with contextlib.suppress(WorkflowFailureError):
         await handle.result()
@@ -326,6 +409,8 @@ SCENARIOS = (
     compacted,
     falls_back_across_providers,
     internal_error,
+    compacted_session_turn,
+    session_with_an_extended_turn,
 )
 
 

@@ -26,6 +26,7 @@ from tests.conftest import (
 )
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.workflows.test_sessions import _settled
 from turnkeeper.sessions import start_session
 
 TURNS = 200
@@ -86,7 +87,8 @@ async def test_a_200_turn_session_keeps_a_bounded_history(
         for n in range(1, TURNS + 1):
             turn = await session.send(f"Question {n}?")
             assert (await turn.result()).output == f"Answer {n}."
-        status = await session.status()
+        # The session records a turn's end a moment after the turn's result is readable.
+        status = await _settled(session)
         messages = await session.messages()
         sizes = await run_sizes(client, session_id)
         last_request = fake_anthropic.requests_for(key)[-1].body["messages"]

@@ -38,7 +38,7 @@ BAD_STARTS = [
     ({"agent": _DROP}, "agent: Field required"),
     ({"agent": "a"}, "agent: Input should be a valid dictionary"),
     ({"agent": {"id": "a"}}, "agent.model: Field required"),
-    ({"agent": {**AGENT, "model": "nope:x"}}, "unknown provider 'nope'"),
+    ({"agent": {**AGENT, "model": "Nope!:x"}}, "unknown provider 'Nope!'"),
     ({"agent": {**AGENT, "max_iterations": 0}}, "agent.max_iterations"),
     ({"agent": {**AGENT, "tools": ["read_file", "read_file"]}}, "agent.tools: lists 'read_file'"),
     ({"session_id": _DROP}, "session_id: Field required"),
