@@ -11,8 +11,10 @@ own errors) and keep their retry ladder.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Final
 
 import structlog
@@ -44,8 +46,25 @@ def defects_fail_once(activity_name: str) -> Iterator[None]:
     try:
         yield
     except DEFECT_TYPES as err:
-        log.exception("activity_defect", activity=activity_name, error_type=type(err).__name__)
+        # Where, not what: an exception's text can quote content (a pydantic error quotes the
+        # input it refused), and log lines carry none. The text travels in the failure, which
+        # the codec encrypts.
+        log.error(
+            "activity_defect",
+            activity=activity_name,
+            error_type=type(err).__name__,
+            raised_at=_raised_at(err),
+        )
         raise internal_error(activity_name, err) from err
+
+
+def _raised_at(err: BaseException) -> str:
+    """`file.py:line in function` of the innermost frame, the place to look for the bug."""
+    frames = traceback.extract_tb(err.__traceback__)
+    if not frames:
+        return "unknown"
+    frame = frames[-1]
+    return f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
 
 
 def internal_error(activity_name: str, err: BaseException) -> ApplicationError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import structlog.testing
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from turnkeeper.activities.defects import defects_fail_once
@@ -78,3 +79,13 @@ def test_a_long_exception_text_is_cut() -> None:
     with pytest.raises(ApplicationError) as raised, defects_fail_once("model_call"):
         raise TypeError("x" * 5000)
     assert len(raised.value.message) < 400
+
+
+def test_the_log_line_says_where_the_defect_is_and_quotes_nothing() -> None:
+    logs = structlog.testing.capture_logs()
+    with logs as captured, pytest.raises(ApplicationError), defects_fail_once("model_call"):
+        raise ValueError("input_value='the user wrote this'")
+    (line,) = [entry for entry in captured if entry["event"] == "activity_defect"]
+    assert line["error_type"] == "ValueError"
+    assert line["raised_at"].startswith("test_activity_defects.py:")
+    assert "the user wrote this" not in repr(line)
