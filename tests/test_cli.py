@@ -7,6 +7,7 @@ import asyncio
 import json
 import uuid
 
+import pytest
 from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError
 from turnkeeper.contracts.messages import ToolResultBlock
@@ -14,7 +15,13 @@ from turnkeeper.contracts.names import QUERY_STATUS
 from turnkeeper.contracts.signals import PendingCall, TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
-from tests.cli.helpers import address_of, invoke, restore_logging  # noqa: F401 (autouse fixture)
+from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixture)
+    address_of,
+    invoke,
+    restore_logging,
+    shown_by_command,
+    until_shown,
+)
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import script_marker
@@ -111,13 +118,14 @@ async def test_run_of_a_failing_turn_exits_1_with_the_type_and_partial_report(
 
 
 async def test_run_shows_a_pending_approval_with_the_commands_that_decide_it(
-    turns: TurnRunner,
+    turns: TurnRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     key = new_key()
     turns.fake.script(
         key, [fake.tool_calls(("write_file", {"path": "a.md", "content": "x"})), fake.text("ok")]
     )
     workflow_id = f"turn-follow-{uuid.uuid4().hex[:8]}"
+    pending_shown = shown_by_command(monkeypatch, "pending")
     arguments = [
         "run", "Write it", "--model", "anthropic:claude-sonnet-4-6",
         "--system", script_marker(key), "--id", workflow_id,
@@ -127,7 +135,7 @@ async def test_run_shows_a_pending_approval_with_the_commands_that_decide_it(
     try:
         handle = await started(turns, workflow_id)
         [call] = (await wait_for_pending(handle)).pending
-        await asyncio.sleep(1.2)  # two status polls of the running command: it saw the call
+        await until_shown(pending_shown, running)
         approved = await invoke("approve", workflow_id, call.call_id, *connection(turns))
         result = await asyncio.wait_for(running, timeout=20)
     finally:

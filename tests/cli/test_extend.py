@@ -14,7 +14,6 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 from temporalio.client import WorkflowHandle
-from temporalio.service import RPCError
 from turnkeeper.contracts.decision_signing import public_key_line
 from turnkeeper.contracts.names import QUERY_STATUS
 from turnkeeper.contracts.signals import TurnStatus
@@ -24,6 +23,8 @@ from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixtu
     address_of,
     invoke,
     restore_logging,
+    shown_by_command,
+    until_shown,
 )
 from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binary
 from tests.fakes import fake_anthropic as fake
@@ -152,7 +153,7 @@ async def test_extend_print_writes_the_signed_payload_for_the_temporal_cli(
 
 
 async def test_run_shows_the_budget_request_with_the_commands_that_extend_it(
-    turns: TurnRunner, tmp_path: Path
+    turns: TurnRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     key = new_key()
     turns.fake.script(key, [fake.tool_calls(LIST), fake.text("Done.")])
@@ -171,18 +172,10 @@ async def test_run_shows_the_budget_request_with_the_commands_that_extend_it(
         "run", "List the files", "--agent", str(agent_file), "--id", workflow_id,
         "--task-queue", turns.task_queue, *address,
     ]  # fmt: skip
+    request_shown = shown_by_command(monkeypatch, "budget_request")
     running = asyncio.create_task(invoke(*arguments))
     try:
-        handle = turns.client.get_workflow_handle(workflow_id)
-        for _ in range(100):
-            if running.done():
-                break
-            try:
-                await wait_for_budget_request(handle)
-                break
-            except RPCError:
-                await asyncio.sleep(0.05)
-        await asyncio.sleep(1.2)  # two status polls of the running command: it saw the request
+        await until_shown(request_shown, running)
         extended = await invoke("extend", workflow_id, "--iterations", "1", *address)
         result = await asyncio.wait_for(running, timeout=20)
     finally:

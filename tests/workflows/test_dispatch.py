@@ -4,31 +4,31 @@ validation with its correction budget, priority tiers, parallel and one-by-one d
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from turnkeeper.activities.tools.registry import ToolRegistry, worker_tool
 from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 
-SPANS: dict[str, tuple[float, float]] = {}  # tool run label -> (start, end), monotonic
+RAN: set[str] = set()  # labels of the nap calls that ran
 
 
 @worker_tool(name="nap")
 async def nap(label: str) -> str:
-    """Sleep a little, recording when."""
-    start = time.monotonic()
-    await asyncio.sleep(0.3)
-    SPANS[label] = (start, time.monotonic())
+    """Rest, recording that it ran."""
+    RAN.add(label)
     return f"{label} rested"
 
 
@@ -98,11 +98,43 @@ async def test_parallel_calls_overlap_and_one_by_one_calls_do_not(custom: TurnRu
             key,
             [fake.tool_calls(("nap", {"label": a}), ("nap", {"label": b})), fake.text("ok")],
         )
-        report = await custom.run(request(key, parallel_tool_calls=parallel))
+        handle = await custom.start(request(key, parallel_tool_calls=parallel))
+        report = await handle.result()
 
         assert [r.text() for r in results(report)] == [f"{a} rested", f"{b} rested"]
-        overlapped = SPANS[b][0] < SPANS[a][1]
-        assert overlapped is parallel
+        # The history says it, not a clock: parallel calls are both scheduled before either
+        # closes; one by one, the second is scheduled only after the first has closed.
+        overlapped = ["scheduled", "scheduled", "closed", "closed"]
+        one_by_one = ["scheduled", "closed", "scheduled", "closed"]
+        assert await tool_call_steps(handle) == (overlapped if parallel else one_by_one)
+
+
+async def tool_call_steps(handle: WorkflowHandle) -> list[str]:
+    """"scheduled" or "closed" for each tool-call activity event, in history order."""
+    scheduled: set[int] = set()
+    steps = []
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            attributes = event.activity_task_scheduled_event_attributes
+            if attributes.activity_type.name == ACTIVITY_TOOL_CALL:
+                scheduled.add(event.event_id)
+                steps.append("scheduled")
+        elif _closed_activity_of(event) in scheduled:
+            steps.append("closed")
+    return steps
+
+
+def _closed_activity_of(event: HistoryEvent) -> int | None:
+    """The scheduled event id of an activity this event closes, if it closes one."""
+    for attributes in (
+        "activity_task_completed_event_attributes",
+        "activity_task_failed_event_attributes",
+        "activity_task_timed_out_event_attributes",
+        "activity_task_canceled_event_attributes",
+    ):
+        if event.HasField(attributes):
+            return getattr(event, attributes).scheduled_event_id
+    return None
 
 
 async def test_only_the_highest_priority_tier_runs(custom: TurnRunner) -> None:
@@ -120,7 +152,7 @@ async def test_only_the_highest_priority_tier_runs(custom: TurnRunner) -> None:
     deferred, ran = results(report)
     assert ran.text() == "urgent done"
     assert deferred.is_error and "Not run yet" in deferred.text() and "urgent" in deferred.text()
-    assert f"{key}-low" not in SPANS
+    assert f"{key}-low" not in RAN
 
 
 async def test_invalid_arguments_are_sent_back_to_correct(custom: TurnRunner) -> None:

@@ -1,0 +1,125 @@
+"""Checks that span several fields of a `TurnRequest`: one test per kind of request that cannot
+work, each naming its field, and the tool set the model is offered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from turnkeeper.workflows.request_checks import offered_tools, request_problem
+
+from tests.unit.builders import constraints, request
+
+WRITE = {"name": "ask_user", "input_schema": {"type": "object"}}
+
+
+def problem(**parts: Any) -> str | None:
+    return request_problem(request(**parts))
+
+
+def test_a_plain_request_has_no_problem() -> None:
+    assert problem() is None
+
+
+@pytest.mark.parametrize(
+    ("parts", "field", "says"),
+    [
+        (
+            {"agent": {"tools": ["read_file", "read_file", "write_file"]}},
+            "agent.tools",
+            "'read_file' more than once",
+        ),
+        (
+            {"external_tools": [{"name": "mcp__files__read"}]},
+            "external_tools",
+            "named like an MCP tool",
+        ),
+        (
+            {"agent": {"tools": ["ask_user"]}, "external_tools": [WRITE]},
+            "external_tools",
+            "defined twice",
+        ),
+        (
+            {"task": constraints(allowed_tools=["read_file", "launch"])},
+            "task.constraints.allowed_tools",
+            "'launch', which the agent does not have",
+        ),
+        (
+            {"history": [{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}]},
+            "history.0.role",
+            "starting with user",
+        ),
+        (
+            {
+                "history": [
+                    {"role": "user", "content": [{"type": "text", "text": "a"}]},
+                    {"role": "user", "content": [{"type": "text", "text": "b"}]},
+                ]
+            },
+            "history.1.role",
+            "must alternate",
+        ),
+        (
+            {"agent": {"model": "anthropic:no-such-model"}, "task": constraints(cost_budget_usd=1)},
+            "task.constraints.cost_budget_usd",
+            "no price is known for 'anthropic:no-such-model'",
+        ),
+        (
+            {
+                "agent": {"fallback_models": ["openai:no-such-model"]},
+                "task": constraints(cost_budget_usd=1),
+            },
+            "task.constraints.cost_budget_usd",
+            "'openai:no-such-model'",
+        ),
+        (
+            {"agent": {"output_schema": {"type": "no-such-type"}}},
+            "agent.output_schema",
+            "input schema is itself invalid",
+        ),
+    ],
+)
+def test_each_request_that_cannot_work_names_its_field(
+    parts: dict[str, Any], field: str, says: str
+) -> None:
+    found = problem(**parts)
+    assert found is not None
+    assert found.startswith(f"{field}: ")
+    assert says in found
+
+
+def test_an_unpriced_model_is_fine_without_a_cost_budget_or_with_a_price() -> None:
+    assert problem(agent={"model": "anthropic:no-such-model"}) is None
+    price = {"input_per_mtok": 1, "output_per_mtok": 2}
+    assert (
+        problem(
+            agent={"model": "anthropic:no-such-model", "price": price},
+            task=constraints(cost_budget_usd=1),
+        )
+        is None
+    )
+
+
+def test_alternating_history_starting_with_user_is_fine() -> None:
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "a"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "b"}]},
+    ]
+    assert problem(history=history) is None
+
+
+def test_the_model_is_offered_agent_and_external_tools_in_order() -> None:
+    offered = offered_tools(request(agent={"tools": ["read_file"]}, external_tools=[WRITE]))
+    assert offered == ["read_file", "ask_user"]
+
+
+def test_allowed_tools_narrow_what_the_model_is_offered() -> None:
+    offered = offered_tools(
+        request(
+            agent={"tools": ["read_file", "write_file"]},
+            task=constraints(allowed_tools=["ask_user", "read_file"]),
+            external_tools=[WRITE],
+        )
+    )
+    assert offered == ["read_file", "ask_user"]
+    assert offered_tools(request(agent={"tools": []}, task=constraints(allowed_tools=[]))) == []
