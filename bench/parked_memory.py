@@ -1,5 +1,5 @@
 """Where a parked turn's memory goes: `python -m bench.parked_memory [--side floor|turnkeeper]
-[--n 300] [--k 0] [--encrypt] [--tracemalloc]`.
+[--n 300] [--k 0] [--warm-up 30] [--encrypt] [--tracemalloc] [--out FILE]`.
 
 Runs one side's worker in this process on a fresh dev server, parks a few turns to warm it up
 (imports, the sandbox, caches), then parks N more and reports what the N added, per turn:
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.converter import default as default_converter
 
 from bench.floor import floor_worker
 from bench.parked import park_turns
@@ -114,6 +115,19 @@ def malloc_in_use() -> int:
     libc.mallinfo2.restype = _MallInfo2
     info = libc.mallinfo2()
     return int(info.uordblks + info.hblkhd)
+
+
+def payload_malloc_bytes(count: int = 2000) -> int:
+    """malloc'd bytes that one small standalone `Payload` holds (a workflow stream item is one):
+    with protobuf's upb backend each message made on its own owns an arena of its own."""
+    converter = default_converter().payload_converter
+    gc.collect()
+    before = malloc_in_use()
+    kept = [converter.to_payloads([{"kind": "iteration_started", "n": i}])[0] for i in range(count)]
+    gc.collect()
+    size = (malloc_in_use() - before) // len(kept)
+    del kept
+    return size
 
 
 def _type_census() -> Counter[str]:
@@ -199,6 +213,7 @@ async def _measure(args: argparse.Namespace, server: BenchServer) -> dict[str, A
         result["park_s"] = round(park_s, 1)
         if args.side == OURS:
             result["parts_kib_per_turn"] = _parts_of_turns(args.n + args.warm_up)
+    result["malloc_bytes_per_standalone_payload"] = payload_malloc_bytes()
     return result
 
 
@@ -263,10 +278,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warm-up", type=int, default=30, help="turns parked before measuring")
     parser.add_argument("--encrypt", action="store_true")
     parser.add_argument("--tracemalloc", action="store_true")
+    parser.add_argument("--out", type=Path, help="write the JSON here (the SDK logs to stdout)")
     args = parser.parse_args(argv)
     configure_logging("WARNING")
     result = asyncio.run(measure(args))
-    sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    text = json.dumps(result, indent=2) + "\n"
+    if args.out:
+        args.out.write_text(text)
+    else:
+        sys.stdout.write(text)
 
 
 if __name__ == "__main__":
