@@ -5,7 +5,9 @@ and a tool activity (returns the 2 KiB blob), then the answering model call. Eve
 is a few integers: nothing carries a conversation, no search attributes, no heartbeats. Its
 history and costs are the lower bound for any Temporal agent loop of this shape.
 
-`FloorParkedWorkflow` waits for a signal and nothing else: the RSS floor of a parked turn.
+`FloorParkedWorkflow` waits for a signal and nothing else: the RSS floor of a parked turn; with
+K > 0 it first runs K iterations of the loop above at L = 0 (the floor of a turn parked with a
+transcript of K iterations: the floor keeps no transcript).
 """
 
 from __future__ import annotations
@@ -59,21 +61,26 @@ async def floor_tool(iteration: int) -> str:
     return BLOB
 
 
+async def _iterate(k: int, latency_ms: float) -> None:
+    """K iterations of model call -> tool call, then the answering model call."""
+    for iteration in range(k + 1):
+        answer = await workflow.execute_activity(
+            floor_model,
+            FloorModelInput(iteration=iteration, k=k, latency_ms=latency_ms),
+            start_to_close_timeout=_ACTIVITY_TIMEOUT,
+        )
+        if answer == "done":
+            return
+        await workflow.execute_activity(
+            floor_tool, iteration, start_to_close_timeout=_ACTIVITY_TIMEOUT
+        )
+
+
 @workflow.defn(name=FLOOR_TURN_WORKFLOW)
 class FloorTurnWorkflow:
     @workflow.run
     async def run(self, turn: FloorTurnInput) -> str:
-        for iteration in range(turn.k + 1):
-            answer = await workflow.execute_activity(
-                floor_model,
-                FloorModelInput(iteration=iteration, k=turn.k, latency_ms=turn.latency_ms),
-                start_to_close_timeout=_ACTIVITY_TIMEOUT,
-            )
-            if answer == "done":
-                return "done"
-            await workflow.execute_activity(
-                floor_tool, iteration, start_to_close_timeout=_ACTIVITY_TIMEOUT
-            )
+        await _iterate(turn.k, turn.latency_ms)
         return "done"
 
 
@@ -81,9 +88,13 @@ class FloorTurnWorkflow:
 class FloorParkedWorkflow:
     def __init__(self) -> None:
         self._released = False
+        self._waiting = False
 
     @workflow.run
-    async def run(self) -> str:
+    async def run(self, k: int = 0) -> str:
+        if k:
+            await _iterate(k, 0)
+        self._waiting = True
         await workflow.wait_condition(lambda: self._released)
         return "released"
 
@@ -93,7 +104,7 @@ class FloorParkedWorkflow:
 
     @workflow.query(name=PARKED_QUERY)
     def parked(self) -> bool:
-        return not self._released
+        return self._waiting and not self._released
 
 
 def floor_worker(client: Client, task_queue: str, **options: Any) -> Worker:
@@ -118,7 +129,17 @@ async def start_floor_turn(
     )
 
 
-async def start_floor_parked(client: Client, task_queue: str) -> WorkflowHandle[Any, str]:
+async def start_floor_parked(
+    client: Client, task_queue: str, k: int = 0
+) -> WorkflowHandle[Any, str]:
+    """Starts a floor workflow that parks (after K iterations when `k`)."""
+    if k:
+        return await client.start_workflow(
+            FloorParkedWorkflow.run,
+            k,
+            id=f"floor-parked-k{k}-{uuid.uuid4().hex[:10]}",
+            task_queue=task_queue,
+        )
     return await client.start_workflow(
         FloorParkedWorkflow.run, id=f"floor-parked-{uuid.uuid4().hex[:10]}", task_queue=task_queue
     )

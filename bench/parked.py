@@ -1,5 +1,6 @@
 """Resident memory of N parked turns: each side's worker runs alone in a subprocess, so its RSS
-is the worker's and nothing else's; the turns are started from this process."""
+is the worker's and nothing else's; the turns are started from this process. With K > 0 each
+turn first runs K iterations (a transcript of K iterations) and then parks."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
+from temporalio.service import RPCError
 from turnkeeper.contracts.names import SA_TURN_STATE
 
-from bench.floor import start_floor_parked
+from bench.floor import PARKED_QUERY, start_floor_parked
 from bench.sections import progress
 from bench.server import rss_bytes
 from bench.sides import FLOOR, Side
-from bench.turnkeeper_side import start_turnkeeper_turn
+from bench.turnkeeper_side import start_parked_session_turn, start_turnkeeper_turn
 
 _READY_TIMEOUT_S = 60.0
 _PARK_TIMEOUT_S = 900.0
@@ -26,23 +28,41 @@ _BENCH_ROOT = Path(__file__).parent.parent
 
 
 async def parked(
-    sides: tuple[Side, Side], n: int, address: str, data_dir: Path, worker_argv: list[str]
+    sides: tuple[Side, ...],
+    n: int,
+    address: str,
+    data_dir: Path,
+    worker_argv: list[str],
+    *,
+    k: int = 0,
+    session: bool = False,
 ) -> dict[str, Any]:
-    result: dict[str, Any] = {"n": n}
+    """Parks `n` turns (of `k` iterations first; ours in sessions with `session`) on each
+    side's worker alone; RSS and time."""
+    result: dict[str, Any] = {"n": n, "k": k, "session": session}
     for side in sides:
-        result[side.name] = await _park(side, n, address, data_dir, worker_argv)
-        progress(f"parked n={n} {side.name}: {result[side.name]}")
+        folder = data_dir / f"parked-{side.name}"
+        result[side.name] = await park(side, n, address, folder, worker_argv, k=k, session=session)
+        progress(f"parked n={n} k={k} {side.name}: {result[side.name]}")
     return result
 
 
-async def _park(
-    side: Side, n: int, address: str, data_dir: Path, worker_argv: list[str]
+async def park(
+    side: Side,
+    n: int,
+    address: str,
+    data_dir: Path,
+    worker_argv: list[str],
+    *,
+    k: int = 0,
+    session: bool = False,
 ) -> dict[str, Any]:
+    """One side's worker in a subprocess: its idle RSS, `n` turns parked, its RSS then."""
     queue = f"bench-parked-{side.name}-{uuid.uuid4().hex[:8]}"
     argv = [
         sys.executable, "-m", "bench.parked_worker",
         "--side", side.name, "--address", address, "--task-queue", queue,
-        "--data-dir", str(data_dir / f"parked-{side.name}"),
+        "--data-dir", str(data_dir),
     ]  # fmt: skip
     if side.name != FLOOR:
         argv += worker_argv
@@ -57,8 +77,7 @@ async def _park(
         await asyncio.sleep(_SETTLE_S)
         idle = rss_bytes(process.pid)
         started = asyncio.get_running_loop().time()
-        handles = await _bounded([_starter(side, queue) for _ in range(n)])
-        await _wait_parked(side, queue, handles)
+        handles = await park_turns(side, queue, n, k, session=session)
         park_s = asyncio.get_running_loop().time() - started
         await asyncio.sleep(_SETTLE_S)
         loaded = rss_bytes(process.pid)
@@ -73,9 +92,25 @@ async def _park(
     }
 
 
-def _starter(side: Side, queue: str) -> Any:
+async def park_turns(
+    side: Side, queue: str, n: int, k: int = 0, *, session: bool = False
+) -> list[WorkflowHandle[Any, Any]]:
+    """Starts `n` turns on `queue` (each runs `k` iterations first; ours, with `session`, as
+    the first turn of a session each) and waits until all park (besides any parked there
+    before)."""
+    already = 0 if side.name == FLOOR else await _count(side.client, queue)
+    handles = await _bounded([_starter(side, queue, k, session) for _ in range(n)])
+    await _wait_parked(side, queue, handles, k, already)
+    return handles
+
+
+def _starter(side: Side, queue: str, k: int, session: bool) -> Any:
     if side.name == FLOOR:
-        return lambda: start_floor_parked(side.client, queue)
+        return lambda: start_floor_parked(side.client, queue, k)
+    if session:
+        return lambda: start_parked_session_turn(side.client, queue)
+    if k:
+        return lambda: start_turnkeeper_turn(side.client, queue, k, 0, park_after=True)
     return lambda: start_turnkeeper_turn(side.client, queue, 1, 0, needs_approval=True)
 
 
@@ -94,25 +129,44 @@ async def _bounded(calls: list[Any]) -> list[Any]:
     return await asyncio.gather(*(one(call) for call in calls))
 
 
-async def _wait_parked(side: Side, queue: str, handles: list[WorkflowHandle[Any, Any]]) -> None:
+async def _wait_parked(
+    side: Side, queue: str, handles: list[WorkflowHandle[Any, Any]], k: int, already: int
+) -> None:
     """Until every turn waits: ours say so in the TurnState search attribute; a floor workflow
-    is parked once its first workflow task completed (history length 4)."""
-    deadline = asyncio.get_running_loop().time() + _PARK_TIMEOUT_S
+    is parked once its first workflow task completed (history length 4), or after K iterations
+    once its `parked` query says so."""
+    # 10,000 turns on 2 shared cores take minutes to park.
+    deadline = asyncio.get_running_loop().time() + max(_PARK_TIMEOUT_S, len(handles) * (0.2 + k))
     waiting = list(handles)
     while waiting:
         if asyncio.get_running_loop().time() > deadline:
             raise RuntimeError(f"{side.name}: {len(waiting)} turns never parked")
         await asyncio.sleep(1.0)
         if side.name == FLOOR:
-            waiting = await _not_parked_yet(waiting)
+            waiting = await (_not_done_yet(waiting) if k else _not_parked_yet(waiting))
         else:
             parked = await _count(side.client, queue)
-            waiting = [] if parked >= len(handles) else waiting
+            waiting = [] if parked >= already + len(handles) else waiting
 
 
 async def _not_parked_yet(handles: list[WorkflowHandle[Any, Any]]) -> list[WorkflowHandle]:
     lengths = await _bounded([_describer(handle) for handle in handles])
     return [handle for handle, length in zip(handles, lengths, strict=True) if length < 4]
+
+
+async def _not_done_yet(handles: list[WorkflowHandle[Any, Any]]) -> list[WorkflowHandle]:
+    answers = await _bounded([_asker(handle) for handle in handles])
+    return [handle for handle, parked in zip(handles, answers, strict=True) if not parked]
+
+
+def _asker(handle: WorkflowHandle[Any, Any]) -> Any:
+    async def parked() -> bool:
+        try:
+            return bool(await handle.query(PARKED_QUERY))
+        except (RPCError, WorkflowQueryFailedError):
+            return False  # no workflow task completed yet: nothing to query
+
+    return parked
 
 
 def _describer(handle: WorkflowHandle[Any, Any]) -> Any:

@@ -7,6 +7,11 @@ Sections (`--sections`, comma-separated, in this order):
   concurrency        --conc-n turns at once (K = --conc-k, L = --conc-latency-ms), --conc-reps
   concurrency-large  --large-n turns at once on one worker, for each side in --large-sides
   parked             --parked-n turns parked on an approval vs bare workflows waiting on a signal
+  long-turn          one turn of --long-k iterations at L = 0 per side (ours continues as new)
+  parked-large       --park-large-n turns parked on an approval, one worker per side
+  parked-transcript  --transcript-n turns parked after --transcript-k iterations each
+  parked-encrypted   --parked-n turns parked with encryption on (TURNKEEPER_ENCRYPTION_KEYS)
+  parked-session     --parked-n sessions whose first turn is parked on an approval
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any
 
 from temporalio.client import Client
 
-from bench import report, sections
+from bench import report, scale, scale_report, sections
 from bench.core_log import CoreWarnings, install_core_warnings
 from bench.floor import floor_worker
 from bench.options import add_worker_arguments, describe, worker_argv, worker_options
@@ -33,8 +38,21 @@ from bench.sides import FLOOR, OURS, floor_side, turnkeeper_side
 from bench.turnkeeper_side import bench_data_converter, turnkeeper_worker
 from turnkeeper.logging import configure_logging
 
-ALL_SECTIONS = ["history", "overhead", "concurrency", "concurrency-large", "parked"]
-# --quick: every section, small, about two minutes.
+ALL_SECTIONS = [
+    "history",
+    "overhead",
+    "concurrency",
+    "concurrency-large",
+    "long-turn",
+    "parked",
+    "parked-large",
+    "parked-transcript",
+    "parked-encrypted",
+    "parked-session",
+]
+# Sections whose workers run in this process; the parked ones run theirs in a subprocess.
+IN_PROCESS = {"history", "overhead", "concurrency", "concurrency-large", "long-turn"}
+# --quick: every section, small, a few minutes.
 QUICK = {
     "history_ks": [10, 30, 50],
     "overhead_ks": [10],
@@ -43,6 +61,9 @@ QUICK = {
     "conc_reps": 1,
     "large_n": 100,
     "parked_n": 100,
+    "long_k": 150,
+    "park_large_n": 300,
+    "transcript_n": 30,
 }
 
 
@@ -73,6 +94,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="who runs concurrency-large (e.g. turnkeeper)",
     )
     parser.add_argument("--parked-n", type=int, default=1000)
+    parser.add_argument("--long-k", type=int, default=1000)
+    parser.add_argument("--park-large-n", type=int, default=10_000)
+    parser.add_argument("--transcript-n", type=int, default=200)
+    parser.add_argument("--transcript-k", type=int, default=50)
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     parser.add_argument("--log-level", default="WARNING", help="of the in-process workers")
     parser.add_argument("--keep-server-dir", action="store_true")
@@ -106,7 +131,7 @@ async def measure(
         turnkeeper_side(ours_client, ours_queue),
         core_warnings,
     )
-    in_process = [s for s in args.sections if s != "parked"]
+    in_process = [s for s in args.sections if s in IN_PROCESS]
     if in_process:
         async with (
             floor_worker(floor_client, floor_queue),
@@ -124,13 +149,32 @@ async def measure(
                 started = time.perf_counter()
                 results[name.replace("-", "_")] = await _section(name, args, bench)
                 timings[name] = round(time.perf_counter() - started, 1)
-    if "parked" in args.sections:
+    for name in (s for s in args.sections if s not in IN_PROCESS):
         started = time.perf_counter()
-        results["parked"] = await parked(
-            bench.sides, args.parked_n, server.address, data_dir, worker_argv(args)
-        )
-        timings["parked"] = round(time.perf_counter() - started, 1)
+        sections.progress(f"section {name}")
+        results[name.replace("-", "_")] = await _parked_section(name, args, bench, data_dir)
+        timings[name] = round(time.perf_counter() - started, 1)
     return results
+
+
+async def _parked_section(
+    name: str, args: argparse.Namespace, bench: sections.Bench, data_dir: Path
+) -> dict[str, Any]:
+    address, argv = bench.server.address, worker_argv(args)
+    if name == "parked":
+        return await parked(bench.sides, args.parked_n, address, data_dir, argv)
+    if name == "parked-large":
+        return await parked(bench.sides, args.park_large_n, address, data_dir, argv)
+    if name == "parked-session":
+        return await parked(bench.sides, args.parked_n, address, data_dir, argv, session=True)
+    if name == "parked-transcript":
+        return await parked(
+            bench.sides, args.transcript_n, address, data_dir, argv, k=args.transcript_k
+        )
+    encrypting = await Client.connect(
+        address, data_converter=bench_data_converter(data_dir / "parked-encrypted", encrypt=True)
+    )
+    return await scale.parked_encrypted(bench, args.parked_n, encrypting, data_dir, argv)
 
 
 async def _section(name: str, args: argparse.Namespace, bench: sections.Bench) -> Any:
@@ -139,6 +183,8 @@ async def _section(name: str, args: argparse.Namespace, bench: sections.Bench) -
         return await sections.history(bench, args.history_ks)
     if name == "overhead":
         return await sections.overhead(bench, args.overhead_ks, args.latency_ms, args.reps)
+    if name == "long-turn":
+        return await scale.long_turn(bench, args.long_k)
     if name == "concurrency":
         return await sections.concurrency(
             bench, args.conc_n, args.conc_k, args.conc_latency_ms, args.conc_reps, bench.sides
@@ -152,6 +198,12 @@ async def _section(name: str, args: argparse.Namespace, bench: sections.Bench) -
 
 def render(results: dict[str, Any]) -> str:
     parts = [report.markdown(report.summary_rows(results))]
+    goals = scale_report.goal_rows(results)
+    if goals:
+        parts += ["The goals of issue #16:", report.markdown(goals)]
+    scale_rows = scale_report.scale_rows(results)
+    if scale_rows:
+        parts += ["Scale (issue #16):", report.markdown(scale_rows)]
     if "history" in results:
         parts += [report.history_detail(results["history"])]
         parts += [report.per_iteration_detail(results["history"])]

@@ -28,7 +28,8 @@ from turnkeeper.contracts.messages import TextBlock, ToolResultBlock, ToolUseBlo
 from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL, ACTIVITY_TOOL_CALL
 from turnkeeper.contracts.turn import AgentReport, TurnRequest, Usage
 
-from bench.scenario import BLOB, MODEL, TOOL_NAME, parse_task_text, task_text
+from bench.scenario import BLOB, MODEL, PARK_TOOL_NAME, TOOL_NAME, parse_task_text, task_text
+from turnkeeper.sessions import start_session
 from turnkeeper.settings import Settings
 from turnkeeper.turns import start_turn
 
@@ -41,14 +42,15 @@ _OUTPUT_TOKENS = 40
 
 
 class BenchProvider:
-    """A model that sleeps L, then asks for `fetch_blob` until it has seen K tool results."""
+    """A model that sleeps L, then asks for `fetch_blob` until it has seen K tool results (and
+    then, in a parking turn, for `go_ahead`)."""
 
     name = "anthropic"
 
     async def complete(
         self, request: ModelRequest, on_text: TextSink | None = None
     ) -> ModelResponse:
-        k, latency_s = parse_task_text(_first_user_text(request))
+        k, latency_s, park = parse_task_text(_first_user_text(request))
         seen = sum(
             isinstance(block, ToolResultBlock)
             for message in request.messages
@@ -62,6 +64,11 @@ class BenchProvider:
         )
         if seen < k:
             call = ToolUseBlock(id=f"toolu_bench_{seen:05d}", name=TOOL_NAME, input={"i": seen})
+            return ModelResponse(
+                content=[call], stop_reason="tool_use", usage=usage, model=request.model
+            )
+        if park and seen == k:
+            call = ToolUseBlock(id="toolu_bench_park", name=PARK_TOOL_NAME, input={})
             return ModelResponse(
                 content=[call], stop_reason="tool_use", usage=usage, model=request.model
             )
@@ -87,12 +94,19 @@ async def fetch_blob(i: int) -> str:
     return BLOB
 
 
+async def go_ahead() -> str:
+    return "going ahead"
+
+
 def bench_tools(*, local: bool = False) -> ToolRegistry:
     """`fetch_blob`, as an ordinary worker tool or (`local`) on the fast path for cheap tools."""
     options: dict[str, Any] = {"local": True, "timeout_s": 10.0} if local else {}
     description = "Return a fixed 2 KiB blob (a benchmark stand-in)."
     return ToolRegistry(
-        [worker_tool(name=TOOL_NAME, description=description, **options)(fetch_blob)]
+        [
+            worker_tool(name=TOOL_NAME, description=description, **options)(fetch_blob),
+            worker_tool(name=PARK_TOOL_NAME, description="Carry on (needs approval).")(go_ahead),
+        ]
     )
 
 
@@ -155,17 +169,25 @@ def bench_data_converter(data_dir: Path, *, encrypt: bool = False) -> DataConver
     return turn_data_converter(bench_store(data_dir, encrypt=encrypt), keyring)
 
 
-def turn_request(k: int, latency_ms: float, *, needs_approval: bool = False) -> TurnRequest:
-    task: dict[str, Any] = {"id": f"bench-k{k}", "input": task_text(k, latency_ms)}
+def turn_request(
+    k: int, latency_ms: float, *, needs_approval: bool = False, park_after: bool = False
+) -> TurnRequest:
+    """The scripted turn; `needs_approval` parks it on its first `fetch_blob`, `park_after` on
+    the `go_ahead` call after its K `fetch_blob` calls (a transcript of K iterations)."""
+    task: dict[str, Any] = {"id": f"bench-k{k}", "input": task_text(k, latency_ms, park=park_after)}
+    tools = [TOOL_NAME]
     if needs_approval:
         task["constraints"] = {"require_approval": [TOOL_NAME]}
+    if park_after:
+        tools.append(PARK_TOOL_NAME)
+        task["constraints"] = {"require_approval": [PARK_TOOL_NAME]}
     return TurnRequest.model_validate(
         {
             "agent": {
                 "id": "bench",
                 "model": MODEL,
-                "tools": [TOOL_NAME],
-                "max_iterations": k + 1,
+                "tools": tools,
+                "max_iterations": k + 2 if park_after else k + 1,
             },
             "task": task,
         }
@@ -173,15 +195,35 @@ def turn_request(k: int, latency_ms: float, *, needs_approval: bool = False) -> 
 
 
 async def start_turnkeeper_turn(
-    client: Client, task_queue: str, k: int, latency_ms: float, *, needs_approval: bool = False
+    client: Client,
+    task_queue: str,
+    k: int,
+    latency_ms: float,
+    *,
+    needs_approval: bool = False,
+    park_after: bool = False,
 ) -> WorkflowHandle[Any, AgentReport]:
     """Starts a turn the way `turnkeeper run` does."""
     return await start_turn(
         client,
-        turn_request(k, latency_ms, needs_approval=needs_approval),
+        turn_request(k, latency_ms, needs_approval=needs_approval, park_after=park_after),
         workflow_id=f"turn-bench-k{k}-{uuid.uuid4().hex[:10]}",
         task_queue=task_queue,
     )
+
+
+async def start_parked_session_turn(client: Client, task_queue: str) -> WorkflowHandle[Any, Any]:
+    """Starts a session whose first turn parks on the approval of its `fetch_blob` call; the
+    session's handle (terminating it terminates the turn, its child)."""
+    handle = await start_session(
+        client,
+        session_id=f"session-bench-{uuid.uuid4().hex[:10]}",
+        agent={"id": "bench", "model": MODEL, "tools": [TOOL_NAME], "max_iterations": 2},
+        constraints={"require_approval": [TOOL_NAME]},
+        task_queue=task_queue,
+    )
+    await handle.send(task_text(1, 0))
+    return handle.workflow
 
 
 def check_report(report: AgentReport, k: int) -> None:
