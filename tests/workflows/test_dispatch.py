@@ -110,7 +110,7 @@ async def test_parallel_calls_overlap_and_one_by_one_calls_do_not(custom: TurnRu
 
 
 async def tool_call_steps(handle: WorkflowHandle) -> list[str]:
-    """"scheduled" or "closed" for each tool-call activity event, in history order."""
+    """ "scheduled" or "closed" for each tool-call activity event, in history order."""
     scheduled: set[int] = set()
     steps = []
     async for event in handle.fetch_history_events():

@@ -67,7 +67,6 @@ async def test_a_turn_whose_stored_conversation_vanished_sends_it_inline(
         event
         async for event in handle.fetch_history_events()
         if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        and event.activity_task_scheduled_event_attributes.activity_type.name
-        == ACTIVITY_MODEL_CALL
+        and event.activity_task_scheduled_event_attributes.activity_type.name == ACTIVITY_MODEL_CALL
     ]
     assert len(model_calls) == 3

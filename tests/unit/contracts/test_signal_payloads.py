@@ -28,8 +28,14 @@ def refusal(model: type[BaseModel], payload: Any) -> str:
         ({"call_id": "a", "approved": "perhaps"}, "approved\n  Input should be a valid boolean"),
         ({"call_id": "a", "approved": True, "input": "path=x"}, "input\n  Input should be"),
         ({"call_id": "a", "approved": True, "signature": {"value": "x"}}, "signature.expires_at"),
-        ({"call_id": "a", "approved": True, "signature": {"expires_at": "t", "value": "x" * 257}},
-         "signature.value"),
+        (
+            {
+                "call_id": "a",
+                "approved": True,
+                "signature": {"expires_at": "t", "value": "x" * 257},
+            },
+            "signature.value",
+        ),
         ({"call_id": "a", "approved": True, "approvd_by": "ann"}, "approvd_by\n  Extra inputs"),
         ("approve", "Input should be a valid dictionary or instance of ApproveInput"),
     ],

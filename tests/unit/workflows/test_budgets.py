@@ -22,9 +22,7 @@ def a_turn(**limits: Any) -> Turn:
 
 def extended(t: Turn, **amounts: Any) -> Turn:
     number = len(t.budget_extensions) + 1
-    t.budget_extensions.append(
-        BudgetExtension(request=number, budget="cost", at=START, **amounts)
-    )
+    t.budget_extensions.append(BudgetExtension(request=number, budget="cost", at=START, **amounts))
     return t
 
 
@@ -49,7 +47,9 @@ def test_every_extension_adds_to_its_own_budget() -> None:
 def test_an_extension_never_limits_an_unlimited_budget() -> None:
     limits = budgets.limits(extended(a_turn(), cost_usd=1.0, time_ms=10, tool_interactions=1))
     assert (limits.cost_budget_usd, limits.time_budget_ms, limits.max_tool_interactions) == (
-        None, None, None
+        None,
+        None,
+        None,
     )
 
 

@@ -55,15 +55,25 @@ def test_the_view_never_changes_the_transcript() -> None:
 
 
 def test_an_anchor_left_out_still_sends_the_question_it_holds() -> None:
-    session = [said("user", "earlier"), said("assistant", "ok"), said("user", "the question"),
-               *exchange(1), *exchange(2)]
+    session = [
+        said("user", "earlier"),
+        said("assistant", "ok"),
+        said("user", "the question"),
+        *exchange(1),
+        *exchange(2),
+    ]
     view = ContextWindow(cut=3, anchor=2).view(session)
     assert texts(view[0])[-1] == "[The message this turn answers:]\nthe question"
 
 
 def test_an_anchor_still_in_view_or_out_of_range_adds_nothing() -> None:
-    session = [said("user", "earlier"), said("assistant", "ok"), said("user", "the question"),
-               *exchange(1), *exchange(2)]
+    session = [
+        said("user", "earlier"),
+        said("assistant", "ok"),
+        said("user", "the question"),
+        *exchange(1),
+        *exchange(2),
+    ]
     assert len(ContextWindow(cut=1, anchor=2).view(session)[0].content) == 2
     assert len(ContextWindow(cut=3, anchor=99).view(session)[0].content) == 2
 

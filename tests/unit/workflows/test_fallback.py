@@ -69,8 +69,12 @@ def test_only_the_refusals_named_in_fallback_on_are_passable() -> None:
 
 
 def test_every_fallback_on_value_names_a_refusal() -> None:
-    assert set(fallback.REFUSALS) == {"auth", "invalid_request", "context_too_long",
-                                      "content_filtered"}
+    assert set(fallback.REFUSALS) == {
+        "auth",
+        "invalid_request",
+        "context_too_long",
+        "content_filtered",
+    }
 
 
 def test_a_model_with_a_fallback_behind_it_gets_fewer_attempts() -> None:

@@ -17,9 +17,25 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def banned_api_findings(source: str, relative_path: str) -> list[str]:
     checked = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise",
-         "--select", "TID251", "--stdin-filename", str(ROOT / relative_path), "-"],
-        input=source, capture_output=True, text=True, cwd=ROOT, check=False,
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--no-cache",
+            "--output-format",
+            "concise",
+            "--select",
+            "TID251",
+            "--stdin-filename",
+            str(ROOT / relative_path),
+            "-",
+        ],
+        input=source,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
     )
     assert checked.returncode in (0, 1), checked.stderr
     return [line for line in checked.stdout.splitlines() if "TID251" in line]
@@ -31,8 +47,10 @@ def banned_api_findings(source: str, relative_path: str) -> list[str]:
         ("import time\n\nstarted = time.time()\n", "workflow.now()"),
         ("from time import monotonic\n\nstarted = monotonic()\n", "workflow.now()"),
         ("import time\n\ntime.sleep(1)\n", "workflow.sleep()"),
-        ("import asyncio\n\n\nasync def f() -> None:\n    await asyncio.sleep(1)\n",
-         "workflow.sleep()"),
+        (
+            "import asyncio\n\n\nasync def f() -> None:\n    await asyncio.sleep(1)\n",
+            "workflow.sleep()",
+        ),
         ("from datetime import datetime\n\nstarted = datetime.now()\n", "workflow.now()"),
         ("import datetime\n\nstarted = datetime.datetime.utcnow()\n", "workflow.now()"),
         ("from datetime import date\n\nday = date.today()\n", "workflow.now()"),
@@ -80,6 +98,9 @@ def test_what_workflows_may_use_passes() -> None:
 def test_the_workflows_tree_passes_today() -> None:
     checked = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "TID251", "workflows"],
-        capture_output=True, text=True, cwd=ROOT, check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -104,6 +104,9 @@ def test_the_state_follows_what_the_calls_wait_for() -> None:
 def test_the_listing_shows_each_waiting_call() -> None:
     [listed] = book(("a", "approval")).listing()
     assert (listed.call_id, listed.tool, listed.kind, listed.since) == (
-        "a", "write_file", "approval", NOW
+        "a",
+        "write_file",
+        "approval",
+        NOW,
     )
     assert listed.input == {"path": "a.txt"}

@@ -116,7 +116,10 @@ def test_waiting_for_a_budget_extension_does_not_count_as_time() -> None:
     assert (asked.number, t.budget_request) == (1, asked)
     granted = t.grant_extension(ExtendBudgetInput(iterations=2), True, START + 5 * SECOND)
     assert (granted.request, granted.budget, granted.iterations, granted.signed) == (
-        1, "iterations", 2, True
+        1,
+        "iterations",
+        2,
+        True,
     )
     assert t.budget_request is None
     assert t.active_ms(START + 6 * SECOND) == 2000
