@@ -63,7 +63,7 @@ QUICK = {
     "parked_n": 100,
     "long_k": 150,
     "park_large_n": 300,
-    "transcript_n": 30,
+    "transcript_n": 10,
 }
 
 
