@@ -63,7 +63,7 @@ QUICK = {
     "parked_n": 100,
     "long_k": 150,
     "park_large_n": 300,
-    "transcript_n": 30,
+    "transcript_n": 10,
 }
 
 
@@ -197,7 +197,8 @@ async def _section(name: str, args: argparse.Namespace, bench: sections.Bench) -
 
 
 def render(results: dict[str, Any]) -> str:
-    parts = [report.markdown(report.summary_rows(results))]
+    summary = report.summary_rows(results)
+    parts = [report.markdown(summary)] if summary else []
     goals = scale_report.goal_rows(results)
     if goals:
         parts += ["The goals of issue #16:", report.markdown(goals)]
