@@ -3,6 +3,8 @@ the contract's error types."""
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
@@ -77,14 +79,7 @@ async def _call_chain(
             continue
         turn.model_answered(model)
         return result
-    passed_over = f"; passed over: {'; '.join(cooling)}" if cooling else ""
-    fail(
-        turn,
-        errors.LLM_UNAVAILABLE,
-        f"no model answered after retries ({len(failures)} tried): "
-        + "; ".join(failures)
-        + passed_over,
-    )
+    _fail_unavailable(turn, failures, cooling)
 
 
 async def _call_each_fully(turn: Turn, offered: list[str], compacting: bool) -> ModelCallResult:
@@ -101,10 +96,18 @@ async def _call_each_fully(turn: Turn, offered: list[str], compacting: bool) -> 
             message = cause_message(err)
             workflow.logger.warning("model %s exhausted: %s", model, message)
             failures.append(f"{model}: {message}")
+    _fail_unavailable(turn, failures, [])
+
+
+def _fail_unavailable(turn: Turn, failures: list[str], cooling: list[str]) -> NoReturn:
+    """Every model of the chain was tried (or is cooling down): the turn fails as an outage."""
+    passed_over = f"; passed over: {'; '.join(cooling)}" if cooling else ""
     fail(
         turn,
         errors.LLM_UNAVAILABLE,
-        f"no model answered after retries ({len(failures)} tried): " + "; ".join(failures),
+        f"no model answered after retries ({len(failures)} tried): "
+        + "; ".join(failures)
+        + passed_over,
     )
 
 
