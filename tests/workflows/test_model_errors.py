@@ -9,10 +9,13 @@ import uuid
 from pathlib import Path
 
 import pytest
-from temporalio.client import WorkflowFailureError
+from temporalio.api.common.v1 import RetryPolicy
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import ActivityTaskStartedEventAttributes
+from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import WorkflowEnvironment
-from turnkeeper.contracts.names import QUERY_STATUS
+from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL, QUERY_STATUS
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
@@ -78,17 +81,44 @@ async def test_transient_errors_are_retried(turns: TurnRunner, reply: ReplySpec)
     assert len(turns.fake.requests_for(key)) == 2
 
 
+async def retried_attempt(handle: WorkflowHandle) -> ActivityTaskStartedEventAttributes:
+    """The start of the turn's one retried activity (the model call), read from history: its
+    attempt number and the failure the server scheduled that attempt after."""
+    history = await handle.fetch_history()
+    started = [
+        event.activity_task_started_event_attributes
+        for event in history.events
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+    ]
+    [retried] = [attempt for attempt in started if attempt.attempt > 1]
+    return retried
+
+
+async def model_call_retry_policy(handle: WorkflowHandle) -> RetryPolicy:
+    history = await handle.fetch_history()
+    [scheduled] = [
+        event.activity_task_scheduled_event_attributes
+        for event in history.events
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and event.activity_task_scheduled_event_attributes.activity_type.name == ACTIVITY_MODEL_CALL
+    ]
+    return scheduled.retry_policy
+
+
 async def test_rate_limit_waits_as_long_as_retry_after_says(turns: TurnRunner) -> None:
     key = new_key()
     turns.fake.script(key, [[fake.rate_limited(retry_after=1), fake.text("recovered")]])
+    handle = await turns.start(scripted_request(key))
 
-    report = await turns.run(scripted_request(key))
+    report = await handle.result()
 
     assert report.output == "recovered"
-    first, second = turns.fake.requests_for(key)
-    gap = second.received_at - first.received_at
-    # retry-after (1 s) replaced the policy's first interval (2 s).
-    assert 0.9 <= gap < 1.9, gap
+    assert len(turns.fake.requests_for(key)) == 2
+    # retry-after (1 s) replaced the policy's first interval (2 s): the server was told so.
+    retried = await retried_attempt(handle)
+    assert retried.attempt == 2
+    assert retried.last_failure.application_failure_info.next_retry_delay.ToSeconds() == 1
+    assert (await model_call_retry_policy(handle)).initial_interval.ToSeconds() == 2
 
 
 async def test_overloaded_burst_follows_the_backoff_schedule(turns: TurnRunner) -> None:
@@ -97,15 +127,21 @@ async def test_overloaded_burst_follows_the_backoff_schedule(turns: TurnRunner) 
         key, [[fake.overloaded(), fake.overloaded(), fake.overloaded(), fake.text("recovered")]]
     )
 
-    report = await turns.run(scripted_request(key))
+    handle = await turns.start(scripted_request(key))
+
+    report = await handle.result()
 
     assert report.output == "recovered"
     times = [r.received_at for r in turns.fake.requests_for(key)]
     gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
     print("529 burst, seconds between attempts:", [round(gap, 2) for gap in gaps])
-    # 2 s, then 4 s, then 8 s (initial interval 2 s, coefficient 2).
-    for gap, expected in zip(gaps, [2, 4, 8], strict=True):
-        assert expected - 0.2 <= gap < expected + 1.5, gaps
+    # 2 s, then 4 s, then 8 s: the policy's schedule (initial interval 2 s, coefficient 2), which
+    # no answer overrode with a delay of its own.
+    policy = await model_call_retry_policy(handle)
+    assert (policy.initial_interval.ToSeconds(), policy.backoff_coefficient) == (2, 2)
+    retried = await retried_attempt(handle)
+    assert retried.attempt == 4
+    assert not retried.last_failure.application_failure_info.HasField("next_retry_delay")
 
 
 async def test_cancellation_wins_over_a_model_call_in_flight(turns: TurnRunner) -> None:
