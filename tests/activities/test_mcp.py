@@ -8,7 +8,6 @@ import dataclasses
 import functools
 import json
 import sys
-import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -171,11 +170,22 @@ async def test_a_slow_call_times_out_and_the_next_call_works(make_mcp: Any) -> N
 async def test_a_long_call_heartbeats(stdio: Mcp) -> None:
     env = ActivityEnvironment()
     env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=0.2))
-    beats: list[float] = []
-    env.on_heartbeat = lambda *details: beats.append(time.monotonic())
-    result = await stdio.call("mcp__demo__slow", env=env, seconds=0.6)
-    assert result.content == "slept 0.6 s"
-    assert len(beats) >= 2
+    two_beats = asyncio.Event()
+    beats: list[tuple[Any, ...]] = []
+
+    def beat(*details: Any) -> None:
+        beats.append(details)
+        if len(beats) == 2:
+            two_beats.set()
+
+    env.on_heartbeat = beat
+    # Long enough that the call is still running when two beats came, however slow the machine.
+    call = asyncio.create_task(stdio.call("mcp__demo__slow", env=env, seconds=30))
+    await asyncio.wait_for(two_beats.wait(), 30)
+    assert not call.done()
+    env.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(call, 5)
 
 
 async def test_a_stdio_server_that_dies_mid_call_is_started_again(stdio: Mcp) -> None:

@@ -6,7 +6,6 @@ import asyncio
 import dataclasses
 import json
 import threading
-import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any
@@ -70,9 +69,22 @@ async def own_timeout() -> str:
     raise TimeoutError("upstream took too long")
 
 
-@worker_tool(name="steady")
-async def steady() -> str:
-    await asyncio.sleep(0.35)
+@dataclasses.dataclass
+class Hold:
+    """What the `held` tool waits on: the test watches the call for as long as it needs (for
+    heartbeats, or to cancel it mid-run) instead of guessing how long a sleep covers that."""
+
+    started: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+    released: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
+
+
+HOLD: list[Hold] = [Hold()]
+
+
+@worker_tool(name="held")
+async def held() -> str:
+    HOLD[0].started.set()
+    await HOLD[0].released.wait()
     return "done"
 
 
@@ -162,7 +174,7 @@ def activities(tmp_path: Path, store: LocalFolderStore) -> ToolActivities:
     workspace = Workspace(tmp_path / "workspace")
     (workspace.root / "notes.md").write_text("remember the milk")
     registry = builtin_tools(workspace)
-    for tool in (explode, refuse, slow, own_timeout, steady):
+    for tool in (explode, refuse, slow, own_timeout, held):
         registry.add(tool)
     return ToolActivities(registry, store)
 
@@ -231,20 +243,28 @@ async def test_a_raising_tool_is_logged_with_its_traceback(activities: ToolActiv
 
 
 async def test_cancelling_the_activity_cancels_the_tool(activities: ToolActivities) -> None:
+    HOLD[0] = hold = Hold()
     env = ActivityEnvironment()
-    running = asyncio.create_task(run_call(activities, "steady", env))
-    await asyncio.sleep(0.05)
+    running = asyncio.create_task(run_call(activities, "held", env))
+    await asyncio.wait_for(hold.started.wait(), 30)
     env.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running
 
 
 async def test_a_long_tool_call_heartbeats(activities: ToolActivities) -> None:
+    HOLD[0] = hold = Hold()
     env = ActivityEnvironment()
     env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=0.2))
-    beats: list[float] = []
-    env.on_heartbeat = lambda *details: beats.append(time.monotonic())
-    result = await run_call(activities, "steady", env)
+    beats: list[tuple[Any, ...]] = []
+
+    def beat(*details: Any) -> None:
+        beats.append(details)
+        if len(beats) == 2:
+            hold.released.set()  # two beats seen while the tool still runs: let it finish
+
+    env.on_heartbeat = beat
+    result = await asyncio.wait_for(run_call(activities, "held", env), 30)
     assert result.content == "done"
     assert len(beats) >= 2
 
