@@ -252,7 +252,11 @@ async def failure_of(
     turns: TurnRunner, request: dict[str, Any]
 ) -> tuple[ApplicationError, AgentReport]:
     """Runs a turn that must fail; its typed, non-retryable error and partial report."""
-    handle = await turns.start(request)
+    return await failure_of_turn(await turns.start(request))
+
+
+async def failure_of_turn(handle: WorkflowHandle) -> tuple[ApplicationError, AgentReport]:
+    """The typed, non-retryable error and partial report of a started turn that must fail."""
     with pytest.raises(WorkflowFailureError) as failure:
         await handle.result()
     error = failure.value.cause

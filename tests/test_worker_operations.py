@@ -15,12 +15,12 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client
 from temporalio.common import VersioningBehavior
 from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL, WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
+from tests import history_facts
 from tests.conftest import new_key, scripted_request
 from tests.deployment.test_upgrade import promoted, until
 from tests.fakes import fake_anthropic as fake
@@ -163,7 +163,7 @@ async def test_sigterm_drains_a_model_call_in_flight_and_another_worker_finishes
     assert len(fake_anthropic.requests_for(key)) == 2
     # It waited for the call: its one attempt ran and completed on the first worker, per history;
     # everything after it ran on the second.
-    first_call, *later = await model_calls(handle)
+    first_call, *later = await history_facts.completed_attempts(handle, ACTIVITY_MODEL_CALL)
     assert first_call == (1, worker_identity(first), worker_identity(first)), first_call
     assert later and all(call[1:] == (worker_identity(second),) * 2 for call in later), later
 
@@ -176,23 +176,6 @@ async def test_sigterm_drains_a_model_call_in_flight_and_another_worker_finishes
 def worker_identity(worker: WorkerProcess) -> str:
     """The SDK's default identity of a worker process's client: `<pid>@<host>`."""
     return f"{worker.process.pid}@{socket.gethostname()}"
-
-
-async def model_calls(handle: WorkflowHandle) -> list[tuple[int, str, str]]:
-    """Each model call of the turn as history records it: (attempt, who started it, who
-    completed it)."""
-    events = (await handle.fetch_history()).events
-    by_id = {event.event_id: event for event in events}
-    calls = []
-    for event in events:
-        if event.event_type != EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-            continue
-        completed = event.activity_task_completed_event_attributes
-        scheduled = by_id[completed.scheduled_event_id].activity_task_scheduled_event_attributes
-        started = by_id[completed.started_event_id].activity_task_started_event_attributes
-        if scheduled.activity_type.name == ACTIVITY_MODEL_CALL:
-            calls.append((started.attempt, started.identity, completed.identity))
-    return calls
 
 
 async def test_readiness_says_why_not(client: Client) -> None:

@@ -6,15 +6,34 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from temporalio.client import WorkflowFailureError
+from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError
-from turnkeeper.contracts.names import QUERY_STATUS, QUERY_TRANSCRIPT
+from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL, QUERY_STATUS, QUERY_TRANSCRIPT
 from turnkeeper.contracts.signals import TurnStatus
 
-from tests.conftest import TurnRunner, failure_of, new_key, scripted_request, wait_for_pending
+from tests import history_facts
+from tests.conftest import (
+    TurnRunner,
+    failure_of,
+    failure_of_turn,
+    new_key,
+    scripted_request,
+    wait_for_pending,
+)
 from tests.fakes import fake_anthropic as fake
 
 LIST = ("list_files", {"path": "."})
+# A budget that a first model call, a tool call and the workflow tasks between them fit in on a
+# slow, shared machine; and model answers that no budget here waits for.
+BUDGET_MS = 5000
+FIRST_CALL_S = 0.5
+NEVER_S = 30.0
+
+
+async def model_call_timeouts_ms(handle: WorkflowHandle) -> list[float]:
+    """The start-to-close timeout each model call was scheduled with, per the turn's history."""
+    calls = await history_facts.scheduled(handle, ACTIVITY_MODEL_CALL)
+    return [call.start_to_close_timeout.ToMilliseconds() for call in calls]
 
 
 async def test_a_later_model_call_is_cut_off_when_the_time_budget_runs_out(
@@ -24,35 +43,41 @@ async def test_a_later_model_call_is_cut_off_when_the_time_budget_runs_out(
     turns.fake.script(
         key,
         [
-            fake.slow(fake.tool_calls(LIST), 0.6),
-            fake.slow(fake.tool_calls(LIST), 2.0),
+            fake.slow(fake.tool_calls(LIST), FIRST_CALL_S),
+            fake.slow(fake.tool_calls(LIST), NEVER_S),
             fake.text("never reached"),
         ],
     )
-    request = scripted_request(key, task={"constraints": {"time_budget_ms": 1000}})
+    request = scripted_request(key, task={"constraints": {"time_budget_ms": BUDGET_MS}})
+    handle = await turns.start(request)
 
-    error, partial = await failure_of(turns, request)
+    error, partial = await failure_of_turn(handle)
 
     assert error.type == "TurnBudgetExceeded", error.message
-    assert error.message.startswith("time budget of 1000 ms spent: ")
-    # The second call had only the ~400 ms left as its timeout, not the two seconds it needed.
+    assert error.message.startswith(f"time budget of {BUDGET_MS} ms spent: ")
     assert (partial.llm_calls, partial.tool_calls, partial.iterations) == (1, 1, 2)
     assert len(turns.fake.requests_for(key)) == 2
+    # The second call had only what was left as its timeout, not the whole budget again.
+    first, second = await model_call_timeouts_ms(handle)
+    assert first <= BUDGET_MS and second <= first - FIRST_CALL_S * 1000, (first, second)
 
 
 async def test_a_model_call_gets_only_the_time_that_is_left(turns: TurnRunner) -> None:
     key = new_key()
-    turns.fake.script(key, [fake.slow(fake.text("too late"), 3.0)])
-    request = scripted_request(key, task={"constraints": {"time_budget_ms": 800}})
+    turns.fake.script(key, [fake.slow(fake.text("too late"), NEVER_S)])
+    request = scripted_request(key, task={"constraints": {"time_budget_ms": BUDGET_MS}})
+    handle = await turns.start(request)
 
-    error, partial = await failure_of(turns, request)
+    error, partial = await failure_of_turn(handle)
 
     assert error.type == "TurnBudgetExceeded"
-    assert "time budget of 800 ms spent" in error.message
+    assert f"time budget of {BUDGET_MS} ms spent" in error.message
     assert partial.llm_calls == 0
     # The activity timed out after the budget, not after the default ten minutes, and was not
     # retried past it.
     assert len(turns.fake.requests_for(key)) == 1
+    [timeout] = await model_call_timeouts_ms(handle)
+    assert timeout <= BUDGET_MS
 
 
 PRICEY = {"input_per_mtok": 10_000.0, "output_per_mtok": 100_000.0}  # $0.01 / $0.1 a token

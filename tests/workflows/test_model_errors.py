@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from temporalio.api.common.v1 import RetryPolicy
-from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import ActivityTaskStartedEventAttributes
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, CancelledError
@@ -19,6 +18,7 @@ from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL, QUERY_STATUS
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
+from tests import history_facts
 from tests.conftest import (
     TurnRunner,
     failure_of,
@@ -84,25 +84,13 @@ async def test_transient_errors_are_retried(turns: TurnRunner, reply: ReplySpec)
 async def retried_attempt(handle: WorkflowHandle) -> ActivityTaskStartedEventAttributes:
     """The start of the turn's one retried activity (the model call), read from history: its
     attempt number and the failure the server scheduled that attempt after."""
-    history = await handle.fetch_history()
-    started = [
-        event.activity_task_started_event_attributes
-        for event in history.events
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
-    ]
-    [retried] = [attempt for attempt in started if attempt.attempt > 1]
+    [retried] = [start for start in await history_facts.started(handle) if start.attempt > 1]
     return retried
 
 
 async def model_call_retry_policy(handle: WorkflowHandle) -> RetryPolicy:
-    history = await handle.fetch_history()
-    [scheduled] = [
-        event.activity_task_scheduled_event_attributes
-        for event in history.events
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        and event.activity_task_scheduled_event_attributes.activity_type.name == ACTIVITY_MODEL_CALL
-    ]
-    return scheduled.retry_policy
+    [call] = await history_facts.scheduled(handle, ACTIVITY_MODEL_CALL)
+    return call.retry_policy
 
 
 async def test_rate_limit_waits_as_long_as_retry_after_says(turns: TurnRunner) -> None:

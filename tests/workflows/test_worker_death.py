@@ -11,13 +11,14 @@ import sys
 import uuid
 from pathlib import Path
 
-from temporalio.api.enums.v1 import EventType, TimeoutType
-from temporalio.client import Client, WorkflowHandle
+from temporalio.api.enums.v1 import TimeoutType
+from temporalio.client import Client
 from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
+from tests import history_facts
 from tests.conftest import new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
@@ -32,16 +33,6 @@ async def wait_for_line(path: Path, text: str, timeout_s: float = 30) -> None:
             return
         await asyncio.sleep(0.05)
     raise AssertionError(f"{text!r} never appeared in {path}")
-
-
-async def tool_timeouts(handle: WorkflowHandle) -> list[int]:
-    """The timeout types of the activities that timed out, read from the turn's history."""
-    history = await handle.fetch_history()
-    return [
-        event.activity_task_timed_out_event_attributes.failure.timeout_failure_info.timeout_type
-        for event in history.events
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT
-    ]
 
 
 async def test_killed_worker_mid_call_never_repeats_a_non_idempotent_effect(
@@ -83,4 +74,4 @@ async def test_killed_worker_mid_call_never_repeats_a_non_idempotent_effect(
     assert ledger.read_text().splitlines() == ["started pay 10"]  # never run a second time
     assert report.output == "checked"
     # Noticed through the tool's heartbeat timeout, not its own (much longer) start-to-close.
-    assert await tool_timeouts(handle) == [TimeoutType.TIMEOUT_TYPE_HEARTBEAT]
+    assert await history_facts.timeout_types(handle) == [TimeoutType.TIMEOUT_TYPE_HEARTBEAT]

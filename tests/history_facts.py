@@ -1,0 +1,69 @@
+"""Facts a test reads from a workflow's history instead of a stopwatch: what was scheduled with
+which timeouts and retry policy, which attempt ran on which worker, what timed out and how. A slow
+machine changes none of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import (
+    ActivityTaskScheduledEventAttributes,
+    ActivityTaskStartedEventAttributes,
+    HistoryEvent,
+)
+from temporalio.client import WorkflowHandle
+
+
+async def events(handle: WorkflowHandle[Any, Any]) -> list[HistoryEvent]:
+    return list((await handle.fetch_history()).events)
+
+
+async def scheduled(
+    handle: WorkflowHandle[Any, Any], activity_type: str
+) -> list[ActivityTaskScheduledEventAttributes]:
+    """How each activity of `activity_type` was scheduled (timeouts, retry policy), in order."""
+    return [
+        event.activity_task_scheduled_event_attributes
+        for event in await events(handle)
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and event.activity_task_scheduled_event_attributes.activity_type.name == activity_type
+    ]
+
+
+async def started(
+    handle: WorkflowHandle[Any, Any],
+) -> list[ActivityTaskStartedEventAttributes]:
+    """The last attempt of each activity: its number, worker identity and the failure before it."""
+    return [
+        event.activity_task_started_event_attributes
+        for event in await events(handle)
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+    ]
+
+
+async def timeout_types(handle: WorkflowHandle[Any, Any]) -> list[int]:
+    """Why each activity that timed out did (heartbeat, start-to-close, …), in order."""
+    return [
+        event.activity_task_timed_out_event_attributes.failure.timeout_failure_info.timeout_type
+        for event in await events(handle)
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT
+    ]
+
+
+async def completed_attempts(
+    handle: WorkflowHandle[Any, Any], activity_type: str
+) -> list[tuple[int, str, str]]:
+    """Each completed activity of `activity_type`: (attempt, who started it, who completed it)."""
+    history = await events(handle)
+    by_id = {event.event_id: event for event in history}
+    attempts = []
+    for event in history:
+        if event.event_type != EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            continue
+        done = event.activity_task_completed_event_attributes
+        kind = by_id[done.scheduled_event_id].activity_task_scheduled_event_attributes
+        began = by_id[done.started_event_id].activity_task_started_event_attributes
+        if kind.activity_type.name == activity_type:
+            attempts.append((began.attempt, began.identity, done.identity))
+    return attempts
