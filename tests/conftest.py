@@ -3,7 +3,6 @@ for the whole run; a fresh task queue, workspace and content store per test."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import sys
 import uuid
@@ -36,6 +35,7 @@ from turnkeeper.contracts.turn import AgentReport
 
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
+from tests.waiting import until
 from turnkeeper.settings import Settings
 
 SA_KEYS = {
@@ -271,9 +271,8 @@ def new_key() -> str:
 
 async def wait_for_pending(handle: WorkflowHandle, count: int = 1) -> TurnStatus:
     """Polls the `status` query until `count` calls wait for a human or a caller."""
-    for _ in range(200):
-        status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
-        if len(status.pending) >= count:
-            return status
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the turn never had {count} pending call(s); last status {status}")
+    return await until(
+        lambda: handle.query(QUERY_STATUS, result_type=TurnStatus),
+        lambda status: len(status.pending) >= count,
+        f"{count} pending call(s)",
+    )

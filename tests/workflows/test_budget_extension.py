@@ -4,7 +4,6 @@ update's validator while the turn keeps waiting; no extension in time fails the 
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,9 +23,17 @@ from turnkeeper.contracts.search_attributes import TURN_STATE
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
-from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
+from tests.conftest import (
+    TurnRunner,
+    make_settings,
+    new_key,
+    running_worker,
+    scripted_request,
+    wait_for_pending,
+)
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.waiting import until
 from tests.workflows.test_continue_as_new import eager_env, run_ids  # noqa: F401 (a fixture)
 
 LIST = ("list_files", {"path": "."})
@@ -43,12 +50,11 @@ def pausing(key: str, constraints: dict[str, Any], **agent: Any) -> dict[str, An
 
 
 async def wait_for_budget_request(handle: WorkflowHandle) -> TurnStatus:
-    for _ in range(600):  # a time budget runs out after 5 s, plus what a slow machine adds
-        status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
-        if status.budget_request is not None:
-            return status
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the turn never asked for a budget extension; last status {status}")
+    return await until(
+        lambda: handle.query(QUERY_STATUS, result_type=TurnStatus),
+        lambda status: status.budget_request is not None,
+        "the turn asks for a budget extension",
+    )
 
 
 async def extend(handle: WorkflowHandle, payload: dict[str, Any]) -> ExtendBudgetResult:
@@ -230,10 +236,7 @@ async def test_an_extension_while_nothing_waits_is_refused(turns: TurnRunner) ->
     key = new_key()
     turns.fake.script(key, [fake.tool_calls(("write_file", {"path": "a.md", "content": "A"}))])
     handle = await turns.start(pausing(key, {"cost_budget_usd": 5}))
-    for _ in range(200):
-        if (await handle.query(QUERY_STATUS, result_type=TurnStatus)).pending:
-            break
-        await asyncio.sleep(0.05)
+    await wait_for_pending(handle)
 
     message = await refusal(handle, {"cost_usd": 1})
 

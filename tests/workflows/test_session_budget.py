@@ -4,7 +4,6 @@ cost budget extends the session's, and a `turn_state` signal that is wrong chang
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ from turnkeeper.contracts.session import SessionStatus
 
 from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
+from tests.waiting import until
 from tests.workflows.test_sessions import _settled
 from turnkeeper.sessions import SessionHandle, start_session
 
@@ -31,12 +31,7 @@ async def pausing_session(turns: TurnRunner, key: str) -> SessionHandle:
 
 
 async def status_when(session: SessionHandle, check: Any) -> SessionStatus:
-    for _ in range(200):
-        status = await session.status()
-        if check(status):
-            return status
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the session's status never got there; last {status}")
+    return await until(session.status, check, "the session's status gets there")
 
 
 async def test_the_session_says_its_turn_waits_for_budget(turns: TurnRunner) -> None:

@@ -3,7 +3,6 @@ replays the session from its history and the next turn still continues the conve
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
@@ -17,6 +16,7 @@ from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
 from tests.conftest import new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.waiting import until
 from tests.workers.ledger_worker import ledger_settings, ledger_worker
 from turnkeeper.connection import connect
 from turnkeeper.sessions import session as session_handle
@@ -85,8 +85,8 @@ async def test_a_worker_killed_between_turns_loses_nothing(
 
 async def _until_idle(session_id: str, client: Client) -> None:
     handle = session_handle(client, session_id)
-    for _ in range(200):
-        if (await handle.status()).running_turn_id is None:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the session never recorded its turn's end")
+    await until(
+        handle.status,
+        lambda status: status.running_turn_id is None,
+        "the session records its turn's end",
+    )

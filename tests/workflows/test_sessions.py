@@ -3,7 +3,6 @@ a time; a cost budget across turns; queries, search attributes and `close`."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -14,6 +13,7 @@ from turnkeeper.contracts.session import SessionStatus
 
 from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
+from tests.waiting import until
 from turnkeeper.errors import SessionRefused
 from turnkeeper.sessions import SessionHandle, start_session
 
@@ -162,11 +162,12 @@ async def test_search_attributes_name_the_session_and_its_turns(turns: TurnRunne
 
     session_key = SearchAttributeKey.for_keyword(SA_SESSION_ID)
     query = f'{SA_SESSION_ID} = "session-{key}"'
-    for _ in range(100):  # visibility is eventually consistent
-        kinds = sorted([e.workflow_type async for e in turns.client.list_workflows(query)])
-        if len(kinds) == 2:
-            break
-        await _sleep()
+
+    async def listed_kinds() -> list[str]:
+        return sorted([e.workflow_type async for e in turns.client.list_workflows(query)])
+
+    # Visibility is eventually consistent.
+    kinds = await until(listed_kinds, lambda kinds: len(kinds) == 2, "both workflows listed")
     assert kinds == [SESSION_WORKFLOW_TYPE, "AgentTurnWorkflow"]
     described = await session.workflow.describe()
     attributes = described.typed_search_attributes
@@ -191,24 +192,15 @@ async def _turn_input(turns: TurnRunner, workflow_id: str) -> dict[str, Any]:
 
 async def _settled(session: SessionHandle) -> SessionStatus:
     """The session's status once it has recorded its last turn's end."""
-    for _ in range(200):
-        status = await session.status()
-        if status.running_turn_id is None:
-            return status
-        await _sleep()
-    raise AssertionError("the session never recorded its turn's end")
+    return await until(
+        session.status,
+        lambda status: status.running_turn_id is None,
+        "the session records its last turn's end",
+    )
 
 
 async def _pending_approval(handle: Any) -> None:
-    for _ in range(200):
-        if (await handle.status()).pending:
-            return
-        await _sleep()
-    raise AssertionError("the turn never asked for approval")
-
-
-async def _sleep() -> None:
-    await asyncio.sleep(0.05)
+    await until(handle.status, lambda status: status.pending, "the turn asks for approval")
 
 
 async def test_a_cancelled_turn_leaves_the_session_usable(turns: TurnRunner) -> None:

@@ -5,7 +5,6 @@ signed decision, and a properly signed standing approval, go through."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import os
@@ -45,6 +44,7 @@ from tests.conftest import (
 )
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.waiting import until
 from tests.workflows.test_continue_as_new import eager_env  # noqa: F401 (a fixture)
 from turnkeeper.approvals import list_standing
 
@@ -96,21 +96,18 @@ async def status_of(handle: WorkflowHandle) -> TurnStatus:
 async def wait_refused(handle: WorkflowHandle, count: int) -> TurnStatus:
     """Polls until the turn lists `count` refused decisions (a signal is handled in its own
     workflow task, after the `signal` call returns)."""
-    for _ in range(200):
-        status = await status_of(handle)
-        if len(status.refused_decisions) >= count:
-            return status
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"never {count} refused decisions; last status {status}")
+    return await until(
+        lambda: status_of(handle),
+        lambda status: len(status.refused_decisions) >= count,
+        f"{count} refused decisions",
+    )
 
 
 async def wait_for_iteration(handle: WorkflowHandle) -> None:
     """Polls until the turn has begun (its state exists, so a refusal can be listed)."""
-    for _ in range(200):
-        if (await status_of(handle)).iteration >= 1:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the turn never began its first iteration")
+    await until(
+        lambda: status_of(handle), lambda status: status.iteration >= 1, "the first iteration"
+    )
 
 
 async def refusal_of(handle: WorkflowHandle, payload: dict[str, Any]) -> str | None:
@@ -305,11 +302,11 @@ async def test_a_signed_star_cannot_be_replayed_on_later_calls(turns: TurnRunner
     await wait_for_pending(handle, count=2)
     star = alice.sign({"call_id": "*", "approved": True}, handle.id)
     await handle.execute_update(UPDATE_DECIDE, star, result_type=DecideResult)
-    for _ in range(200):  # until the second round's call waits
-        status = await status_of(handle)
-        if status.pending and status.pending[0].input["path"] == "c.md":
-            break
-        await asyncio.sleep(0.05)
+    await until(
+        lambda: status_of(handle),
+        lambda status: status.pending and status.pending[0].input["path"] == "c.md",
+        "the second round's call waits",
+    )
 
     # The same '*' payload, copied from history and sent again, decides nothing now.
     by_update = await refusal_of(handle, star)
@@ -368,11 +365,13 @@ async def test_only_the_latest_refused_decisions_are_kept(turns: TurnRunner) -> 
     for number in range(25):
         unsigned = {"call_id": f"{pending.call_id}-{number}", "approved": True}
         await handle.signal(SIGNAL_APPROVE, {**unsigned, "approver": "alice"})
-    for _ in range(200):  # until the last one sent is handled
-        status = await status_of(handle)
-        if status.refused_decisions and status.refused_decisions[-1].call_id.endswith("-24"):
-            break
-        await asyncio.sleep(0.05)
+    status = await until(
+        lambda: status_of(handle),
+        lambda status: (
+            status.refused_decisions and status.refused_decisions[-1].call_id.endswith("-24")
+        ),
+        "the last approval sent is handled",
+    )
     await handle.cancel()
 
     assert [r.call_id for r in status.refused_decisions] == [

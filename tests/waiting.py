@@ -1,0 +1,39 @@
+"""Waiting for a fact instead of sleeping for a guessed time: poll a reading until it says what
+the test waits for. The bound is generous (a slow, shared CI machine may take many times longer
+than a laptop) and only there to fail with the last reading instead of hanging."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from temporalio.service import RPCError
+
+T = TypeVar("T")
+
+WITHIN_S = 60.0
+EVERY_S = 0.05
+
+
+async def until(
+    read: Callable[[], Awaitable[T]],
+    done: Callable[[T], object],
+    what: str,
+    within_s: float = WITHIN_S,
+    every_s: float = EVERY_S,
+) -> T:
+    """Reads until `done(reading)`; returns that reading. A server that refuses the reading for
+    now (RPCError: not found yet, not polled yet) counts as not done."""
+    last: T | RPCError | None = None
+    deadline = asyncio.get_running_loop().time() + within_s
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            last = await read()
+        except RPCError as refused:
+            last = refused
+        else:
+            if done(last):
+                return last
+        await asyncio.sleep(every_s)
+    raise AssertionError(f"never happened within {within_s:g} s: {what}; last reading: {last!r}")
