@@ -22,9 +22,10 @@ from turnkeeper.contracts.turn import AgentReport
 
 from tests import history_facts
 from tests.conftest import new_key, scripted_request
-from tests.deployment.test_upgrade import promoted, until
+from tests.deployment.test_upgrade import promoted
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.waiting import until
 from turnkeeper import deployments
 from turnkeeper.env_numbers import SettingsError
 from turnkeeper.health import WorkerHealth, health_port
@@ -215,7 +216,7 @@ async def test_a_versioned_worker_process_registers_its_version_and_runs_turns(
     started.append(worker)
     await worker.wait_ready()
     # The version exists once the server has seen the worker poll.
-    await until(lambda: promoted(client, deployment, "b1"), "b1 current", 30)
+    await until(lambda: promoted(client, deployment, "b1"), bool, "b1 current", 30)
     status = await deployments.status(client, deployment)
     assert (status.current_build_id, [v.build_id for v in status.versions]) == ("b1", ["b1"])
 

@@ -14,7 +14,7 @@ from temporalio.worker import Worker
 from turnkeeper.activities.wiring import worker_workflows, workflow_runner
 
 from tests.cli.helpers import address_of, invoke, restore_logging  # noqa: F401 (autouse fixture)
-from tests.deployment.test_upgrade import until
+from tests.waiting import until
 from turnkeeper import deployments
 from turnkeeper.versioning import WorkerVersion
 
@@ -36,7 +36,7 @@ async def two_builds(versioned_env: WorkflowEnvironment) -> AsyncIterator[str]:
         for build in ("A", "B")
     ]
     async with workers[0], workers[1]:
-        await until(lambda: _versions(client, deployment, 2), "both versions registered", 30)
+        await until(lambda: _versions(client, deployment, 2), bool, "both versions registered", 30)
         yield deployment
 
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from temporalio.client import Client, WorkflowHandle
-from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 from turnkeeper.activities.wiring import build_activities, worker_workflows, workflow_runner
@@ -39,6 +38,7 @@ from tests.conftest import (
 from tests.deployment.build_b_workflow import BUILD_MEMO, BuildBTurnWorkflow
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.waiting import until
 from turnkeeper import deployments
 from turnkeeper.settings import Settings
 from turnkeeper.versioning import WorkerVersion
@@ -67,20 +67,6 @@ def build_worker(
         ),
         deployment_config=version.deployment_config(),
     )
-
-
-async def until(check: Callable[[], Awaitable[T | None]], what: str, timeout_s: float = 60) -> T:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            value = await check()
-        except RPCError:
-            value = None
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never happened: {what}")
-        await asyncio.sleep(0.2)
 
 
 async def build_of(handle: WorkflowHandle[Any, Any]) -> str:
@@ -118,7 +104,7 @@ async def test_parked_turns_finish_on_their_build_while_new_turns_move_to_the_ne
         client, settings, fake_anthropic, build_a, worker_workflows(versioned=True)
     )
     a_running = asyncio.create_task(worker_a.run())
-    await until(lambda: promoted(client, deployment, "A"), "A current", 30)
+    await until(lambda: promoted(client, deployment, "A"), bool, "A current", 30)
     parked = []
     for i in range(PARKED_TURNS):
         key = new_key()
@@ -139,7 +125,7 @@ async def test_parked_turns_finish_on_their_build_while_new_turns_move_to_the_ne
         task_queue=settings.task_queue,
     )
     await cache.signal(SIGNAL_REMEMBER, RememberInput(tool="read_file", approver="alice"))
-    await until(lambda: _is(build_of(cache), "A"), "cache on A")
+    await until(lambda: _is(build_of(cache), "A"), bool, "cache on A")
 
     # 2. Build B's workers start; B ramps to half of the new turns.
     worker_b = build_worker(
@@ -150,7 +136,7 @@ async def test_parked_turns_finish_on_their_build_while_new_turns_move_to_the_ne
         [BuildBTurnWorkflow, UpgradingApprovalCacheWorkflow],
     )
     b_running = asyncio.create_task(worker_b.run())
-    await until(lambda: _ramped(client, deployment, "B", 50), "B ramping", 30)
+    await until(lambda: _ramped(client, deployment, "B", 50), bool, "B ramping", 30)
     ramped = await _quick_turns(client, fake_anthropic, settings, "ramp", RAMPED_TURNS)
     ramped_builds = [await build_of(h) for h in ramped]
     on_b = sum(await asyncio.gather(*(ran_build_b_code(h) for h in ramped)))
@@ -173,7 +159,7 @@ async def test_parked_turns_finish_on_their_build_while_new_turns_move_to_the_ne
 
     # The approval cache (AUTO_UPGRADE) moves to B at its next message, its approvals intact.
     await cache.signal(SIGNAL_REMEMBER, RememberInput(tool="list_files", approver="bob"))
-    await until(lambda: _is(build_of(cache), "B"), "cache on B")
+    await until(lambda: _is(build_of(cache), "B"), bool, "cache on B")
     standing = await cache.query(QUERY_STANDING, result_type=list[StandingApproval])
     assert [s.tool for s in standing] == ["list_files", "read_file"]
     # B's worker replayed A's part of the history and handled the new message; nothing failed.
@@ -195,7 +181,9 @@ async def test_parked_turns_finish_on_their_build_while_new_turns_move_to_the_ne
     assert not any([await ran_build_b_code(h) for h in parked])
 
     # 5. A drains (no open workflow pinned to it), then its workers stop; B serves on.
-    drained_at = await until(lambda: _drained(client, deployment, "A"), "A drained", timeout_s=90)
+    drained_at = await until(
+        lambda: _drained(client, deployment, "A"), bool, "A drained", within_s=90
+    )
     await worker_a.shutdown()
     await a_running
     [last] = await _quick_turns(client, fake_anthropic, settings, "last", 1)
@@ -283,7 +271,7 @@ async def test_a_long_turn_moves_to_the_current_build_when_it_continues_as_new(
         [BuildBTurnWorkflow, UpgradingApprovalCacheWorkflow],
     )  # fmt: skip
     async with worker_a:
-        await until(lambda: promoted(client, deployment, "A"), "A current", 30)
+        await until(lambda: promoted(client, deployment, "A"), bool, "A current", 30)
         handle = await client.start_workflow(
             WORKFLOW_TYPE,
             scripted_request(key, agent={"tools": ["list_files"], "max_iterations": ITERATIONS}),
@@ -293,7 +281,7 @@ async def test_a_long_turn_moves_to_the_current_build_when_it_continues_as_new(
         )
         await fake_anthropic.wait_for_requests(key, 2, timeout_s=30)
         async with worker_b:
-            await until(lambda: promoted(client, deployment, "B"), "B current", 30)
+            await until(lambda: promoted(client, deployment, "B"), bool, "B current", 30)
             report = await handle.result()
 
     runs = [
