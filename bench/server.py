@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from turnkeeper.devserver import DevServer, find_temporal_binary
 
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 WARN_LIMIT_MARKERS = ("exceeds warn limit", "exceeds error limit")
 
 
@@ -57,18 +58,15 @@ def cpu_seconds(pid: int | None) -> float:
     if not pid:
         return 0.0
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.Error:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+    return float(times.user + times.system)
 
 
 def rss_bytes(pid: int) -> int:
-    """Resident set size of a process, from /proc/<pid>/status (VmRSS)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no VmRSS for pid {pid}")
+    """Resident set size of a process."""
+    return int(psutil.Process(pid).memory_info().rss)
 
 
 @dataclass
@@ -97,7 +95,7 @@ def machine() -> dict[str, Any]:
     return {
         "nproc": os.cpu_count(),
         "cpu_model": _cpu_model(),
-        "memory_gib": round(_mem_total_kib() / 1024 / 1024, 1),
+        "memory_gib": round(psutil.virtual_memory().total / 1024**3, 1),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "temporal_cli": _temporal_version(),
@@ -106,6 +104,7 @@ def machine() -> dict[str, Any]:
 
 
 def _cpu_model() -> str:
+    # psutil does not name the CPU; /proc/cpuinfo does, on the Linux hosts the bench runs on.
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -113,13 +112,6 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
-
-
-def _mem_total_kib() -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemTotal:"):
-            return int(line.split()[1])
-    return 0
 
 
 def _temporal_version() -> str:
