@@ -346,6 +346,8 @@ def server_sent_events(message: JsonDict) -> str:
         )
     )
     events.append(("message_stop", {"type": "message_stop"}))
+    # Written by hand, not with aiohttp-sse: the whole stream is one response body built in
+    # advance (and cut short on purpose elsewhere), and SSE framing is this one line.
     return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
 
 

@@ -195,6 +195,7 @@ def chunks(completion: JsonDict, request: JsonDict) -> str:
     options: Any = request.get("stream_options") or {}
     if isinstance(options, Mapping) and options.get("include_usage"):
         events.append(base | {"choices": [], "usage": completion["usage"]})
+    # SSE framing by hand, as in anthropic_replies.server_sent_events (the reason is there).
     lines = [f"data: {json.dumps(event)}\n\n" for event in events]
     return "".join(lines) + "data: [DONE]\n\n"
 
