@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 from turnkeeper.contracts.decision_signing import public_key_line
 
@@ -20,6 +22,7 @@ import turnkeeper
 from tests.conftest import new_key, wait_for_pending
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic, script_marker
+from tests.waiting import until
 
 REFUNDS: list[tuple[str, float, str]] = []
 
@@ -38,6 +41,15 @@ def refund(order_id: str, amount_usd: float, context: turnkeeper.ToolContext) ->
     return f"refunded ${amount_usd:.2f} on order {order_id}"
 
 
+async def _pollers(client: Client, queue: str, running: asyncio.Task[None]) -> int:
+    """How many pollers the server sees on `queue`; fails at once if the worker already ended."""
+    assert not running.done(), running.exception()
+    answer = await client.workflow_service.describe_task_queue(
+        DescribeTaskQueueRequest(namespace=client.namespace, task_queue=TaskQueue(name=queue))
+    )
+    return len(answer.pollers)
+
+
 @pytest.fixture
 async def worker(
     client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -53,8 +65,11 @@ async def worker(
     running = asyncio.create_task(
         turnkeeper.run_worker(tools=[lookup_order, refund], builtin_tools=False, task_queue=queue)
     )
-    await asyncio.sleep(0.5)
-    assert not running.done(), running.exception()
+    await until(
+        lambda: _pollers(client, queue, running),
+        bool,
+        "the worker polls its task queue",
+    )
     yield queue
     running.cancel()
     await asyncio.gather(running, return_exceptions=True)

@@ -39,6 +39,7 @@ from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixtu
 )
 from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binary, wait_for_pending
 from tests.fakes import fake_anthropic as fake
+from tests.waiting import until
 from turnkeeper.cli import app
 from turnkeeper.signing import PASSPHRASE_ENV
 
@@ -254,11 +255,11 @@ async def test_status_lists_the_decisions_the_turn_refused(
 ) -> None:
     handle, [call] = await keyed_turn(turns, alice_key, WRITE_A)
     await handle.signal("approve", {"call_id": call, "approved": True, "approver": "alice"})
-    for _ in range(100):
-        status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
-        if status.refused_decisions:
-            break
-        await asyncio.sleep(0.05)
+    await until(
+        lambda: handle.query(QUERY_STATUS, result_type=TurnStatus),
+        lambda status: status.refused_decisions,
+        "the unsigned approval is refused",
+    )
 
     shown = await invoke("status", handle.id, *address_of(turns.client))
     as_json = await invoke("status", handle.id, "--json", *address_of(turns.client))
