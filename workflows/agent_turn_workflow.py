@@ -236,15 +236,6 @@ class AgentTurnWorkflow:
         problem = request_problem(request)
         if problem:
             raise invalid_request(payload, problem)
-        if request.agent.approver_keys() and not workflow.patched(signed_decisions.PATCH):
-            raise invalid_request(payload, "agent.approvers: public keys need a newer worker")
-        if request.agent.compaction and not workflow.patched(compaction.PATCH):
-            raise invalid_request(payload, "agent.compaction needs a newer worker")
-        pauses = request.task.constraints.on_budget_exhausted == "pause"
-        if pauses and not workflow.patched(budget_extension.PATCH):
-            raise invalid_request(
-                payload, "task.constraints.on_budget_exhausted: 'pause' needs a newer worker"
-            )
         self._offered = offered_tools(request)
         if carried is not None:
             turn = Turn.model_validate({**carried.turn, "request": request})
@@ -318,7 +309,7 @@ class AgentTurnWorkflow:
         """With an output schema: keeps the structured answer, or sends the model back to
         correct it."""
         schema = turn.request.agent.output_schema
-        if schema is None or not workflow.patched(structured_output.PATCH):
+        if schema is None:
             return False
         value, correction = structured_output.structured_answer(turn.messages[-1].text(), schema)
         if correction is None:
@@ -371,10 +362,7 @@ class AgentTurnWorkflow:
         except (ValueError, TypeError) as err:
             problem = f"invalid payload: {err}"
         else:
-            if decision.signature is None or workflow.patched(signed_decisions.PATCH):
-                return decision
-            # A turn begun before signed decisions ignored such a payload; so it still does.
-            problem = "invalid payload: signature: extra inputs are not permitted"
+            return decision
         fields = payload if isinstance(payload, dict) else {}
         self._refuse(str(fields.get("call_id", "")), str(fields.get("approver", "")), problem)
         return None

@@ -19,9 +19,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.turn_state import Turn
     from turnkeeper.workflows.turn_view import TurnView
 
-# Recorded when a turn asks to pause on a spent budget; earlier turns refused the field.
-PATCH: Final = "budget-extension"
-
 
 class BudgetExtensions:
     def __init__(self, view: TurnView, on_change: Callable[[Turn], None]) -> None:

@@ -44,17 +44,10 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.model_calls import (
         ContextTooLong,
         call_model,
-        execute_model_call,
         execute_on_chain,
     )
     from turnkeeper.workflows.turn_state import Turn
     from turnkeeper.workflows.turn_view import TurnView
-
-# Recorded when a turn with `agent.compaction` begins; earlier turns refused the field.
-PATCH: Final = "compaction"
-# Recorded when a summary call first goes through the fallback chain (and honours
-# agent.prompt_cache); before, it called agent.model alone, even while that model cooled down.
-SUMMARY_CHAIN_PATCH: Final = "compaction-summary-fallback"
 
 SUMMARY_INSTRUCTIONS: Final = (
     "You summarize the earlier part of an AI agent's conversation so that the agent can go on "
@@ -183,14 +176,11 @@ async def _summarize(
             append=[MessageDraft(role="user", content=[TextBlock(text=quoted)])]
         ),
         cost_budget_left_usd=budgets.cost_left(turn),
+        prompt_cache=agent.prompt_cache,
     )
     description = f"compaction summary of {len(leaving)} messages"
     try:
-        if workflow.patched(SUMMARY_CHAIN_PATCH):
-            call.prompt_cache = agent.prompt_cache
-            result = await execute_on_chain(turn, call, description, on_skip)
-        else:
-            result = await execute_model_call(turn, call, description)
+        result = await execute_on_chain(turn, call, description, on_skip)
     except ActivityError as err:
         if is_cancelled_exception(err):
             raise

@@ -17,14 +17,9 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.turn_state import Turn
 
 
-# Marks turns that fail at once on an activity's TurnInternalError; before it, the failure was
-# treated like an exhausted model (fallbacks, then LLMUnavailable) or an interrupted tool.
-INTERNAL_ERROR_PATCH = "turn-internal-error"
-
-
 def fail_if_internal_error(turn: Turn, err: ActivityError) -> None:
     """Fails the turn with TurnInternalError when the activity reported a defect of ours."""
-    if error_type(err) == errors.TURN_INTERNAL_ERROR and workflow.patched(INTERNAL_ERROR_PATCH):
+    if error_type(err) == errors.TURN_INTERNAL_ERROR:
         fail(turn, errors.TURN_INTERNAL_ERROR, cause_message(err))
 
 

@@ -33,7 +33,6 @@ with workflow.unsafe.imports_passed_through():
 
 _INPUT_PREVIEW_CHARS = 300
 _ENDED = ("completed", "failed", "cancelled")
-COUNTER_REFRESH_PATCH = "counter-refresh"
 COUNTER_REFRESH = timedelta(seconds=10)
 
 
@@ -73,12 +72,9 @@ class TurnView:
         """Whether changed counters alone are worth an upsert. Each upsert is a history event, a
         visibility write and, on Temporal Cloud, a billed action, so counters are refreshed
         with every change of state and at most every `COUNTER_REFRESH` in between; the details
-        and the `status` query are always current. Turns started before this wrote them after
-        every model call."""
+        and the `status` query are always current."""
         if not changed.keys() & {SA_COST_USD, SA_LLM_CALLS}:
             return False  # ToolCalls alone waits for the next upsert
-        if not workflow.patched(COUNTER_REFRESH_PATCH):
-            return True
         return workflow.now() - self._upserted_at >= COUNTER_REFRESH
 
     def event(self, kind: EventKind, turn: Turn, **fields: Any) -> None:
