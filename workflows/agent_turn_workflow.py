@@ -17,7 +17,7 @@ from temporalio.common import RawValue, VersioningBehavior
 from temporalio.exceptions import ApplicationError, TemporalError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from pydantic import JsonValue, ValidationError
+    from pydantic import ValidationError
     from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowStreamState
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.activity_io import ModelCallResult
@@ -61,10 +61,9 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.session_notes import SessionNotes
     from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
     from turnkeeper.workflows.tool_validation import validation_problems
-    from turnkeeper.workflows.turn_state import Turn
+    from turnkeeper.workflows.turn_state import Turn, TurnProgress
     from turnkeeper.workflows.turn_view import TurnView
 
-_LIVE_STATES = ("running", "awaiting_approval", "awaiting_external", "awaiting_budget")
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
 
 
@@ -72,7 +71,7 @@ class CarriedTurn(BaseModel, ClaimChecked):
     """What a turn hands to its next run when it continues as new (the request travels as the
     first argument, so it is not carried twice)."""
 
-    turn: dict[str, JsonValue]
+    turn: TurnProgress
     stream: WorkflowStreamState | None = None
 
 
@@ -91,8 +90,8 @@ class AgentTurnWorkflow:
         self._early_failure: ApplicationError | None = None
         # WorkflowStream must be built right here, in the workflow's @workflow.init.
         self._view = TurnView(WorkflowStream(carried.stream if carried else None))
-        self._tools = ToolCalls(self._pending, self._view, self._publish)
-        self._budget = budget_extension.BudgetExtensions(self._view, self._publish)
+        self._tools = ToolCalls(self._pending, self._view, self._refresh_state)
+        self._budget = budget_extension.BudgetExtensions(self._view, self._refresh_state)
         self._session_notes = SessionNotes()
 
     # ---- the loop -------------------------------------------------------------------------
@@ -174,7 +173,7 @@ class AgentTurnWorkflow:
                     "iterations",
                     errors.MAX_ITERATIONS_EXCEEDED,
                     f"the turn reached max_iterations={budgets.iteration_limit(turn)} and the "
-                    f"model still asked for tools ({turn.llm_calls} model calls, "
+                    f"model still asked for tools ({turn.model_calls} model calls, "
                     f"{turn.tool_calls} tool calls)",
                 )
             except budgets.BudgetExhausted as exhausted:
@@ -185,7 +184,7 @@ class AgentTurnWorkflow:
         while turn.iteration < budgets.iteration_limit(turn):
             if turn.iteration > 0 and workflow.info().is_continue_as_new_suggested():
                 await self._continue_as_new(turn, request)
-            turn.iteration += 1
+            turn.begin_iteration()
             await self._within_budgets(turn)
             self._view.event("iteration_started", turn)
             result = await self._call_model(turn)
@@ -195,11 +194,11 @@ class AgentTurnWorkflow:
             if result.stop_reason == "max_tokens":
                 return turn.report("max_tokens", workflow.now())
             if not uses:
-                if self._needs_another_answer(turn):
+                if self._sent_back_for_correction(turn):
                     continue
                 return turn.report("completed", workflow.now())
             self._check_autonomy(turn, uses)
-            turn.tool_interactions += 1
+            turn.begin_tool_interaction()
             settled = await self._tools.dispatch(turn, uses, self._offered)
             turn.record_tool_results(settled)
         return None
@@ -238,15 +237,15 @@ class AgentTurnWorkflow:
             raise invalid_request(payload, problem)
         self._offered = offered_tools(request)
         if carried is not None:
-            turn = Turn.model_validate({**carried.turn, "request": request})
+            turn = Turn.resume(request, carried.turn)
             self._offered = mcp_tools.expand(self._offered, turn.mcp_tools)
             self._turn = turn
-            self._publish(turn)
+            self._refresh_state(turn)
             return turn
         turn = Turn.begin(request, workflow.now())
         self._turn = turn
         self._view.identify(turn)
-        self._publish(turn)
+        self._refresh_state(turn)
         record.turn_started(request.agent.id, request.task.id, request.agent.model)
         self._view.event("turn_started", turn, model=request.agent.model)
         return turn
@@ -254,9 +253,8 @@ class AgentTurnWorkflow:
     async def _continue_as_new(self, turn: Turn, request: RawValue) -> None:
         workflow.logger.info(
             "turn continues as new",
-            extra={"iteration": turn.iteration, "llm_calls": turn.llm_calls},
+            extra={"iteration": turn.iteration, "llm_calls": turn.model_calls},
         )
-        carried = turn.model_dump(mode="json", exclude={"request"})
         # The stream's own continue_as_new recipe, spelled out to pass the versioning behaviour:
         # the next run starts on the deployment's current version (AUTO_UPGRADE for its first
         # task, PINNED again after it), so a week-long turn does not hold an old build forever.
@@ -266,7 +264,7 @@ class AgentTurnWorkflow:
         stream.detach_pollers()
         await workflow.wait_condition(workflow.all_handlers_finished)
         workflow.continue_as_new(
-            args=[request, CarriedTurn(turn=carried, stream=stream.get_state())],
+            args=[request, CarriedTurn(turn=turn.progress(), stream=stream.get_state())],
             initial_versioning_behavior=_UPGRADE_ON_CONTINUE if versioned else None,
         )
 
@@ -275,12 +273,11 @@ class AgentTurnWorkflow:
         self._offered = mcp_tools.expand(offered_tools(turn.request), turn.mcp_tools)
 
     def _finish(self, turn: Turn, state: TurnState) -> None:
-        turn.state = state
-        turn.ended = workflow.now()
-        self._publish(turn)
+        turn.end(state, workflow.now())
+        self._refresh_state(turn)
 
     def _model_call_finished(self, turn: Turn, model: str, stop: str, cost: float) -> None:
-        self._publish(turn)
+        self._refresh_state(turn)
         last = turn.messages[-1]
         self._view.event(
             "model_call_finished",
@@ -297,23 +294,22 @@ class AgentTurnWorkflow:
         if self._turn is not None:
             self._view.event("model_skipped", self._turn, model=model, reason=reason)
 
-    def _publish(self, turn: Turn) -> None:
-        """Keeps state, cost and counters visible to visibility queries and the Web UI."""
-        if turn.state in _LIVE_STATES:
-            waits_for_budget = turn.budget_request is not None
-            turn.state = "awaiting_budget" if waits_for_budget else self._pending.state()
+    def _refresh_state(self, turn: Turn) -> None:
+        """Brings the turn's state up to date with what it waits for, then shows state, cost
+        and counters to visibility queries, the Web UI and the session."""
+        turn.follow_waits(self._pending.state())
         self._view.publish(turn, turn.state, self._pending.listing())
         self._session_notes.tell(turn)
 
-    def _needs_another_answer(self, turn: Turn) -> bool:
-        """With an output schema: keeps the structured answer, or sends the model back to
-        correct it."""
+    def _sent_back_for_correction(self, turn: Turn) -> bool:
+        """With an output schema: keeps the structured answer (False), or appends a correction
+        for the model and says so (True)."""
         schema = turn.request.agent.output_schema
         if schema is None:
             return False
         value, correction = structured_output.structured_answer(turn.messages[-1].text(), schema)
         if correction is None:
-            turn.structured_output = value
+            turn.keep_structured_output(value)
             return False
         turn.append_user_text(correction)
         return True
@@ -486,7 +482,7 @@ class AgentTurnWorkflow:
             state=turn.state,
             agent_id=turn.request.agent.id,
             iteration=turn.iteration,
-            llm_calls=turn.llm_calls,
+            llm_calls=turn.model_calls,
             tool_calls=turn.tool_calls,
             cost_usd=round(turn.cost_usd, 10),
             elapsed_ms=turn.elapsed_ms(workflow.now()),

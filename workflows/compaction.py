@@ -88,7 +88,7 @@ async def call_model_compacting(
         result = await call_model(turn, offered, on_skip)  # a second refusal fails the turn
     usage = result.usage
     counted = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-    turn.context_window.measured(counted, sent)
+    turn.measured_context(counted, sent)
     return result
 
 

@@ -41,9 +41,7 @@ async def load_earlier(turn: Turn) -> None:
             f"history_ref: the conversation this turn continues could not be read ({ref}): "
             f"{cause_message(err)}",
         )
-    turn.earlier = loaded.messages
-    turn.earlier_loaded = True
-    turn.context_window.anchor = len(loaded.messages)
+    turn.load_earlier(loaded.messages)
     compacted = turn.request.history_compaction
     if compacted is not None:
         problem = _compaction_problem(compacted.left_out, loaded.messages)
@@ -92,7 +90,7 @@ async def keep_whole_conversation(turn: Turn, report: AgentReport) -> AgentRepor
             cause_message(err),
         )
         return report
-    turn.conversation_ref = stored.conversation_ref
+    turn.stored_whole_conversation(stored.conversation_ref)
     compacted = CompactedHistory(left_out=window.cut, summary=window.summary)
     return report.model_copy(
         update={"conversation_ref": stored.conversation_ref, "history_compaction": compacted}

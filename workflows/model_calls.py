@@ -160,7 +160,6 @@ async def _model_activity(
     )
     summary = f"model call {turn.iteration} · {split_model(model)[1]}"
     result = await execute_model_call(turn, call, summary, attempts)
-    turn.traits_loaded = True
     result.model = result.model or model
     return result
 

@@ -21,10 +21,10 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.names import SA_COST_USD, SA_LLM_CALLS, SA_TOOL_CALLS, SA_TURN_STATE
     from turnkeeper.contracts.search_attributes import (
         AGENT_ID,
-        COST_USD,
-        LLM_CALLS,
+        COST_USD_KEY,
+        LLM_CALLS_KEY,
         TASK_ID,
-        TOOL_CALLS,
+        TOOL_CALLS_KEY,
         TURN_STATE,
     )
     from turnkeeper.contracts.signals import PendingCall, TurnState
@@ -57,7 +57,7 @@ class TurnView:
         values: dict[str, Any] = {
             SA_TURN_STATE: state,
             SA_COST_USD: round(turn.cost_usd, 6),
-            SA_LLM_CALLS: turn.llm_calls,
+            SA_LLM_CALLS: turn.model_calls,
             SA_TOOL_CALLS: turn.tool_calls,
         }
         changed = {k: v for k, v in values.items() if self._published.get(k) != v}
@@ -97,16 +97,16 @@ class TurnView:
             cost_budget_usd=constraints.cost_budget_usd,
             elapsed_ms=turn.active_ms(workflow.now()),
             time_budget_ms=constraints.time_budget_ms,
-            llm_calls=turn.llm_calls,
+            llm_calls=turn.model_calls,
             tool_calls=turn.tool_calls,
         )
 
 
 _KEYS: dict[str, Any] = {
     SA_TURN_STATE: TURN_STATE,
-    SA_COST_USD: COST_USD,
-    SA_LLM_CALLS: LLM_CALLS,
-    SA_TOOL_CALLS: TOOL_CALLS,
+    SA_COST_USD: COST_USD_KEY,
+    SA_LLM_CALLS: LLM_CALLS_KEY,
+    SA_TOOL_CALLS: TOOL_CALLS_KEY,
 }
 
 
@@ -126,7 +126,7 @@ def details_markdown(turn: Turn, state: TurnState, pending: list[PendingCall]) -
         f"**{agent.id}** · task `{request.task.id}` · **{state.replace('_', ' ')}**",
         "",
         f"Iteration {turn.iteration} of {limits.max_iterations} · cost {cost} · "
-        f"{turn.llm_calls} model calls · {turn.tool_calls} tool calls",
+        f"{turn.model_calls} model calls · {turn.tool_calls} tool calls",
     ]
     workflow_id = workflow.info().workflow_id
     for call in pending:
