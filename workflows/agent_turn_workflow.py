@@ -54,13 +54,12 @@ with workflow.unsafe.imports_passed_through():
         structured_output,
         turn_tracing,
     )
-    from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.failures import describe, fail, invalid_request
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.request_checks import offered_tools, request_problem
-    from turnkeeper.workflows.session_notes import SessionNotes
     from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
     from turnkeeper.workflows.tool_validation import validation_problems
+    from turnkeeper.workflows.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn, TurnProgress
     from turnkeeper.workflows.turn_view import TurnView
 
@@ -89,77 +88,63 @@ class AgentTurnWorkflow:
         self._offered: list[str] = []
         self._early_failure: ApplicationError | None = None
         # WorkflowStream must be built right here, in the workflow's @workflow.init.
-        self._view = TurnView(WorkflowStream(carried.stream if carried else None))
-        self._tools = ToolCalls(self._pending, self._view, self._refresh_state)
-        self._budget = budget_extension.BudgetExtensions(self._view, self._refresh_state)
-        self._session_notes = SessionNotes()
+        view = TurnView(WorkflowStream(carried.stream if carried else None))
+        self._observer = TurnObserver(view, self._pending)
+        self._tools = ToolCalls(self._pending, self._observer)
+        self._budget = budget_extension.BudgetExtensions(self._observer)
 
     # ---- the loop -------------------------------------------------------------------------
 
     @workflow.run
     async def run(self, request: RawValue, carried: Any = None) -> AgentReport:
         with turn_tracing.turn_span() as span:
-            return await self._run(request, _carried(carried), span)
+            self._observer.watch(span)
+            return await self._run(request, _carried(carried))
 
-    async def _run(
-        self, request: RawValue, carried: CarriedTurn | None, span: turn_tracing.TurnSpan
-    ) -> AgentReport:
+    async def _run(self, request: RawValue, carried: CarriedTurn | None) -> AgentReport:
+        observer = self._observer
         try:
             turn = self._begin(request, carried)
         except ApplicationError as err:
             self._early_failure = err
             report = AgentReport.model_validate(err.details[0])
-            record.turn_failed(report, err.type or "", err.message)
-            record.turn_completed(report, err.type)
-            span.finish(report, err.type)
+            observer.request_refused(report, err.type or "", err.message)
             raise
-        span.describe(turn.request.agent.id, turn.request.task.id, turn.request.agent.model)
+        observer.turn_described(turn)
         try:
             if carried is None:
                 await self._discover_mcp_tools(turn)
             report = await self._loop(turn, request)
             report = await conversation_compaction.keep_whole_conversation(turn, report)
         except ApplicationError as err:
-            self._conclude(turn, "failed", span, err.type)
-            self._view.event("turn_failed", turn, error_type=err.type, message=err.message)
+            report = self._end(turn, "failed")
+            observer.turn_failed(turn, report, err.type or "", err.message)
             raise
         except BaseException as err:
             # A cancellation reaches us as asyncio's or, from an activity in flight, as an
             # ActivityError whose cause is a CancelledError; either way cancel wins.
             if is_cancelled_exception(err):
-                self._conclude(turn, "cancelled", span)
+                observer.turn_cancelled(turn, self._end(turn, "cancelled"))
                 raise
             if not isinstance(err, Exception) or isinstance(err, TemporalError):
                 raise  # continue-as-new, or the SDK's own errors
             # A defect of ours would otherwise fail workflow tasks forever and hang the turn.
-            partial = self._conclude(turn, "failed", span, errors.TURN_INTERNAL_ERROR)
+            partial = self._end(turn, "failed")
+            observer.turn_broke(turn, partial, errors.TURN_INTERNAL_ERROR)
             raise ApplicationError(
                 f"internal error in the turn: {type(err).__name__}: {err}",
                 partial,
                 type=errors.TURN_INTERNAL_ERROR,
                 non_retryable=True,
             ) from err
-        self._finish(turn, "completed")
-        self._view.event("turn_finished", turn, outcome=report.outcome, cost_usd=report.cost_usd)
-        record.turn_completed(report)
-        span.finish(report)
+        turn.end("completed", workflow.now())
+        observer.turn_completed(turn, report)
         return report
 
-    def _conclude(
-        self,
-        turn: Turn,
-        state: TurnState,
-        span: turn_tracing.TurnSpan,
-        error_type: str | None = None,
-    ) -> AgentReport:
-        """Ends a turn that did not complete: state, record, span; returns its partial report."""
-        self._finish(turn, state)
-        report = turn.report("cancelled" if state == "cancelled" else "failed", workflow.now())
-        if state == "cancelled":
-            self._view.event("turn_finished", turn, outcome="cancelled")
-        record.turn_completed(report, error_type)
-        span.finish(report, error_type)
-        return report
+    def _end(self, turn: Turn, state: TurnState) -> AgentReport:
+        """Ends a turn that did not complete; its partial report."""
+        turn.end(state, workflow.now())
+        return turn.report("cancelled" if state == "cancelled" else "failed", workflow.now())
 
     async def _loop(self, turn: Turn, request: RawValue) -> AgentReport:
         while True:
@@ -186,10 +171,10 @@ class AgentTurnWorkflow:
                 await self._continue_as_new(turn, request)
             turn.begin_iteration()
             await self._within_budgets(turn)
-            self._view.event("iteration_started", turn)
+            self._observer.iteration_started(turn)
             result = await self._call_model(turn)
             turn.record_model_call(result)
-            self._model_call_finished(turn, result.model, result.stop_reason, result.cost_usd)
+            self._observer.model_call_finished(turn, result)
             uses = result.message.tool_uses()
             if result.stop_reason == "max_tokens":
                 return turn.report("max_tokens", workflow.now())
@@ -221,7 +206,7 @@ class AgentTurnWorkflow:
         while True:
             try:
                 return await compaction.call_model_compacting(
-                    turn, self._offered, self._view, self._model_skipped
+                    turn, self._offered, self._observer, self._model_skipped
                 )
             except budgets.BudgetExhausted as exhausted:
                 await self._budget.await_extension(turn, exhausted)
@@ -240,27 +225,21 @@ class AgentTurnWorkflow:
             turn = Turn.resume(request, carried.turn)
             self._offered = mcp_tools.expand(self._offered, turn.mcp_tools)
             self._turn = turn
-            self._refresh_state(turn)
+            self._observer.turn_resumed(turn)
             return turn
         turn = Turn.begin(request, workflow.now())
         self._turn = turn
-        self._view.identify(turn)
-        self._refresh_state(turn)
-        record.turn_started(request.agent.id, request.task.id, request.agent.model)
-        self._view.event("turn_started", turn, model=request.agent.model)
+        self._observer.turn_started(turn)
         return turn
 
     async def _continue_as_new(self, turn: Turn, request: RawValue) -> None:
-        workflow.logger.info(
-            "turn continues as new",
-            extra={"iteration": turn.iteration, "llm_calls": turn.model_calls},
-        )
+        self._observer.continuing_as_new(turn)
         # The stream's own continue_as_new recipe, spelled out to pass the versioning behaviour:
         # the next run starts on the deployment's current version (AUTO_UPGRADE for its first
         # task, PINNED again after it), so a week-long turn does not hold an old build forever.
         # Only on a versioned worker: the server refuses the behaviour from an unversioned one.
         versioned = workflow.info().get_current_deployment_version() is not None
-        stream = self._view.stream
+        stream = self._observer.view.stream
         stream.detach_pollers()
         await workflow.wait_condition(workflow.all_handlers_finished)
         workflow.continue_as_new(
@@ -272,34 +251,9 @@ class AgentTurnWorkflow:
         await mcp_tools.discover(turn)
         self._offered = mcp_tools.expand(offered_tools(turn.request), turn.mcp_tools)
 
-    def _finish(self, turn: Turn, state: TurnState) -> None:
-        turn.end(state, workflow.now())
-        self._refresh_state(turn)
-
-    def _model_call_finished(self, turn: Turn, model: str, stop: str, cost: float) -> None:
-        self._refresh_state(turn)
-        last = turn.messages[-1]
-        self._view.event(
-            "model_call_finished",
-            turn,
-            model=model,
-            stop_reason=stop,
-            call_cost_usd=cost,
-            text=last.text() or None,
-        )
-        self._view.budget_event(turn)
-
     def _model_skipped(self, model: str, reason: str) -> None:
-        """A model of the fallback chain was passed over: the event says which and why."""
         if self._turn is not None:
-            self._view.event("model_skipped", self._turn, model=model, reason=reason)
-
-    def _refresh_state(self, turn: Turn) -> None:
-        """Brings the turn's state up to date with what it waits for, then shows state, cost
-        and counters to visibility queries, the Web UI and the session."""
-        turn.follow_waits(self._pending.state())
-        self._view.publish(turn, turn.state, self._pending.listing())
-        self._session_notes.tell(turn)
+            self._observer.model_skipped(self._turn, model, reason)
 
     def _sent_back_for_correction(self, turn: Turn) -> bool:
         """With an output schema: keeps the structured answer (False), or appends a correction

@@ -1,5 +1,6 @@
 """How a turn fails: one typed, non-retryable `ApplicationError` whose `details[0]` is the
-partial report, logged once in the turn record."""
+partial report. The turn's observer reports it (`TurnObserver.turn_failed`) where it ends the
+run."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.turn import AgentReport
-    from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.turn_state import Turn
 
 
@@ -25,7 +25,6 @@ def fail_if_internal_error(turn: Turn, err: ActivityError) -> None:
 
 def fail(turn: Turn, error_type: str, message: str) -> NoReturn:
     report = turn.report("failed", workflow.now())
-    record.turn_failed(report, error_type, message)
     raise ApplicationError(message, report, type=error_type, non_retryable=True)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -21,7 +20,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
     from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput, DecisionRecord, PendingKind
-    from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.activity_options import (
         TOOL_CALL_TIMEOUT,
         TOOL_HEARTBEAT,
@@ -32,18 +30,14 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.standing_approvals import remember, standing_decision, standing_for
     from turnkeeper.workflows.tool_retries import interrupted_call_text, tool_retry_policy
     from turnkeeper.workflows.tool_validation import corrective_message, validation_problems
+    from turnkeeper.workflows.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Settled, Turn
-    from turnkeeper.workflows.turn_view import TurnView
-
 
 
 class ToolCalls:
-    def __init__(
-        self, pending: PendingCalls, view: TurnView, on_change: Callable[[Turn], None]
-    ) -> None:
+    def __init__(self, pending: PendingCalls, observer: TurnObserver) -> None:
         self._pending = pending
-        self._view = view
-        self._on_change = on_change
+        self._observer = observer
 
     async def dispatch(
         self, turn: Turn, uses: list[ToolUseBlock], offered: list[str]
@@ -116,7 +110,7 @@ class ToolCalls:
     async def _run(self, turn: Turn, use: ToolUseBlock) -> Settled:
         call = ToolCallInput(call_id=use.id, tool=use.name, input=use.input)
         turn.count_tool_call()
-        self._view.event("tool_call_started", turn, call_id=use.id, tool=use.name, input=use.input)
+        self._observer.tool_call_started(turn, use)
         traits = turn.tool_traits.get(use.name)
         idempotent = traits.idempotent if traits else True
         mcp = use.name in turn.mcp_tools
@@ -148,18 +142,13 @@ class ToolCalls:
                 raise
             fail_if_internal_error(turn, err)
             settled = _error(use, interrupted_call_text(use.name, idempotent, cause_message(err)))
-            self._finished(turn, use, settled)
+            self._observer.tool_call_finished(turn, use, settled)
             return Settled(settled)
         block = ToolResultBlock(
             tool_use_id=use.id, content=result.content, is_error=result.is_error
         )
-        self._finished(turn, use, block)
+        self._observer.tool_call_finished(turn, use, block)
         return Settled(block, result.block_ref)
-
-    def _finished(self, turn: Turn, use: ToolUseBlock, block: ToolResultBlock) -> None:
-        self._view.event(
-            "tool_call_finished", turn, call_id=use.id, tool=use.name, is_error=block.is_error
-        )
 
     async def _await_approval(
         self, turn: Turn, use: ToolUseBlock
@@ -169,8 +158,7 @@ class ToolCalls:
         edited_input = None
         timeout_s = turn.request.task.constraints.approval_timeout_s
         waiting = self._open(turn, use, "approval")
-        record.approval_requested(use.id, use.name)
-        self._view.event("approval_requested", turn, call_id=use.id, tool=use.name, input=use.input)
+        self._observer.approval_requested(turn, use)
         try:
             await workflow.wait_condition(lambda: waiting.settled, timeout=timeout_s)
             decision = waiting.decision
@@ -188,23 +176,8 @@ class ToolCalls:
                 at=workflow.now(),
             )
         turn.record_decision(decided)
-        record.approval_decided(
-            use.id,
-            use.name,
-            decided.approved,
-            decided.approver,
-            decided.reason,
-            waited_s=(workflow.now() - waiting.since).total_seconds(),
-        )
-        self._view.event(
-            "approval_decided",
-            turn,
-            call_id=use.id,
-            tool=use.name,
-            approved=decided.approved,
-            approver=decided.approver,
-            reason=decided.reason,
-        )
+        waited_s = (workflow.now() - waiting.since).total_seconds()
+        self._observer.approval_decided(turn, decided, waited_s)
         self._close(turn, use)
         return decided, edited_input
 
@@ -223,19 +196,19 @@ class ToolCalls:
         # The caller's output is capped like a worker tool's, so no payload limit can be blown.
         text = capped(_as_text(submitted.output), DEFAULT_MAX_RESULT_BYTES)
         block = ToolResultBlock(tool_use_id=use.id, content=text, is_error=submitted.is_error)
-        self._finished(turn, use, block)
+        self._observer.tool_call_finished(turn, use, block)
         return block
 
     def _open(self, turn: Turn, use: ToolUseBlock, kind: PendingKind) -> Waiting:
         waiting = self._pending.open(use, kind, workflow.now())
         turn.start_waiting(workflow.now())
-        self._on_change(turn)
+        self._observer.call_waits(turn)
         return waiting
 
     def _close(self, turn: Turn, use: ToolUseBlock) -> None:
         self._pending.close(use.id)
         turn.stop_waiting(workflow.now())
-        self._on_change(turn)
+        self._observer.call_waits(turn)
 
 
 def _mcp_call(call: ToolCallInput) -> McpCallInput:

@@ -42,15 +42,16 @@ class TurnView:
         self._events = self.stream.topic(TURN_EVENTS_TOPIC, type=TurnEvent)
         self._published: dict[str, Any] = {}
         self._upserted_at = datetime.min.replace(tzinfo=UTC)
+        self._identity: list[SearchAttributePair[Any]] = []
 
     def identify(self, turn: Turn) -> None:
+        """Agent and task ids go with the next upsert (the turn's first), unless the client
+        set them at start."""
         request = turn.request
         known = workflow.info().typed_search_attributes
         if known.get(AGENT_ID) == request.agent.id and known.get(TASK_ID) == request.task.id:
-            return  # the client set them at start
-        workflow.upsert_search_attributes(
-            [AGENT_ID.value_set(request.agent.id), TASK_ID.value_set(request.task.id)]
-        )
+            return
+        self._identity = [AGENT_ID.value_set(request.agent.id), TASK_ID.value_set(request.task.id)]
 
     def publish(self, turn: Turn, state: TurnState, pending: list[PendingCall]) -> None:
         """Brings search attributes and current details up to date with the turn."""
@@ -62,7 +63,8 @@ class TurnView:
         }
         changed = {k: v for k, v in values.items() if self._published.get(k) != v}
         if SA_TURN_STATE in changed or (changed and state in _ENDED) or self._counters_due(changed):
-            workflow.upsert_search_attributes(_pairs(changed))
+            workflow.upsert_search_attributes([*self._identity, *_pairs(changed)])
+            self._identity = []
             self._published.update(changed)
             self._upserted_at = workflow.now()
         # Free (no history event), so always current: the Web UI's view of the turn.

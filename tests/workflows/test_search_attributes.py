@@ -42,9 +42,10 @@ async def test_a_quick_turn_upserts_at_its_start_and_end_only(turns: TurnRunner)
     report = await handle.result()
 
     events = [event async for event in handle.fetch_history_events()]
-    counters = [names for names in _upserted_names(events) if "LlmCalls" in names]
-    # Running, then completed: no upsert per model call.
-    assert counters == [{"TurnState", "LlmCalls", "ToolCalls", "CostUsd"}] * 2
+    counters = {"TurnState", "LlmCalls", "ToolCalls", "CostUsd"}
+    # Running (with the ids the client did not set), then completed: no upsert per model call,
+    # and one upsert per step.
+    assert _upserted_names(events) == [counters | {"AgentId", "TaskId"}, counters]
     attributes = (await handle.describe()).typed_search_attributes
     assert attributes.get(TURN_STATE) == "completed"
     assert attributes.get(LLM_CALLS_KEY) == report.llm_calls == 3
