@@ -1,12 +1,13 @@
 """The one observer of a turn: the loop tells it each step once, and it reports the step on
 every channel that shows it. The channels are the turn record (structlog events through
 `workflow.logger`, `turn_record.py`), the live event stream, the search attributes and current
-details (`turn_view.py`), the session's note of the turn's waits (`session_notes.py`) and the
-turn's span (`turn_tracing.py`).
+details (`turn_view.py`), the session's note of the turn's waits (`session_notes.py`), the
+turn's span (`turn_tracing.py`) and its metrics (`turn_metrics.py`).
 
 Adding a step is one method here and one call in the loop; adding a channel is one line in
 each method that should reach it. Every channel is replay-safe on its own: the logger and the
-span are silent while history replays, the stream and search attributes are workflow state.
+span are silent while history replays, the metrics drop what is recorded during a replay, and
+the stream and search attributes are workflow state.
 
 A step makes at most one search-attribute upsert (each is a history event, a visibility write
 and, on Temporal Cloud, a billed action): `TurnView.publish` is called once per step, and the
@@ -24,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.signals import DecisionRecord
     from turnkeeper.contracts.turn import AgentReport
+    from turnkeeper.workflows import turn_metrics
     from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.session_notes import SessionNotes
@@ -64,6 +66,7 @@ class TurnObserver:
         self._show(turn)
         self.view.event("turn_finished", turn, outcome=report.outcome, cost_usd=report.cost_usd)
         record.turn_completed(report)
+        turn_metrics.turn_ended(report)
         self._span.finish(report)
 
     def turn_failed(self, turn: Turn, report: AgentReport, error_type: str, message: str) -> None:
@@ -71,6 +74,7 @@ class TurnObserver:
         self._show(turn)
         record.turn_failed(report, error_type, message)
         record.turn_completed(report, error_type)
+        turn_metrics.turn_ended(report, error_type)
         self._span.finish(report, error_type)
         self.view.event("turn_failed", turn, error_type=error_type, message=message)
 
@@ -78,18 +82,21 @@ class TurnObserver:
         self._show(turn)
         self.view.event("turn_finished", turn, outcome="cancelled")
         record.turn_completed(report, None)
+        turn_metrics.turn_ended(report)
         self._span.finish(report, None)
 
     def turn_broke(self, turn: Turn, report: AgentReport, error_type: str) -> None:
         """A defect of ours ended the turn (TurnInternalError)."""
         self._show(turn)
         record.turn_completed(report, error_type)
+        turn_metrics.turn_ended(report, error_type)
         self._span.finish(report, error_type)
 
     def request_refused(self, report: AgentReport, error_type: str, message: str) -> None:
         """The request never became a turn: only the record and the span hear of it."""
         record.turn_failed(report, error_type, message)
         record.turn_completed(report, error_type)
+        turn_metrics.turn_ended(report, error_type)
         self._span.finish(report, error_type)
 
     def continuing_as_new(self, turn: Turn) -> None:
@@ -179,6 +186,7 @@ class TurnObserver:
             decided.reason,
             waited_s=waited_s,
         )
+        turn_metrics.approval_waited(decided.tool, decided.approved, waited_s)
         self.view.event(
             "approval_decided",
             turn,
