@@ -1,11 +1,11 @@
-"""The project's OpenTelemetry metrics: turns, model calls, tokens, cost, tool calls, approvals.
+"""The activities' OpenTelemetry metrics: model calls, tokens, cost, tool calls.
 
 Instruments come from the global meter provider through OpenTelemetry's proxy, so they exist at
 import time and start recording once `turnkeeper.telemetry.configure_telemetry` installs a
 provider; until then (and with `OTEL_METRICS_EXPORTER=none`) every call is a no-op.
 
-Call these from activities and the worker only, never from workflow code: turn outcomes and
-approval waits are derived from the turn record's log events (`turnkeeper.turn_metrics`).
+Call these from activities and the worker only: a turn's own metrics (turns by outcome, approval
+waits) are recorded in workflow code, replay-safe, by `workflows/turn_metrics.py`.
 """
 
 from __future__ import annotations
@@ -19,58 +19,35 @@ METER_NAME: Final = "turnkeeper"
 
 _meter = metrics.get_meter(METER_NAME)
 
-TURNS = _meter.create_counter(
-    "turnkeeper.turns", unit="{turn}", description="Finished turns, by outcome"
-)
-TURN_DURATION = _meter.create_histogram(
-    "turnkeeper.turn.duration", unit="s", description="Wall-clock duration of finished turns"
-)
-MODEL_CALLS = _meter.create_counter(
+MODEL_CALL_COUNTER = _meter.create_counter(
     "turnkeeper.model_calls",
     unit="{call}",
     description="Model-call attempts, by model and outcome (ok or the error type)",
 )
-MODEL_CALL_DURATION = _meter.create_histogram(
+MODEL_CALL_DURATION_HISTOGRAM = _meter.create_histogram(
     "turnkeeper.model_call.duration", unit="s", description="Duration of model-call attempts"
 )
-TOKENS = _meter.create_counter(
+TOKEN_COUNTER = _meter.create_counter(
     "turnkeeper.tokens",
     unit="{token}",
     description="Tokens billed, by model and token_type (input, output, cache_read, cache_write)",
 )
-COST = _meter.create_counter(
+COST_COUNTER = _meter.create_counter(
     "turnkeeper.cost", unit="USD", description="Cost of model calls in US dollars, by model"
 )
-TOOL_CALLS = _meter.create_counter(
+TOOL_CALL_COUNTER = _meter.create_counter(
     "turnkeeper.tool_calls", unit="{call}", description="Worker tool calls, by tool and outcome"
 )
-TOOL_CALL_DURATION = _meter.create_histogram(
+TOOL_CALL_DURATION_HISTOGRAM = _meter.create_histogram(
     "turnkeeper.tool_call.duration", unit="s", description="Duration of worker tool calls"
 )
-APPROVAL_WAIT = _meter.create_histogram(
-    "turnkeeper.approval.wait",
-    unit="s",
-    description="Time a tool call waited for a human decision, by tool and decision",
-)
-
-
-def record_turn(
-    outcome: str, *, agent_id: str, error_type: str | None = None, duration_s: float | None = None
-) -> None:
-    """One finished turn (the last run of a turn that continued as new)."""
-    attributes = {"outcome": outcome, "agent_id": agent_id}
-    if error_type:
-        attributes["error_type"] = error_type
-    TURNS.add(1, attributes)
-    if duration_s is not None:
-        TURN_DURATION.record(duration_s, attributes)
 
 
 def record_model_call(model: str, outcome: str, duration_s: float) -> None:
     """One model-call attempt; `outcome` is "ok" or the failure's error type."""
     attributes = {"model": model, "outcome": outcome}
-    MODEL_CALLS.add(1, attributes)
-    MODEL_CALL_DURATION.record(duration_s, attributes)
+    MODEL_CALL_COUNTER.add(1, attributes)
+    MODEL_CALL_DURATION_HISTOGRAM.record(duration_s, attributes)
 
 
 def record_usage(model: str, usage: Usage, cost_usd: float) -> None:
@@ -84,18 +61,13 @@ def record_usage(model: str, usage: Usage, cost_usd: float) -> None:
     }
     for token_type, count in by_type.items():
         if count:
-            TOKENS.add(count, {"model": model, "token_type": token_type})
+            TOKEN_COUNTER.add(count, {"model": model, "token_type": token_type})
     if cost_usd:
-        COST.add(cost_usd, {"model": model})
+        COST_COUNTER.add(cost_usd, {"model": model})
 
 
 def record_tool_call(tool: str, outcome: str, duration_s: float) -> None:
     """One worker tool call; `outcome` is "ok", "error" or "cancelled"."""
     attributes = {"tool": tool, "outcome": outcome}
-    TOOL_CALLS.add(1, attributes)
-    TOOL_CALL_DURATION.record(duration_s, attributes)
-
-
-def record_approval_wait(tool: str, approved: bool, waited_s: float) -> None:
-    """How long one call waited for its approval decision (a timeout counts as rejected)."""
-    APPROVAL_WAIT.record(waited_s, {"tool": tool, "approved": approved})
+    TOOL_CALL_COUNTER.add(1, attributes)
+    TOOL_CALL_DURATION_HISTOGRAM.record(duration_s, attributes)

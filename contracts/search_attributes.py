@@ -18,11 +18,11 @@ from turnkeeper.contracts.turn import TurnRequest
 AGENT_ID = SearchAttributeKey.for_keyword(SA_AGENT_ID)
 TASK_ID = SearchAttributeKey.for_keyword(SA_TASK_ID)
 TURN_STATE = SearchAttributeKey.for_keyword(SA_TURN_STATE)
-COST_USD = SearchAttributeKey.for_float(SA_COST_USD)
-LLM_CALLS = SearchAttributeKey.for_int(SA_LLM_CALLS)
+COST_USD_KEY = SearchAttributeKey.for_float(SA_COST_USD)
+LLM_CALLS_KEY = SearchAttributeKey.for_int(SA_LLM_CALLS)
 SESSION_ID = SearchAttributeKey.for_keyword(SA_SESSION_ID)
 SESSION_STATE = SearchAttributeKey.for_keyword(SA_SESSION_STATE)
-TOOL_CALLS = SearchAttributeKey.for_int(SA_TOOL_CALLS)
+TOOL_CALLS_KEY = SearchAttributeKey.for_int(SA_TOOL_CALLS)
 
 
 def identity_search_attributes(request: TurnRequest) -> TypedSearchAttributes:

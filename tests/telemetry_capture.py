@@ -1,7 +1,8 @@
 """In-memory OpenTelemetry for tests: spans and metrics that tests can read back.
 
 OpenTelemetry's global providers can be set only once per process, so `capture()` installs a
-replay-safe tracer provider (what `configure_telemetry` installs) and a meter provider once,
+replay-safe tracer provider and a replay-safe meter provider (what `configure_telemetry`
+installs) once,
 and every test that needs them shares them; a test clears the spans it starts from and reads
 metrics as differences.
 """
@@ -21,7 +22,7 @@ from opentelemetry.sdk.metrics.export import (
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from temporalio.contrib.opentelemetry import create_tracer_provider
+from temporalio.contrib.opentelemetry import ReplaySafeMeterProvider, create_tracer_provider
 
 Attributes = Mapping[str, str | bool | int | float]
 
@@ -115,7 +116,7 @@ def capture() -> Capture:
     tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
     trace.set_tracer_provider(tracer_provider)
     metric_reader = InMemoryMetricReader()
-    meter_provider = MeterProvider(metric_readers=[metric_reader])
+    meter_provider = ReplaySafeMeterProvider(MeterProvider(metric_readers=[metric_reader]))
     metrics.set_meter_provider(meter_provider)
     if trace.get_tracer_provider() is not tracer_provider:
         raise AssertionError("another test set OpenTelemetry's global tracer provider first")

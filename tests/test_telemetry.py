@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import pytest
 from opentelemetry.trace import StatusCode
-from temporalio import workflow
 from temporalio.client import Client
 from temporalio.contrib.opentelemetry import OpenTelemetryPlugin, ReplaySafeTracerProvider
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -31,7 +30,6 @@ from tests.telemetry_capture import Capture, capture
 from turnkeeper import telemetry as telemetry_module
 from turnkeeper.telemetry import TelemetryConfigError, build_telemetry, configure_telemetry
 from turnkeeper.temporal_metrics import temporal_metrics_config
-from turnkeeper.turn_metrics import install_turn_metrics, uninstall_turn_metrics
 
 MODEL = "anthropic:claude-sonnet-4-6"
 
@@ -76,7 +74,7 @@ def test_an_unknown_exporter_is_refused_with_the_supported_names() -> None:
 def test_configure_without_exporters_installs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(telemetry_module, "_configured", None)
     first = configure_telemetry(env={"OTEL_TRACES_EXPORTER": "none"})
-    assert first.tracer_provider is None and first.turn_metrics is None
+    assert first.tracer_provider is None and first.meter_provider is None
     assert configure_telemetry(env={"OTEL_TRACES_EXPORTER": "console"}) is first
     assert telemetry_module.client_options() == {}
 
@@ -282,32 +280,3 @@ async def test_a_tool_span_has_the_arguments_and_the_outcome(telemetry: Capture)
     grew = telemetry.growth_since(before)
     for tool, outcome in (("read_file", "ok"), ("write_file", "error")):
         assert grew.value("turnkeeper.tool_calls", tool=tool, outcome=outcome) == 1
-
-
-# ---- turn metrics from the turn record ------------------------------------------------------
-
-
-def test_turn_record_events_become_turn_and_approval_metrics(telemetry: Capture) -> None:
-    before = telemetry.metrics()
-    logger = workflow.logger.base_logger
-    level = logger.level
-    handler = install_turn_metrics()
-    try:
-        # As `workflows/turn_record.py` logs them, with the SDK's info appended to the message.
-        logger.info(
-            "turn_completed ({'workflow_id': 't'})",
-            extra={"outcome": "failed", "error_type": "TurnBudgetExceeded", "agent_id": "a",
-                   "duration_ms": 1500},
-        )  # fmt: skip
-        logger.info("approval_decided", extra={"tool": "write_file", "approved": True,
-                                               "waited_s": 42.0})  # fmt: skip
-        logger.info("approval_requested", extra={"tool": "write_file"})
-    finally:
-        uninstall_turn_metrics(handler)
-    grew = telemetry.growth_since(before)
-
-    turns = {"outcome": "failed", "error_type": "TurnBudgetExceeded", "agent_id": "a"}
-    assert grew.value("turnkeeper.turns", **turns) == 1
-    assert grew.total("turnkeeper.turn.duration", **turns) == pytest.approx(1.5)
-    assert grew.count("turnkeeper.approval.wait", tool="write_file", approved=True) == 1
-    assert logger.level == level  # uninstalling puts the levels back

@@ -30,6 +30,7 @@ from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from temporalio.contrib.opentelemetry import (
     OpenTelemetryPlugin,
+    ReplaySafeMeterProvider,
     ReplaySafeTracerProvider,
     create_tracer_provider,
 )
@@ -37,7 +38,6 @@ from temporalio.runtime import Runtime, TelemetryConfig
 
 from turnkeeper.telemetry_exporters import metric_readers, span_exporters
 from turnkeeper.temporal_metrics import TelemetryConfigError, temporal_metrics_config
-from turnkeeper.turn_metrics import TurnMetricsHandler, install_turn_metrics
 
 __all__ = ["Telemetry", "TelemetryConfigError", "client_options", "configure_telemetry"]
 
@@ -58,7 +58,6 @@ class Telemetry:
     meter_provider: MeterProvider | None = None
     temporal_runtime: Runtime | None = None
     temporal_spans: bool = False
-    turn_metrics: TurnMetricsHandler | None = None
     exporters: dict[str, list[str]] = field(default_factory=dict)
 
     def client_options(self) -> dict[str, Any]:
@@ -107,8 +106,9 @@ def configure_telemetry(
     if telemetry.tracer_provider is not None:
         trace.set_tracer_provider(telemetry.tracer_provider)
     if telemetry.meter_provider is not None:
-        metrics.set_meter_provider(telemetry.meter_provider)
-        telemetry.turn_metrics = install_turn_metrics()
+        # Workflow code records the turn's own metrics (`workflows/turn_metrics.py`): the
+        # wrapper drops what it records while a worker replays history, so nothing counts twice.
+        metrics.set_meter_provider(ReplaySafeMeterProvider(telemetry.meter_provider))
     _configured = telemetry
     if telemetry.exporters:
         log.info("telemetry configured", service_name=service_name, **telemetry.exporters)

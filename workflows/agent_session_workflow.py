@@ -11,7 +11,7 @@ turns keeps a small history.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue, VersioningBehavior
@@ -46,10 +46,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.session_state import Session
     from turnkeeper.workflows.session_view import publish, turn_search_attributes
     from turnkeeper.workflows.stored_conversations import load_conversation
-
-# Recorded when a session first counts a turn's cost budget extensions into its own budget.
-EXTENSIONS_PATCH: Final = "session-counts-budget-extensions"
-
 
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
 
@@ -108,8 +104,7 @@ class AgentSessionWorkflow:
         except ChildWorkflowError as err:
             error_type, report = _failure_of(err)
             session.record_failure(error_type, report)
-        extended = report is not None and any(e.cost_usd for e in report.budget_extensions)
-        if report is not None and extended and workflow.patched(EXTENSIONS_PATCH):
+        if report is not None and any(e.cost_usd for e in report.budget_extensions):
             session.count_extensions(report)
         self._running = None
         publish(session)

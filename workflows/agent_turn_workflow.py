@@ -17,7 +17,7 @@ from temporalio.common import RawValue, VersioningBehavior
 from temporalio.exceptions import ApplicationError, TemporalError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from pydantic import JsonValue, ValidationError
+    from pydantic import ValidationError
     from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowStreamState
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.activity_io import ModelCallResult
@@ -54,17 +54,15 @@ with workflow.unsafe.imports_passed_through():
         structured_output,
         turn_tracing,
     )
-    from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.failures import describe, fail, invalid_request
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.request_checks import offered_tools, request_problem
-    from turnkeeper.workflows.session_notes import SessionNotes
     from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
     from turnkeeper.workflows.tool_validation import validation_problems
-    from turnkeeper.workflows.turn_state import Turn
+    from turnkeeper.workflows.turn_observer import TurnObserver
+    from turnkeeper.workflows.turn_state import Turn, TurnProgress
     from turnkeeper.workflows.turn_view import TurnView
 
-_LIVE_STATES = ("running", "awaiting_approval", "awaiting_external", "awaiting_budget")
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
 
 
@@ -72,7 +70,7 @@ class CarriedTurn(BaseModel, ClaimChecked):
     """What a turn hands to its next run when it continues as new (the request travels as the
     first argument, so it is not carried twice)."""
 
-    turn: dict[str, JsonValue]
+    turn: TurnProgress
     stream: WorkflowStreamState | None = None
 
 
@@ -90,77 +88,63 @@ class AgentTurnWorkflow:
         self._offered: list[str] = []
         self._early_failure: ApplicationError | None = None
         # WorkflowStream must be built right here, in the workflow's @workflow.init.
-        self._view = TurnView(WorkflowStream(carried.stream if carried else None))
-        self._tools = ToolCalls(self._pending, self._view, self._publish)
-        self._budget = budget_extension.BudgetExtensions(self._view, self._publish)
-        self._session_notes = SessionNotes()
+        view = TurnView(WorkflowStream(carried.stream if carried else None))
+        self._observer = TurnObserver(view, self._pending)
+        self._tools = ToolCalls(self._pending, self._observer)
+        self._budget = budget_extension.BudgetExtensions(self._observer)
 
     # ---- the loop -------------------------------------------------------------------------
 
     @workflow.run
     async def run(self, request: RawValue, carried: Any = None) -> AgentReport:
         with turn_tracing.turn_span() as span:
-            return await self._run(request, _carried(carried), span)
+            self._observer.watch(span)
+            return await self._run(request, _carried(carried))
 
-    async def _run(
-        self, request: RawValue, carried: CarriedTurn | None, span: turn_tracing.TurnSpan
-    ) -> AgentReport:
+    async def _run(self, request: RawValue, carried: CarriedTurn | None) -> AgentReport:
+        observer = self._observer
         try:
             turn = self._begin(request, carried)
         except ApplicationError as err:
             self._early_failure = err
             report = AgentReport.model_validate(err.details[0])
-            record.turn_failed(report, err.type or "", err.message)
-            record.turn_completed(report, err.type)
-            span.finish(report, err.type)
+            observer.request_refused(report, err.type or "", err.message)
             raise
-        span.describe(turn.request.agent.id, turn.request.task.id, turn.request.agent.model)
+        observer.turn_described(turn)
         try:
             if carried is None:
                 await self._discover_mcp_tools(turn)
             report = await self._loop(turn, request)
             report = await conversation_compaction.keep_whole_conversation(turn, report)
         except ApplicationError as err:
-            self._conclude(turn, "failed", span, err.type)
-            self._view.event("turn_failed", turn, error_type=err.type, message=err.message)
+            report = self._end(turn, "failed")
+            observer.turn_failed(turn, report, err.type or "", err.message)
             raise
         except BaseException as err:
             # A cancellation reaches us as asyncio's or, from an activity in flight, as an
             # ActivityError whose cause is a CancelledError; either way cancel wins.
             if is_cancelled_exception(err):
-                self._conclude(turn, "cancelled", span)
+                observer.turn_cancelled(turn, self._end(turn, "cancelled"))
                 raise
             if not isinstance(err, Exception) or isinstance(err, TemporalError):
                 raise  # continue-as-new, or the SDK's own errors
             # A defect of ours would otherwise fail workflow tasks forever and hang the turn.
-            partial = self._conclude(turn, "failed", span, errors.TURN_INTERNAL_ERROR)
+            partial = self._end(turn, "failed")
+            observer.turn_broke(turn, partial, errors.TURN_INTERNAL_ERROR)
             raise ApplicationError(
                 f"internal error in the turn: {type(err).__name__}: {err}",
                 partial,
                 type=errors.TURN_INTERNAL_ERROR,
                 non_retryable=True,
             ) from err
-        self._finish(turn, "completed")
-        self._view.event("turn_finished", turn, outcome=report.outcome, cost_usd=report.cost_usd)
-        record.turn_completed(report)
-        span.finish(report)
+        turn.end("completed", workflow.now())
+        observer.turn_completed(turn, report)
         return report
 
-    def _conclude(
-        self,
-        turn: Turn,
-        state: TurnState,
-        span: turn_tracing.TurnSpan,
-        error_type: str | None = None,
-    ) -> AgentReport:
-        """Ends a turn that did not complete: state, record, span; returns its partial report."""
-        self._finish(turn, state)
-        report = turn.report("cancelled" if state == "cancelled" else "failed", workflow.now())
-        if state == "cancelled":
-            self._view.event("turn_finished", turn, outcome="cancelled")
-        record.turn_completed(report, error_type)
-        span.finish(report, error_type)
-        return report
+    def _end(self, turn: Turn, state: TurnState) -> AgentReport:
+        """Ends a turn that did not complete; its partial report."""
+        turn.end(state, workflow.now())
+        return turn.report("cancelled" if state == "cancelled" else "failed", workflow.now())
 
     async def _loop(self, turn: Turn, request: RawValue) -> AgentReport:
         while True:
@@ -174,7 +158,7 @@ class AgentTurnWorkflow:
                     "iterations",
                     errors.MAX_ITERATIONS_EXCEEDED,
                     f"the turn reached max_iterations={budgets.iteration_limit(turn)} and the "
-                    f"model still asked for tools ({turn.llm_calls} model calls, "
+                    f"model still asked for tools ({turn.model_calls} model calls, "
                     f"{turn.tool_calls} tool calls)",
                 )
             except budgets.BudgetExhausted as exhausted:
@@ -185,21 +169,21 @@ class AgentTurnWorkflow:
         while turn.iteration < budgets.iteration_limit(turn):
             if turn.iteration > 0 and workflow.info().is_continue_as_new_suggested():
                 await self._continue_as_new(turn, request)
-            turn.iteration += 1
+            turn.begin_iteration()
             await self._within_budgets(turn)
-            self._view.event("iteration_started", turn)
+            self._observer.iteration_started(turn)
             result = await self._call_model(turn)
             turn.record_model_call(result)
-            self._model_call_finished(turn, result.model, result.stop_reason, result.cost_usd)
+            self._observer.model_call_finished(turn, result)
             uses = result.message.tool_uses()
             if result.stop_reason == "max_tokens":
                 return turn.report("max_tokens", workflow.now())
             if not uses:
-                if self._needs_another_answer(turn):
+                if self._sent_back_for_correction(turn):
                     continue
                 return turn.report("completed", workflow.now())
             self._check_autonomy(turn, uses)
-            turn.tool_interactions += 1
+            turn.begin_tool_interaction()
             settled = await self._tools.dispatch(turn, uses, self._offered)
             turn.record_tool_results(settled)
         return None
@@ -222,7 +206,7 @@ class AgentTurnWorkflow:
         while True:
             try:
                 return await compaction.call_model_compacting(
-                    turn, self._offered, self._view, self._model_skipped
+                    turn, self._offered, self._observer, self._model_skipped
                 )
             except budgets.BudgetExhausted as exhausted:
                 await self._budget.await_extension(turn, exhausted)
@@ -236,46 +220,30 @@ class AgentTurnWorkflow:
         problem = request_problem(request)
         if problem:
             raise invalid_request(payload, problem)
-        if request.agent.approver_keys() and not workflow.patched(signed_decisions.PATCH):
-            raise invalid_request(payload, "agent.approvers: public keys need a newer worker")
-        if request.agent.compaction and not workflow.patched(compaction.PATCH):
-            raise invalid_request(payload, "agent.compaction needs a newer worker")
-        pauses = request.task.constraints.on_budget_exhausted == "pause"
-        if pauses and not workflow.patched(budget_extension.PATCH):
-            raise invalid_request(
-                payload, "task.constraints.on_budget_exhausted: 'pause' needs a newer worker"
-            )
         self._offered = offered_tools(request)
         if carried is not None:
-            turn = Turn.model_validate({**carried.turn, "request": request})
+            turn = Turn.resume(request, carried.turn)
             self._offered = mcp_tools.expand(self._offered, turn.mcp_tools)
             self._turn = turn
-            self._publish(turn)
+            self._observer.turn_resumed(turn)
             return turn
         turn = Turn.begin(request, workflow.now())
         self._turn = turn
-        self._view.identify(turn)
-        self._publish(turn)
-        record.turn_started(request.agent.id, request.task.id, request.agent.model)
-        self._view.event("turn_started", turn, model=request.agent.model)
+        self._observer.turn_started(turn)
         return turn
 
     async def _continue_as_new(self, turn: Turn, request: RawValue) -> None:
-        workflow.logger.info(
-            "turn continues as new",
-            extra={"iteration": turn.iteration, "llm_calls": turn.llm_calls},
-        )
-        carried = turn.model_dump(mode="json", exclude={"request"})
+        self._observer.continuing_as_new(turn)
         # The stream's own continue_as_new recipe, spelled out to pass the versioning behaviour:
         # the next run starts on the deployment's current version (AUTO_UPGRADE for its first
         # task, PINNED again after it), so a week-long turn does not hold an old build forever.
         # Only on a versioned worker: the server refuses the behaviour from an unversioned one.
         versioned = workflow.info().get_current_deployment_version() is not None
-        stream = self._view.stream
+        stream = self._observer.view.stream
         stream.detach_pollers()
         await workflow.wait_condition(workflow.all_handlers_finished)
         workflow.continue_as_new(
-            args=[request, CarriedTurn(turn=carried, stream=stream.get_state())],
+            args=[request, CarriedTurn(turn=turn.progress(), stream=stream.get_state())],
             initial_versioning_behavior=_UPGRADE_ON_CONTINUE if versioned else None,
         )
 
@@ -283,46 +251,19 @@ class AgentTurnWorkflow:
         await mcp_tools.discover(turn)
         self._offered = mcp_tools.expand(offered_tools(turn.request), turn.mcp_tools)
 
-    def _finish(self, turn: Turn, state: TurnState) -> None:
-        turn.state = state
-        turn.ended = workflow.now()
-        self._publish(turn)
-
-    def _model_call_finished(self, turn: Turn, model: str, stop: str, cost: float) -> None:
-        self._publish(turn)
-        last = turn.messages[-1]
-        self._view.event(
-            "model_call_finished",
-            turn,
-            model=model,
-            stop_reason=stop,
-            call_cost_usd=cost,
-            text=last.text() or None,
-        )
-        self._view.budget_event(turn)
-
     def _model_skipped(self, model: str, reason: str) -> None:
-        """A model of the fallback chain was passed over: the event says which and why."""
         if self._turn is not None:
-            self._view.event("model_skipped", self._turn, model=model, reason=reason)
+            self._observer.model_skipped(self._turn, model, reason)
 
-    def _publish(self, turn: Turn) -> None:
-        """Keeps state, cost and counters visible to visibility queries and the Web UI."""
-        if turn.state in _LIVE_STATES:
-            waits_for_budget = turn.budget_request is not None
-            turn.state = "awaiting_budget" if waits_for_budget else self._pending.state()
-        self._view.publish(turn, turn.state, self._pending.listing())
-        self._session_notes.tell(turn)
-
-    def _needs_another_answer(self, turn: Turn) -> bool:
-        """With an output schema: keeps the structured answer, or sends the model back to
-        correct it."""
+    def _sent_back_for_correction(self, turn: Turn) -> bool:
+        """With an output schema: keeps the structured answer (False), or appends a correction
+        for the model and says so (True)."""
         schema = turn.request.agent.output_schema
-        if schema is None or not workflow.patched(structured_output.PATCH):
+        if schema is None:
             return False
         value, correction = structured_output.structured_answer(turn.messages[-1].text(), schema)
         if correction is None:
-            turn.structured_output = value
+            turn.keep_structured_output(value)
             return False
         turn.append_user_text(correction)
         return True
@@ -371,10 +312,7 @@ class AgentTurnWorkflow:
         except (ValueError, TypeError) as err:
             problem = f"invalid payload: {err}"
         else:
-            if decision.signature is None or workflow.patched(signed_decisions.PATCH):
-                return decision
-            # A turn begun before signed decisions ignored such a payload; so it still does.
-            problem = "invalid payload: signature: extra inputs are not permitted"
+            return decision
         fields = payload if isinstance(payload, dict) else {}
         self._refuse(str(fields.get("call_id", "")), str(fields.get("approver", "")), problem)
         return None
@@ -498,7 +436,7 @@ class AgentTurnWorkflow:
             state=turn.state,
             agent_id=turn.request.agent.id,
             iteration=turn.iteration,
-            llm_calls=turn.llm_calls,
+            llm_calls=turn.model_calls,
             tool_calls=turn.tool_calls,
             cost_usd=round(turn.cost_usd, 10),
             elapsed_ms=turn.elapsed_ms(workflow.now()),

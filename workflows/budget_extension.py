@@ -5,7 +5,6 @@ activity is held open, and the time does not count against the time budget."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Final
 
 from temporalio import workflow
@@ -13,35 +12,28 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, ExtendBudgetInput
     from turnkeeper.workflows import signed_decisions
-    from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.budgets import BudgetExhausted, limits
     from turnkeeper.workflows.failures import fail
+    from turnkeeper.workflows.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn
-    from turnkeeper.workflows.turn_view import TurnView
-
-# Recorded when a turn asks to pause on a spent budget; earlier turns refused the field.
-PATCH: Final = "budget-extension"
 
 
 class BudgetExtensions:
-    def __init__(self, view: TurnView, on_change: Callable[[Turn], None]) -> None:
-        self._view = view
-        self._on_change = on_change
+    def __init__(self, observer: TurnObserver) -> None:
+        self._observer = observer
 
     async def await_extension(self, turn: Turn, exhausted: BudgetExhausted) -> bool:
         """Waits for a human to extend the spent budget. True once extended; without an extension
         in time the turn fails with the budget's error, except a spent tool-interaction budget,
         whose turn goes on as any turn does without one (False: the model gets no tools)."""
         request = turn.request_budget(exhausted.budget, exhausted.message, workflow.now())
-        record.budget_exhausted(request.number, request.budget, request.message)
-        self._view.event("budget_exhausted", turn, budget=request.budget, message=request.message)
-        self._on_change(turn)
+        self._observer.budget_exhausted(turn, request)
         timeout_s = turn.request.task.constraints.approval_timeout_s
         try:
             await workflow.wait_condition(lambda: turn.budget_request is None, timeout=timeout_s)
         except TimeoutError:
             turn.give_up_budget_request(workflow.now())
-            self._on_change(turn)
+            self._observer.budget_wait_ended(turn)
             if not exhausted.error_type:
                 return False
             fail(
@@ -49,16 +41,7 @@ class BudgetExtensions:
                 exhausted.error_type,
                 f"{exhausted.message}; no budget extension came within {timeout_s:g} s",
             )
-        granted = turn.budget_extensions[-1]
-        record.budget_extended(granted.request, granted.budget, granted.approver, granted.reason)
-        self._view.event(
-            "budget_extended",
-            turn,
-            budget=granted.budget,
-            approver=granted.approver,
-            reason=granted.reason,
-        )
-        self._on_change(turn)
+        self._observer.budget_extended(turn, turn.budget_extensions[-1])
         return True
 
 

@@ -80,7 +80,7 @@ def check_budgets(turn: Turn) -> None:
         fail_time_budget(turn)
     left = cost_left(turn)
     if left is not None and left <= 0:
-        fail_cost_budget(turn, f"after {turn.llm_calls} model calls")
+        fail_cost_budget(turn, f"after {turn.model_calls} model calls")
 
 
 def cost_left(turn: Turn) -> float | None:

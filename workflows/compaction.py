@@ -36,7 +36,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
     from turnkeeper.workflows import budgets, turn_tracing
-    from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.context_window import counted_input, cuts, estimate_tokens
     from turnkeeper.workflows.conversation_compaction import load_earlier
     from turnkeeper.workflows.failures import cause_message, error_type, fail
@@ -44,17 +43,10 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.model_calls import (
         ContextTooLong,
         call_model,
-        execute_model_call,
         execute_on_chain,
     )
+    from turnkeeper.workflows.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn
-    from turnkeeper.workflows.turn_view import TurnView
-
-# Recorded when a turn with `agent.compaction` begins; earlier turns refused the field.
-PATCH: Final = "compaction"
-# Recorded when a summary call first goes through the fallback chain (and honours
-# agent.prompt_cache); before, it called agent.model alone, even while that model cooled down.
-SUMMARY_CHAIN_PATCH: Final = "compaction-summary-fallback"
 
 SUMMARY_INSTRUCTIONS: Final = (
     "You summarize the earlier part of an AI agent's conversation so that the agent can go on "
@@ -68,7 +60,7 @@ _QUOTED_BLOCK_CHARS: Final = 4_000
 
 
 async def call_model_compacting(
-    turn: Turn, offered: list[str], view: TurnView, on_skip: SkipObserver | None = None
+    turn: Turn, offered: list[str], observer: TurnObserver, on_skip: SkipObserver | None = None
 ) -> ModelCallResult:
     """The turn's model call; with `agent.compaction`, compacted first when it would exceed
     the limit, and compacted and made once more when the provider finds it too long."""
@@ -79,13 +71,13 @@ async def call_model_compacting(
     limit = spec.max_input_tokens
     if _counted(turn) > limit:
         target = int(limit * COMPACT_TO_SHARE)
-        await compact(turn, spec, view, target, "max_input_tokens", on_skip)
+        await compact(turn, spec, observer, target, "max_input_tokens", on_skip)
     sent = estimate_tokens(turn.sent_messages())
     try:
         result = await call_model(turn, offered, on_skip, compacting=True)
     except ContextTooLong as too_long:
         target = int(min(limit, _counted(turn)) * COMPACT_TO_SHARE)
-        if not await compact(turn, spec, view, target, "context_too_long", on_skip):
+        if not await compact(turn, spec, observer, target, "context_too_long", on_skip):
             fail(
                 turn,
                 errors.LLM_CONTEXT_TOO_LONG,
@@ -95,14 +87,14 @@ async def call_model_compacting(
         result = await call_model(turn, offered, on_skip)  # a second refusal fails the turn
     usage = result.usage
     counted = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-    turn.context_window.measured(counted, sent)
+    turn.measured_context(counted, sent)
     return result
 
 
 async def compact(
     turn: Turn,
     spec: CompactionSpec,
-    view: TurnView,
+    observer: TurnObserver,
     target: int,
     trigger: CompactionTrigger,
     on_skip: SkipObserver | None = None,
@@ -136,19 +128,7 @@ async def compact(
         after = _counted(turn)
         if span is not None:
             span.set_attribute("turnkeeper.compaction.tokens_after", after)
-    kept = len(turn.sent_messages())
-    record.compacted(**counts, kept_messages=kept, tokens_after=after)
-    view.event(
-        "compacted",
-        turn,
-        strategy=spec.strategy,
-        trigger=trigger,
-        removed_messages=removed,
-        kept_messages=kept,
-        tokens_before=before,
-        tokens_after=after,
-        max_input_tokens=spec.max_input_tokens,
-    )
+    observer.compacted(turn, spec, trigger, removed, (before, after))
     return True
 
 
@@ -183,14 +163,11 @@ async def _summarize(
             append=[MessageDraft(role="user", content=[TextBlock(text=quoted)])]
         ),
         cost_budget_left_usd=budgets.cost_left(turn),
+        prompt_cache=agent.prompt_cache,
     )
     description = f"compaction summary of {len(leaving)} messages"
     try:
-        if workflow.patched(SUMMARY_CHAIN_PATCH):
-            call.prompt_cache = agent.prompt_cache
-            result = await execute_on_chain(turn, call, description, on_skip)
-        else:
-            result = await execute_model_call(turn, call, description)
+        result = await execute_on_chain(turn, call, description, on_skip)
     except ActivityError as err:
         if is_cancelled_exception(err):
             raise

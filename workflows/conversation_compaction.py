@@ -7,8 +7,6 @@ said, not what the compacted requests showed the model."""
 
 from __future__ import annotations
 
-from typing import Final
-
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
@@ -24,19 +22,13 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.stored_conversations import load_conversation, store_conversation
     from turnkeeper.workflows.turn_state import Turn
 
-# Recorded when a compacting turn with `history_ref` reads the conversation it continues, so that
-# compaction can leave out its oldest part (before, only the turn's own messages could go, and a
-# long conversation never fit), and when a compacted turn stores its whole conversation for the
-# turn after it (before, its conversation_ref named the compacted requests' conversation).
-WHOLE_CONVERSATION_PATCH: Final = "compaction-whole-conversation"
-
 
 async def load_earlier(turn: Turn) -> None:
     """Reads the conversation a turn with `history_ref` continues, once, before its first call:
     compaction must see it to count it and to leave its oldest exchanges out. The activity's
     result is claim-checked, so history holds a reference, not the conversation."""
     ref = turn.request.history_ref
-    if ref is None or turn.earlier_loaded or not workflow.patched(WHOLE_CONVERSATION_PATCH):
+    if ref is None or turn.earlier_loaded:
         return
     try:
         loaded = await load_conversation(ref, "load the conversation to compact")
@@ -49,9 +41,7 @@ async def load_earlier(turn: Turn) -> None:
             f"history_ref: the conversation this turn continues could not be read ({ref}): "
             f"{cause_message(err)}",
         )
-    turn.earlier = loaded.messages
-    turn.earlier_loaded = True
-    turn.context_window.anchor = len(loaded.messages)
+    turn.load_earlier(loaded.messages)
     compacted = turn.request.history_compaction
     if compacted is not None:
         problem = _compaction_problem(compacted.left_out, loaded.messages)
@@ -76,7 +66,7 @@ async def keep_whole_conversation(turn: Turn, report: AgentReport) -> AgentRepor
     turn) continues everything that was said. Stored from what the store already had at the
     first compaction, so only this turn's later messages travel again."""
     window = turn.context_window
-    if window.cut == 0 or not workflow.patched(WHOLE_CONVERSATION_PATCH):
+    if window.cut == 0:
         return report
     base = turn.whole_ref
     appended = turn.messages[turn.whole_count :]
@@ -100,7 +90,7 @@ async def keep_whole_conversation(turn: Turn, report: AgentReport) -> AgentRepor
             cause_message(err),
         )
         return report
-    turn.conversation_ref = stored.conversation_ref
+    turn.stored_whole_conversation(stored.conversation_ref)
     compacted = CompactedHistory(left_out=window.cut, summary=window.summary)
     return report.model_copy(
         update={"conversation_ref": stored.conversation_ref, "history_compaction": compacted}

@@ -1,5 +1,6 @@
 """How a turn fails: one typed, non-retryable `ApplicationError` whose `details[0]` is the
-partial report, logged once in the turn record."""
+partial report. The turn's observer reports it (`TurnObserver.turn_failed`) where it ends the
+run."""
 
 from __future__ import annotations
 
@@ -13,24 +14,17 @@ with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.turn import AgentReport
-    from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.turn_state import Turn
-
-
-# Marks turns that fail at once on an activity's TurnInternalError; before it, the failure was
-# treated like an exhausted model (fallbacks, then LLMUnavailable) or an interrupted tool.
-INTERNAL_ERROR_PATCH = "turn-internal-error"
 
 
 def fail_if_internal_error(turn: Turn, err: ActivityError) -> None:
     """Fails the turn with TurnInternalError when the activity reported a defect of ours."""
-    if error_type(err) == errors.TURN_INTERNAL_ERROR and workflow.patched(INTERNAL_ERROR_PATCH):
+    if error_type(err) == errors.TURN_INTERNAL_ERROR:
         fail(turn, errors.TURN_INTERNAL_ERROR, cause_message(err))
 
 
 def fail(turn: Turn, error_type: str, message: str) -> NoReturn:
     report = turn.report("failed", workflow.now())
-    record.turn_failed(report, error_type, message)
     raise ApplicationError(message, report, type=error_type, non_retryable=True)
 
 

@@ -27,7 +27,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.activity_options import MODEL_CALL_RETRY
     from turnkeeper.workflows.turn_state import Turn
 
-PATCH = "provider-fallback-cooldown"
 # `agent.fallback_on` value -> the refusal it lets the chain move past.
 REFUSALS = {
     "auth": errors.LLM_AUTH_ERROR,

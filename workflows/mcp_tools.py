@@ -53,8 +53,9 @@ async def discover(turn: Turn) -> None:
     for error in listing.errors:
         workflow.logger.warning("MCP tools not offered: %s", error)
     chosen = _chosen(turn.request.agent.tools, listing.tools)
-    turn.mcp_tools = {spec.name: spec for spec in chosen}
-    turn.tool_traits.update({spec.name: _traits(spec) for spec in chosen})
+    turn.discovered_mcp_tools(
+        {spec.name: spec for spec in chosen}, {spec.name: _traits(spec) for spec in chosen}
+    )
 
 
 def expand(names: list[str], discovered: dict[str, McpToolSpec]) -> list[str]:

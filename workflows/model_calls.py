@@ -45,9 +45,7 @@ async def call_model(
 ) -> ModelCallResult:
     """Calls the agent's model, then each fallback model once the one before is exhausted;
     models on cooldown are passed over, and `on_skip` hears of each model passed over."""
-    if workflow.patched(fallback.PATCH):
-        return await _call_chain(turn, offered, on_skip or fallback.ignore_skip, compacting)
-    return await _call_each_fully(turn, offered, compacting)
+    return await _call_chain(turn, offered, on_skip or fallback.ignore_skip, compacting)
 
 
 async def _call_chain(
@@ -80,23 +78,6 @@ async def _call_chain(
         turn.model_answered(model)
         return result
     _fail_unavailable(turn, failures, cooling)
-
-
-async def _call_each_fully(turn: Turn, offered: list[str], compacting: bool) -> ModelCallResult:
-    """Turns begun before the fallback chain had cooldowns: every model its full schedule."""
-    agent = turn.request.agent
-    failures: list[str] = []
-    for model in [agent.model, *agent.fallback_models]:
-        try:
-            return await _call_resending(turn, model, offered)
-        except ActivityError as err:
-            if is_cancelled_exception(err):
-                raise
-            _fail_unless_transient(turn, err, compacting)
-            message = cause_message(err)
-            workflow.logger.warning("model %s exhausted: %s", model, message)
-            failures.append(f"{model}: {message}")
-    _fail_unavailable(turn, failures, [])
 
 
 def _fail_unavailable(turn: Turn, failures: list[str], cooling: list[str]) -> NoReturn:
@@ -179,7 +160,6 @@ async def _model_activity(
     )
     summary = f"model call {turn.iteration} · {split_model(model)[1]}"
     result = await execute_model_call(turn, call, summary, attempts)
-    turn.traits_loaded = True
     result.model = result.model or model
     return result
 

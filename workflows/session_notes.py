@@ -20,8 +20,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.signals import TurnState
     from turnkeeper.workflows.turn_state import Turn
 
-# Recorded when a session's turn first tells its session that it waits for a human.
-PATCH: Final = "session-turn-state"
 _WAITING_OR_RUNNING: Final = (
     "running",
     "awaiting_approval",
@@ -44,8 +42,6 @@ class SessionNotes:
             return  # not a session's turn: its parent, if any, knows no such signal
         state = turn.state
         if state == self._told or state not in _WAITING_OR_RUNNING:
-            return
-        if not workflow.patched(PATCH):
             return
         self._told = state
         note = TurnStateNote(

@@ -9,7 +9,7 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.search_attributes import (
         AGENT_ID,
-        COST_USD,
+        COST_USD_KEY,
         SESSION_ID,
         SESSION_STATE,
         TASK_ID,
@@ -25,7 +25,7 @@ def publish(session: Session) -> None:
         AGENT_ID: session.request.agent.id,
         SESSION_ID: session.request.session_id,
         SESSION_STATE: session.state,
-        COST_USD: round(session.cost_usd, 10),
+        COST_USD_KEY: round(session.cost_usd, 10),
     }
     current = workflow.info().typed_search_attributes
     changed = [

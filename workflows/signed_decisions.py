@@ -18,11 +18,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput
     from turnkeeper.contracts.turn import AgentSpec
 
-# Recorded the first time a turn reads a signed payload or a keyed approvers list: turns that
-# began earlier refused both (ApproveInput forbade the field; approvers were names only), and
-# replay the same way.
-PATCH = "signed-decisions"
-
 
 def decision_problem(
     agent: AgentSpec,

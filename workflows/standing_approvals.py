@@ -26,9 +26,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.signed_decisions import standing_problem
     from turnkeeper.workflows.turn_state import Turn
 
-# Recorded once in a turn's history the first time it consults the cache, so that turns
-# started before standing approvals existed replay without these activities.
-PATCH = "standing-approvals"
 _TIMEOUT = timedelta(seconds=30)
 _RETRY = RetryPolicy(maximum_attempts=3, non_retryable_error_types=[INVALID_STANDING_APPROVAL])
 
@@ -36,7 +33,7 @@ _RETRY = RetryPolicy(maximum_attempts=3, non_retryable_error_types=[INVALID_STAN
 async def standing_for(turn: Turn, tools: list[str]) -> set[str]:
     """The tools among `tools` that the agent may run without asking. When the cache cannot be
     read, none: a human is asked, which is the safe side."""
-    if not tools or not workflow.patched(PATCH):
+    if not tools:
         return set()
     question = ApprovalCacheLookupInput(agent_id=turn.request.agent.id, tools=tools)
     try:
@@ -77,8 +74,6 @@ async def remember(turn: Turn, decision: DecisionRecord, grant: SignedGrant | No
     """Stores a standing approval for (agent, tool), with the signed decision that granted it
     when there is one. The call itself is approved either way, so a failure here is logged, not
     fatal."""
-    if not workflow.patched(PATCH):
-        return
     approval = ApprovalCacheRememberInput(
         agent_id=turn.request.agent.id,
         tool=decision.tool,

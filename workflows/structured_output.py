@@ -12,8 +12,6 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.tool_validation import value_problems
 
-PATCH = "structured-output"
-
 
 def instruction(schema: dict[str, Any]) -> str:
     return (

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -21,7 +20,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
     from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput, DecisionRecord, PendingKind
-    from turnkeeper.workflows import turn_record as record
     from turnkeeper.workflows.activity_options import (
         TOOL_CALL_TIMEOUT,
         TOOL_HEARTBEAT,
@@ -32,19 +30,14 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.standing_approvals import remember, standing_decision, standing_for
     from turnkeeper.workflows.tool_retries import interrupted_call_text, tool_retry_policy
     from turnkeeper.workflows.tool_validation import corrective_message, validation_problems
-    from turnkeeper.workflows.turn_state import Turn
-    from turnkeeper.workflows.turn_view import TurnView
-
-Settled = tuple[ToolResultBlock, str | None]  # the result, and its content-store reference
+    from turnkeeper.workflows.turn_observer import TurnObserver
+    from turnkeeper.workflows.turn_state import Settled, Turn
 
 
 class ToolCalls:
-    def __init__(
-        self, pending: PendingCalls, view: TurnView, on_change: Callable[[Turn], None]
-    ) -> None:
+    def __init__(self, pending: PendingCalls, observer: TurnObserver) -> None:
         self._pending = pending
-        self._view = view
-        self._on_change = on_change
+        self._observer = observer
 
     async def dispatch(
         self, turn: Turn, uses: list[ToolUseBlock], offered: list[str]
@@ -55,14 +48,14 @@ class ToolCalls:
         for use in uses:
             problem = self._unknown(use, offered) or self._invalid_arguments(turn, use)
             if problem:
-                settled[use.id] = (_error(use, problem), None)
+                settled[use.id] = Settled(_error(use, problem))
             else:
                 runnable.append(use)
         tier = max((_priority(turn, use) for use in runnable), default=0)
         now = [use for use in runnable if _priority(turn, use) == tier]
         for use in runnable:
             if use not in now:
-                settled[use.id] = (_error(use, _deferred_text(now)), None)
+                settled[use.id] = Settled(_error(use, _deferred_text(now)))
         asking = sorted({use.name for use in now if _needs_approval(turn, use)})
         standing = await standing_for(turn, asking)
         if turn.request.agent.parallel_tool_calls:
@@ -84,40 +77,40 @@ class ToolCalls:
         problems = validation_problems(schema, use.input) if schema is not None else []
         if not problems:
             return None
-        turn.corrections += 1
+        corrections = turn.count_correction()
         allowed = turn.request.task.constraints.max_argument_corrections
-        if turn.corrections > allowed:
+        if corrections > allowed:
             fail(
                 turn,
                 errors.TOOL_ARGUMENTS_INVALID,
-                f"the model sent arguments that do not fit the tool's schema {turn.corrections} "
+                f"the model sent arguments that do not fit the tool's schema {corrections} "
                 f"times, more than max_argument_corrections={allowed}; the last call, to "
                 f"{use.name!r}: " + "; ".join(problems),
             )
-        return corrective_message(use.name, problems, allowed - turn.corrections, schema=schema)
+        return corrective_message(use.name, problems, allowed - corrections, schema=schema)
 
     async def settle(self, turn: Turn, use: ToolUseBlock, standing: set[str]) -> Settled:
         if _needs_approval(turn, use) and use.name in standing:
-            turn.decisions.append(standing_decision(use.id, use.name, signed=_keyed(turn)))
+            turn.record_decision(standing_decision(use.id, use.name, signed=_keyed(turn)))
         elif _needs_approval(turn, use):
             decision, edited_input = await self._await_approval(turn, use)
             if not decision.approved:
-                return _error(use, _rejection_text(decision)), None
+                return Settled(_error(use, _rejection_text(decision)))
             if edited_input is not None:
                 use = use.model_copy(update={"input": edited_input})
-                block, _ = await self._settle_approved(turn, use)
-                return _edited(block, decision, use), None
+                ran = await self._settle_approved(turn, use)
+                return Settled(_edited(ran.result, decision, use))
         return await self._settle_approved(turn, use)
 
     async def _settle_approved(self, turn: Turn, use: ToolUseBlock) -> Settled:
         if any(tool.name == use.name for tool in turn.request.external_tools):
-            return await self._await_external(turn, use), None
+            return Settled(await self._await_external(turn, use))
         return await self._run(turn, use)
 
     async def _run(self, turn: Turn, use: ToolUseBlock) -> Settled:
         call = ToolCallInput(call_id=use.id, tool=use.name, input=use.input)
-        turn.tool_calls += 1
-        self._view.event("tool_call_started", turn, call_id=use.id, tool=use.name, input=use.input)
+        turn.count_tool_call()
+        self._observer.tool_call_started(turn, use)
         traits = turn.tool_traits.get(use.name)
         idempotent = traits.idempotent if traits else True
         mcp = use.name in turn.mcp_tools
@@ -149,18 +142,13 @@ class ToolCalls:
                 raise
             fail_if_internal_error(turn, err)
             settled = _error(use, interrupted_call_text(use.name, idempotent, cause_message(err)))
-            self._finished(turn, use, settled)
-            return settled, None
+            self._observer.tool_call_finished(turn, use, settled)
+            return Settled(settled)
         block = ToolResultBlock(
             tool_use_id=use.id, content=result.content, is_error=result.is_error
         )
-        self._finished(turn, use, block)
-        return block, result.block_ref
-
-    def _finished(self, turn: Turn, use: ToolUseBlock, block: ToolResultBlock) -> None:
-        self._view.event(
-            "tool_call_finished", turn, call_id=use.id, tool=use.name, is_error=block.is_error
-        )
+        self._observer.tool_call_finished(turn, use, block)
+        return Settled(block, result.block_ref)
 
     async def _await_approval(
         self, turn: Turn, use: ToolUseBlock
@@ -170,8 +158,7 @@ class ToolCalls:
         edited_input = None
         timeout_s = turn.request.task.constraints.approval_timeout_s
         waiting = self._open(turn, use, "approval")
-        record.approval_requested(use.id, use.name)
-        self._view.event("approval_requested", turn, call_id=use.id, tool=use.name, input=use.input)
+        self._observer.approval_requested(turn, use)
         try:
             await workflow.wait_condition(lambda: waiting.settled, timeout=timeout_s)
             decision = waiting.decision
@@ -188,24 +175,9 @@ class ToolCalls:
                 reason="approval timed out",
                 at=workflow.now(),
             )
-        turn.decisions.append(decided)
-        record.approval_decided(
-            use.id,
-            use.name,
-            decided.approved,
-            decided.approver,
-            decided.reason,
-            waited_s=(workflow.now() - waiting.since).total_seconds(),
-        )
-        self._view.event(
-            "approval_decided",
-            turn,
-            call_id=use.id,
-            tool=use.name,
-            approved=decided.approved,
-            approver=decided.approver,
-            reason=decided.reason,
-        )
+        turn.record_decision(decided)
+        waited_s = (workflow.now() - waiting.since).total_seconds()
+        self._observer.approval_decided(turn, decided, waited_s)
         self._close(turn, use)
         return decided, edited_input
 
@@ -219,24 +191,24 @@ class ToolCalls:
             return _error(use, f"No result was submitted for {use.name!r} within {timeout_s:g} s.")
         submitted = waiting.result
         assert submitted is not None
-        turn.tool_calls += 1
+        turn.count_tool_call()
         self._close(turn, use)
         # The caller's output is capped like a worker tool's, so no payload limit can be blown.
         text = capped(_as_text(submitted.output), DEFAULT_MAX_RESULT_BYTES)
         block = ToolResultBlock(tool_use_id=use.id, content=text, is_error=submitted.is_error)
-        self._finished(turn, use, block)
+        self._observer.tool_call_finished(turn, use, block)
         return block
 
     def _open(self, turn: Turn, use: ToolUseBlock, kind: PendingKind) -> Waiting:
         waiting = self._pending.open(use, kind, workflow.now())
-        turn.human.start(workflow.now())
-        self._on_change(turn)
+        turn.start_waiting(workflow.now())
+        self._observer.call_waits(turn)
         return waiting
 
     def _close(self, turn: Turn, use: ToolUseBlock) -> None:
         self._pending.close(use.id)
-        turn.human.stop(workflow.now())
-        self._on_change(turn)
+        turn.stop_waiting(workflow.now())
+        self._observer.call_waits(turn)
 
 
 def _mcp_call(call: ToolCallInput) -> McpCallInput:

@@ -1,10 +1,13 @@
 """The deterministic state one turn owns: transcript, counters, usage, cost and the clock of
-time that counts against the budget. Only workflow code mutates it; it never does I/O. It is a
-pydantic model so that a long turn can carry it across continue-as-new."""
+time that counts against the budget. Every change to it is a method here, named for what
+happened, so that one file says how a turn's state can move; the rest of the workflow reads it.
+It never does I/O. It is a pydantic model so that a long turn carries it across continue-as-new
+(`TurnProgress`, everything but the request, which travels as the run's first argument)."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field, JsonValue
 from temporalio import workflow
@@ -29,6 +32,8 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.context_window import ContextWindow
 
 # How much of a refused signal's own text the turn keeps: anyone may send one.
+# (The states a turn leaves by ending; the others follow its pending calls and budget requests.)
+_LIVE_STATES = ("running", "awaiting_approval", "awaiting_external", "awaiting_budget")
 _REFUSED_FIELD_CHARS = 200
 _REFUSED_REASON_CHARS = 600
 
@@ -56,8 +61,17 @@ class HumanClock(BaseModel):
         return self.total_ms + running
 
 
-class Turn(BaseModel):
-    request: TurnRequest
+class Settled(NamedTuple):
+    """One tool call settled: its `tool_result`, and the content-store reference of that result
+    when a tool activity already stored it (the next model call then sends the reference)."""
+
+    result: ToolResultBlock
+    stored_ref: str | None = None
+
+
+class TurnProgress(BaseModel):
+    """Everything a turn has done so far: what it carries across continue-as-new."""
+
     started: datetime
     messages: list[Message] = Field(default_factory=list)
     # Messages appended since the last model call, as they will be sent to the next one.
@@ -66,7 +80,7 @@ class Turn(BaseModel):
     context_ref: str | None = None
     state: TurnState = "running"
     iteration: int = 0
-    llm_calls: int = 0
+    model_calls: int = 0
     tool_calls: int = 0
     tool_interactions: int = 0  # iterations in which the model asked for tools
     corrections: int = 0  # calls sent back to the model because their arguments did not fit
@@ -100,6 +114,10 @@ class Turn(BaseModel):
     # Fallback-chain models that exhausted their attempts, and when they may be tried again.
     model_cooldowns: dict[str, datetime] = Field(default_factory=dict)
 
+
+class Turn(TurnProgress):
+    request: TurnRequest
+
     @classmethod
     def begin(cls, request: TurnRequest, now: datetime) -> Turn:
         # With history_ref the earlier conversation stays in the store: the first model call
@@ -110,6 +128,22 @@ class Turn(BaseModel):
             turn.unsent.append(MessageDraft(role=message.role, content=list(message.content)))
         return turn
 
+    @classmethod
+    def resume(cls, request: TurnRequest, progress: TurnProgress) -> Turn:
+        """The turn a continued run goes on with."""
+        return cls(request=request, **dict(progress))
+
+    def progress(self) -> TurnProgress:
+        """What the next run needs besides the request, when the turn continues as new."""
+        return TurnProgress(**{name: getattr(self, name) for name in TurnProgress.model_fields})
+
+    def begin_iteration(self) -> None:
+        self.iteration += 1
+
+    def begin_tool_interaction(self) -> None:
+        """The model asked for tools: one more of `max_tool_interactions` is used."""
+        self.tool_interactions += 1
+
     def record_model_call(self, result: ModelCallResult) -> None:
         self._bill(result)
         self.messages.append(result.message)
@@ -118,13 +152,15 @@ class Turn(BaseModel):
         self.context_ref = result.context_ref or self.context_ref
         self.declared_approval.update(result.approval_required)
         self.tool_traits.update({traits.name: traits for traits in result.tool_traits})
+        # Worker-tool traits come with the first answered call; later calls need not ask.
+        self.traits_loaded = True
 
     def record_summary_call(self, result: ModelCallResult) -> None:
         """Bills a model call that wrote a compaction summary; the transcript does not change."""
         self._bill(result)
 
     def _bill(self, result: ModelCallResult) -> None:
-        self.llm_calls += 1
+        self.model_calls += 1
         self.usage = self.usage + result.usage
         self.cost_usd += result.cost_usd
         if result.model not in self.models_used:
@@ -161,14 +197,71 @@ class Turn(BaseModel):
         """The conversation as model calls see it: all of it, unless compacted."""
         return self.context_window.view(self.conversation())
 
-    def record_tool_results(self, results: list[tuple[ToolResultBlock, str | None]]) -> None:
+    def record_tool_results(self, results: list[Settled]) -> None:
         """Appends one user message with a `tool_result` per call, in call order. A result that
         a tool activity already stored travels to the next model call as its reference."""
-        self.messages.append(Message(role="user", content=[block for block, _ in results]))
+        self.messages.append(Message(role="user", content=[s.result for s in results]))
         drafts: list[ContentBlock | BlockRef] = [
-            BlockRef(ref=ref) if ref else block for block, ref in results
+            BlockRef(ref=s.stored_ref) if s.stored_ref else s.result for s in results
         ]
         self.unsent.append(MessageDraft(role="user", content=drafts))
+
+    def discovered_mcp_tools(
+        self, specs: dict[str, McpToolSpec], traits: dict[str, ToolTraits]
+    ) -> None:
+        """The MCP tools the turn offers, found at its start, and how each one runs."""
+        self.mcp_tools = specs
+        self.tool_traits.update(traits)
+
+    def count_tool_call(self) -> None:
+        """A tool call ran (a worker or MCP tool) or its caller submitted its result."""
+        self.tool_calls += 1
+
+    def count_correction(self) -> int:
+        """The model's arguments did not fit a tool's schema and go back to it; how many times
+        that has happened in this turn."""
+        self.corrections += 1
+        return self.corrections
+
+    def record_decision(self, decision: DecisionRecord) -> None:
+        self.decisions.append(decision)
+
+    def start_waiting(self, now: datetime) -> None:
+        """A call waits for a human or a caller: from now until it is settled, time does not
+        count against the time budget."""
+        self.human.start(now)
+
+    def stop_waiting(self, now: datetime) -> None:
+        self.human.stop(now)
+
+    def follow_waits(self, pending: TurnState) -> None:
+        """A turn that has not ended shows what it waits for: a budget extension first, else
+        what its pending calls wait for (`pending`, "running" when none)."""
+        if self.state in _LIVE_STATES:
+            self.state = "awaiting_budget" if self.budget_request is not None else pending
+
+    def end(self, state: TurnState, now: datetime) -> None:
+        self.state = state
+        self.ended = now
+
+    def keep_structured_output(self, value: JsonValue) -> None:
+        self.structured_output = value
+
+    def load_earlier(self, messages: list[Message]) -> None:
+        """The conversation this turn continues, read from the store so that compaction can
+        leave its oldest exchanges out too."""
+        self.earlier = messages
+        self.earlier_loaded = True
+        self.context_window.anchor = len(messages)
+
+    def stored_whole_conversation(self, ref: str) -> None:
+        """The turn's whole conversation (not its compacted requests') is stored under `ref`."""
+        self.conversation_ref = ref
+
+    def measured_context(self, counted_tokens: int, estimated_tokens: int) -> None:
+        """A model call's input as the provider counted it, beside our estimate of what was
+        sent: later estimates add what the provider counts beyond it."""
+        self.context_window.measured(counted_tokens, estimated_tokens)
 
     def cool_down(self, model: str, until: datetime) -> None:
         """Passes `model` over in the fallback chain until `until`."""
@@ -267,7 +360,7 @@ class Turn(BaseModel):
             messages=list(self.messages),
             usage=self.usage,
             cost_usd=round(self.cost_usd, 10),
-            llm_calls=self.llm_calls,
+            llm_calls=self.model_calls,
             tool_calls=self.tool_calls,
             iterations=self.iteration,
             duration_ms=self.elapsed_ms(now),

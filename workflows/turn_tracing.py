@@ -28,18 +28,19 @@ with workflow.unsafe.imports_passed_through():
 
 TRACER_NAME: Final = "turnkeeper.workflows"
 SPAN_NAME: Final = "turn"
-# Custom attributes where OpenInference has no convention.
-WORKFLOW_ID: Final = "turnkeeper.workflow_id"
-RUN_ID: Final = "turnkeeper.run_id"
-TASK_ID: Final = "turnkeeper.task_id"
-MODEL: Final = "turnkeeper.model"
-OUTCOME: Final = "turnkeeper.outcome"
-ERROR_TYPE: Final = "turnkeeper.error_type"
-COST_USD: Final = "turnkeeper.cost_usd"
-LLM_CALLS: Final = "turnkeeper.llm_calls"
-TOOL_CALLS: Final = "turnkeeper.tool_calls"
-ITERATIONS: Final = "turnkeeper.iterations"
-CONTINUED_AS_NEW: Final = "turnkeeper.continued_as_new"
+# Custom span attributes where OpenInference has no convention. (Their values keep the names
+# the README documents, `turnkeeper.llm_calls` among them.)
+SPAN_ATTR_WORKFLOW_ID: Final = "turnkeeper.workflow_id"
+SPAN_ATTR_RUN_ID: Final = "turnkeeper.run_id"
+SPAN_ATTR_TASK_ID: Final = "turnkeeper.task_id"
+SPAN_ATTR_MODEL: Final = "turnkeeper.model"
+SPAN_ATTR_OUTCOME: Final = "turnkeeper.outcome"
+SPAN_ATTR_ERROR_TYPE: Final = "turnkeeper.error_type"
+SPAN_ATTR_COST_USD: Final = "turnkeeper.cost_usd"
+SPAN_ATTR_MODEL_CALLS: Final = "turnkeeper.llm_calls"
+SPAN_ATTR_TOOL_CALLS: Final = "turnkeeper.tool_calls"
+SPAN_ATTR_ITERATIONS: Final = "turnkeeper.iterations"
+SPAN_ATTR_CONTINUED_AS_NEW: Final = "turnkeeper.continued_as_new"
 
 
 class TurnSpan:
@@ -57,8 +58,8 @@ class TurnSpan:
             {
                 SpanAttributes.AGENT_NAME: agent_id,
                 SpanAttributes.SESSION_ID: task_id,
-                TASK_ID: task_id,
-                MODEL: model,
+                SPAN_ATTR_TASK_ID: task_id,
+                SPAN_ATTR_MODEL: model,
             }
         )
 
@@ -72,16 +73,16 @@ class TurnSpan:
                 # Also here for a turn that failed before `describe` (an invalid request).
                 SpanAttributes.AGENT_NAME: report.agent_id,
                 SpanAttributes.SESSION_ID: report.task_id,
-                TASK_ID: report.task_id,
-                OUTCOME: report.outcome,
-                COST_USD: report.cost_usd,
-                LLM_CALLS: report.llm_calls,
-                TOOL_CALLS: report.tool_calls,
-                ITERATIONS: report.iterations,
+                SPAN_ATTR_TASK_ID: report.task_id,
+                SPAN_ATTR_OUTCOME: report.outcome,
+                SPAN_ATTR_COST_USD: report.cost_usd,
+                SPAN_ATTR_MODEL_CALLS: report.llm_calls,
+                SPAN_ATTR_TOOL_CALLS: report.tool_calls,
+                SPAN_ATTR_ITERATIONS: report.iterations,
             }
         )
         if error_type:
-            self._span.set_attribute(ERROR_TYPE, error_type)
+            self._span.set_attribute(SPAN_ATTR_ERROR_TYPE, error_type)
             self._span.set_status(Status(StatusCode.ERROR, error_type))
 
 
@@ -101,8 +102,8 @@ def turn_span() -> Iterator[TurnSpan]:
     info = workflow.info()
     attributes = {
         SpanAttributes.OPENINFERENCE_SPAN_KIND: OpenInferenceSpanKindValues.AGENT.value,
-        WORKFLOW_ID: info.workflow_id,
-        RUN_ID: info.run_id,
+        SPAN_ATTR_WORKFLOW_ID: info.workflow_id,
+        SPAN_ATTR_RUN_ID: info.run_id,
     }
     span = provider.get_tracer(TRACER_NAME).start_span(SPAN_NAME, attributes=attributes)
     # Ended by hand, not by use_span: see _end_after.
@@ -110,7 +111,7 @@ def turn_span() -> Iterator[TurnSpan]:
         try:
             yield TurnSpan(span)
         except workflow.ContinueAsNewError:
-            span.set_attribute(CONTINUED_AS_NEW, True)
+            span.set_attribute(SPAN_ATTR_CONTINUED_AS_NEW, True)
             _end_after(span, None)
             raise
         except BaseException as err:

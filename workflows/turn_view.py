@@ -21,10 +21,10 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.names import SA_COST_USD, SA_LLM_CALLS, SA_TOOL_CALLS, SA_TURN_STATE
     from turnkeeper.contracts.search_attributes import (
         AGENT_ID,
-        COST_USD,
-        LLM_CALLS,
+        COST_USD_KEY,
+        LLM_CALLS_KEY,
         TASK_ID,
-        TOOL_CALLS,
+        TOOL_CALLS_KEY,
         TURN_STATE,
     )
     from turnkeeper.contracts.signals import PendingCall, TurnState
@@ -33,7 +33,6 @@ with workflow.unsafe.imports_passed_through():
 
 _INPUT_PREVIEW_CHARS = 300
 _ENDED = ("completed", "failed", "cancelled")
-COUNTER_REFRESH_PATCH = "counter-refresh"
 COUNTER_REFRESH = timedelta(seconds=10)
 
 
@@ -43,27 +42,29 @@ class TurnView:
         self._events = self.stream.topic(TURN_EVENTS_TOPIC, type=TurnEvent)
         self._published: dict[str, Any] = {}
         self._upserted_at = datetime.min.replace(tzinfo=UTC)
+        self._identity: list[SearchAttributePair[Any]] = []
 
     def identify(self, turn: Turn) -> None:
+        """Agent and task ids go with the next upsert (the turn's first), unless the client
+        set them at start."""
         request = turn.request
         known = workflow.info().typed_search_attributes
         if known.get(AGENT_ID) == request.agent.id and known.get(TASK_ID) == request.task.id:
-            return  # the client set them at start
-        workflow.upsert_search_attributes(
-            [AGENT_ID.value_set(request.agent.id), TASK_ID.value_set(request.task.id)]
-        )
+            return
+        self._identity = [AGENT_ID.value_set(request.agent.id), TASK_ID.value_set(request.task.id)]
 
     def publish(self, turn: Turn, state: TurnState, pending: list[PendingCall]) -> None:
         """Brings search attributes and current details up to date with the turn."""
         values: dict[str, Any] = {
             SA_TURN_STATE: state,
             SA_COST_USD: round(turn.cost_usd, 6),
-            SA_LLM_CALLS: turn.llm_calls,
+            SA_LLM_CALLS: turn.model_calls,
             SA_TOOL_CALLS: turn.tool_calls,
         }
         changed = {k: v for k, v in values.items() if self._published.get(k) != v}
         if SA_TURN_STATE in changed or (changed and state in _ENDED) or self._counters_due(changed):
-            workflow.upsert_search_attributes(_pairs(changed))
+            workflow.upsert_search_attributes([*self._identity, *_pairs(changed)])
+            self._identity = []
             self._published.update(changed)
             self._upserted_at = workflow.now()
         # Free (no history event), so always current: the Web UI's view of the turn.
@@ -73,12 +74,9 @@ class TurnView:
         """Whether changed counters alone are worth an upsert. Each upsert is a history event, a
         visibility write and, on Temporal Cloud, a billed action, so counters are refreshed
         with every change of state and at most every `COUNTER_REFRESH` in between; the details
-        and the `status` query are always current. Turns started before this wrote them after
-        every model call."""
+        and the `status` query are always current."""
         if not changed.keys() & {SA_COST_USD, SA_LLM_CALLS}:
             return False  # ToolCalls alone waits for the next upsert
-        if not workflow.patched(COUNTER_REFRESH_PATCH):
-            return True
         return workflow.now() - self._upserted_at >= COUNTER_REFRESH
 
     def event(self, kind: EventKind, turn: Turn, **fields: Any) -> None:
@@ -101,16 +99,16 @@ class TurnView:
             cost_budget_usd=constraints.cost_budget_usd,
             elapsed_ms=turn.active_ms(workflow.now()),
             time_budget_ms=constraints.time_budget_ms,
-            llm_calls=turn.llm_calls,
+            llm_calls=turn.model_calls,
             tool_calls=turn.tool_calls,
         )
 
 
 _KEYS: dict[str, Any] = {
     SA_TURN_STATE: TURN_STATE,
-    SA_COST_USD: COST_USD,
-    SA_LLM_CALLS: LLM_CALLS,
-    SA_TOOL_CALLS: TOOL_CALLS,
+    SA_COST_USD: COST_USD_KEY,
+    SA_LLM_CALLS: LLM_CALLS_KEY,
+    SA_TOOL_CALLS: TOOL_CALLS_KEY,
 }
 
 
@@ -130,7 +128,7 @@ def details_markdown(turn: Turn, state: TurnState, pending: list[PendingCall]) -
         f"**{agent.id}** · task `{request.task.id}` · **{state.replace('_', ' ')}**",
         "",
         f"Iteration {turn.iteration} of {limits.max_iterations} · cost {cost} · "
-        f"{turn.llm_calls} model calls · {turn.tool_calls} tool calls",
+        f"{turn.model_calls} model calls · {turn.tool_calls} tool calls",
     ]
     workflow_id = workflow.info().workflow_id
     for call in pending:

@@ -23,7 +23,7 @@ from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 
 from tests.workflows.golden_keys import golden_converter
 
-GOLDEN = Path(__file__).parent.parent / "histories" / "approval_and_external-v5-chaos.json"
+GOLDEN = Path(__file__).parent.parent / "histories" / "approval_and_external-v7.json"
 
 
 @workflow.defn(name=WORKFLOW_TYPE)

@@ -1,8 +1,11 @@
-"""Every golden history recorded by an earlier version must replay on today's workflow code.
-A failure here means a change is not replay-safe: put it behind `workflow.patched()`.
+"""Every golden history must replay on today's workflow code. A failure here means a change is
+not replay-safe: put it behind `workflow.patched()` (or a new Worker Deployment Version, issue
+11) and record the new behaviour under a new version tag, keeping the old files.
 
-All of them replay with encryption on: the plaintext ones (recorded before it existed, or
-without keys) pass through the codec, the `-encrypted` ones decrypt with the golden key."""
+The goldens of `GOLDEN_VERSION` are the complete set: each scenario of `record_histories.py`
+(turns and sessions), recorded once in plaintext and once through an encrypted deployment's
+converter. All of them replay with encryption on: the plaintext ones pass through the codec,
+the `-encrypted` ones decrypt with the golden key."""
 
 from __future__ import annotations
 
@@ -16,13 +19,19 @@ from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 
 from tests.workflows.golden_keys import GOLDEN_STORE, golden_converter
+from tests.workflows.record_histories import SCENARIOS
 
+# The recording made when the pre-release `workflow.patched` branches were removed (issue 15).
+GOLDEN_VERSION = "v7"
 HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
 
 
-def test_there_are_golden_histories() -> None:
-    assert len(HISTORIES) >= 2
-    assert any(path.stem.endswith("-encrypted") for path in HISTORIES)
+def test_every_scenario_has_a_plain_and_an_encrypted_golden() -> None:
+    stems = {path.stem for path in HISTORIES}
+    for scenario in SCENARIOS:
+        plain = f"{scenario.__name__}-{GOLDEN_VERSION}"
+        assert plain in stems
+        assert f"{plain}-encrypted" in stems
     assert any(path.stem.startswith("session_") for path in HISTORIES)
 
 

@@ -5,7 +5,12 @@ is a history event, a visibility write and a billed action on Temporal Cloud).""
 from __future__ import annotations
 
 from temporalio.api.enums.v1 import EventType
-from turnkeeper.contracts.search_attributes import COST_USD, LLM_CALLS, TOOL_CALLS, TURN_STATE
+from turnkeeper.contracts.search_attributes import (
+    COST_USD_KEY,
+    LLM_CALLS_KEY,
+    TOOL_CALLS_KEY,
+    TURN_STATE,
+)
 from turnkeeper.workflows.turn_view import COUNTER_REFRESH
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
@@ -37,14 +42,15 @@ async def test_a_quick_turn_upserts_at_its_start_and_end_only(turns: TurnRunner)
     report = await handle.result()
 
     events = [event async for event in handle.fetch_history_events()]
-    counters = [names for names in _upserted_names(events) if "LlmCalls" in names]
-    # Running, then completed: no upsert per model call.
-    assert counters == [{"TurnState", "LlmCalls", "ToolCalls", "CostUsd"}] * 2
+    counters = {"TurnState", "LlmCalls", "ToolCalls", "CostUsd"}
+    # Running (with the ids the client did not set), then completed: no upsert per model call,
+    # and one upsert per step.
+    assert _upserted_names(events) == [counters | {"AgentId", "TaskId"}, counters]
     attributes = (await handle.describe()).typed_search_attributes
     assert attributes.get(TURN_STATE) == "completed"
-    assert attributes.get(LLM_CALLS) == report.llm_calls == 3
-    assert attributes.get(TOOL_CALLS) == report.tool_calls == 2
-    assert attributes.get(COST_USD) == round(report.cost_usd, 6)
+    assert attributes.get(LLM_CALLS_KEY) == report.llm_calls == 3
+    assert attributes.get(TOOL_CALLS_KEY) == report.tool_calls == 2
+    assert attributes.get(COST_USD_KEY) == round(report.cost_usd, 6)
     assert COUNTER_REFRESH.total_seconds() >= 5  # a quick turn is well under it
 
 
@@ -60,6 +66,6 @@ async def test_waiting_for_a_human_brings_the_counters_up_to_date(turns: TurnRun
 
     attributes = (await handle.describe()).typed_search_attributes
     assert attributes.get(TURN_STATE) == "awaiting_approval"
-    assert attributes.get(LLM_CALLS) == 1
-    assert (attributes.get(COST_USD) or 0) > 0
+    assert attributes.get(LLM_CALLS_KEY) == 1
+    assert (attributes.get(COST_USD_KEY) or 0) > 0
     await handle.terminate()

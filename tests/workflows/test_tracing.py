@@ -14,13 +14,15 @@ from pathlib import Path
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError
 from temporalio.contrib.opentelemetry import OpenTelemetryPlugin
+from turnkeeper.contracts.errors import MAX_ITERATIONS_EXCEEDED
 from turnkeeper.contracts.names import QUERY_STATUS, SIGNAL_APPROVE, WORKFLOW_TYPE
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import (
+    TurnRunner,
     make_settings,
     new_key,
     running_worker,
@@ -30,7 +32,6 @@ from tests.conftest import (
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.telemetry_capture import MetricGrowth, capture
-from turnkeeper.turn_metrics import install_turn_metrics, uninstall_turn_metrics
 
 MODEL = "anthropic:claude-sonnet-4-6"
 FIRST = {"input_tokens": 120, "output_tokens": 40}
@@ -66,34 +67,30 @@ async def traced_turn(
         key, [fake.tool_calls(READ, WRITE, usage=FIRST), fake.text("Saved.", usage=SECOND)]
     )
     workflow_id = f"turn-traced-{key}"
-    handler = install_turn_metrics()
     telemetry.clear_spans()
     before = telemetry.metrics()
-    try:
-        async with running_worker(
-            client,
-            settings,
-            fake_anthropic,
-            plugins=[OpenTelemetryPlugin()],
-            max_cached_workflows=0,
-        ):
-            handle = await client.start_workflow(
-                WORKFLOW_TYPE,
-                scripted_request(key),
-                id=workflow_id,
-                task_queue=settings.task_queue,
-                result_type=AgentReport,
-            )
-            [pending] = (await wait_for_pending(handle)).pending
-            await handle.signal(
-                SIGNAL_APPROVE, {"call_id": pending.call_id, "approved": True, "approver": "alice"}
-            )
-            report = await handle.result()
-            # A query on the finished turn replays its whole history once more.
-            await handle.query(QUERY_STATUS, result_type=TurnStatus)
-            history = await handle.fetch_history()
-    finally:
-        uninstall_turn_metrics(handler)
+    async with running_worker(
+        client,
+        settings,
+        fake_anthropic,
+        plugins=[OpenTelemetryPlugin()],
+        max_cached_workflows=0,
+    ):
+        handle = await client.start_workflow(
+            WORKFLOW_TYPE,
+            scripted_request(key),
+            id=workflow_id,
+            task_queue=settings.task_queue,
+            result_type=AgentReport,
+        )
+        [pending] = (await wait_for_pending(handle)).pending
+        await handle.signal(
+            SIGNAL_APPROVE, {"call_id": pending.call_id, "approved": True, "approver": "alice"}
+        )
+        report = await handle.result()
+        # A query on the finished turn replays its whole history once more.
+        await handle.query(QUERY_STATUS, result_type=TurnStatus)
+        history = await handle.fetch_history()
     tasks = sum(
         e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED for e in history.events
     )
@@ -181,3 +178,22 @@ async def test_one_turn_span_parents_every_call(traced_turn: TracedTurn) -> None
 def _is_ours(span: ReadableSpan) -> bool:
     scope = span.instrumentation_scope
     return scope is not None and scope.name.startswith("turnkeeper.")
+
+
+async def test_a_failed_turn_is_counted_under_its_error_type(turns: TurnRunner) -> None:
+    telemetry = capture()
+    key = new_key()
+    turns.fake.script(key, [fake.tool_calls(("list_files", {"path": "."}))] * 2)
+    before = telemetry.metrics()
+
+    handle = await turns.start(scripted_request(key, agent={"id": "metered", "max_iterations": 2}))
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
+    # Replaying the failed turn records nothing again.
+    await handle.query(QUERY_STATUS, result_type=TurnStatus)
+
+    grew = telemetry.growth_since(before)
+    labels = {"outcome": "failed", "agent_id": "metered", "error_type": MAX_ITERATIONS_EXCEEDED}
+    assert grew.value("turnkeeper.turns", **labels) == 1
+    assert grew.count("turnkeeper.turn.duration", **labels) == 1
+    assert grew.value("turnkeeper.turns", agent_id="metered") == 1

@@ -64,7 +64,7 @@ def test_cost_left_counts_down_from_the_extended_budget() -> None:
 
 def test_a_spent_cost_budget_pauses_a_pausing_turn_with_the_figures() -> None:
     t = a_turn(cost_budget_usd=0.5, on_budget_exhausted="pause")
-    t.cost_usd, t.llm_calls = 0.5, 4
+    t.cost_usd, t.model_calls = 0.5, 4
     with pytest.raises(budgets.BudgetExhausted) as raised:
         budgets.check_budgets(t)
     assert raised.value.budget == "cost"

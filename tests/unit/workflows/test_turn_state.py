@@ -11,7 +11,7 @@ from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.signals import MAX_REFUSED_DECISIONS
 from turnkeeper.contracts.turn import Usage
-from turnkeeper.workflows.turn_state import HumanClock, Turn
+from turnkeeper.workflows.turn_state import HumanClock, Settled, Turn, TurnProgress
 
 from tests.unit.builders import START, request, turn
 
@@ -56,7 +56,7 @@ def test_a_model_call_is_billed_and_its_answer_appended() -> None:
     t = turn()
     answered(t)
     answered(t, model="openai:gpt-4.1", ref="conv-2")
-    assert (t.llm_calls, t.cost_usd, t.usage.input_tokens) == (2, 0.5, 200)
+    assert (t.model_calls, t.cost_usd, t.usage.input_tokens) == (2, 0.5, 200)
     assert t.models_used == ["anthropic:claude-sonnet-4-6", "openai:gpt-4.1"]
     assert t.conversation_ref == "conv-2"
     assert t.unsent == []
@@ -68,7 +68,7 @@ def test_tool_results_travel_as_references_when_a_tool_stored_them() -> None:
     answered(t)
     small = ToolResultBlock(tool_use_id="u1", content="ok")
     big = ToolResultBlock(tool_use_id="u2", content="x" * 10)
-    t.record_tool_results([(small, None), (big, "blob-7")])
+    t.record_tool_results([Settled(small), Settled(big, "blob-7")])
     assert t.messages[-1].content == [small, big]
     assert t.unsent[-1].content == [small, BlockRef(ref="blob-7")]
 
@@ -76,7 +76,7 @@ def test_tool_results_travel_as_references_when_a_tool_stored_them() -> None:
 def test_a_lost_conversation_is_re_sent_whole_and_inline() -> None:
     t = turn()
     answered(t)
-    t.record_tool_results([(ToolResultBlock(tool_use_id="u1", content="ok"), "blob-1")])
+    t.record_tool_results([Settled(ToolResultBlock(tool_use_id="u1", content="ok"), "blob-1")])
     t.resend_everything()
     assert (t.conversation_ref, t.context_ref) == (None, None)
     assert [d.role for d in t.unsent] == ["user", "assistant", "user"]
@@ -87,7 +87,7 @@ def test_a_lost_conversation_is_re_sent_whole_and_inline() -> None:
 def test_compacting_re_sends_the_view_and_remembers_the_whole_once() -> None:
     t = turn()
     answered(t)
-    t.record_tool_results([(ToolResultBlock(tool_use_id="u1", content="ok"), None)])
+    t.record_tool_results([Settled(ToolResultBlock(tool_use_id="u1", content="ok"))])
     answered(t, ref="conv-2")
     t.compact(cut=2, summary="read a.md")
     assert (t.whole_ref, t.whole_count) == ("conv-2", 4)
@@ -150,3 +150,28 @@ def test_the_report_s_output_is_the_last_assistant_text() -> None:
     t.messages.append(Message(role="assistant", content=[TextBlock(text="All done.")]))
     report = t.report("completed", START + SECOND)
     assert (report.output, report.outcome, report.duration_ms) == ("All done.", "completed", 1000)
+
+
+def test_the_continue_as_new_carry_round_trips_through_json() -> None:
+    t = turn()
+    answered(t)
+    t.begin_iteration()
+    t.cool_down("openai:gpt-4.1", START + SECOND)
+
+    carried = TurnProgress.model_validate_json(t.progress().model_dump_json())
+    resumed = Turn.resume(t.request, carried)
+
+    assert resumed == t
+    assert "request" not in carried.model_dump()
+
+
+def test_a_turn_that_waits_shows_what_for_until_it_ends() -> None:
+    t = turn()
+    t.follow_waits("awaiting_approval")
+    assert t.state == "awaiting_approval"
+    t.request_budget("cost", "spent", START)
+    t.follow_waits("running")
+    assert t.state == "awaiting_budget"
+    t.end("failed", START + SECOND)
+    t.follow_waits("running")
+    assert (t.state, t.ended) == ("failed", START + SECOND)
