@@ -1,6 +1,10 @@
 """Waiting for a fact instead of sleeping for a guessed time: poll a reading until it says what
 the test waits for. The bound is generous (a slow, shared CI machine may take many times longer
-than a laptop) and only there to fail with the last reading instead of hanging."""
+than a laptop) and only there to fail with the last reading instead of hanging.
+
+Hand-written rather than tenacity (not a dependency here): a retry library retries a call that
+raises; a test polls a reading until a predicate holds and, failing, must say which fact never
+came and what it read last, which is this whole helper."""
 
 from __future__ import annotations
 
