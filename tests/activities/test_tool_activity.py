@@ -23,11 +23,11 @@ from turnkeeper.activities.tools.registry import (
     run_tool,
     worker_tool,
 )
-from turnkeeper.activities.tools.result_limits import capped
 from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult
 from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.result_limits import capped
 
 
 class Window(BaseModel):
