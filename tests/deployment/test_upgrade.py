@@ -16,7 +16,6 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
-from turnkeeper.activities.wiring import build_activities, worker_workflows, workflow_runner
 from turnkeeper.contracts.approvals import (
     APPROVAL_CACHE_WORKFLOW,
     QUERY_STANDING,
@@ -40,6 +39,7 @@ from tests.deployment.build_b_workflow import BUILD_MEMO, BuildBTurnWorkflow
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from turnkeeper import deployments
+from turnkeeper.runtime.wiring import build_activities, worker_workflows, workflow_runner
 from turnkeeper.settings import Settings
 from turnkeeper.versioning import WorkerVersion
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
 from turnkeeper.activities.approval_cache import ApprovalCacheActivities
 from turnkeeper.activities.llm import endpoints
 from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
@@ -26,7 +27,6 @@ from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 
 if TYPE_CHECKING:
     from turnkeeper.activities.mcp.mcp_activity import McpActivities
-
     from turnkeeper.settings import Settings
 
 
