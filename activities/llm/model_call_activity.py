@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from typing import Any
 
 import structlog
 from temporalio import activity
@@ -75,14 +76,21 @@ class ModelCallActivities:
             cost_usd=cost,
             conversation_ref=conversation_ref,
             duration_ms=int((time.monotonic() - started) * 1000),
-            approval_required=approval_required(call.offered_tools, self._tools),
-            tool_traits=tool_traits(call.offered_tools, self._tools)
-            if call.want_tool_traits
-            else [],
+            **self._worker_tool_facts(call),
         )
         log_model_call(call, result)
         check_payload_size(result)
         return result
+
+    def _worker_tool_facts(self, call: ModelCallInput) -> dict[str, Any]:
+        """What the workflow keeps of the offered worker tools, sent once per turn: only to the
+        call that asks for it (the turn's first that offers tools), not with every answer."""
+        if not call.want_tool_traits:
+            return {}
+        return {
+            "approval_required": approval_required(call.offered_tools, self._tools),
+            "tool_traits": tool_traits(call.offered_tools, self._tools),
+        }
 
     def _request(
         self,

@@ -53,6 +53,16 @@ async def test_the_call_that_asks_learns_the_traits_of_the_offered_worker_tools(
     assert result.approval_required == ["write_file"]
 
 
+async def test_the_other_calls_of_the_turn_carry_nothing_of_the_worker_s_tools(
+    tmp_path: Path,
+) -> None:
+    result = await model_call(tmp_path, offered_tools=WORKSPACE_TOOLS)
+
+    assert result.tool_traits == []
+    assert result.approval_required == []
+    assert "approval_required" not in result.model_dump()
+
+
 async def test_a_turn_id_left_out_of_the_input_is_read_from_the_activity_s_info(
     tmp_path: Path,
 ) -> None:
