@@ -23,12 +23,12 @@ from turnkeeper.activities.store.encrypted_store import encrypting
 from turnkeeper.activities.store.keyring import Keyring
 from turnkeeper.activities.store.payload_storage import turn_data_converter
 from turnkeeper.activities.tools.registry import ToolRegistry, worker_tool
-from turnkeeper.activities.wiring import build_activities, worker_workflows, workflow_runner
 from turnkeeper.contracts.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL, ACTIVITY_TOOL_CALL
 from turnkeeper.contracts.turn import AgentReport, TurnRequest, Usage
 
 from bench.scenario import BLOB, MODEL, PARK_TOOL_NAME, TOOL_NAME, parse_task_text, task_text
+from turnkeeper.runtime.wiring import build_activities, worker_workflows, workflow_runner
 from turnkeeper.sessions import start_session
 from turnkeeper.settings import Settings
 from turnkeeper.turns import start_turn

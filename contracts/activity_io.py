@@ -108,7 +108,7 @@ class ModelCallInput(CompactModel, ClaimChecked):
     price: Price | None = None  # the request's override of the pricing table
     # What is left of the turn's cost budget: a call whose input alone would cost more is not made.
     cost_budget_left_usd: float | None = None
-    # Ask for the traits of the offered worker tools (once per run; they are kept in state).
+    # Ask for the traits of the offered worker tools (once per turn; they are kept in state).
     want_tool_traits: bool = False
     # Publish the answer's text to the turn's event stream as it streams in.
     stream_text: bool = False
@@ -138,7 +138,9 @@ class ModelCallResult(CompactModel, ClaimChecked):
     # conversation's root, named by `conversation_ref`).
     context_ref: str | None = None
     duration_ms: int
-    # Offered worker tools that declare they always need a human approval (e.g. write_file).
+    # What the workflow keeps of the offered worker tools, only in answer to `want_tool_traits`
+    # (once per turn; workers before that sent `approval_required` with every answer): those
+    # that declare they always need a human approval (e.g. write_file), and their traits.
     approval_required: list[str] = Field(default_factory=list)
     tool_traits: list[ToolTraits] = Field(default_factory=list)
 

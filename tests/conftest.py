@@ -28,7 +28,6 @@ from turnkeeper.activities.store.encrypted_store import encrypting
 from turnkeeper.activities.store.keyring import Keyring
 from turnkeeper.activities.store.payload_storage import turn_data_converter
 from turnkeeper.activities.tools.registry import ToolRegistry
-from turnkeeper.activities.wiring import build_activities, worker_workflows, workflow_runner
 from turnkeeper.contracts.names import QUERY_STATUS, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
@@ -36,6 +35,7 @@ from turnkeeper.contracts.turn import AgentReport
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 from tests.waiting import until
+from turnkeeper.runtime.wiring import build_activities, worker_workflows, workflow_runner
 from turnkeeper.settings import Settings
 
 SA_KEYS = {

@@ -43,4 +43,12 @@ def test_the_card_folders_are_the_packages_subpackages() -> None:
     ):
         assert Path(package.__file__).parent == REPO / folder
     names = {info.name for info in pkgutil.iter_modules(turnkeeper.activities.__path__)}
-    assert {"llm", "mcp", "store", "tools", "wiring"} <= names
+    assert {"llm", "mcp", "store", "tools"} <= names
+
+
+def test_the_runtime_that_wires_a_worker_is_a_subpackage_of_turnkeeper() -> None:
+    import turnkeeper.runtime
+
+    assert Path(turnkeeper.runtime.__file__).parent == REPO / "turnkeeper" / "runtime"
+    names = {info.name for info in pkgutil.iter_modules(turnkeeper.runtime.__path__)}
+    assert "wiring" in names

@@ -8,8 +8,8 @@ import re
 import pytest
 from temporalio import workflow
 from temporalio.common import VersioningBehavior
-from turnkeeper.activities.wiring import worker_workflows
 
+from turnkeeper.runtime.wiring import worker_workflows
 from turnkeeper.versioning import (
     VersioningConfigError,
     WorkerVersion,

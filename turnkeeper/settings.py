@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from turnkeeper.activities.tools.result_limits import (
+from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
+from turnkeeper.contracts.result_limits import (
     DEFAULT_MAX_RESULT_BYTES,
     MAX_RESULT_BYTES,
     MIN_RESULT_BYTES,
 )
-from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.env_numbers import whole_number
 from turnkeeper.worker_tuning import WorkerTuning
 

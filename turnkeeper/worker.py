@@ -29,12 +29,6 @@ from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
 from turnkeeper.activities.store.stores import open_store
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
-from turnkeeper.activities.wiring import (
-    build_activities,
-    tool_registry,
-    worker_workflows,
-    workflow_runner,
-)
 from turnkeeper.connection import connect
 from turnkeeper.contracts.names import PROVIDERS_ENV, SEARCH_ATTRIBUTES
 from turnkeeper.dev_stack import dev_stack
@@ -44,6 +38,12 @@ from turnkeeper.devserver import (
     missing_search_attributes,
 )
 from turnkeeper.health import WorkerHealth, health_port, health_server
+from turnkeeper.runtime.wiring import (
+    build_activities,
+    tool_registry,
+    worker_workflows,
+    workflow_runner,
+)
 from turnkeeper.settings import Settings
 from turnkeeper.versioning import WorkerVersion, worker_version
 

@@ -479,7 +479,7 @@ def _carried(value: Any) -> CarriedTurn | None:
 # pinned turn never meets code that cannot replay its history, so a deploy needs no patch for
 # in-flight turns, and the old build drains as its turns end. A long turn moves to the current
 # build only where that is safe, at continue-as-new (a fresh history, see `_continue_as_new`).
-# A subclass that only versioned workers register (`activities.wiring.worker_workflows`): the SDK
+# A subclass that only versioned workers register (`runtime.wiring.worker_workflows`): the SDK
 # sends a workflow's behaviour with every task, and the server refuses any behaviour from an
 # unversioned worker ("versioning behavior cannot be specified without deployment options").
 @workflow.defn(name=WORKFLOW_TYPE, versioning_behavior=VersioningBehavior.PINNED)

@@ -160,6 +160,10 @@ async def _model_activity(
     )
     summary = f"model call {turn.iteration} · {split_model(model)[1]}"
     result = await execute_model_call(turn, call, summary, attempts)
+    # What the worker's tools are (traits, which need approval) comes once per turn, with the
+    # first call that offers them: a turn that starts with no tool interactions learns it later.
+    if call.offered_tools:
+        turn.learned_tool_traits()
     result.model = result.model or model
     return result
 

@@ -12,13 +12,13 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from turnkeeper.activities.tools.result_limits import DEFAULT_MAX_RESULT_BYTES, capped
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult, ToolTraits
     from turnkeeper.contracts.approvals import SignedGrant
     from turnkeeper.contracts.mcp import ACTIVITY_MCP_CALL_TOOL, McpCallInput
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
+    from turnkeeper.contracts.result_limits import DEFAULT_MAX_RESULT_BYTES, capped
     from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput, DecisionRecord, PendingKind
     from turnkeeper.workflows.activity_options import (
         TOOL_CALL_TIMEOUT,

@@ -152,7 +152,9 @@ class Turn(TurnProgress):
         self.context_ref = result.context_ref or self.context_ref
         self.declared_approval.update(result.approval_required)
         self.tool_traits.update({traits.name: traits for traits in result.tool_traits})
-        # Worker-tool traits come with the first answered call; later calls need not ask.
+
+    def learned_tool_traits(self) -> None:
+        """Tool traits came with a call that offered tools: later calls need not ask."""
         self.traits_loaded = True
 
     def record_summary_call(self, result: ModelCallResult) -> None:

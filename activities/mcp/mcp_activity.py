@@ -39,12 +39,6 @@ from turnkeeper.activities.mcp.failures import (
 from turnkeeper.activities.mcp.results import result_text
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.tool_results import stored_result
-from turnkeeper.activities.tools.result_limits import (
-    DEFAULT_MAX_RESULT_BYTES,
-    MAX_RESULT_BYTES,
-    MIN_RESULT_BYTES,
-    capped,
-)
 from turnkeeper.activities.turn_identity import bound_to_turn
 from turnkeeper.contracts.activity_io import ToolCallResult
 from turnkeeper.contracts.mcp import (
@@ -54,6 +48,12 @@ from turnkeeper.contracts.mcp import (
     McpListToolsInput,
     McpListToolsResult,
     split_qualified_name,
+)
+from turnkeeper.contracts.result_limits import (
+    DEFAULT_MAX_RESULT_BYTES,
+    MAX_RESULT_BYTES,
+    MIN_RESULT_BYTES,
+    capped,
 )
 
 log = structlog.get_logger(__name__)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from turnkeeper.activities.store.content_store import ContentStore, LocalFolderStore
@@ -10,16 +11,29 @@ from turnkeeper.activities.store.encrypted_store import encrypting
 from turnkeeper.activities.store.keyring import Keyring
 from turnkeeper.activities.store.s3_store import S3Store
 
-if TYPE_CHECKING:
-    from turnkeeper.settings import Settings
+
+class StoreLocation(Protocol):
+    """Where a deployment keeps its content: the two fields of the worker's settings that name
+    a store. A protocol, so that activities never import the settings of the runtime above them.
+
+    Attributes:
+        store_url: `s3://bucket[/prefix]`, or None for the local folder.
+        store_dir: The local folder of the store when `store_url` is None.
+    """
+
+    @property
+    def store_url(self) -> str | None: ...
+
+    @property
+    def store_dir(self) -> Path: ...
 
 
-def open_store(settings: Settings, keyring: Keyring | None = None) -> ContentStore:
-    """The store `settings` name, encrypting with `keyring` (default: the environment's keys)."""
-    if settings.store_url:
-        store = _store_at(settings.store_url)
+def open_store(location: StoreLocation, keyring: Keyring | None = None) -> ContentStore:
+    """The store `location` names, encrypting with `keyring` (default: the environment's keys)."""
+    if location.store_url:
+        store = _store_at(location.store_url)
     else:
-        store = LocalFolderStore(settings.store_dir)
+        store = LocalFolderStore(location.store_dir)
     return encrypting(store, Keyring.from_env() if keyring is None else keyring)
 
 

@@ -29,16 +29,16 @@ from turnkeeper.activities.tools.registry import (
     WorkerTool,
     run_tool,
 )
-from turnkeeper.activities.tools.result_limits import (
+from turnkeeper.activities.tracing import tool_span
+from turnkeeper.activities.turn_identity import bound_to_turn
+from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult
+from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
+from turnkeeper.contracts.result_limits import (
     DEFAULT_MAX_RESULT_BYTES,
     MAX_RESULT_BYTES,
     MIN_RESULT_BYTES,
     capped,
 )
-from turnkeeper.activities.tracing import tool_span
-from turnkeeper.activities.turn_identity import bound_to_turn
-from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult
-from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
 
 log = structlog.get_logger(__name__)
 

@@ -204,7 +204,7 @@ def test_the_store_modules_import_without_the_s3_extra(tmp_path: Path) -> None:
         f"import sys; sys.modules.update(dict.fromkeys({blocked!r}))\n"
         "from pathlib import Path\n"
         "from turnkeeper.activities.store.stores import open_store\n"
-        "import turnkeeper.connection, turnkeeper.activities.wiring\n"
+        "import turnkeeper.connection, turnkeeper.runtime.wiring\n"
         "from turnkeeper.settings import Settings\n"
         f"p = Path({str(tmp_path)!r})\n"
         "from turnkeeper.activities.store.keyring import Keyring\n"

@@ -22,7 +22,6 @@ from turnkeeper.activities.tools.registry import (
     run_tool,
     worker_tool,
 )
-from turnkeeper.activities.tools.result_limits import capped
 from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult
@@ -346,17 +345,6 @@ async def test_binary_results_are_refused_in_words(
     assert result.content == (
         f"tool screenshot returned {size} bytes of binary data, which cannot be shown to the model"
     )
-
-
-def test_capped_cuts_on_a_character_boundary_and_says_so() -> None:
-    text = "é" * 1000  # two bytes each: 2000 bytes
-    cut = capped(text, 1024)
-    shown, marker = cut.split("\n[")
-    assert len(cut.encode()) <= 1024
-    assert text.startswith(shown) and len(shown) > 400
-    assert marker == f"… truncated: showing the first {len(shown.encode())} of 2000 bytes]"
-    assert capped(text[:10], 1024) == text[:10]
-    assert capped("a\udcff", 1024) == "a?"  # a lone surrogate cannot travel; it is replaced
 
 
 @pytest.mark.parametrize(

@@ -11,11 +11,11 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
-from turnkeeper.activities.wiring import worker_workflows, workflow_runner
 
 from tests.cli.helpers import address_of, invoke, restore_logging  # noqa: F401 (autouse fixture)
 from tests.waiting import until
 from turnkeeper import deployments
+from turnkeeper.runtime.wiring import worker_workflows, workflow_runner
 from turnkeeper.versioning import WorkerVersion
 
 

@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
-from turnkeeper.activities.wiring import build_activities, worker_workflows, workflow_runner
 from turnkeeper.contracts.approvals import (
     APPROVAL_CACHE_WORKFLOW,
     QUERY_STANDING,
@@ -40,6 +39,7 @@ from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.waiting import until
 from turnkeeper import deployments
+from turnkeeper.runtime.wiring import build_activities, worker_workflows, workflow_runner
 from turnkeeper.settings import Settings
 from turnkeeper.versioning import WorkerVersion
 

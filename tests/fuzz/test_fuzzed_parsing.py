@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from turnkeeper.activities.llm.anthropic_provider import _from_sdk_response
 from turnkeeper.activities.llm.provider import ModelCallError, ModelResponse
 from turnkeeper.activities.mcp.results import result_text
-from turnkeeper.activities.tools.result_limits import capped
+from turnkeeper.contracts.result_limits import capped
 from turnkeeper.contracts.signals import ApproveInput, SubmitToolResultInput
 from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.workflows.failures import describe, invalid_request

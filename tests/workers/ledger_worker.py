@@ -15,9 +15,9 @@ from temporalio.worker import Worker
 from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
 from turnkeeper.activities.llm.demo_provider import DemoProvider
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool, worker_tool
-from turnkeeper.activities.wiring import build_activities, worker_workflows
 
 from turnkeeper.connection import connect
+from turnkeeper.runtime.wiring import build_activities, worker_workflows
 from turnkeeper.settings import Settings
 
 

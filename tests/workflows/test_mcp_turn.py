@@ -120,7 +120,7 @@ def test_a_worker_without_mcp_servers_does_not_load_the_mcp_sdk(tmp_path: Path) 
     # The SDK is 25 MiB of a worker's memory; only workers with servers should pay for it.
     code = (
         "import sys; from pathlib import Path; "
-        "from turnkeeper.activities.wiring import build_activities; "
+        "from turnkeeper.runtime.wiring import build_activities; "
         "from turnkeeper.settings import Settings; "
         f"build_activities(Settings('q', Path({str(tmp_path)!r}), Path({str(tmp_path)!r}), "
         f"Path({str(tmp_path)!r}))); print('mcp' in sys.modules)"

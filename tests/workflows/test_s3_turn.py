@@ -13,7 +13,6 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
-from turnkeeper.activities import wiring
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.encrypted_store import EncryptedStore, encrypting
 from turnkeeper.activities.store.keyring import Keyring, new_key_entry
@@ -28,6 +27,7 @@ from tests.conftest import make_settings, new_key, running_worker, scripted_requ
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.s3_server import bucket_objects, create_bucket, moto_s3
+from turnkeeper.runtime import wiring
 from turnkeeper.settings import Settings
 
 _REFERENCE_TYPE = b"temporal.api.sdk.v1.ExternalStorageReference"

@@ -1,5 +1,6 @@
-"""Builds the worker's activities from its settings: one place that knows every provider, the
-tool registry and the content store, so `worker.py` and the tests wire the same thing."""
+"""The worker's composition root: builds its activities from its settings and names its workflows
+and their sandbox. One place that knows every provider, the tool registry and the content store,
+so `turnkeeper.worker` and the tests wire the same thing."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
 from turnkeeper.activities.approval_cache import ApprovalCacheActivities
 from turnkeeper.activities.llm import endpoints
 from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
@@ -25,7 +27,6 @@ from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 
 if TYPE_CHECKING:
     from turnkeeper.activities.mcp.mcp_activity import McpActivities
-
     from turnkeeper.settings import Settings
 
 

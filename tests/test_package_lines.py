@@ -1,0 +1,78 @@
+"""The package lines of pyproject.toml's `[tool.importlinter]` hold: contracts <- workflows |
+activities <- runtime <- the worker process and the console. An import that crosses one fails CI
+here, naming the import."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.package_lines import ROOT, installed_layout
+
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(layout: Path) -> subprocess.CompletedProcess[str]:
+    # Run from the copy, with it first on the path: the checkout's own `turnkeeper/` (or the
+    # editable install's finder) must not be the package grimp reads.
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        capture_output=True,
+        text=True,
+        cwd=layout,
+        env={**os.environ, "PYTHONPATH": str(layout)},
+        timeout=120,
+        check=False,
+    )
+
+
+def test_every_import_keeps_to_the_package_lines(tmp_path: Path) -> None:
+    checked = lint_imports(installed_layout(tmp_path))
+
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "0 broken" in checked.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "reported"),
+    [
+        pytest.param(
+            "activities/crossing.py",
+            "import turnkeeper.settings\n",
+            "turnkeeper.activities.crossing -> turnkeeper.settings",
+            id="an activity that reads the settings",
+        ),
+        pytest.param(
+            "workflows/crossing.py",
+            "from turnkeeper.activities.tools import registry\n",
+            "turnkeeper.workflows is not allowed to import turnkeeper.activities",
+            id="a workflow that imports an activity module",
+        ),
+        pytest.param(
+            "activities/crossing.py",
+            "from turnkeeper.runtime import wiring\n",
+            "turnkeeper.activities is not allowed to import turnkeeper.runtime",
+            id="an activity that imports the composition root",
+        ),
+        pytest.param(
+            "contracts/crossing.py",
+            "from turnkeeper.workflows import budgets\n",
+            "turnkeeper.contracts is not allowed to import turnkeeper.workflows",
+            id="a contract that imports a workflow module",
+        ),
+    ],
+)
+def test_an_import_across_a_line_fails_naming_it(
+    tmp_path: Path, module: str, source: str, reported: str
+) -> None:
+    layout = installed_layout(tmp_path)
+    (layout / "turnkeeper" / module).write_text(source)
+
+    checked = lint_imports(layout)
+
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert reported in checked.stdout

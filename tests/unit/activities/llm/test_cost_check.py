@@ -1,0 +1,77 @@
+"""The cost check before a model call and the price of its answer, counted by the demo provider
+(four characters a token)."""
+
+from __future__ import annotations
+
+import pytest
+from temporalio.exceptions import ApplicationError
+from turnkeeper.activities.llm.cost_check import answer_cost, check_cost_budget
+from turnkeeper.activities.llm.demo_provider import DemoProvider
+from turnkeeper.activities.llm.provider import ModelRequest, estimate_input_tokens
+from turnkeeper.contracts.errors import TURN_BUDGET_EXCEEDED
+from turnkeeper.contracts.messages import Message, TextBlock
+from turnkeeper.contracts.turn import Price, Usage
+
+from tests.unit.activities.llm.steps import call
+
+REQUEST = ModelRequest(
+    model="workspace-summarizer",
+    messages=[Message(role="user", content=[TextBlock(text="x" * 4000)])],
+    max_tokens=1024,
+)
+# $1 per million input tokens: the request's ~1,000 tokens cost about $0.001.
+PRICE = Price(input_per_mtok=1.0, output_per_mtok=2.0)
+INPUT_COST = estimate_input_tokens(REQUEST) / 1_000_000
+
+
+async def test_a_call_whose_input_costs_more_than_the_budget_left_is_not_made() -> None:
+    budget_left = INPUT_COST / 2
+
+    with pytest.raises(ApplicationError) as refused:
+        await check_cost_budget(
+            call(iteration=3, price=PRICE, cost_budget_left_usd=budget_left),
+            DemoProvider(),
+            REQUEST,
+        )
+
+    assert refused.value.type == TURN_BUDGET_EXCEEDED
+    assert refused.value.non_retryable
+    assert refused.value.message.startswith("model call 3 was not made")
+    assert f"~{estimate_input_tokens(REQUEST)} tokens" in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("price", "budget_left"),
+    [
+        (PRICE, INPUT_COST * 2),
+        (PRICE, None),
+        (None, 0.0),
+    ],
+    ids=["the budget covers the input", "no cost budget", "a model without a price"],
+)
+async def test_a_call_within_the_budget_or_without_one_goes_ahead(
+    price: Price | None, budget_left: float | None
+) -> None:
+    # A model with no known price (the request names no override, the table has no such model).
+    model = "anthropic:no-such-model" if price is None else "demo:workspace-summarizer"
+    checked = call(model=model, price=price, cost_budget_left_usd=budget_left)
+
+    await check_cost_budget(checked, DemoProvider(), REQUEST)
+
+
+def test_an_answer_costs_its_tokens_at_the_request_s_price() -> None:
+    usage = Usage(input_tokens=1_000_000, output_tokens=500_000)
+
+    assert answer_cost(call(price=PRICE), usage) == pytest.approx(1.0 + 1.0)
+
+
+def test_an_answer_costs_its_tokens_at_the_table_s_price() -> None:
+    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
+
+    assert answer_cost(call(model="anthropic:claude-sonnet-4-6"), usage) == pytest.approx(18.0)
+
+
+def test_an_answer_of_a_model_without_a_price_costs_nothing_known() -> None:
+    usage = Usage(input_tokens=1_000, output_tokens=1_000)
+
+    assert answer_cost(call(model="anthropic:no-such-model"), usage) == 0.0
