@@ -65,6 +65,9 @@ with workflow.unsafe.imports_passed_through():
 
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
 
+# Before it, a tool the model called after its tool interactions were spent (offered none) ran.
+SPENT_TOOLS_PATCH = "spent-tool-interactions-run-nothing"
+
 
 class CarriedTurn(BaseModel, ClaimChecked):
     """What a turn hands to its next run when it continues as new (the request travels as the
@@ -183,8 +186,9 @@ class AgentTurnWorkflow:
                     continue
                 return turn.report("completed", workflow.now())
             self._check_autonomy(turn, uses)
+            offered = self._offered_to_last_call(turn)
             turn.begin_tool_interaction()
-            settled = await self._tools.dispatch(turn, uses, self._offered)
+            settled = await self._tools.dispatch(turn, uses, offered)
             turn.record_tool_results(settled)
         return None
 
@@ -267,6 +271,13 @@ class AgentTurnWorkflow:
             return False
         turn.append_user_text(correction)
         return True
+
+    def _offered_to_last_call(self, turn: Turn) -> list[str]:
+        """The tools the last model call was given: none once the tool interactions are spent,
+        so a model that calls one anyway gets an unknown-tool answer and the tool never runs."""
+        if budgets.tool_interactions_left(turn) or not workflow.patched(SPENT_TOOLS_PATCH):
+            return self._offered
+        return []
 
     def _check_autonomy(self, turn: Turn, uses: list[ToolUseBlock]) -> None:
         request = turn.request

@@ -156,6 +156,24 @@ async def test_spent_tool_interactions_leave_the_model_without_tools(turns: Turn
     assert "tools" not in second.body
 
 
+async def test_a_tool_called_after_the_tool_interactions_are_spent_never_runs(
+    turns: TurnRunner,
+) -> None:
+    key = new_key()
+    write = ("write_file", {"path": "x.md", "content": "x"})
+    turns.fake.script(key, [fake.tool_calls(LIST), fake.tool_calls(write), fake.text("done")])
+    request = scripted_request(key, task={"constraints": {"max_tool_interactions": 1}})
+
+    report = await turns.run(request)
+
+    assert report.output == "done"
+    assert not (turns.workspace / "x.md").exists()
+    second, third = turns.fake.requests_for(key)[1:]
+    assert "tools" not in second.body
+    [answer] = [b for b in third.body["messages"][-1]["content"] if b["type"] == "tool_result"]
+    assert answer["is_error"] and "Unknown tool 'write_file'" in str(answer["content"])
+
+
 async def test_disallowed_tool_is_never_offered_and_never_runs(turns: TurnRunner) -> None:
     key = new_key()
     turns.fake.script(
