@@ -8,6 +8,9 @@ INVALID_TURN_REQUEST: Final = "InvalidTurnRequest"
 INVALID_SESSION_REQUEST: Final = "InvalidSessionRequest"
 # A `send` or `close` the session cannot take now (a turn runs, the budget is spent, it is closed).
 SESSION_REFUSED: Final = "SessionRefused"
+# The `messages` query of a session that just continued as new, before it read its conversation
+# back; a query carries only a message, so the message starts with this name.
+SESSION_CONVERSATION_LOADING: Final = "SessionConversationLoading"
 # How a session records a turn that was cancelled or terminated (no error type of its own).
 TURN_CANCELLED: Final = "TurnCancelled"
 TURN_BUDGET_EXCEEDED: Final = "TurnBudgetExceeded"

@@ -23,12 +23,14 @@ from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
     WorkflowHandle,
+    WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError
 
 from turnkeeper.client import TurnHandle, turn
+from turnkeeper.contracts.errors import SESSION_CONVERSATION_LOADING
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import (
     DEFAULT_TASK_QUEUE,
@@ -51,6 +53,8 @@ from turnkeeper.contracts.turn import AgentSpec, Constraints
 from turnkeeper.errors import InvalidSessionRequest, SessionRefused
 
 _MESSAGES = TypeAdapter(list[Message])
+# About a minute of asking (backoff to 1 s) while a continued session reads its conversation back.
+_READ_BACK_ATTEMPTS = 65
 # About 20 s in all: the session records a turn's end within a workflow task of it.
 _SETTLE_ATTEMPTS = 25
 
@@ -91,8 +95,19 @@ class SessionHandle:
         return turn(self.client, result.turn_workflow_id)
 
     async def messages(self) -> list[Message]:
-        """The conversation: the exchange of every turn that answered."""
-        return _MESSAGES.validate_python(await self.workflow.query(QUERY_MESSAGES))
+        """The conversation: the exchange of every turn that answered. Right after the session
+        continued as new it reads its conversation back; this waits for that (up to a minute)."""
+        attempt = 0
+        while True:
+            try:
+                return _MESSAGES.validate_python(await self.workflow.query(QUERY_MESSAGES))
+            except WorkflowQueryFailedError as err:
+                attempt += 1
+                if not err.message.startswith(SESSION_CONVERSATION_LOADING):
+                    raise
+                if attempt >= _READ_BACK_ATTEMPTS:
+                    raise
+            await asyncio.sleep(min(0.05 * 2**attempt, 1.0))
 
     async def status(self) -> SessionStatus:
         """State, turns, cost so far and the running turn's id."""

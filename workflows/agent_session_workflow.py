@@ -59,6 +59,8 @@ class AgentSessionWorkflow:
         self._session: Session | None = None
         self._problem: str | None = None
         self._running: workflow.ChildWorkflowHandle[Any, AgentReport] | None = None
+        # A continued run holds only the new exchange until the conversation is read back.
+        self._reading_back = False
         try:
             self._session = _begin(_decoded(request), _decoded(carried))
         except ValueError as err:
@@ -75,7 +77,11 @@ class AgentSessionWorkflow:
             )
         publish(session)
         if carried is not None and session.conversation_ref is not None:
-            await self._load_messages(session, session.conversation_ref)
+            self._reading_back = True
+            try:
+                await self._load_messages(session, session.conversation_ref)
+            finally:
+                self._reading_back = False
         while True:
             await workflow.wait_condition(
                 lambda: (
@@ -222,6 +228,13 @@ class AgentSessionWorkflow:
 
     @workflow.query(name=QUERY_MESSAGES)
     def messages(self) -> list[Message]:
+        # A part of the conversation would read as all of it: say it is not there yet instead.
+        if self._reading_back:
+            raise ApplicationError(
+                f"{errors.SESSION_CONVERSATION_LOADING}: the session continued as new and is "
+                "reading its conversation back from the content store; ask again in a moment",
+                type=errors.SESSION_CONVERSATION_LOADING,
+            )
         return list(self._live().messages)
 
     def _live(self) -> Session:
