@@ -132,6 +132,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def _cors(access: Access) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+    # Hand-written rather than aiohttp-cors: one origin (the Web UI's), and the headers must ride
+    # on the guard's 401/403 answers too, so the browser shows the refusal instead of a CORS error.
     @web.middleware
     async def cors(request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.method == "OPTIONS":  # the browser's preflight: no credentials to check

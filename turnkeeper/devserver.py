@@ -2,6 +2,10 @@
 
 No Docker and no download: the binary ships in the wheel next to the Python interpreter. State
 lives in a SQLite file under the data directory so that turns survive a restart of the worker.
+
+Not `WorkflowEnvironment.start_local`: that one stops the server when its context exits and
+downloads a CLI unless given one; this server outlives the command that started it, is reused
+when already running, and keeps its SQLite file between runs.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Whole numbers read from environment variables, with errors that name the variable."""
+"""Whole numbers read from environment variables, with errors that name the variable.
+
+Not pydantic-settings: the worker reads a handful of numbers, each with its own bounds, and the
+errors users see (and tests pin) name the variable and its allowed range in one sentence; a
+settings model would add a dependency and word its errors as a validation dump."""
 
 from __future__ import annotations
 
