@@ -65,4 +65,6 @@ if __name__ == "__main__":
     parser.add_argument("request", help="what the customer asks for")
     parser.add_argument("--approver", default="alice", help="who approves the refunds")
     args = parser.parse_args()
-    sys.exit(asyncio.run(main(args.request, args.approver)))
+    # A short-lived client process ends without interpreter teardown: the Temporal SDK's Rust
+    # threads can abort CPython's finalization (temporalio/sdk-python#300).
+    turnkeeper.exit_without_teardown(asyncio.run(main(args.request, args.approver)))
