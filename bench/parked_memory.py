@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ctypes
 import gc
 import json
 import os
@@ -36,9 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.converter import default as default_converter
 
+from bench.activation_memory import first_activation_kept
 from bench.floor import floor_worker
+from bench.malloc import malloc_in_use, payload_malloc_bytes
 from bench.parked import park_turns
 from bench.server import BenchServer, rss_bytes
 from bench.sides import FLOOR, OURS, floor_side, turnkeeper_side
@@ -95,39 +95,6 @@ _SHARED = (
     types.MethodDescriptorType,
     types.WrapperDescriptorType,
 )
-
-
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [
-        (name, ctypes.c_size_t)
-        for name in (
-            "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
-            "fordblks", "keepcost",
-        )
-    ]  # fmt: skip
-
-
-def malloc_in_use() -> int:
-    """Bytes glibc's malloc has handed out and not had back (all arenas, mmapped blocks too):
-    native allocations (the SDK's Rust core, protobuf's upb arenas, pydantic-core) and the
-    Python objects too large for pymalloc, whose own 256 KiB arenas are mmapped outside it."""
-    libc = ctypes.CDLL(None)
-    libc.mallinfo2.restype = _MallInfo2
-    info = libc.mallinfo2()
-    return int(info.uordblks + info.hblkhd)
-
-
-def payload_malloc_bytes(count: int = 2000) -> int:
-    """malloc'd bytes that one small standalone `Payload` holds (a workflow stream item is one):
-    with protobuf's upb backend each message made on its own owns an arena of its own."""
-    converter = default_converter().payload_converter
-    gc.collect()
-    before = malloc_in_use()
-    kept = [converter.to_payloads([{"kind": "iteration_started", "n": i}])[0] for i in range(count)]
-    gc.collect()
-    size = (malloc_in_use() - before) // len(kept)
-    del kept
-    return size
 
 
 def _type_census() -> Counter[str]:
@@ -214,6 +181,7 @@ async def _measure(args: argparse.Namespace, server: BenchServer) -> dict[str, A
         if args.side == OURS:
             result["parts_kib_per_turn"] = _parts_of_turns(args.n + args.warm_up)
     result["malloc_bytes_per_standalone_payload"] = payload_malloc_bytes()
+    result["first_activation_malloc_bytes_per_run"] = first_activation_kept()
     return result
 
 

@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.signals import PendingCall, TurnState
     from turnkeeper.workflows import budgets
+    from turnkeeper.workflows.stream_retention import RetainedEvents
     from turnkeeper.workflows.turn_state import Turn
 
 _INPUT_PREVIEW_CHARS = 300
@@ -39,7 +40,7 @@ COUNTER_REFRESH = timedelta(seconds=10)
 class TurnView:
     def __init__(self, stream: WorkflowStream) -> None:
         self.stream = stream
-        self._events = self.stream.topic(TURN_EVENTS_TOPIC, type=TurnEvent)
+        self._events = RetainedEvents(stream, stream.topic(TURN_EVENTS_TOPIC, type=TurnEvent))
         self._published: dict[str, Any] = {}
         self._upserted_at = datetime.min.replace(tzinfo=UTC)
         self._identity: list[SearchAttributePair[Any]] = []
