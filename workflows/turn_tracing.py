@@ -21,6 +21,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from openinference.semconv.trace import OpenInferenceSpanKindValues, SpanAttributes
+    from opentelemetry import context as otel_context
     from opentelemetry import trace
     from opentelemetry.trace import Span, Status, StatusCode
     from temporalio.contrib.opentelemetry import ReplaySafeTracerProvider
@@ -106,18 +107,25 @@ def turn_span() -> Iterator[TurnSpan]:
         SPAN_ATTR_RUN_ID: info.run_id,
     }
     span = provider.get_tracer(TRACER_NAME).start_span(SPAN_NAME, attributes=attributes)
-    # Ended by hand, not by use_span: see _end_after.
-    with trace.use_span(span, record_exception=False, set_status_on_exception=False):
-        try:
-            yield TurnSpan(span)
-        except workflow.ContinueAsNewError:
-            span.set_attribute(SPAN_ATTR_CONTINUED_AS_NEW, True)
-            _end_after(span, None)
-            raise
-        except BaseException as err:
-            _end_after(span, err)
-            raise
+    # Made current and ended by hand, not by use_span: see _end_after, and the GeneratorExit below.
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        yield TurnSpan(span)
+    except workflow.ContinueAsNewError:
+        span.set_attribute(SPAN_ATTR_CONTINUED_AS_NEW, True)
+        _end_after(span, None)
+        otel_context.detach(token)
+        raise
+    except GeneratorExit:
+        # An evicted run's coroutine closed by the garbage collector, in another context than
+        # the one the token belongs to: detaching there only logs "Failed to detach context".
+        raise
+    except BaseException as err:
+        _end_after(span, err)
+        otel_context.detach(token)
+        raise
     _end_after(span, None)
+    otel_context.detach(token)
 
 
 def _end_after(span: Span, err: BaseException | None) -> None:
