@@ -9,10 +9,7 @@ which Anthropic may reword at any time.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
-import math
-import time
 from collections.abc import Sequence
 from typing import Any, Final, cast, get_args
 
@@ -34,6 +31,7 @@ from turnkeeper.activities.llm.provider import (
     ModelResponse,
     TextSink,
     estimate_input_tokens,
+    parse_retry_after,
 )
 from turnkeeper.activities.llm.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.llm.provider import transient as _transient
@@ -432,25 +430,6 @@ def _status_kind(status: int, error_type: str | None) -> str:
     if error_type == "request_too_large":
         return LLM_CONTEXT_TOO_LONG
     return LLM_INVALID_REQUEST
-
-
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from an HTTP `retry-after` (seconds or an HTTP date); None if unusable."""
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            moment = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if moment.tzinfo is None:
-            return None
-        seconds = max(0.0, moment.timestamp() - (time.time() if now is None else now))
-    if not math.isfinite(seconds) or seconds < 0:
-        return None
-    return seconds
 
 
 def _one_line(text: str, limit: int = _API_MESSAGE_LIMIT) -> str:

@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
-from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
 from turnkeeper.activities.llm.demo_provider import DemoProvider
 from turnkeeper.activities.llm.openai_provider import OpenAICompatibleProvider
 from turnkeeper.activities.llm.provider import (
@@ -53,6 +52,32 @@ class Endpoint(BaseModel):
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
 
 
+class AnthropicOnFirstCall:
+    """The Anthropic provider, with its SDK imported at the first call rather than when the
+    worker starts: the `anthropic` package is about 55 MiB of memory and 3,000 modules, which a
+    worker that serves only other providers (or the demo) should not hold."""
+
+    def __init__(self, name: str, **options: str) -> None:
+        self.name = name
+        self._options = options
+        self._provider: ModelProvider | None = None
+
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        return await self._loaded().complete(request, on_text)
+
+    async def count_input_tokens(self, request: ModelRequest) -> int:
+        return await self._loaded().count_input_tokens(request)
+
+    def _loaded(self) -> ModelProvider:
+        if self._provider is None:
+            from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
+
+            self._provider = AnthropicProvider(**self._options)
+        return self._provider
+
+
 class ProvidersConfigError(ValueError):
     """`TURNKEEPER_PROVIDERS` cannot be used; the message names the entry and the field."""
 
@@ -61,7 +86,7 @@ def default_providers(env: Mapping[str, str]) -> dict[str, ModelProvider]:
     """Anthropic, OpenAI (both read their SDK's own variables), the demo, and each named
     endpoint of `env[TURNKEEPER_PROVIDERS]`."""
     providers: dict[str, ModelProvider] = {
-        PROVIDER_ANTHROPIC: AnthropicProvider(),
+        PROVIDER_ANTHROPIC: AnthropicOnFirstCall(PROVIDER_ANTHROPIC),
         PROVIDER_OPENAI: OpenAICompatibleProvider(PROVIDER_OPENAI),
         PROVIDER_DEMO: DemoProvider(),
     }
@@ -123,7 +148,7 @@ def endpoint_provider(name: str, endpoint: Endpoint, env: Mapping[str, str]) -> 
         return MissingKey(name, endpoint.api_key_env)
     key = env[endpoint.api_key_env] if endpoint.api_key_env else NO_KEY
     if endpoint.kind == "anthropic":
-        return AnthropicProvider(api_key=key, base_url=endpoint.base_url)
+        return AnthropicOnFirstCall(name, api_key=key, base_url=endpoint.base_url)
     return OpenAICompatibleProvider(
         name,
         api_key=key,

@@ -14,7 +14,6 @@ import json
 from typing import TYPE_CHECKING, Any, Final
 
 import structlog
-from turnkeeper.activities.llm.anthropic_provider import parse_retry_after
 from turnkeeper.activities.llm.openai_messages import (
     MalformedAnswer,
     from_chat_message,
@@ -27,6 +26,7 @@ from turnkeeper.activities.llm.provider import (
     ModelResponse,
     TextSink,
     estimate_input_tokens,
+    parse_retry_after,
 )
 from turnkeeper.activities.llm.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.llm.provider import transient as _transient

@@ -8,6 +8,9 @@ Temporal's job, so providers make exactly one attempt.
 from __future__ import annotations
 
 import asyncio
+import email.utils
+import math
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -98,3 +101,22 @@ def cancellation_pending() -> bool:
     cancelled is the cancellation, not a provider failure."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from an HTTP `retry-after` (seconds or an HTTP date); None if unusable."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            moment = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if moment.tzinfo is None:
+            return None
+        seconds = max(0.0, moment.timestamp() - (time.time() if now is None else now))
+    if not math.isfinite(seconds) or seconds < 0:
+        return None
+    return seconds
