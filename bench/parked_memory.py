@@ -128,8 +128,8 @@ def _parts_of_turns(n: int) -> dict[str, float]:
         "Turn.unsent": [w._turn.unsent for w in workflows],
         "Turn.request": [w._turn.request for w in workflows],
         "Turn, the rest": [w._turn for w in workflows],
-        "stream backlog (WorkflowStream._log)": [w._view.stream._log for w in workflows],
-        "TurnView and stream, the rest": [w._view for w in workflows],
+        "stream backlog (WorkflowStream._log)": [w._observer.view.stream._log for w in workflows],
+        "TurnView and stream, the rest": [w._observer.view for w in workflows],
         "pending calls, tool calls, the rest of the instance": workflows,
     }
     sizes = {name: deep_size(roots, seen) for name, roots in parts.items()}
