@@ -10,12 +10,9 @@ waits) are recorded in workflow code, replay-safe, by `workflows/turn_metrics.py
 
 from __future__ import annotations
 
-from typing import Final
-
 from opentelemetry import metrics
+from turnkeeper.contracts.names import METER_NAME
 from turnkeeper.contracts.turn import Usage
-
-METER_NAME: Final = "turnkeeper"
 
 _meter = metrics.get_meter(METER_NAME)
 

@@ -62,3 +62,6 @@ KNOWN_PROVIDERS: Final = frozenset({PROVIDER_ANTHROPIC, PROVIDER_DEMO, PROVIDER_
 # a worker without it refuses the call with LLMInvalidRequest at the first model call.
 PROVIDER_NAME_PATTERN: Final = r"^[a-z][a-z0-9_-]{0,31}$"
 PROVIDERS_ENV: Final = "TURNKEEPER_PROVIDERS"
+
+# The OpenTelemetry meter of every turnkeeper metric: the activities' and the turn's own.
+METER_NAME: Final = "turnkeeper"

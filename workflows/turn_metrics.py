@@ -17,12 +17,9 @@ are ids and enumerations, never content: metrics leave the codec's protection.
 
 from __future__ import annotations
 
-from typing import Final
-
 from opentelemetry import metrics
+from turnkeeper.contracts.names import METER_NAME
 from turnkeeper.contracts.turn import AgentReport
-
-METER_NAME: Final = "turnkeeper"
 
 _meter = metrics.get_meter(METER_NAME)
 

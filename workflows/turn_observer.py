@@ -65,36 +65,32 @@ class TurnObserver:
     def turn_completed(self, turn: Turn, report: AgentReport) -> None:
         self._show(turn)
         self.view.event("turn_finished", turn, outcome=report.outcome, cost_usd=report.cost_usd)
-        record.turn_completed(report)
-        turn_metrics.turn_ended(report)
-        self._span.finish(report)
+        self._ended(report)
 
     def turn_failed(self, turn: Turn, report: AgentReport, error_type: str, message: str) -> None:
         """A typed failure (`failures.fail`), whose report was taken as it failed."""
         self._show(turn)
         record.turn_failed(report, error_type, message)
-        record.turn_completed(report, error_type)
-        turn_metrics.turn_ended(report, error_type)
-        self._span.finish(report, error_type)
+        self._ended(report, error_type)
         self.view.event("turn_failed", turn, error_type=error_type, message=message)
 
     def turn_cancelled(self, turn: Turn, report: AgentReport) -> None:
         self._show(turn)
         self.view.event("turn_finished", turn, outcome="cancelled")
-        record.turn_completed(report, None)
-        turn_metrics.turn_ended(report)
-        self._span.finish(report, None)
+        self._ended(report)
 
     def turn_broke(self, turn: Turn, report: AgentReport, error_type: str) -> None:
         """A defect of ours ended the turn (TurnInternalError)."""
         self._show(turn)
-        record.turn_completed(report, error_type)
-        turn_metrics.turn_ended(report, error_type)
-        self._span.finish(report, error_type)
+        self._ended(report, error_type)
 
     def request_refused(self, report: AgentReport, error_type: str, message: str) -> None:
         """The request never became a turn: only the record and the span hear of it."""
         record.turn_failed(report, error_type, message)
+        self._ended(report, error_type)
+
+    def _ended(self, report: AgentReport, error_type: str | None = None) -> None:
+        """The channels every ending reaches: the record's counters, the metrics, the span."""
         record.turn_completed(report, error_type)
         turn_metrics.turn_ended(report, error_type)
         self._span.finish(report, error_type)
