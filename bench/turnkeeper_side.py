@@ -29,9 +29,7 @@ from turnkeeper.contracts.turn import AgentReport, TurnRequest, Usage
 
 from bench.scenario import BLOB, MODEL, PARK_TOOL_NAME, TOOL_NAME, parse_task_text, task_text
 from turnkeeper.runtime.wiring import build_activities, worker_workflows, workflow_runner
-from turnkeeper.sessions import start_session
 from turnkeeper.settings import Settings
-from turnkeeper.turns import start_turn
 
 MODEL_ACTIVITY: Final = ACTIVITY_MODEL_CALL
 TOOL_ACTIVITY: Final = ACTIVITY_TOOL_CALL
@@ -153,19 +151,23 @@ def turnkeeper_worker(
     )
 
 
-# A fixed key, so that the parked section's worker subprocess decrypts what the client encrypted;
-# it protects nothing but the bench's own scripted content.
-BENCH_KEYRING: Final = Keyring({"bench": hashlib.sha256(b"turnkeeper bench key").digest()})
+def bench_keyring(*, encrypt: bool) -> Keyring:
+    """A fixed key, so that the parked section's worker subprocess decrypts what the client
+    encrypted; it protects nothing but the bench's own scripted content. Made on demand: a key
+    loads `cryptography`, which an unencrypted worker does not hold."""
+    if not encrypt:
+        return Keyring()
+    return Keyring({"bench": hashlib.sha256(b"turnkeeper bench key").digest()})
 
 
 def bench_store(data_dir: Path, *, encrypt: bool = False) -> ContentStore:
-    return encrypting(LocalFolderStore(data_dir / "store"), BENCH_KEYRING if encrypt else Keyring())
+    return encrypting(LocalFolderStore(data_dir / "store"), bench_keyring(encrypt=encrypt))
 
 
 def bench_data_converter(data_dir: Path, *, encrypt: bool = False) -> DataConverter:
     """The converter of every client of our side: large activity payloads go to the store, and
     with `encrypt` every payload and stored object is encrypted (TURNKEEPER_ENCRYPTION_KEYS)."""
-    keyring = BENCH_KEYRING if encrypt else Keyring()
+    keyring = bench_keyring(encrypt=encrypt)
     return turn_data_converter(bench_store(data_dir, encrypt=encrypt), keyring)
 
 
@@ -204,6 +206,10 @@ async def start_turnkeeper_turn(
     park_after: bool = False,
 ) -> WorkflowHandle[Any, AgentReport]:
     """Starts a turn the way `turnkeeper run` does."""
+    # The client's modules (typer, rich) are imported here, not at the top: a parked worker's
+    # process imports this module and should hold only what a deployed worker holds.
+    from turnkeeper.turns import start_turn
+
     return await start_turn(
         client,
         turn_request(k, latency_ms, needs_approval=needs_approval, park_after=park_after),
@@ -215,6 +221,8 @@ async def start_turnkeeper_turn(
 async def start_parked_session_turn(client: Client, task_queue: str) -> WorkflowHandle[Any, Any]:
     """Starts a session whose first turn parks on the approval of its `fetch_blob` call; the
     session's handle (terminating it terminates the turn, its child)."""
+    from turnkeeper.sessions import start_session
+
     handle = await start_session(
         client,
         session_id=f"session-bench-{uuid.uuid4().hex[:10]}",

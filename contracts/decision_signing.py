@@ -18,24 +18,17 @@ import base64
 import json
 import re
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from temporalio import workflow
 
-# cryptography is a native extension that cannot be loaded twice in one process, which is what
-# a workflow sandbox importing this module afresh would do: always take the loaded one.
-with workflow.unsafe.imports_passed_through():
-    from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (
         Ed25519PrivateKey,
         Ed25519PublicKey,
-    )
-    from cryptography.hazmat.primitives.serialization import (
-        Encoding,
-        PublicFormat,
-        load_ssh_public_key,
     )
 
 # The kind of the `approve` signal and the `decide` update. A budget extension signs its own
@@ -55,6 +48,14 @@ class Signature(BaseModel):
     model_config = ConfigDict(extra="forbid")
     expires_at: str = Field(min_length=1, max_length=64)  # ISO-8601 UTC, signed as written
     value: str = Field(min_length=1, max_length=256)  # standard base64 of 64 bytes
+
+
+def _cryptography() -> AbstractContextManager[None]:
+    """Where `cryptography` is imported: at the first key checked, not at import, since a worker
+    whose turns sign nothing should not hold its 6 MiB. Passed through because it is a native
+    extension that cannot be loaded twice in one process, which a workflow sandbox importing it
+    afresh would do: always take the loaded one."""
+    return workflow.unsafe.imports_passed_through()
 
 
 def canonical_json(obj: Mapping[str, JsonValue]) -> bytes:
@@ -109,6 +110,10 @@ def parse_public_key(line: str) -> Ed25519PublicKey:
     Raises:
         ValueError: The line is not an OpenSSH public key, or the key is not Ed25519.
     """
+    with _cryptography():
+        from cryptography.exceptions import UnsupportedAlgorithm
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+        from cryptography.hazmat.primitives.serialization import load_ssh_public_key
     try:
         key = load_ssh_public_key(line.strip().encode("utf-8"))
     except (ValueError, UnsupportedAlgorithm) as err:
@@ -123,6 +128,9 @@ def parse_public_key(line: str) -> Ed25519PublicKey:
 
 def public_key_line(key: Ed25519PrivateKey | Ed25519PublicKey) -> str:
     """The `ssh-ed25519 AAAA…` line of a key, as `agent.approvers` lists it."""
+    with _cryptography():
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
     public = key.public_key() if isinstance(key, Ed25519PrivateKey) else key
     return public.public_bytes(Encoding.OpenSSH, PublicFormat.OpenSSH).decode("ascii")
 
@@ -171,6 +179,8 @@ def signature_problem(
 ) -> str | None:
     """Why `signature` does not prove that the holder of `public_key` signed `fields` of `kind`
     (and, given `now`, that it has not expired), or None when it does."""
+    with _cryptography():
+        from cryptography.exceptions import InvalidSignature
     try:
         raw = base64.b64decode(signature.value, validate=True)
     except ValueError:  # binascii.Error, or characters outside ASCII

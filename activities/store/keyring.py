@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+# `cryptography` (6 MiB resident) is imported where a key is first used, not here: most workers
+# run without encryption and should not hold it.
 
 ENCRYPTION_KEYS_ENV: Final = "TURNKEEPER_ENCRYPTION_KEYS"
 KEY_BYTES: Final = 32
@@ -66,6 +66,8 @@ class _Key:
     __slots__ = ("aead", "key_id", "nonce_key")
 
     def __init__(self, key_id: str, secret: bytes) -> None:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
         self.key_id = key_id
         self.aead = AESGCM(secret)
         # A second key for deterministic nonces, derived so that the AES key is used for one
@@ -138,6 +140,8 @@ class Keyring:
 
     def decrypt(self, key_id: str, sealed: bytes, aad: bytes) -> bytes:
         """Raises `MissingEncryptionKeyError` or `UndecryptableContentError`."""
+        from cryptography.exceptions import InvalidTag
+
         key = self._keys.get(key_id)
         if key is None:
             raise MissingEncryptionKeyError(key_id, self.key_ids)
@@ -153,6 +157,8 @@ def new_key_entry(key_id: str) -> str:
         raise EncryptionKeyError(
             f"key id {key_id!r}: use letters, digits, '.', '_' or '-' (at most 64)"
         )
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     return f"{key_id}:{base64.b64encode(AESGCM.generate_key(bit_length=256)).decode()}"
 
 
