@@ -15,11 +15,13 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 
 from tests.workflows.golden_keys import GOLDEN_STORE, golden_converter
 from tests.workflows.record_histories import SCENARIOS
+from turnkeeper.runtime.wiring import workflow_runner
 
 # The recording made when the pre-release `workflow.patched` branches were removed (issue 15).
 GOLDEN_VERSION = "v7"
@@ -35,14 +37,22 @@ def test_every_scenario_has_a_plain_and_an_encrypted_golden() -> None:
     assert any(path.stem.startswith("session_") for path in HISTORIES)
 
 
+# Temporal's default sandbox, which imports our modules afresh for each run, and the worker's own
+# (`workflow_runner`: our modules passed through, payload contexts asked without entering).
+RUNNERS = {"sdk-sandbox": SandboxedWorkflowRunner, "worker-sandbox": workflow_runner}
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda path: path.stem)
-async def test_golden_history_replays(path: Path, tmp_path: Path) -> None:
+async def test_golden_history_replays(path: Path, runner: str, tmp_path: Path) -> None:
     history = WorkflowHistory.from_json(path.stem, path.read_text())
     store = shutil.copytree(GOLDEN_STORE, tmp_path / "store")
     converter = golden_converter(store)
     # Each history names its workflow type: turns and sessions replay on their own class.
     replayer = Replayer(
-        workflows=[AgentTurnWorkflow, AgentSessionWorkflow], data_converter=converter
+        workflows=[AgentTurnWorkflow, AgentSessionWorkflow],
+        data_converter=converter,
+        workflow_runner=RUNNERS[runner](),
     )
 
     result = await replayer.replay_workflow(history, raise_on_replay_failure=True)

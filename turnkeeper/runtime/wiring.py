@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker.workflow_sandbox import SandboxRestrictions
 
 from turnkeeper.activities.approval_cache import ApprovalCacheActivities
 from turnkeeper.activities.llm import endpoints
@@ -24,6 +24,7 @@ from turnkeeper.activities.store.stores import open_store
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
 from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
+from turnkeeper.runtime.sandbox_runner import DirectContextSandboxRunner
 
 if TYPE_CHECKING:
     from turnkeeper.activities.mcp.mcp_activity import McpActivities
@@ -122,7 +123,7 @@ def worker_workflows(*, versioned: bool = False) -> list[type]:
     return [AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow]
 
 
-def workflow_runner() -> SandboxedWorkflowRunner:
+def workflow_runner() -> DirectContextSandboxRunner:
     """The sandbox, with our own deterministic modules imported once per worker instead of once
     per workflow run: they hold no state, and re-importing them (and rebuilding their pydantic
     models) was a fifth of a worker's CPU. Replay tests, not the sandbox, guard their
@@ -131,4 +132,4 @@ def workflow_runner() -> SandboxedWorkflowRunner:
     restrictions = SandboxRestrictions.default.with_passthrough_modules(
         "turnkeeper", "cryptography"
     )
-    return SandboxedWorkflowRunner(restrictions=restrictions)
+    return DirectContextSandboxRunner(restrictions=restrictions)
