@@ -109,23 +109,26 @@ def turn_span() -> Iterator[TurnSpan]:
     span = provider.get_tracer(TRACER_NAME).start_span(SPAN_NAME, attributes=attributes)
     # Made current and ended by hand, not by use_span: see _end_after, and the GeneratorExit below.
     token = otel_context.attach(trace.set_span_in_context(span))
+    closed_by_collector = False
     try:
         yield TurnSpan(span)
     except workflow.ContinueAsNewError:
         span.set_attribute(SPAN_ATTR_CONTINUED_AS_NEW, True)
         _end_after(span, None)
-        otel_context.detach(token)
         raise
     except GeneratorExit:
         # An evicted run's coroutine closed by the garbage collector, in another context than
         # the one the token belongs to: detaching there only logs "Failed to detach context".
+        closed_by_collector = True
         raise
     except BaseException as err:
         _end_after(span, err)
-        otel_context.detach(token)
         raise
-    _end_after(span, None)
-    otel_context.detach(token)
+    else:
+        _end_after(span, None)
+    finally:
+        if not closed_by_collector:
+            otel_context.detach(token)
 
 
 def _end_after(span: Span, err: BaseException | None) -> None:
