@@ -51,11 +51,24 @@ class Signature(BaseModel):
 
 
 def _cryptography() -> AbstractContextManager[None]:
-    """Where `cryptography` is imported: at the first key checked, not at import, since a worker
-    whose turns sign nothing should not hold its 6 MiB. Passed through because it is a native
-    extension that cannot be loaded twice in one process, which a workflow sandbox importing it
-    afresh would do: always take the loaded one."""
+    """Where `cryptography` is imported inside workflow code: passed through, since it is a native
+    extension that cannot be loaded twice in one process. The sandbox cannot load it the first
+    time either (its Rust module fails to initialise under the sandbox's import hooks with
+    `SystemError: bad argument to internal function`), so a worker calls `load_cryptography()`
+    before it runs any workflow, and these imports only take the loaded modules."""
     return workflow.unsafe.imports_passed_through()
+
+
+def load_cryptography() -> None:
+    """Loads, outside any workflow sandbox, every `cryptography` module that signed decisions use.
+
+    Called by whatever builds a worker's sandbox (`turnkeeper.runtime.wiring.workflow_runner`):
+    a turn may name keyed approvers at any moment, and its first check runs inside the sandbox.
+    Clients and the console need not call it: outside a sandbox the imports below just work.
+    """
+    import cryptography.exceptions
+    import cryptography.hazmat.primitives.asymmetric.ed25519
+    import cryptography.hazmat.primitives.serialization  # noqa: F401
 
 
 def canonical_json(obj: Mapping[str, JsonValue]) -> bytes:

@@ -54,7 +54,12 @@ with workflow.unsafe.imports_passed_through():
         structured_output,
         turn_tracing,
     )
-    from turnkeeper.workflows.failures import describe, fail, invalid_request
+    from turnkeeper.workflows.failures import (
+        describe,
+        fail,
+        internal_error_before_turn,
+        invalid_request,
+    )
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.request_checks import offered_tools, request_problem
     from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
@@ -113,6 +118,17 @@ class AgentTurnWorkflow:
             report = AgentReport.model_validate(err.details[0])
             observer.request_refused(report, err.type or "", err.message)
             raise
+        except Exception as err:
+            if isinstance(err, TemporalError):
+                raise
+            # A defect before the loop (validating the request, resuming, the first record) ends
+            # the turn as one inside it does; left alone it would fail workflow tasks forever,
+            # and the turn would look alive while answering nothing.
+            failure = internal_error_before_turn(_payload_or_none(request), err)
+            self._early_failure = failure
+            report = AgentReport.model_validate(failure.details[0])
+            observer.request_refused(report, errors.TURN_INTERNAL_ERROR, failure.message)
+            raise failure from err
         observer.turn_described(turn)
         try:
             if carried is None:
@@ -479,6 +495,14 @@ def _decoded(value: RawValue | Any) -> Any:
     if isinstance(value, RawValue):
         return workflow.payload_converter().from_payload(value.payload)
     return value
+
+
+def _payload_or_none(value: RawValue | Any) -> Any:
+    """The request as JSON, for a failure's report; None where even decoding it fails."""
+    try:
+        return _decoded(value)
+    except Exception:
+        return None
 
 
 def _carried(value: Any) -> CarriedTurn | None:

@@ -30,18 +30,31 @@ def fail(turn: Turn, error_type: str, message: str) -> NoReturn:
 
 def invalid_request(payload: Any, problem: str) -> ApplicationError:
     """The failure of a request that never became a turn; its report has what the payload had."""
+    return ApplicationError(
+        f"invalid turn request: {problem}",
+        _report_of(payload),
+        type=errors.INVALID_TURN_REQUEST,
+        non_retryable=True,
+    )
+
+
+def internal_error_before_turn(payload: Any, err: Exception) -> ApplicationError:
+    """The failure of a turn that a defect of ours stopped before its loop began."""
+    return ApplicationError(
+        f"internal error before the turn began: {type(err).__name__}: {err}",
+        _report_of(payload),
+        type=errors.TURN_INTERNAL_ERROR,
+        non_retryable=True,
+    )
+
+
+def _report_of(payload: Any) -> AgentReport:
     agent = payload.get("agent") if isinstance(payload, dict) else None
     task = payload.get("task") if isinstance(payload, dict) else None
-    report = AgentReport(
+    return AgentReport(
         agent_id=str(agent.get("id", "")) if isinstance(agent, dict) else "",
         task_id=str(task.get("id", "")) if isinstance(task, dict) else "",
         outcome="failed",
-    )
-    return ApplicationError(
-        f"invalid turn request: {problem}",
-        report,
-        type=errors.INVALID_TURN_REQUEST,
-        non_retryable=True,
     )
 
 

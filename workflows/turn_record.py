@@ -5,12 +5,22 @@ with the activities' `llm_call` and `tool_call` events they trace a turn end to 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.turn import AgentReport
+
+# What `logging.Logger.makeRecord` refuses in `extra=`: the attributes every LogRecord has, and
+# the two the formatter adds. Written out because workflow code may not build a LogRecord to ask.
+RESERVED_LOG_RECORD_KEYS: Final = frozenset(
+    {
+        "args", "asctime", "created", "exc_info", "exc_text", "filename", "funcName", "levelname",
+        "levelno", "lineno", "message", "module", "msecs", "msg", "name", "pathname", "process",
+        "processName", "relativeCreated", "stack_info", "taskName", "thread", "threadName",
+    }
+)  # fmt: skip
 
 
 def turn_started(agent_id: str, task_id: str, model: str) -> None:
@@ -36,7 +46,7 @@ def approval_decided(
 
 
 def budget_exhausted(request: int, budget: str, message: str) -> None:
-    _emit("budget_exhausted", request=request, budget=budget, message=message)
+    _emit("budget_exhausted", request=request, budget=budget, detail=message)
 
 
 def budget_extended(request: int, budget: str, approver: str, reason: str) -> None:
@@ -75,6 +85,12 @@ def _counters(report: AgentReport) -> dict[str, Any]:
 
 
 def _emit(event: str, *, warning: bool = False, **fields: Any) -> None:
+    # Checked here, at every level: the logging module raises on a reserved key only when it
+    # builds the record, that is only where the level lets the line through, so a worker at INFO
+    # failed a turn that every test (at WARNING) passed.
+    reserved = RESERVED_LOG_RECORD_KEYS.intersection(fields)
+    if reserved:
+        raise TypeError(f"turn record {event!r} reuses reserved LogRecord keys: {sorted(reserved)}")
     fields["workflow_id"] = workflow.info().workflow_id
     if warning:
         workflow.logger.warning(event, extra=fields)

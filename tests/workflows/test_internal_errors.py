@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+import pytest
 from temporalio.client import Client
 from turnkeeper.activities.store.content_store import LocalFolderStore
 
@@ -14,6 +15,7 @@ import turnkeeper
 from tests.conftest import (
     TurnRunner,
     failure_of,
+    failure_of_turn,
     make_settings,
     new_key,
     running_worker,
@@ -92,3 +94,31 @@ async def test_a_defect_in_the_tool_activity_fails_the_turn_once(
     assert (partial.outcome, partial.llm_calls) == ("failed", 1)
     assert store.defects == 1  # an idempotent tool's call, yet not retried: the defect repeats
     assert len(fake_anthropic.requests_for(key)) == 1
+
+
+async def test_a_defect_before_the_loop_ends_the_turn_instead_of_hanging_it(
+    turns: TurnRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before the loop (validating, resuming, the first record) an exception of ours used to fail
+    # workflow tasks forever: the turn showed Running and its status query timed out.
+    from turnkeeper.workflows.turn_state import Turn
+
+    def broken_begin(*args: object, **kwargs: object) -> Turn:
+        raise RuntimeError("a defect while beginning")
+
+    monkeypatch.setattr(Turn, "begin", broken_begin)
+    key = new_key()
+    handle = await turns.start(scripted_request(key))
+
+    error, partial = await failure_of_turn(handle)
+
+    assert error.type == "TurnInternalError"
+    assert "before the turn began: RuntimeError: a defect while beginning" in error.message
+    assert (partial.agent_id, partial.task_id, partial.outcome) == (
+        "test-agent",
+        f"task-{key}",
+        "failed",
+    )
+    status = await handle.query("status")
+    assert status["state"] == "failed"
+    assert turns.fake.requests_for(key) == []

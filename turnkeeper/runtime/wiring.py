@@ -24,6 +24,7 @@ from turnkeeper.activities.store.stores import open_store
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
 from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
+from turnkeeper.contracts import decision_signing
 from turnkeeper.runtime.sandbox_runner import DirectContextSandboxRunner
 
 if TYPE_CHECKING:
@@ -128,7 +129,10 @@ def workflow_runner() -> DirectContextSandboxRunner:
     per workflow run: they hold no state, and re-importing them (and rebuilding their pydantic
     models) was a fifth of a worker's CPU. Replay tests, not the sandbox, guard their
     determinism. cryptography (which verifies signed decisions) is a native extension that must
-    never be loaded twice in one process, as a sandbox re-import would."""
+    never be loaded twice in one process, as a sandbox re-import would, and that cannot be loaded
+    from inside a sandbox at all: it is loaded here, before any workflow runs (6 MiB a worker
+    holds whether or not its turns sign anything)."""
+    decision_signing.load_cryptography()
     restrictions = SandboxRestrictions.default.with_passthrough_modules(
         "turnkeeper", "cryptography"
     )
