@@ -154,11 +154,12 @@ async def decide(
     decision: ApproveInput,
     signer: Signer | None = None,
 ) -> int:
-    """Send `approve` for `call_id` (or every pending approval) after checking it is pending.
+    """Decide `call_id` (or every pending approval) after checking it is pending.
 
-    Signed, each call gets a signature of its own and goes through the `decide` update, so that
-    a refusal (a key the turn does not list, an expired signature) is an error here instead of
-    a signal the turn ignores.
+    Each call goes through the `decide` update, signed or not, so that a refusal (a turn whose
+    approvers need a signature, a name it does not list, a key it does not know) is an error
+    here: as an `approve` signal the turn ignored it and this command still said "approved".
+    Signed, each call gets a signature of its own.
     """
     client, _ = await _connect(connection)
     handle = turn_handle(client, workflow_id)
@@ -168,11 +169,11 @@ async def decide(
     for call in calls:
         payload = decision.model_copy(update={"call_id": call.call_id})
         if signer is None:
-            await _signal(handle, SIGNAL_APPROVE, payload.model_dump(mode="json"))
+            await _decide(handle, call, payload)
             out.print(_decided(verb, call, workflow_id), soft_wrap=True)
         else:
             signed_payload = signer.sign(payload, workflow_id, turn_status.agent_id, call.tool)
-            await _decide_signed(handle, call, signed_payload)
+            await _decide(handle, call, signed_payload)
             signed = f", signed by {decision.approver}"
             out.print(_decided(verb, call, workflow_id) + signed, soft_wrap=True)
     return 0
@@ -310,7 +311,7 @@ async def _signal(handle: WorkflowHandle[Any, Any], name: str, payload: Any) -> 
         raise CommandError(f"Could not signal {handle.id!r}: {error.message}") from None
 
 
-async def _decide_signed(
+async def _decide(
     handle: WorkflowHandle[Any, Any], call: PendingCall, payload: ApproveInput
 ) -> None:
     try:
