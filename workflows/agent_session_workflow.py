@@ -15,7 +15,12 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue, VersioningBehavior
-from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    ChildWorkflowError,
+    TemporalError,
+)
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
@@ -61,14 +66,27 @@ class AgentSessionWorkflow:
         self._running: workflow.ChildWorkflowHandle[Any, AgentReport] | None = None
         # A continued run holds only the new exchange until the conversation is read back.
         self._reading_back = False
+        self._defect: str | None = None
         try:
             self._session = _begin(_decoded(request), _decoded(carried))
         except ValueError as err:
             self._problem = str(err)
+        except Exception as err:
+            # A defect of ours here would fail workflow tasks forever: the session would look
+            # alive and answer nothing. `run` ends it with TurnInternalError instead.
+            if isinstance(err, TemporalError):
+                raise
+            self._defect = f"{type(err).__name__}: {err}"
 
     @workflow.run
     async def run(self, request: RawValue, carried: Any = None) -> SessionStatus:
         session = self._session
+        if self._defect is not None:
+            raise ApplicationError(
+                f"internal error before the session began: {self._defect}",
+                type=errors.TURN_INTERNAL_ERROR,
+                non_retryable=True,
+            )
         if session is None:
             raise ApplicationError(
                 f"invalid session request: {self._problem}",

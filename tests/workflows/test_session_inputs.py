@@ -72,6 +72,27 @@ async def test_a_bad_start_input_fails_the_session_typed(
     assert problem in error.message
 
 
+async def test_a_defect_before_the_session_begins_fails_it_instead_of_hanging_it(
+    turns: TurnRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from turnkeeper.workflows import agent_session_workflow
+
+    def broken_begin(*args: object) -> None:
+        raise RuntimeError("a defect while beginning")
+
+    monkeypatch.setattr(agent_session_workflow, "_begin", broken_begin)
+    session_id = f"session-{uuid.uuid4()}"
+    handle = await turns.client.start_workflow(
+        SESSION_WORKFLOW_TYPE, _request(session_id, {}), id=session_id, task_queue=turns.task_queue
+    )
+    with pytest.raises(WorkflowFailureError) as failure:
+        await handle.result()
+    error = failure.value.cause
+    assert isinstance(error, ApplicationError)
+    assert (error.type, error.non_retryable) == ("TurnInternalError", True)
+    assert "before the session began: RuntimeError: a defect while beginning" in error.message
+
+
 async def test_a_cost_budget_on_an_unpriced_model_is_refused_at_the_start(
     turns: TurnRunner,
 ) -> None:
