@@ -46,7 +46,9 @@ if TYPE_CHECKING:
 log = structlog.get_logger()
 
 DEFAULT_TIMEOUT_S: Final = 600.0
-OPENAI_EXTRA: Final = "pip install 'turnkeeper[openai]'"
+# turnkeeper is installed from a checkout or a git URL, not from a package index, so the hint
+# names both ways of adding the extra.
+OPENAI_EXTRA: Final = "pip install -e '.[openai]' in a turnkeeper checkout, or pip install openai"
 _API_MESSAGE_LIMIT: Final = 300
 _STOP_REASONS: Final[dict[str, StopReason]] = {
     "stop": "end_turn",

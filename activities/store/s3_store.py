@@ -18,8 +18,10 @@ from turnkeeper.activities.store.content_store import ContentMissingError, conte
 if TYPE_CHECKING:
     from temporalio.contrib.aws.s3driver import S3StorageDriverClient
 
+# turnkeeper is installed from a checkout or a git URL, not from a package index.
 MISSING_EXTRA: Final = (
-    "TURNKEEPER_STORE_URL names an S3 store, which needs the s3 extra: pip install 'turnkeeper[s3]'"
+    "TURNKEEPER_STORE_URL names an S3 store, which needs the s3 extra: pip install -e '.[s3]' in "
+    "a turnkeeper checkout, or pip install 'temporalio[aioboto3]'"
 )
 # GetObject's code for an absent key; NoSuchBucket and AccessDenied mean a broken store instead.
 _NO_SUCH_KEY: Final = "NoSuchKey"

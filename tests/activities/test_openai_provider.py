@@ -329,7 +329,7 @@ def test_bad_provider_configuration_is_refused_with_its_field(raw: str, needle: 
 async def test_without_the_openai_extra_the_call_names_the_extra(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # A worker installed without `turnkeeper[openai]`: importing the SDK fails.
+    # A worker installed without the openai extra: importing the SDK fails.
     monkeypatch.setitem(sys.modules, "openai", None)
     provider = OpenAICompatibleProvider(api_key="k", base_url="http://127.0.0.1:9/v1")
 
@@ -337,7 +337,7 @@ async def test_without_the_openai_extra_the_call_names_the_extra(
         await provider.complete(request_for(new_key()))
 
     assert raised.value.error_type == LLM_INVALID_REQUEST and not raised.value.retryable
-    assert "pip install 'turnkeeper[openai]'" in str(raised.value)
+    assert "pip install -e '.[openai]'" in str(raised.value)
 
 
 def test_the_worker_refuses_to_start_on_a_bad_configuration(tmp_path: Path) -> None:
