@@ -1,18 +1,21 @@
 """The fallback chain as deterministic state: which models a call may try, which it passes over
-and why, which refusals it may move past. (`moved_on` logs through `workflow.logger`, which
-needs a workflow: the cooldown it sets is tested through the server in test_providers.py.)"""
+and why, which refusals it may move past, and the cooldown of a model that failed (`moved_on`
+logs through `workflow.logger`: tests/unit/workflow_clock.py stands in for it)."""
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from turnkeeper.contracts import errors
 from turnkeeper.workflows import fallback
 from turnkeeper.workflows.activity_options import MODEL_CALL_RETRY
 from turnkeeper.workflows.turn_state import Turn
 
 from tests.unit.builders import START, request, turn
+from tests.unit.workflow_clock import WORKFLOW_LOGGER, WorkflowClock
 
 PRIMARY = "anthropic:claude-sonnet-4-6"
 SECOND = "openai:gpt-4.1"
@@ -77,9 +80,83 @@ def test_every_fallback_on_value_names_a_refusal() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("fallback_on", "refusal"),
+    [
+        ("auth", errors.LLM_AUTH_ERROR),
+        ("invalid_request", errors.LLM_INVALID_REQUEST),
+        ("context_too_long", errors.LLM_CONTEXT_TOO_LONG),
+        ("content_filtered", errors.LLM_CONTENT_FILTERED),
+    ],
+)
+def test_each_fallback_on_value_passes_its_own_refusal_and_no_other(
+    fallback_on: str, refusal: str
+) -> None:
+    t = chain_turn(fallback_on=[fallback_on])
+    others = set(fallback.REFUSALS.values()) - {refusal} | {errors.LLM_UNAVAILABLE}
+
+    assert fallback.passable_refusal(t, refusal) == fallback_on
+    assert {other: fallback.passable_refusal(t, other) for other in others} == dict.fromkeys(others)
+
+
 def test_a_model_with_a_fallback_behind_it_gets_fewer_attempts() -> None:
     assert fallback.retry_policy(None) is MODEL_CALL_RETRY
     cut = fallback.retry_policy(2)
     assert cut.maximum_attempts == 2
     assert cut.initial_interval == MODEL_CALL_RETRY.initial_interval
     assert cut.non_retryable_error_types == MODEL_CALL_RETRY.non_retryable_error_types
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> WorkflowClock:
+    return WorkflowClock(monkeypatch, START)
+
+
+def test_a_failed_model_is_passed_over_for_its_cooldown_then_tried_again(
+    clock: WorkflowClock,
+) -> None:
+    t = chain_turn(fallback_cooldown_s=60)
+
+    fallback.moved_on(t, PRIMARY, "overloaded", 2, None, clock.now)
+
+    assert fallback.plan(t, clock.advance(s=59)).notes() == [
+        f"{PRIMARY}: cooling down for 1 s more after failing"
+    ]
+    assert fallback.plan(t, clock.advance(s=1)).ready == [PRIMARY, SECOND, THIRD]
+
+
+def test_a_one_second_cooldown_is_kept(clock: WorkflowClock) -> None:
+    t = chain_turn(fallback_cooldown_s=1)
+
+    fallback.moved_on(t, PRIMARY, "overloaded", 2, None, clock.now)
+
+    assert fallback.plan(t, clock.advance(s=0.5)).ready == [SECOND, THIRD]
+
+
+def test_a_cooldown_of_zero_turns_cooldowns_off(clock: WorkflowClock) -> None:
+    t = chain_turn(fallback_cooldown_s=0)
+
+    fallback.moved_on(t, PRIMARY, "overloaded", 2, None, clock.now)
+
+    assert fallback.plan(t, clock.now).ready == [PRIMARY, SECOND, THIRD]
+
+
+def test_moving_on_says_why_for_the_report_and_the_log(
+    clock: WorkflowClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    t = chain_turn(fallback_on=["auth"])
+    with caplog.at_level(logging.WARNING, logger=WORKFLOW_LOGGER):
+        refused = fallback.moved_on(t, PRIMARY, "bad key", None, "auth", clock.now)
+        failed = fallback.moved_on(t, SECOND, "overloaded", 3, None, clock.now)
+        retried = fallback.moved_on(t, THIRD, "timed out", None, None, clock.now)
+
+    assert refused == "refused (fallback_on auth): bad key"
+    assert failed == "failed after 3 attempts: overloaded"
+    assert retried == "failed after its retries: timed out"
+    first = caplog.records[0]
+    assert (first.message, first.model, first.refusal, first.error) == (
+        "model_skipped",
+        PRIMARY,
+        "auth",
+        "bad key",
+    )
