@@ -44,10 +44,16 @@ async def test_a_call_whose_input_costs_more_than_the_budget_left_is_not_made() 
     ("price", "budget_left"),
     [
         (PRICE, INPUT_COST * 2),
+        (PRICE, INPUT_COST),
         (PRICE, None),
         (None, 0.0),
     ],
-    ids=["the budget covers the input", "no cost budget", "a model without a price"],
+    ids=[
+        "the budget covers the input",
+        "the input costs exactly what is left",
+        "no cost budget",
+        "a model without a price",
+    ],
 )
 async def test_a_call_within_the_budget_or_without_one_goes_ahead(
     price: Price | None, budget_left: float | None
