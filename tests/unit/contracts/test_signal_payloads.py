@@ -72,13 +72,27 @@ def test_a_tool_result_may_be_any_json_value() -> None:
         ({"cost_usd": math.inf}, "cost_usd\n  Input should be a finite number"),
         ({"cost_usd": "5"}, "cost_usd\n  Input should be a valid number"),
         ({"time_ms": 1.5}, "time_ms\n  Input should be a valid integer"),
+        ({"time_ms": "500"}, "time_ms\n  Input should be a valid integer"),
+        ({"time_ms": 0}, "time_ms\n  Input should be greater than 0"),
         ({"iterations": True}, "iterations\n  Input should be a valid integer"),
+        ({"iterations": 0}, "iterations\n  Input should be greater than 0"),
         ({"tool_interactions": "2"}, "tool_interactions"),
+        ({"tool_interactions": 0}, "tool_interactions\n  Input should be greater than 0"),
         ({"iterations": 1, "tokens": 5}, "tokens\n  Extra inputs"),
     ],
 )
 def test_a_wrong_budget_extension_is_refused_by_name(payload: Any, says: str) -> None:
     assert says in refusal(ExtendBudgetInput, payload)
+
+
+def test_the_smallest_extensions_are_accepted() -> None:
+    smallest = {"cost_usd": 0.01, "time_ms": 1, "iterations": 1, "tool_interactions": 1}
+    assert ExtendBudgetInput.model_validate(smallest).amounts() == {
+        "cost": 0.01,
+        "time": 1,
+        "iterations": 1,
+        "tool_interactions": 1,
+    }
 
 
 def test_an_extension_lists_only_the_budgets_it_extends() -> None:
