@@ -15,7 +15,7 @@ from mcp.types import CallToolResult
 from pydantic import ValidationError
 from turnkeeper.activities.llm.anthropic_provider import _from_sdk_response
 from turnkeeper.activities.llm.provider import ModelCallError, ModelResponse
-from turnkeeper.activities.mcp.results import result_text
+from turnkeeper.activities.mcp.results import compact_json, result_text
 from turnkeeper.contracts.result_limits import capped
 from turnkeeper.contracts.signals import ApproveInput, SubmitToolResultInput
 from turnkeeper.contracts.turn import TurnRequest
@@ -135,4 +135,23 @@ def test_any_mcp_tool_result_becomes_text(content: list[Any], structured: Any, e
     except ValidationError:
         return
     text, is_error = result_text("tool", result)
-    assert isinstance(text, str) and isinstance(is_error, bool)
+
+    texts = [block["text"] for block in content if block["type"] == "text"]
+    refusals = [
+        f"[MCP tool 'tool' returned image ({block['mimeType']}), which cannot be shown to the "
+        "model]"
+        for block in content
+        if block["type"] == "image"
+    ]
+    if texts:
+        # Text is what the model reads, as sent (JSON-looking text is compacted, so not compared).
+        if not any(block.strip().startswith(("{", "[")) for block in texts):
+            assert text == "\n".join(texts + refusals)
+        assert text.endswith("\n".join(refusals)) and is_error == error
+    elif structured is not None:
+        assert text == "\n".join([compact_json(structured), *refusals]) and is_error == error
+    elif refusals:
+        # Nothing the model can read: an error result, so it knows it saw nothing.
+        assert (text, is_error) == ("\n".join(refusals), True)
+    else:
+        assert (text, is_error) == ("", error)
