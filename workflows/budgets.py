@@ -84,26 +84,12 @@ def check_budgets(turn: Turn) -> None:
 
 
 def cost_left(turn: Turn) -> float | None:
-    budget = _cost_budget(turn)
+    budget = limits(turn).cost_budget_usd
     return None if budget is None else budget - turn.cost_usd
 
 
-def _cost_budget(turn: Turn) -> float | None:
-    budget = turn.request.task.constraints.cost_budget_usd
-    if budget is None or not turn.budget_extensions:
-        return budget
-    return limits(turn).cost_budget_usd
-
-
-def _time_budget_ms(turn: Turn) -> int | None:
-    budget = turn.request.task.constraints.time_budget_ms
-    if budget is None or not turn.budget_extensions:
-        return budget
-    return limits(turn).time_budget_ms
-
-
 def time_left_ms(turn: Turn) -> float:
-    budget = _time_budget_ms(turn)
+    budget = limits(turn).time_budget_ms
     if budget is None:
         return float("inf")
     return budget - turn.active_ms(workflow.now())
@@ -147,7 +133,7 @@ def _answers_tool_calls(turn: Turn) -> bool:
 
 
 def fail_cost_budget(turn: Turn, detail: str) -> NoReturn:
-    budget = _cost_budget(turn)
+    budget = limits(turn).cost_budget_usd
     exhaust(
         turn,
         "cost",
@@ -157,7 +143,7 @@ def fail_cost_budget(turn: Turn, detail: str) -> NoReturn:
 
 
 def fail_time_budget(turn: Turn) -> NoReturn:
-    budget = _time_budget_ms(turn)
+    budget = limits(turn).time_budget_ms
     now = workflow.now()
     exhaust(
         turn,

@@ -11,7 +11,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from turnkeeper.contracts import errors
 from turnkeeper.contracts.budget_extension import BudgetExtension, BudgetKind, ExtendBudgetInput
-from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock
+from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.workflows import budgets
 from turnkeeper.workflows.activity_options import MODEL_CALL_TIMEOUT
 from turnkeeper.workflows.turn_state import Turn
@@ -100,7 +100,17 @@ def test_tool_interactions_left_counts_extensions() -> None:
     assert budgets.tool_interactions_left(a_turn())
 
 
+def test_a_model_that_called_a_tool_it_was_not_offered_still_gets_no_tools() -> None:
+    t = a_turn(max_tool_interactions=1)
+    t.tool_interactions = 2  # it asked for one more anyway: that counts, and gets no tool run
+
+    assert not budgets.tool_interactions_left(t)
+
+
 def answered_tools(t: Turn) -> Turn:
+    """The turn's model asked for a tool in its first answer, and its result is in."""
+    asked = ToolUseBlock(id="a", name="read_file", input={"path": "a.md"})
+    t.messages.append(Message(role="assistant", content=[TextBlock(text="Reading."), asked]))
     t.messages.append(
         Message(role="user", content=[ToolResultBlock(tool_use_id="a", content="ok")])
     )
