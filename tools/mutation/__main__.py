@@ -57,6 +57,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _selected(args: argparse.Namespace, settings: config.Config) -> list[str] | None:
+    gone = [name for name in settings.modules if not (ROOT / name).is_file()]
+    if gone:
+        print(f"in tools/mutation/modules.toml but not in the checkout: {', '.join(gone)}")
+        return None
     if args.all:
         return list(settings.modules)
     if args.changed_since:

@@ -224,6 +224,17 @@ def test_time_is_enforced_against_the_extended_budget(clock: WorkflowClock) -> N
     )
 
 
+def test_a_turn_past_its_time_budget_stops(clock: WorkflowClock) -> None:
+    # A tool that ran long takes the turn past the budget before the next check.
+    t = a_turn(time_budget_ms=1000, on_budget_exhausted="pause")
+    clock.advance(ms=4000)
+
+    with pytest.raises(budgets.BudgetExhausted) as spent:
+        budgets.check_budgets(t)
+
+    assert spent.value.message.startswith("time budget of 1000 ms spent: 4000 ms")
+
+
 def test_a_model_call_never_outlives_the_time_budget(clock: WorkflowClock) -> None:
     t = a_turn(time_budget_ms=1000)
     clock.advance(ms=700)

@@ -9,6 +9,9 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from temporalio.api.failure.v1 import Failure
+from temporalio.converter import DataConverter
+from temporalio.exceptions import ApplicationError
 from turnkeeper.contracts import errors
 from turnkeeper.workflows import fallback
 from turnkeeper.workflows.activity_options import MODEL_CALL_RETRY
@@ -80,6 +83,19 @@ def test_every_fallback_on_value_names_a_refusal() -> None:
     }
 
 
+def as_the_workflow_sees_it(error_type: str) -> str | None:
+    """The error type of a model call's failure once it has crossed the server: decoded from the
+    failure's bytes, a string equal to the constant but not the same object."""
+    converter = DataConverter.default
+    failure = Failure()
+    refused = ApplicationError("refused", type=error_type, non_retryable=True)
+    converter.failure_converter.to_failure(refused, converter.payload_converter, failure)
+    received = Failure.FromString(failure.SerializeToString())
+    decoded = converter.failure_converter.from_failure(received, converter.payload_converter)
+    assert isinstance(decoded, ApplicationError)
+    return decoded.type
+
+
 @pytest.mark.parametrize(
     ("fallback_on", "refusal"),
     [
@@ -96,6 +112,7 @@ def test_each_fallback_on_value_passes_its_own_refusal_and_no_other(
     others = set(fallback.REFUSALS.values()) - {refusal} | {errors.LLM_UNAVAILABLE}
 
     assert fallback.passable_refusal(t, refusal) == fallback_on
+    assert fallback.passable_refusal(t, as_the_workflow_sees_it(refusal)) == fallback_on
     assert {other: fallback.passable_refusal(t, other) for other in others} == dict.fromkeys(others)
 
 
