@@ -183,7 +183,7 @@ def _message(error: ValidationError) -> str:
     message = error.message
     shown = repr(error.instance)
     # jsonschema starts most messages with the repr of the value; a long one is cut short.
-    if len(shown) > _VALUE_CHARS and message.startswith(shown):
+    if message.startswith(shown):
         message = _clip(shown, _VALUE_CHARS) + message[len(shown) :]
     if error.validator in _UNION_KEYWORDS and isinstance(error.validator_value, list):
         forms = " | ".join(_brief(sub) for sub in error.validator_value)

@@ -82,8 +82,8 @@ def _changed_lines(before: str, after: str) -> tuple[list[str], list[str]]:
     removed: list[str] = []
     added: list[str] = []
     for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0):
-        if line.startswith(("---", "+++", "@@")):
-            continue
+        if line.startswith(("---", "+++", "@@")) or not line[1:].strip():
+            continue  # the diff's headers, and blank lines a removed decorator leaves around it
         (removed if line.startswith("-") else added).append(line[1:].strip())
     return removed, added
 

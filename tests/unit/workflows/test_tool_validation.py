@@ -140,6 +140,7 @@ def test_schema_problem_tells_the_tool_s_fault_from_the_model_s() -> None:
     assert problem is not None and problem.startswith("the tool's input schema is itself invalid")
     # A valid schema that {} does not fit is the model's business, not the schema's.
     assert schema_problem({"type": "object", "required": ["x"]}) is None
+    assert schema_problem({"type": "object"}) is None
 
 
 def test_a_remote_ref_is_never_fetched() -> None:
@@ -199,6 +200,20 @@ def test_unexpected_arguments_name_what_is_allowed() -> None:
     ]
 
 
+def test_a_value_of_the_one_form_its_type_fits_gets_that_form_s_problem() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "x": {"anyOf": [{"type": "array", "uniqueItems": True}, {"type": "string"}]},
+            "mode": {"enum": ["head", "tail"]},
+        },
+    }
+    assert validation_problems(schema, {"x": [1, 1], "mode": "all"}) == [
+        "argument 'mode': 'all' is not one of ['head', 'tail']",
+        "argument 'x': [1, 1] has non-unique elements",
+    ]
+
+
 def test_a_value_that_fits_several_forms_by_type_lists_the_forms() -> None:
     either = {
         "anyOf": [
@@ -252,6 +267,9 @@ def brief_of(schema: Any) -> str:
         ({"type": ["string", "null"]}, "string | null"),
         ({"type": "array"}, "array"),
         ({"type": "array", "items": {"$ref": "#/$defs/Row"}}, "array of Row"),
+        ({"type": "string", "items": {"type": "integer"}}, "string"),  # items: arrays only
+        # As an MCP server sends it: JSON, whose strings are not Python's literals.
+        (json.loads('{"type": "array", "items": {"type": "string"}}'), "array of string"),
         ({"$ref": "#"}, "#"),
         ({"oneOf": [{"type": "integer"}, {"const": "all"}]}, 'integer | exactly "all"'),
         ({"enum": ["a", "b"]}, 'one of ["a", "b"]'),
