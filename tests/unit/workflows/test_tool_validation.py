@@ -263,6 +263,7 @@ def brief_of(schema: Any) -> str:
     [
         (True, "any value"),
         (False, "nothing"),
+        (1, "nothing"),  # not a schema (the tool is told so): only `true` allows any value
         ({}, "any value"),
         ({"type": ["string", "null"]}, "string | null"),
         ({"type": "array"}, "array"),
