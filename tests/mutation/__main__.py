@@ -1,4 +1,4 @@
-"""`python -m tools.mutation MODULE...`: the mutation check (docs/mutation-testing.md).
+"""`python -m tests.mutation MODULE...`: the mutation check (docs/mutation-testing.md).
 
 Exits 0 when every module checked keeps its threshold, 1 when one does not, 2 when the check
 cannot be made (the tests fail without mutants, a module is not in modules.toml)."""
@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from types import FrameType
 
-from tools.mutation import config
-from tools.mutation.check import BaselineFailed, ModuleCheck, Score
-from tools.mutation.warm_pytest import WarmPytest
+from tests.mutation import config
+from tests.mutation.check import BaselineFailed, ModuleCheck, Score
+from tests.mutation.warm_pytest import WarmPytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,8 +45,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tools.mutation", description=__doc__)
-    parser.add_argument("modules", nargs="*", help="paths as in tools/mutation/modules.toml")
+    parser = argparse.ArgumentParser(prog="python -m tests.mutation", description=__doc__)
+    parser.add_argument("modules", nargs="*", help="paths as in tests/mutation/modules.toml")
     parser.add_argument("--all", action="store_true", help="every module in modules.toml")
     parser.add_argument(
         "--changed-since",
@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
 def _selected(args: argparse.Namespace, settings: config.Config) -> list[str] | None:
     gone = [name for name in settings.modules if not (ROOT / name).is_file()]
     if gone:
-        print(f"in tools/mutation/modules.toml but not in the checkout: {', '.join(gone)}")
+        print(f"in tests/mutation/modules.toml but not in the checkout: {', '.join(gone)}")
         return None
     if args.all:
         return list(settings.modules)

@@ -23,7 +23,7 @@ from typing import Final
 import pytest
 
 # Modules of the checkout itself: imported fresh in every child, never in the parent.
-_OWN_PACKAGES: Final = ("turnkeeper", "tests", "tools", "conftest", "__main__", "__editable__")
+_OWN_PACKAGES: Final = ("turnkeeper", "tests", "conftest", "__main__", "__editable__")
 _OUTPUT_CHARS: Final = 4000  # the tail kept of a run's output, enough for pytest's summary
 
 

@@ -14,9 +14,9 @@ from cosmic_ray.plugins import get_operator
 from cosmic_ray.work_db import WorkDB, use_db
 from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
 
-from tools.mutation.config import Config, Module
-from tools.mutation.mutants import Mutant, Session, new_session
-from tools.mutation.warm_pytest import Run, WarmPytest
+from tests.mutation.config import Config, Module
+from tests.mutation.mutants import Mutant, Session, new_session
+from tests.mutation.warm_pytest import Run, WarmPytest
 
 # The work databases (`cr-report .mutation/workflows-budgets.sqlite`), and the backup of the
 # module while a mutant is written in its place.

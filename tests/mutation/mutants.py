@@ -15,8 +15,8 @@ from cosmic_ray.plugins import get_operator
 from cosmic_ray.work_db import WorkDB
 from cosmic_ray.work_item import MutationSpec, WorkerOutcome, WorkItem, WorkResult
 
-from tools.mutation.config import Equivalent
-from tools.mutation.operators import register
+from tests.mutation.config import Equivalent
+from tests.mutation.operators import register
 
 register()
 
