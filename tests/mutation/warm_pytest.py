@@ -9,6 +9,7 @@ Nothing of the project is imported in the parent, or a child would test a stale 
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import os
 import signal
@@ -25,6 +26,10 @@ import pytest
 # Modules of the checkout itself: imported fresh in every child, never in the parent.
 _OWN_PACKAGES: Final = ("turnkeeper", "tests", "conftest", "__main__", "__editable__")
 _OUTPUT_CHARS: Final = 4000  # the tail kept of a run's output, enough for pytest's summary
+# Stop at the first failure: one is enough to kill a mutant. Plain asserts: pytest's rewriting
+# of every test module (its bytecode cache is off, see below) changes the messages of failures,
+# never whether a test fails, and costs a third of a short run.
+_PYTEST_ARGS: Final = ("-x", "-q", "-p", "no:cacheprovider", "--assert=plain")
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ class WarmPytest:
             os.chdir(self._root)
             os.dup2(output, 1)
             os.dup2(output, 2)
-            code = int(pytest.main(["-x", "-q", "-p", "no:cacheprovider", *tests]))
+            code = int(pytest.main([*_PYTEST_ARGS, *tests]))
             if report_modules_to is not None:
                 os.write(report_modules_to, " ".join(_third_party(self._root)).encode())
         finally:
@@ -93,6 +98,9 @@ class WarmPytest:
             for name in names:
                 with contextlib.suppress(Exception):
                     importlib.import_module(name)
+        # pytest collects garbage thoroughly as it ends; without this, each child walks every
+        # object of the thousands of modules imported here (a third of a short run).
+        gc.freeze()
 
 
 def _third_party(root: Path) -> list[str]:
