@@ -26,11 +26,18 @@ from temporalio.worker import Worker
 
 from turnkeeper.activities.llm.endpoints import named_endpoints
 from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
+from turnkeeper.activities.store.encryption_codec import EncryptionCodec
+from turnkeeper.activities.store.keyring import (
+    ENCRYPTION_KEYS_ENV,
+    EncryptionKeyError,
+    Keyring,
+    UnreadableContentError,
+)
 from turnkeeper.activities.store.stores import open_store
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
 from turnkeeper.connection import connect
 from turnkeeper.contracts.names import PROVIDERS_ENV, SEARCH_ATTRIBUTES
+from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
 from turnkeeper.dev_stack import dev_stack
 from turnkeeper.devserver import (
     DEFAULT_NAMESPACE,
@@ -162,6 +169,8 @@ async def run_worker(
         TemporalUnreachableError: Nothing answered at the address.
         SearchAttributesMissingError: The namespace lacks the search attributes turns set.
         WorkerLacksKeyError: A turn's content was encrypted with a key this worker lacks.
+        EncryptionKeyError: `TURNKEEPER_ENCRYPTION_KEYS` is malformed, or
+            `TURNKEEPER_REQUIRE_ENCRYPTION` is set without it.
     """
     if dev and address:
         raise ValueError("dev=True starts its own server: give no address")
@@ -231,6 +240,7 @@ async def run_turn_worker(
         task_queue=settings.task_queue,
         namespace=client.namespace,
         version=version.canonical if version else None,
+        encryption=encryption_of(client),
     )
     if stop is not None:
         await _run_until(worker, stop)
@@ -238,6 +248,26 @@ async def run_turn_worker(
     stop = asyncio.Event()
     with _stop_on_signals(stop):
         await _run_until(worker, stop)
+
+
+def encryption_of(client: Client) -> str:
+    """What the worker does with payloads, as its start line says: `off`, `on` (encrypts what
+    it writes, accepts what arrives unencrypted) or `required` (refuses what arrives so)."""
+    codec = client.data_converter.payload_codec
+    if not isinstance(codec, EncryptionCodec) or not codec.keyring.enabled:
+        return "off"
+    return "required" if codec.require_encryption else "on"
+
+
+def check_required_encryption(settings: Settings, keyring: Keyring) -> None:
+    """Raises EncryptionKeyError when encryption is required without keys: such a worker could
+    neither encrypt nor read what it accepts."""
+    if settings.require_encryption and not keyring.enabled:
+        raise EncryptionKeyError(
+            f"{REQUIRE_ENCRYPTION_ENV} is set but {ENCRYPTION_KEYS_ENV} is not: a worker that "
+            f"requires encryption needs the keys; set {ENCRYPTION_KEYS_ENV} (`turnkeeper keys "
+            f"new` prints an entry) or unset {REQUIRE_ENCRYPTION_ENV}"
+        )
 
 
 async def _run_until(worker: Worker, stop: asyncio.Event) -> None:
@@ -315,6 +345,7 @@ async def serve(options: WorkerOptions) -> None:
     named_endpoints(os.environ.get(PROVIDERS_ENV, ""))
     stop = asyncio.Event()
     keyring = Keyring.from_env()
+    check_required_encryption(settings, keyring)
     unreadable: list[UnreadableContentError] = []
 
     def stop_for_missing_key(error: UnreadableContentError) -> None:
@@ -338,7 +369,12 @@ async def serve(options: WorkerOptions) -> None:
                 await stack.enter_async_context(health_server(health, port))
             store = open_store(settings, keyring)
             stack.push_async_callback(store.aclose)
-            keys = {"store": store, "keyring": keyring, "on_missing_key": stop_for_missing_key}
+            keys = {
+                "store": store,
+                "keyring": keyring,
+                "on_missing_key": stop_for_missing_key,
+                "require_encryption": settings.require_encryption,
+            }
             if options.dev:
                 client = await _start_dev_server(stack, settings, options, **keys)
             else:
