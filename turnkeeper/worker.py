@@ -26,18 +26,11 @@ from temporalio.worker import Worker
 
 from turnkeeper.activities.llm.endpoints import named_endpoints
 from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.encryption_codec import EncryptionCodec
-from turnkeeper.activities.store.keyring import (
-    ENCRYPTION_KEYS_ENV,
-    EncryptionKeyError,
-    Keyring,
-    UnreadableContentError,
-)
+from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
 from turnkeeper.activities.store.stores import open_store
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
 from turnkeeper.connection import connect
 from turnkeeper.contracts.names import PROVIDERS_ENV, SEARCH_ATTRIBUTES
-from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
 from turnkeeper.dev_stack import dev_stack
 from turnkeeper.devserver import (
     DEFAULT_NAMESPACE,
@@ -45,6 +38,7 @@ from turnkeeper.devserver import (
     missing_search_attributes,
 )
 from turnkeeper.health import WorkerHealth, health_port, health_server
+from turnkeeper.required_encryption import check_required_encryption, encryption_of
 from turnkeeper.runtime.wiring import (
     build_activities,
     tool_registry,
@@ -248,26 +242,6 @@ async def run_turn_worker(
     stop = asyncio.Event()
     with _stop_on_signals(stop):
         await _run_until(worker, stop)
-
-
-def encryption_of(client: Client) -> str:
-    """What the worker does with payloads, as its start line says: `off`, `on` (encrypts what
-    it writes, accepts what arrives unencrypted) or `required` (refuses what arrives so)."""
-    codec = client.data_converter.payload_codec
-    if not isinstance(codec, EncryptionCodec) or not codec.keyring.enabled:
-        return "off"
-    return "required" if codec.require_encryption else "on"
-
-
-def check_required_encryption(settings: Settings, keyring: Keyring) -> None:
-    """Raises EncryptionKeyError when encryption is required without keys: such a worker could
-    neither encrypt nor read what it accepts."""
-    if settings.require_encryption and not keyring.enabled:
-        raise EncryptionKeyError(
-            f"{REQUIRE_ENCRYPTION_ENV} is set but {ENCRYPTION_KEYS_ENV} is not: a worker that "
-            f"requires encryption needs the keys; set {ENCRYPTION_KEYS_ENV} (`turnkeeper keys "
-            f"new` prints an entry) or unset {REQUIRE_ENCRYPTION_ENV}"
-        )
 
 
 async def _run_until(worker: Worker, stop: asyncio.Event) -> None:

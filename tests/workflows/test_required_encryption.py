@@ -168,26 +168,24 @@ async def test_a_session_refuses_an_unencrypted_start_send_and_close(
 ) -> None:
     key = new_key()
     agent = scripted_request(key)["agent"]
-    session_id = f"session-{key}"
-    refused = await deployment.start(
-        deployment.plain,
-        {"session_id": session_id, "agent": agent},
-        workflow=SESSION_WORKFLOW_TYPE,
-        id=session_id,
-    )
+
+    async def start_session(client: Client, session_id: str) -> Any:
+        request = {"session_id": session_id, "agent": agent}
+        return await deployment.start(
+            client,
+            request,
+            workflow=SESSION_WORKFLOW_TYPE,
+            id=session_id,
+            result_type=SessionStatus,
+        )
+
+    refused = await start_session(deployment.plain, f"session-{key}")
     with pytest.raises(WorkflowFailureError) as failure:
         await refused.result()
     assert_refused(failure.value.cause, "the session request")
 
-    session_id = f"{session_id}-keyed"
-    session = await deployment.start(
-        deployment.keyed,
-        {"session_id": session_id, "agent": agent},
-        workflow=SESSION_WORKFLOW_TYPE,
-        id=session_id,
-        result_type=SessionStatus,
-    )
-    plain = deployment.plain.get_workflow_handle(session_id)
+    session = await start_session(deployment.keyed, f"session-{key}-keyed")
+    plain = deployment.plain.get_workflow_handle(session.id)
     for update, args, what in (
         (UPDATE_SEND, [{"input": "Hello?"}], "the send update"),
         (UPDATE_CLOSE, [{"reason": "forged"}], "the close update"),
