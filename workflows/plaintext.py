@@ -10,8 +10,9 @@ encryption. A history recorded before the requirement was switched on holds plai
 that the worker now marks, and refusing them on replay would take a path the history did not
 take. So every refusal that shows in history (a failed start, an ignored signal) goes through
 `workflow.patched(PATCH)`: a new history records the marker and refuses; an old one, replayed,
-has no marker and accepts as it did, for the rest of that run (the SDK remembers the answer), so
-a turn that began in plaintext ends as it began. The opposite switch is not covered: a history
+has no marker and accepts as it did, and keeps accepting for the rest of that run (the SDK
+remembers a patch's first answer), so a run that began in plaintext ends as it began. The
+opposite switch is not covered: a history
 that refused a signal cannot replay on a worker that does not require encryption (it applies the
 signal this time), so keep the requirement on while such turns run. Update validators refuse
 without the patch: they run only for a new update, never on replay, and a rejected update leaves
