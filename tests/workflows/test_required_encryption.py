@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailed
 from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Replayer
+from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.keyring import Keyring, new_key_entry
 from turnkeeper.activities.store.payload_storage import turn_data_converter
 from turnkeeper.activities.store.stores import open_store
@@ -49,18 +51,35 @@ from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.waiting import until
 from turnkeeper.runtime.wiring import workflow_runner
+from turnkeeper.settings import Settings
 
 KEYS = new_key_entry("required")
 
 
 @dataclass
 class Deployment:
-    """A worker that requires encryption, a client with its keys, and one without."""
+    """Workers of one set of keys, a client with the keys, and one without."""
 
     keyed: Client
     plain: Client
-    task_queue: str
-    replaying: DataConverter  # the worker's own converter, to replay what it recorded
+    settings: Settings
+    store: ContentStore
+    fake: FakeAnthropic
+
+    @property
+    def task_queue(self) -> str:
+        return self.settings.task_queue
+
+    def converter(self, *, require_encryption: bool) -> DataConverter:
+        keyring = Keyring.parse(KEYS)
+        return turn_data_converter(self.store, keyring, require_encryption=require_encryption)
+
+    @asynccontextmanager
+    async def worker(self, *, require_encryption: bool = True) -> AsyncIterator[None]:
+        converter = self.converter(require_encryption=require_encryption)
+        client = Client(**{**self.keyed.config(), "data_converter": converter})
+        async with running_worker(client, self.settings, self.fake, store=self.store):
+            yield
 
     async def start(self, client: Client, request: dict[str, Any], **options: Any) -> Any:
         return await client.start_workflow(
@@ -73,22 +92,23 @@ class Deployment:
 
 
 @pytest.fixture
-async def deployment(
-    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
-) -> AsyncIterator[Deployment]:
+def clients(client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path) -> Deployment:
     settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
-    keyring = Keyring.parse(KEYS)
-    store = open_store(settings, keyring)
+    store = open_store(settings, Keyring.parse(KEYS))
 
     def over(converter: DataConverter) -> Client:
         return Client(**{**client.config(), "data_converter": converter})
 
-    requiring = turn_data_converter(store, keyring, require_encryption=True)
+    keyed = over(turn_data_converter(store, Keyring.parse(KEYS)))
     plain = over(turn_data_converter(open_store(settings, Keyring())))
-    async with running_worker(over(requiring), settings, fake_anthropic, store=store):
-        yield Deployment(
-            over(turn_data_converter(store, keyring)), plain, settings.task_queue, requiring
-        )
+    return Deployment(keyed, plain, settings, store, fake_anthropic)
+
+
+@pytest.fixture
+async def deployment(clients: Deployment) -> AsyncIterator[Deployment]:
+    """With a worker that requires encryption running."""
+    async with clients.worker():
+        yield clients
 
 
 def assert_refused(error: BaseException | None, what: str) -> None:
@@ -157,7 +177,7 @@ async def test_unencrypted_signals_are_ignored_and_listed_and_updates_refused(
     # The refusals are in history (a patch marker, the ignored signals): it replays as recorded.
     replayer = Replayer(
         workflows=[AgentTurnWorkflow],
-        data_converter=deployment.replaying,
+        data_converter=deployment.converter(require_encryption=True),
         workflow_runner=workflow_runner(),
     )
     await replayer.replay_workflow(await keyed.fetch_history(), raise_on_replay_failure=True)
@@ -234,3 +254,21 @@ async def test_the_approval_cache_takes_no_unencrypted_standing_approval(
     )
     assert [s.approver for s in standing] == ["alice"]
     await cache.terminate("test over")
+
+
+async def test_a_turn_that_began_in_plaintext_ends_as_it_began(
+    clients: Deployment, fake_anthropic: FakeAnthropic
+) -> None:
+    """The requirement switched on under a running plaintext turn: the new worker replays it
+    (its request now marked) without refusing it, and the turn's next plaintext signal counts."""
+    key = new_key()
+    write = ("write_file", {"path": "a.md", "content": "A"})
+    fake_anthropic.script(key, [fake.tool_calls(write), fake.text("Written.")])
+    async with clients.worker(require_encryption=False):
+        started = await clients.start(clients.plain, scripted_request(key))
+        keyed = clients.keyed.get_workflow_handle(started.id, result_type=AgentReport)
+        [call] = (await pending_of(keyed)).pending
+
+    async with clients.worker(require_encryption=True):
+        await started.signal(SIGNAL_APPROVE, {"call_id": call.call_id, "approved": True})
+        assert (await keyed.result()).output == "Written."
