@@ -88,12 +88,15 @@ class DecisionRecord(BaseModel):
 
 
 class RefusedDecision(BaseModel):
-    """An `approve` signal the turn ignored, and why: a signal has no other way to answer."""
+    """A signal the turn ignored, and why: a signal has no other way to answer. Mostly
+    `approve` signals (unsigned, forged, stale); any signal that arrived unencrypted where the
+    worker requires encryption."""
 
     call_id: str
     approver: str = ""
     reason: str
     at: datetime
+    signal: str = "approve"  # its name; refusals listed before it was recorded were all `approve`
 
 
 class DecideResult(BaseModel):
@@ -126,8 +129,9 @@ class TurnStatus(BaseModel):
     cost_usd: float = 0.0
     elapsed_ms: int = 0
     pending: list[PendingCall] = Field(default_factory=list)
-    # The latest `approve` signals that were ignored (unsigned, forged, expired, stale), newest
-    # last; at most MAX_REFUSED_DECISIONS.
+    # The latest signals that were ignored (`approve` unsigned, forged, expired or stale; any
+    # signal that arrived unencrypted where encryption is required), newest last; at most
+    # MAX_REFUSED_DECISIONS.
     refused_decisions: list[RefusedDecision] = Field(default_factory=list)
     # In state `awaiting_budget`: the budget the turn waits to have extended.
     budget_request: BudgetRequest | None = None

@@ -69,6 +69,7 @@ async def connect(
     store: ContentStore | None = None,
     keyring: Keyring | None = None,
     on_missing_key: MissingKeyHook | None = None,
+    require_encryption: bool = False,
 ) -> Client:
     """Connect a client that speaks the project's pydantic JSON.
 
@@ -84,6 +85,8 @@ async def connect(
         keyring: The encryption keys (default: `TURNKEEPER_ENCRYPTION_KEYS`). Every client and
             worker of a turn needs the key its content was encrypted with.
         on_missing_key: Called when a payload names a key the keyring lacks (a worker stops).
+        require_encryption: For a worker's client: mark what arrives unencrypted, for its
+            workflows to refuse (`TURNKEEPER_REQUIRE_ENCRYPTION`).
 
     Raises:
         TemporalUnreachableError: Nothing answered at the address.
@@ -92,7 +95,9 @@ async def connect(
     config = connect_config(address=address, namespace=namespace, from_env=from_env)
     keyring = Keyring.from_env() if keyring is None else keyring
     store = store or open_store(settings or Settings.from_env(), keyring)
-    converter = turn_data_converter(store, keyring, on_missing_key=on_missing_key)
+    converter = turn_data_converter(
+        store, keyring, on_missing_key=on_missing_key, require_encryption=require_encryption
+    )
     target, ns = config["target_host"], config["namespace"]
     try:
         client = await asyncio.wait_for(

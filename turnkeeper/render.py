@@ -107,14 +107,15 @@ def status(console: Console, workflow_id: str, turn_status: TurnStatus, target: 
 
 
 def refused(console: Console, decisions: Sequence[RefusedDecision]) -> None:
-    """The `approve` signals the turn ignored, and why: a signal has no other answer."""
+    """The signals the turn ignored (mostly `approve`), and why: a signal has no other answer."""
     console.print(Text("refused decisions (latest last):", style="dim"))
     for decision in decisions:
         who = f" from {decision.approver}" if decision.approver else ""
+        signal = "" if decision.signal == SIGNAL_APPROVE else f"{decision.signal} "
         console.print(
             Text.assemble(
                 ("  ✗ ", "red"),
-                f"call {decision.call_id or '?'}{who} at {_clock(decision.at)}: ",
+                f"{signal}call {decision.call_id or '?'}{who} at {_clock(decision.at)}: ",
                 (decision.reason, "dim"),
             ),
             soft_wrap=True,

@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
+from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
 from turnkeeper.contracts.result_limits import (
     DEFAULT_MAX_RESULT_BYTES,
     MAX_RESULT_BYTES,
     MIN_RESULT_BYTES,
 )
-from turnkeeper.env_numbers import whole_number
+from turnkeeper.env_numbers import SettingsError, whole_number
 from turnkeeper.worker_tuning import WorkerTuning
 
 WORKSPACE_ENV = "AGENT_WORKSPACE"
@@ -27,6 +28,9 @@ STORE_DIR_ENV = "TURNKEEPER_STORE_DIR"
 MAX_TOOL_RESULT_BYTES_ENV = "TURNKEEPER_MAX_TOOL_RESULT_BYTES"
 MCP_CONFIG_ENV = "TURNKEEPER_MCP_CONFIG"
 STORE_URL_ENV = "TURNKEEPER_STORE_URL"
+
+_YES = frozenset({"1", "true", "yes", "on"})
+_NO = frozenset({"", "0", "false", "no", "off"})
 
 DEFAULT_WORKSPACE = "./workspace"
 DEFAULT_DATA_DIR = "./.turnkeeper"
@@ -50,6 +54,8 @@ class Settings:
             extra; endpoint, region and credentials come from boto3's `AWS_*` variables).
             None: the local folder `store_dir`.
         tuning: The worker's Temporal settings (pollers, sticky cache, concurrency).
+        require_encryption: Refuse turn requests, signals and updates that reach the worker
+            unencrypted (`TURNKEEPER_REQUIRE_ENCRYPTION`); it needs `TURNKEEPER_ENCRYPTION_KEYS`.
     """
 
     task_queue: str
@@ -60,6 +66,7 @@ class Settings:
     mcp_config: Path | None = None
     store_url: str | None = None
     tuning: WorkerTuning = field(default_factory=WorkerTuning)
+    require_encryption: bool = False
 
     @property
     def dev_server_db(self) -> Path:
@@ -91,7 +98,17 @@ class Settings:
             mcp_config=_optional_path(source.get(MCP_CONFIG_ENV)),
             store_url=source.get(STORE_URL_ENV) or None,
             tuning=WorkerTuning.from_env(source),
+            require_encryption=_yes_or_no(source, REQUIRE_ENCRYPTION_ENV),
         )
+
+
+def _yes_or_no(env: Mapping[str, str], name: str) -> bool:
+    """A switch. Anything but a plain yes or no is refused rather than read as no: a typo must
+    not turn a security requirement off without a word."""
+    value = env.get(name, "").strip().lower()
+    if value in _YES or value in _NO:
+        return value in _YES
+    raise SettingsError(f"{name} must be 1 or 0 (or true/false, yes/no), got {env[name]!r}")
 
 
 def _absolute(path: str) -> Path:

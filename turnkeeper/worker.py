@@ -38,6 +38,7 @@ from turnkeeper.devserver import (
     missing_search_attributes,
 )
 from turnkeeper.health import WorkerHealth, health_port, health_server
+from turnkeeper.required_encryption import check_required_encryption, encryption_of
 from turnkeeper.runtime.wiring import (
     build_activities,
     tool_registry,
@@ -162,6 +163,8 @@ async def run_worker(
         TemporalUnreachableError: Nothing answered at the address.
         SearchAttributesMissingError: The namespace lacks the search attributes turns set.
         WorkerLacksKeyError: A turn's content was encrypted with a key this worker lacks.
+        EncryptionKeyError: `TURNKEEPER_ENCRYPTION_KEYS` is malformed, or
+            `TURNKEEPER_REQUIRE_ENCRYPTION` is set without it.
     """
     if dev and address:
         raise ValueError("dev=True starts its own server: give no address")
@@ -231,6 +234,7 @@ async def run_turn_worker(
         task_queue=settings.task_queue,
         namespace=client.namespace,
         version=version.canonical if version else None,
+        encryption=encryption_of(client),
     )
     if stop is not None:
         await _run_until(worker, stop)
@@ -315,6 +319,7 @@ async def serve(options: WorkerOptions) -> None:
     named_endpoints(os.environ.get(PROVIDERS_ENV, ""))
     stop = asyncio.Event()
     keyring = Keyring.from_env()
+    check_required_encryption(settings, keyring)
     unreadable: list[UnreadableContentError] = []
 
     def stop_for_missing_key(error: UnreadableContentError) -> None:
@@ -338,7 +343,12 @@ async def serve(options: WorkerOptions) -> None:
                 await stack.enter_async_context(health_server(health, port))
             store = open_store(settings, keyring)
             stack.push_async_callback(store.aclose)
-            keys = {"store": store, "keyring": keyring, "on_missing_key": stop_for_missing_key}
+            keys = {
+                "store": store,
+                "keyring": keyring,
+                "on_missing_key": stop_for_missing_key,
+                "require_encryption": settings.require_encryption,
+            }
             if options.dev:
                 client = await _start_dev_server(stack, settings, options, **keys)
             else:

@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
         UPDATE_EXTEND_BUDGET,
         WORKFLOW_TYPE,
     )
+    from turnkeeper.contracts.plaintext import refusal
     from turnkeeper.contracts.signals import (
         ALL_PENDING,
         ApproveInput,
@@ -50,6 +51,7 @@ with workflow.unsafe.imports_passed_through():
         compaction,
         conversation_compaction,
         mcp_tools,
+        plaintext,
         signed_decisions,
         structured_output,
         turn_tracing,
@@ -59,8 +61,10 @@ with workflow.unsafe.imports_passed_through():
         fail,
         internal_error_before_turn,
         invalid_request,
+        unencrypted_request,
     )
     from turnkeeper.workflows.pending_calls import PendingCalls
+    from turnkeeper.workflows.plaintext import decoded
     from turnkeeper.workflows.request_checks import offered_tools, request_problem
     from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
     from turnkeeper.workflows.tool_validation import validation_problems
@@ -232,7 +236,10 @@ class AgentTurnWorkflow:
                 await self._budget.await_extension(turn, exhausted)
 
     def _begin(self, raw: RawValue | Any, carried: CarriedTurn | None) -> Turn:
-        payload = _decoded(raw)
+        # Before anything else: no model, tool or store hears of a request the worker refuses.
+        if plaintext.refused(raw):
+            raise unencrypted_request(_payload_or_none(raw))
+        payload = decoded(raw)
         try:
             request = TurnRequest.model_validate(payload)
         except ValidationError as err:
@@ -312,6 +319,8 @@ class AgentTurnWorkflow:
 
     @workflow.signal(name=SIGNAL_APPROVE)
     def approve(self, raw: RawValue) -> None:
+        if self._ignored_unencrypted(raw, SIGNAL_APPROVE):
+            return
         decision = self._approve_payload(raw)
         if decision is None:
             return
@@ -332,7 +341,7 @@ class AgentTurnWorkflow:
         """The signal's decision, or None once its refusal is recorded."""
         payload: Any = None
         try:
-            payload = _decoded(raw)
+            payload = decoded(raw)
             decision = ApproveInput.model_validate(payload)
         except ValidationError as err:
             problem = f"invalid payload: {describe(err)}"
@@ -344,18 +353,34 @@ class AgentTurnWorkflow:
         self._refuse(str(fields.get("call_id", "")), str(fields.get("approver", "")), problem)
         return None
 
-    def _refuse(self, call_id: str, approver: str, problem: str) -> None:
-        """Logs an ignored `approve` signal and keeps it for the status query, the only answer
-        a signal's sender can read."""
+    def _refuse(
+        self, call_id: str, approver: str, problem: str, signal: str = SIGNAL_APPROVE
+    ) -> None:
+        """Logs an ignored signal and keeps it for the status query, the only answer a signal's
+        sender can read."""
         workflow.logger.warning(
-            "approve signal ignored: %s", problem, extra={"call_id": call_id, "approver": approver}
+            "%s signal ignored: %s",
+            signal,
+            problem,
+            extra={"call_id": call_id, "approver": approver},
         )
         if self._turn is not None:
-            self._turn.refuse_decision(call_id, approver, problem, workflow.now())
+            self._turn.refuse_decision(call_id, approver, problem, workflow.now(), signal)
+
+    def _ignored_unencrypted(self, raw: RawValue, signal: str) -> bool:
+        """Ignores (logs and lists) a signal that arrived unencrypted where the worker requires
+        encryption; whether it did."""
+        if not plaintext.refused(raw):
+            return False
+        fields = _payload_or_none(raw)
+        fields = fields if isinstance(fields, dict) else {}
+        call_id, approver = str(fields.get("call_id", "")), str(fields.get("approver", ""))
+        self._refuse(call_id, approver, refusal(f"the {signal} signal"), signal)
+        return True
 
     @workflow.update(name=UPDATE_DECIDE)
     async def decide(self, raw: RawValue) -> DecideResult:
-        decision = ApproveInput.model_validate(_decoded(raw))
+        decision = ApproveInput.model_validate(decoded(raw))
         decided = self._apply(decision)
         # Wait until the turn has recorded them, so the result is the decision as applied.
         await workflow.wait_condition(lambda: decided <= self._recorded_decisions())
@@ -365,8 +390,9 @@ class AgentTurnWorkflow:
 
     @decide.validator
     def _validate_decide(self, raw: RawValue) -> None:
+        plaintext.reject_unencrypted(raw, f"the {UPDATE_DECIDE} update")
         try:
-            decision = ApproveInput.model_validate(_decoded(raw))
+            decision = ApproveInput.model_validate(decoded(raw))
         except ValidationError as err:
             raise ValueError(f"invalid decision: {describe(err)}") from None
         problem = self._decision_problem(decision)
@@ -413,7 +439,7 @@ class AgentTurnWorkflow:
 
     @workflow.update(name=UPDATE_EXTEND_BUDGET)
     async def extend_budget(self, raw: RawValue) -> ExtendBudgetResult:
-        extension = ExtendBudgetInput.model_validate(_decoded(raw))
+        extension = ExtendBudgetInput.model_validate(decoded(raw))
         turn = self._turn
         # The validator ran in this same activation, but an earlier update of it may have
         # answered the request already.
@@ -427,8 +453,9 @@ class AgentTurnWorkflow:
 
     @extend_budget.validator
     def _validate_extend_budget(self, raw: RawValue) -> None:
+        plaintext.reject_unencrypted(raw, f"the {UPDATE_EXTEND_BUDGET} update")
         try:
-            extension = ExtendBudgetInput.model_validate(_decoded(raw))
+            extension = ExtendBudgetInput.model_validate(decoded(raw))
         except ValidationError as err:
             raise ValueError(f"invalid extension: {describe(err)}") from None
         problem = self._extension_problem(extension)
@@ -443,6 +470,8 @@ class AgentTurnWorkflow:
 
     @workflow.signal(name=SIGNAL_SUBMIT_TOOL_RESULT)
     def submit_tool_result(self, raw: RawValue) -> None:
+        if self._ignored_unencrypted(raw, SIGNAL_SUBMIT_TOOL_RESULT):
+            return
         result = self._signal_payload(raw, SubmitToolResultInput, SIGNAL_SUBMIT_TOOL_RESULT)
         if result is None:
             return
@@ -484,29 +513,22 @@ class AgentTurnWorkflow:
 
     def _signal_payload(self, raw: RawValue, model: type[Any], name: str) -> Any:
         try:
-            payload = workflow.payload_converter().from_payload(raw.payload)
-            return model.model_validate(payload)
+            return model.model_validate(decoded(raw))
         except (ValidationError, ValueError, TypeError) as err:
             workflow.logger.warning("%s signal ignored: invalid payload: %s", name, err)
             return None
 
 
-def _decoded(value: RawValue | Any) -> Any:
-    if isinstance(value, RawValue):
-        return workflow.payload_converter().from_payload(value.payload)
-    return value
-
-
 def _payload_or_none(value: RawValue | Any) -> Any:
     """The request as JSON, for a failure's report; None where even decoding it fails."""
     try:
-        return _decoded(value)
+        return decoded(value)
     except Exception:
         return None
 
 
 def _carried(value: Any) -> CarriedTurn | None:
-    value = _decoded(value)
+    value = decoded(value)
     return None if value is None else CarriedTurn.model_validate(value)
 
 

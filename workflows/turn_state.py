@@ -276,14 +276,18 @@ class Turn(TurnProgress):
     def model_answered(self, model: str) -> None:
         self.model_cooldowns.pop(model, None)
 
-    def refuse_decision(self, call_id: str, approver: str, reason: str, now: datetime) -> None:
-        """Keeps an ignored `approve` signal for the status query. Fields are cut short and the
-        oldest refusals drop out, so a flood of forged signals cannot grow the turn's state."""
+    def refuse_decision(
+        self, call_id: str, approver: str, reason: str, now: datetime, signal: str = "approve"
+    ) -> None:
+        """Keeps an ignored signal (`approve`, unless `signal` names another) for the status
+        query. Fields are cut short and the oldest refusals drop out, so a flood of forged
+        signals cannot grow the turn's state."""
         refused = RefusedDecision(
             call_id=call_id[:_REFUSED_FIELD_CHARS],
             approver=approver[:_REFUSED_FIELD_CHARS],
             reason=reason[:_REFUSED_REASON_CHARS],
             at=now,
+            signal=signal,
         )
         self.refused_decisions = [*self.refused_decisions, refused][-MAX_REFUSED_DECISIONS:]
 
