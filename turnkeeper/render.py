@@ -103,12 +103,16 @@ def status(console: Console, workflow_id: str, turn_status: TurnStatus, target: 
     if turn_status.budget_request is not None:
         budget_request(console, workflow_id, turn_status.budget_request, target)
     if turn_status.refused_decisions:
-        refused(console, turn_status.refused_decisions)
+        refused(console, turn_status.refused_decisions, turn_status.refused_decisions_dropped)
 
 
-def refused(console: Console, decisions: Sequence[RefusedDecision]) -> None:
-    """The `approve` signals the turn ignored, and why: a signal has no other answer."""
+def refused(console: Console, decisions: Sequence[RefusedDecision], dropped: int = 0) -> None:
+    """The `approve` signals the turn ignored, and why: a signal has no other answer. The turn
+    keeps the latest 20; `dropped` older ones were pushed out (by a flood, perhaps)."""
     console.print(Text("refused decisions (latest last):", style="dim"))
+    if dropped:
+        noun = "decision" if dropped == 1 else "decisions"
+        console.print(Text(f"  … {dropped} earlier refused {noun} dropped", style="yellow"))
     for decision in decisions:
         who = f" from {decision.approver}" if decision.approver else ""
         console.print(
