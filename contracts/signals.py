@@ -133,6 +133,8 @@ class TurnStatus(BaseModel):
     # signal that arrived unencrypted where encryption is required), newest last; at most
     # MAX_REFUSED_DECISIONS.
     refused_decisions: list[RefusedDecision] = Field(default_factory=list)
+    # How many older ones were pushed out of `refused_decisions` (a flood hides none unseen).
+    refused_decisions_dropped: int = 0
     # In state `awaiting_budget`: the budget the turn waits to have extended.
     budget_request: BudgetRequest | None = None
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)

@@ -86,6 +86,10 @@ TaskQueue = Annotated[
     ),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables")]
+Full = Annotated[
+    bool,
+    typer.Option("--full", help="Every pending call's input whole (a file's content too)"),
+]
 WorkflowId = Annotated[str, typer.Argument(metavar="ID", help="Workflow id of the turn")]
 CallId = Annotated[
     str, typer.Argument(metavar="CALL_ID", help="Tool call id, or 'all' for every pending one")
@@ -192,12 +196,14 @@ def run(
 def status(
     workflow_id: WorkflowId,
     as_json: Json = False,
+    full: Full = False,
     address: Address = None,
     namespace: Namespace = None,
     ui_url: UiUrl = DEFAULT_UI_URL,
 ) -> None:
     """Show a turn's state, counters and pending calls."""
-    _execute(commands.status(commands.Connection(address, namespace, ui_url), workflow_id, as_json))
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(commands.status(connection, workflow_id, as_json, full))
 
 
 @app.command()
@@ -458,6 +464,7 @@ def submit(
 @app.command()
 def pending(
     as_json: Json = False,
+    full: Full = False,
     task_queue: Annotated[
         str | None, typer.Option(help="Only turns on this task queue", show_default=False)
     ] = None,
@@ -467,7 +474,7 @@ def pending(
 ) -> None:
     """List every turn waiting for an approval or an external result."""
     connection = commands.Connection(address, namespace, ui_url)
-    _execute(commands.pending(connection, task_queue, as_json))
+    _execute(commands.pending(connection, task_queue, as_json, full))
 
 
 @app.command()

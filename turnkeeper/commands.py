@@ -124,13 +124,15 @@ async def watch(connection: Connection, workflow_id: str) -> int:
     return 1 if state.failed else 0
 
 
-async def status(connection: Connection, workflow_id: str, as_json: bool) -> int:
+async def status(
+    connection: Connection, workflow_id: str, as_json: bool, full: bool = False
+) -> int:
     client, target = await _connect(connection)
     turn_status = await read_status(turn_handle(client, workflow_id))
     if as_json:
         _emit(turn_status.model_dump(mode="json"))
     else:
-        render.status(out, workflow_id, turn_status, target)
+        render.status(out, workflow_id, turn_status, target, full=full)
     return 0
 
 
@@ -223,7 +225,9 @@ async def submit(
     return 0
 
 
-async def pending(connection: Connection, task_queue: str | None, as_json: bool) -> int:
+async def pending(
+    connection: Connection, task_queue: str | None, as_json: bool, full: bool = False
+) -> int:
     """Every turn waiting for a human or a caller, with the commands that decide each call."""
     client, target = await _connect(connection)
     turns = await list_waiting(client, task_queue)
@@ -241,7 +245,7 @@ async def pending(connection: Connection, task_queue: str | None, as_json: bool)
     elif not turns:
         out.print("No turn is waiting for a human.")
     else:
-        render.waiting_turns(out, turns, target)
+        render.waiting_turns(out, turns, target, full=full)
     return 0
 
 

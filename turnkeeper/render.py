@@ -31,6 +31,8 @@ from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.turns import Target, TurnFailure, WaitingTurn
 
 SUMMARY_CHARS = 80
+# Before each line of a long argument shown whole.
+_MARGIN = "      │ "
 
 
 def local_user() -> str:
@@ -87,7 +89,14 @@ def failure(console: Console, turn_failure: TurnFailure) -> None:
         report(console, turn_failure.report)
 
 
-def status(console: Console, workflow_id: str, turn_status: TurnStatus, target: Target) -> None:
+def status(
+    console: Console,
+    workflow_id: str,
+    turn_status: TurnStatus,
+    target: Target,
+    *,
+    full: bool = False,
+) -> None:
     grid = Table(title=Text(workflow_id), show_header=False, title_justify="left")
     grid.add_column(style="dim")
     grid.add_column()
@@ -99,16 +108,20 @@ def status(console: Console, workflow_id: str, turn_status: TurnStatus, target: 
     grid.add_row("elapsed", f"{turn_status.elapsed_ms / 1000:.1f} s")
     console.print(grid)
     if turn_status.pending:
-        pending(console, workflow_id, turn_status.pending, target)
+        pending(console, workflow_id, turn_status.pending, target, full=full)
     if turn_status.budget_request is not None:
         budget_request(console, workflow_id, turn_status.budget_request, target)
     if turn_status.refused_decisions:
-        refused(console, turn_status.refused_decisions)
+        refused(console, turn_status.refused_decisions, turn_status.refused_decisions_dropped)
 
 
-def refused(console: Console, decisions: Sequence[RefusedDecision]) -> None:
-    """The signals the turn ignored (mostly `approve`), and why: a signal has no other answer."""
+def refused(console: Console, decisions: Sequence[RefusedDecision], dropped: int = 0) -> None:
+    """The signals the turn ignored (mostly `approve`), and why: a signal has no other answer.
+    The turn keeps the latest 20; `dropped` older ones were pushed out (by a flood, perhaps)."""
     console.print(Text("refused decisions (latest last):", style="dim"))
+    if dropped:
+        noun = "decision" if dropped == 1 else "decisions"
+        console.print(Text(f"  … {dropped} earlier refused {noun} dropped", style="yellow"))
     for decision in decisions:
         who = f" from {decision.approver}" if decision.approver else ""
         signal = "" if decision.signal == SIGNAL_APPROVE else f"{decision.signal} "
@@ -127,9 +140,15 @@ def _state_style(state: str) -> str:
 
 
 def pending(
-    console: Console, workflow_id: str, calls: Sequence[PendingCall], target: Target
+    console: Console,
+    workflow_id: str,
+    calls: Sequence[PendingCall],
+    target: Target,
+    *,
+    full: bool = False,
 ) -> None:
-    """Each waiting call and the commands that decide it."""
+    """Each waiting call and the commands that decide it; its input on one line, abridged, or
+    with `full` every argument whole (what an approver approves)."""
     for call in calls:
         verb = "approval" if call.kind == "approval" else "an external result"
         console.print(
@@ -141,7 +160,13 @@ def pending(
             ),
             soft_wrap=True,
         )
-        console.print(Text(f"  input: {summarize(call.input)}"), soft_wrap=True)
+        if full:
+            console.print(whole_input(call.input), soft_wrap=True)
+        else:
+            console.print(Text(f"  input: {summarize(call.input)}"), soft_wrap=True)
+            if abridged(call.input):
+                where = _shell(["turnkeeper", "status", workflow_id, "--full"])
+                console.print(Text(f"  (abridged; in full: {where})", style="dim"), soft_wrap=True)
         for command in decide_commands(workflow_id, call, target):
             console.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
 
@@ -243,6 +268,26 @@ def summarize(value: dict[str, Any], limit: int = SUMMARY_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def abridged(value: dict[str, Any]) -> bool:
+    """Whether `summarize` leaves out any of `value`."""
+    return summarize(value) != json.dumps(value, ensure_ascii=False)
+
+
+def whole_input(value: dict[str, Any]) -> Text:
+    """Every argument of a call, whole. Names and one-line values are JSON, so their bounds
+    show; a value of several lines (a file's content) follows its name line by line, each
+    after a `│` margin, so no line of it can pass for another argument."""
+    lines = [Text("  input, in full:")]
+    for name, item in value.items():
+        label = Text(f"    {json.dumps(name, ensure_ascii=False)}:", style="dim")
+        if isinstance(item, str) and "\n" in item:
+            lines.append(label)
+            lines += [Text.assemble((_MARGIN, "dim"), line) for line in item.split("\n")]
+        else:
+            lines.append(Text.assemble(label, f" {json.dumps(item, ensure_ascii=False)}"))
+    return Text("\n").join(lines)
+
+
 def _clock(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
@@ -274,7 +319,9 @@ def _block(block: TextBlock | ToolUseBlock | ToolResultBlock) -> Text | Group:
     )
 
 
-def waiting_turns(console: Console, turns: Sequence[WaitingTurn], target: Target) -> None:
+def waiting_turns(
+    console: Console, turns: Sequence[WaitingTurn], target: Target, *, full: bool = False
+) -> None:
     """One block per turn: who waits, then each pending call with its commands."""
     for turn in turns:
         state = turn.status.state if turn.status else "state unknown"
@@ -287,6 +334,6 @@ def waiting_turns(console: Console, turns: Sequence[WaitingTurn], target: Target
         if turn.status is None:
             console.print(Text("  no worker answered its status query", style="yellow"))
         else:
-            pending(console, turn.workflow_id, turn.status.pending, target)
+            pending(console, turn.workflow_id, turn.status.pending, target, full=full)
             if turn.status.budget_request is not None:
                 budget_request(console, turn.workflow_id, turn.status.budget_request, target)

@@ -498,6 +498,7 @@ class AgentTurnWorkflow:
             elapsed_ms=turn.elapsed_ms(workflow.now()),
             pending=self._pending.listing(),
             refused_decisions=list(turn.refused_decisions),
+            refused_decisions_dropped=turn.refused_decisions_dropped,
             budget_request=turn.budget_request,
             budget_extensions=list(turn.budget_extensions),
         )

@@ -94,6 +94,7 @@ class TurnProgress(BaseModel):
     human: HumanClock = Field(default_factory=HumanClock)
     decisions: list[DecisionRecord] = Field(default_factory=list)
     refused_decisions: list[RefusedDecision] = Field(default_factory=list)  # the latest only
+    refused_decisions_dropped: int = 0  # older refusals pushed out of `refused_decisions`
     spent_signatures: list[str] = Field(default_factory=list)  # of applied signed '*' decisions
     structured_output: JsonValue = None
     ended: datetime | None = None
@@ -281,7 +282,12 @@ class Turn(TurnProgress):
     ) -> None:
         """Keeps an ignored signal (`approve`, unless `signal` names another) for the status
         query. Fields are cut short and the oldest refusals drop out, so a flood of forged
-        signals cannot grow the turn's state."""
+        signals cannot grow the turn's state; the count of those dropped stays, so a flood cannot
+        hide the attempts it pushed out.
+
+        Replay: only the status query reads the count; no command depends on it, so histories
+        recorded before it existed replay unchanged and need no `workflow.patched` (a carry
+        without the field reads as 0)."""
         refused = RefusedDecision(
             call_id=call_id[:_REFUSED_FIELD_CHARS],
             approver=approver[:_REFUSED_FIELD_CHARS],
@@ -289,7 +295,9 @@ class Turn(TurnProgress):
             at=now,
             signal=signal,
         )
-        self.refused_decisions = [*self.refused_decisions, refused][-MAX_REFUSED_DECISIONS:]
+        kept = [*self.refused_decisions, refused]
+        self.refused_decisions_dropped += max(0, len(kept) - MAX_REFUSED_DECISIONS)
+        self.refused_decisions = kept[-MAX_REFUSED_DECISIONS:]
 
     def spend_signature(self, value: str) -> None:
         """Remembers an applied signed '*' decision, so that a copy of it decides nothing."""

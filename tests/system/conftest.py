@@ -119,15 +119,16 @@ class SystemStack:
         folder = self.tmp_path / f"worker-{len(self.workers)}"
         workspace = folder / "workspace"
         workspace.mkdir(parents=True)
-        environment = user_environment(
-            ANTHROPIC_BASE_URL=self.fake.base_url,
-            ANTHROPIC_API_KEY="test-key",
-            AGENT_WORKSPACE=str(workspace),
-            TURNKEEPER_DATA_DIR=str(folder / "data"),
-            TEMPORAL_ADDRESS=self.address,
-            AGENT_TASK_QUEUE=queue,
-            **(env or {}),
-        )
+        defaults = {
+            "ANTHROPIC_BASE_URL": self.fake.base_url,
+            "ANTHROPIC_API_KEY": "test-key",
+            "AGENT_WORKSPACE": str(workspace),
+            "TURNKEEPER_DATA_DIR": str(folder / "data"),
+            "TEMPORAL_ADDRESS": self.address,
+            "AGENT_TASK_QUEUE": queue,
+        }
+        # A test's own variables win: a test of the key itself sets ANTHROPIC_API_KEY.
+        environment = user_environment(**{**defaults, **(env or {})})
         command = list(script) if script else [
             sys.executable, str(WORKER_SCRIPT), "--address", self.address, "--task-queue", queue,
         ]  # fmt: skip

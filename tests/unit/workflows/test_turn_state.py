@@ -142,6 +142,7 @@ def test_refused_decisions_are_cut_short_and_only_the_latest_kept() -> None:
     assert t.refused_decisions[0].call_id == "call-5"
     assert len(t.refused_decisions[-1].approver) == 200
     assert len(t.refused_decisions[-1].reason) == 600
+    assert t.refused_decisions_dropped == 5  # a flood cannot hide the attempts it pushed out
 
 
 def test_the_report_s_output_is_the_last_assistant_text() -> None:
