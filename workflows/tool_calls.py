@@ -34,6 +34,11 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.turn_state import Settled, Turn
 
 
+# Before it, a call under an id the turn had seen took the earlier call's place in the book of
+# waiting calls, where the earlier call's signed decision (still unexpired) approved it.
+REUSED_CALL_IDS_PATCH = "reused-tool-call-ids-are-errors"
+
+
 class ToolCalls:
     def __init__(self, pending: PendingCalls, observer: TurnObserver) -> None:
         self._pending = pending
@@ -42,7 +47,21 @@ class ToolCalls:
     async def dispatch(
         self, turn: Turn, uses: list[ToolUseBlock], offered: list[str]
     ) -> list[Settled]:
-        """Settles every call of one response; the results keep the call order."""
+        """Settles every call of one response; the results keep the call order. A call whose id
+        the turn has seen already gets an error result and neither runs nor waits: a decision or
+        result sent for the earlier call (a copy of it, too) would otherwise settle it."""
+        reused = _reused(turn, uses) if workflow.patched(REUSED_CALL_IDS_PATCH) else set()
+        fresh = [use for position, use in enumerate(uses) if position not in reused]
+        settled = await self._settle_fresh(turn, fresh, offered)
+        return [
+            Settled(_error(use, _reused_text(use))) if position in reused else settled[use.id]
+            for position, use in enumerate(uses)
+        ]
+
+    async def _settle_fresh(
+        self, turn: Turn, uses: list[ToolUseBlock], offered: list[str]
+    ) -> dict[str, Settled]:
+        """Settles calls whose ids are unique in the turn; their results by id."""
         settled: dict[str, Settled] = {}
         runnable: list[ToolUseBlock] = []
         for use in uses:
@@ -63,7 +82,7 @@ class ToolCalls:
         else:
             results = [await self.settle(turn, use, standing) for use in now]
         settled.update({use.id: result for use, result in zip(now, results, strict=True)})
-        return [settled[use.id] for use in uses]
+        return settled
 
     def _unknown(self, use: ToolUseBlock, offered: list[str]) -> str | None:
         if use.name in offered:
@@ -209,6 +228,30 @@ class ToolCalls:
         self._pending.close(use.id)
         turn.stop_waiting(workflow.now())
         self._observer.call_waits(turn)
+
+
+def _reused(turn: Turn, uses: list[ToolUseBlock]) -> set[int]:
+    """The positions in `uses` (the last response's calls) of calls whose id an earlier call of
+    the turn had: one of an earlier response, or an earlier one of this response. OpenAI-
+    compatible servers and small models may number calls `call_0`, `call_1` in every answer."""
+    seen = {use.id for message in turn.messages[:-1] for use in message.tool_uses()}
+    reused = set()
+    for position, use in enumerate(uses):
+        if use.id in seen:
+            reused.add(position)
+            workflow.logger.warning(
+                "tool call not run: its id was used already in this turn",
+                extra={"call_id": use.id, "tool": use.name},
+            )
+        seen.add(use.id)
+    return reused
+
+
+def _reused_text(use: ToolUseBlock) -> str:
+    return (
+        f"Not run: the tool-call id {use.id!r} was used already by an earlier call in this "
+        "turn, and a call needs an id of its own. Ask for the call again."
+    )
 
 
 def _mcp_call(call: ToolCallInput) -> McpCallInput:
