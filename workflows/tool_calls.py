@@ -19,7 +19,13 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
     from turnkeeper.contracts.result_limits import DEFAULT_MAX_RESULT_BYTES, capped
-    from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput, DecisionRecord, PendingKind
+    from turnkeeper.contracts.signals import (
+        ALL_PENDING,
+        ApproveInput,
+        DecisionRecord,
+        PendingKind,
+        SignedCall,
+    )
     from turnkeeper.workflows.activity_options import (
         TOOL_CALL_TIMEOUT,
         TOOL_HEARTBEAT,
@@ -185,7 +191,7 @@ class ToolCalls:
             decided = _record(use, decision, signed=_keyed(turn))
             edited_input = decision.input if decision.approved else None
             if decision.approved and decision.remember:
-                await remember(turn, decided, _grant(turn, decision, use.name))
+                await remember(turn, decided, _grant(turn, decision, use))
         except TimeoutError:
             decided = DecisionRecord(
                 call_id=use.id,
@@ -309,14 +315,19 @@ def _keyed(turn: Turn) -> bool:
     return bool(turn.request.agent.approver_keys())
 
 
-def _grant(turn: Turn, decision: ApproveInput, tool: str) -> SignedGrant | None:
-    """What a standing approval keeps of a verified signed decision, so later keyed turns can
-    verify it again. A signature that this turn did not verify is not passed on. A '*' decision
-    signed no tool, so its grant names '*' and no later turn trusts it for one."""
+def _grant(turn: Turn, decision: ApproveInput, use: ToolUseBlock) -> SignedGrant | None:
+    """What a standing approval keeps of a verified signed decision on `use` (the call as the
+    model sent it), so later keyed turns can verify it again. A signature that this turn did not
+    verify is not passed on. A '*' decision signed no tool, so its grant names '*' and no later
+    turn trusts it for one."""
     if not _keyed(turn):
         return None
-    signed_tool = ALL_PENDING if decision.call_id == ALL_PENDING else tool
-    return SignedGrant.of(decision, workflow.info().workflow_id, turn.request.agent.id, signed_tool)
+    workflow_id, agent_id = workflow.info().workflow_id, turn.request.agent.id
+    if decision.call_id == ALL_PENDING:
+        call = SignedCall(workflow_id, agent_id, ALL_PENDING)
+    else:
+        call = SignedCall(workflow_id, agent_id, use.name, use.input)
+    return SignedGrant.of(decision, call, turn.signing_version)
 
 
 def _rejection_text(decision: DecisionRecord) -> str:
