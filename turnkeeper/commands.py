@@ -174,7 +174,9 @@ async def decide(
             await _decide(handle, call, payload)
             out.print(_decided(verb, call, workflow_id), soft_wrap=True)
         else:
-            signed_payload = signer.sign(payload, workflow_id, turn_status.agent_id, call.tool)
+            signed_call = turn_status.signed_call(workflow_id, call.call_id)
+            assert signed_call is not None  # waiting_calls found it waiting
+            signed_payload = signer.sign(payload, signed_call, turn_status.signing_version)
             await _decide(handle, call, signed_payload)
             signed = f", signed by {decision.approver}"
             out.print(_decided(verb, call, workflow_id) + signed, soft_wrap=True)
@@ -190,7 +192,8 @@ async def print_decision(
 ) -> int:
     """`--print`: the `approve` payload on stdout (signed when there is a key), for `temporal
     workflow signal` or the Web UI's signal form. Nothing is sent, so `all` becomes `*`. To sign,
-    the turn is asked (by query) for its agent and the call's tool: the signature binds them."""
+    the turn is asked (by query) for its agent, the call's tool and input and the signing format
+    it verifies: the signature binds them."""
     target = ALL_PENDING if call_id == "all" else call_id
     payload = decision.model_copy(update={"call_id": target})
     if signer is not None:
@@ -198,8 +201,9 @@ async def print_decision(
         turn_status = await read_status(turn_handle(client, workflow_id))
         if target != ALL_PENDING:
             waiting_calls(turn_status, "approval", target)  # a clear error unless it waits
-        tool = turn_status.signed_tool(target) or ALL_PENDING
-        payload = signer.sign(payload, workflow_id, turn_status.agent_id, tool)
+        signed_call = turn_status.signed_call(workflow_id, target)
+        assert signed_call is not None  # '*', or a call waiting_calls found waiting
+        payload = signer.sign(payload, signed_call, turn_status.signing_version)
     text = json.dumps(payload.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
     out.out(text, highlight=False)  # no markup, no wrapping: it must stay parseable
     err.print(

@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
         ApproveInput,
         DecideResult,
         DecisionRecord,
+        SignedCall,
         SubmitToolResultInput,
         TurnState,
         TurnStatus,
@@ -250,11 +251,14 @@ class AgentTurnWorkflow:
         self._offered = offered_tools(request)
         if carried is not None:
             turn = Turn.resume(request, carried.turn)
+            turn.verify_signatures_as(signed_decisions.signing_version(request.agent))
             self._offered = mcp_tools.expand(self._offered, turn.mcp_tools)
             self._turn = turn
             self._observer.turn_resumed(turn)
             return turn
         turn = Turn.begin(request, workflow.now())
+        # Here, not where a decision is checked: the `decide` validator may not ask for a patch.
+        turn.verify_signatures_as(signed_decisions.signing_version(request.agent))
         self._turn = turn
         self._observer.turn_started(turn)
         return turn
@@ -333,8 +337,11 @@ class AgentTurnWorkflow:
     def _apply(self, decision: ApproveInput) -> set[str]:
         """Settles the calls `decision` names; their ids."""
         decided = {waiting.use.id for waiting in self._pending.decide(decision)}
-        if self._turn is not None and decision.signature and decision.call_id == ALL_PENDING:
-            self._turn.spend_signature(decision.signature.value)
+        turn = self._turn
+        # A keyed turn verified the signature before applying it; others ignore signatures.
+        if turn and turn.request.agent.approver_keys() and decision.call_id == ALL_PENDING:
+            call = self._signed_call(decision)
+            turn.spend_star(signed_decisions.spent_key(decision, call, turn.signing_version))
         return decided
 
     def _approve_payload(self, raw: RawValue) -> ApproveInput | None:
@@ -400,26 +407,31 @@ class AgentTurnWorkflow:
             raise ValueError(problem)
 
     def _decision_problem(self, decision: ApproveInput) -> str | None:
-        agent = self._turn.request.agent if self._turn else None
-        approvers = agent.approver_names() if agent else None
+        turn = self._turn
+        approvers = turn.request.agent.approver_names() if turn else None
         problem = self._pending.decision_problem(decision, approvers)
         if problem is None and decision.input is not None:
             problem = self._edit_problem(decision)
-        if problem is None and agent is not None:
+        if problem is None and turn is not None:
             problem = signed_decisions.decision_problem(
-                agent,
+                turn.request.agent,
                 decision,
-                workflow.info().workflow_id,
-                self._signed_tool(decision),
+                self._signed_call(decision),
                 workflow.now(),
-                self._turn.spent_signatures if self._turn else [],
+                turn.spent_stars(),
+                turn.signing_version,
             )
         return problem
 
-    def _signed_tool(self, decision: ApproveInput) -> str:
-        """The tool a signature on `decision` names: its call's, or `*` for every waiting call."""
+    def _signed_call(self, decision: ApproveInput) -> SignedCall:
+        """What a signature on `decision` binds: its call's tool and input as the model sent
+        them (not as an edit would change them), or `*` for every waiting call."""
         waiting = self._pending.get(decision.call_id)
-        return waiting.use.name if waiting is not None else ALL_PENDING
+        agent_id = self._turn.request.agent.id if self._turn else ""
+        workflow_id = workflow.info().workflow_id
+        if waiting is None:
+            return SignedCall(workflow_id, agent_id, ALL_PENDING)
+        return SignedCall(workflow_id, agent_id, waiting.use.name, waiting.use.input)
 
     def _edit_problem(self, decision: ApproveInput) -> str | None:
         waiting = self._pending.get(decision.call_id)
@@ -491,6 +503,7 @@ class AgentTurnWorkflow:
         return TurnStatus(
             state=turn.state,
             agent_id=turn.request.agent.id,
+            signing_version=turn.signing_version,
             iteration=turn.iteration,
             llm_calls=turn.model_calls,
             tool_calls=turn.tool_calls,

@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
         BudgetRequest,
         ExtendBudgetInput,
     )
+    from turnkeeper.contracts.decision_signing import LEGACY_SIGNING_VERSION, SIGNING_VERSION
     from turnkeeper.contracts.mcp import McpToolSpec
     from turnkeeper.contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
     from turnkeeper.contracts.signals import (
@@ -95,7 +96,10 @@ class TurnProgress(BaseModel):
     decisions: list[DecisionRecord] = Field(default_factory=list)
     refused_decisions: list[RefusedDecision] = Field(default_factory=list)  # the latest only
     refused_decisions_dropped: int = 0  # older refusals pushed out of `refused_decisions`
-    spent_signatures: list[str] = Field(default_factory=list)  # of applied signed '*' decisions
+    # The applied signed '*' decisions (`signed_decisions.spent_key`): their signatures' text in
+    # runs that verify signing format 1, the digests of what was signed in format 2.
+    spent_signatures: list[str] = Field(default_factory=list)
+    spent_decisions: list[str] = Field(default_factory=list)
     structured_output: JsonValue = None
     ended: datetime | None = None
     budget_request: BudgetRequest | None = None  # while in state awaiting_budget
@@ -118,6 +122,8 @@ class TurnProgress(BaseModel):
 
 class Turn(TurnProgress):
     request: TurnRequest
+    # Not carried: each run asks (signed_decisions.signing_version) as it begins.
+    signing_version: int = SIGNING_VERSION
 
     @classmethod
     def begin(cls, request: TurnRequest, now: datetime) -> Turn:
@@ -299,9 +305,20 @@ class Turn(TurnProgress):
         self.refused_decisions_dropped += max(0, len(kept) - MAX_REFUSED_DECISIONS)
         self.refused_decisions = kept[-MAX_REFUSED_DECISIONS:]
 
-    def spend_signature(self, value: str) -> None:
+    def verify_signatures_as(self, version: int) -> None:
+        """This run verifies signing format `version`, from its first decision to its last."""
+        self.signing_version = version
+
+    def spend_star(self, key: str) -> None:
         """Remembers an applied signed '*' decision, so that a copy of it decides nothing."""
-        self.spent_signatures.append(value)
+        self.spent_stars().append(key)
+
+    def spent_stars(self) -> list[str]:
+        """The spent set of this run's signing format (format 1 signatures never verify in a
+        format 2 run, so its entries need not be compared there)."""
+        if self.signing_version == LEGACY_SIGNING_VERSION:
+            return self.spent_signatures
+        return self.spent_decisions
 
     def request_budget(self, budget: BudgetKind, message: str, now: datetime) -> BudgetRequest:
         """Stops the turn for a human to extend `budget`; the wait does not count as time."""
