@@ -6,6 +6,14 @@ symlinks included, to its real location and refuses anything outside the real ro
 operation then walks that real path again from a descriptor of the root, one component at a time
 with O_NOFOLLOW, so a folder swapped for a symlink between the check and the use makes the
 operation fail rather than escape. This relies on the POSIX `*at` calls (Linux, macOS).
+
+`search_files` matches with RE2 (google-re2), not Python's `re`. The model writes the pattern, and
+a prompt injection writes the model's words: under `re`, `(a+)+$` over a line of 40 a's and a '!'
+backtracks for hours while holding the GIL, freezing the whole worker (every turn, heartbeat and
+probe) where no timeout can fire. RE2 never backtracks (time linear in the line, times the
+pattern's size) and releases the GIL while it matches. The `regex` package was the other choice:
+it keeps every Python construct, but its `timeout=` bounds a backtracking search only roughly
+(seen at three times its bound) and lets each call burn a core until then.
 """
 
 from __future__ import annotations
@@ -13,14 +21,15 @@ from __future__ import annotations
 import codecs
 import errno
 import os
-import re
 import secrets
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import closing, suppress
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Protocol
 
+import re2
 from pydantic import Field
 from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, worker_tool
 
@@ -29,6 +38,13 @@ MAX_SEARCH_MATCHES = 200
 MAX_LINE_CHARS = 300
 # Larger files are skipped by search_files: a regex over them would outlast the tool's timeout.
 MAX_SEARCH_FILE_BYTES = 8 * 1024 * 1024
+# One search's wall-clock bound, well inside the tool's 60 s timeout: past it the search stops
+# itself (a thread cannot be stopped from outside) and the model is told to narrow it.
+SEARCH_TIME_LIMIT_S = 20.0
+# RE2's work on a line is its length times the compiled pattern's size; this bounds the second
+# factor. `\p{L}+` compiles to 1,201 instructions, `.{0,100}error` to 909, `TODO\b` to 9.
+MAX_PATTERN_PROGRAM_SIZE = 2000
+PATTERN_SYNTAX = "RE2 syntax: Python's, without lookarounds or backreferences"
 _SNIFF_BYTES = 8192
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
@@ -105,17 +121,19 @@ class Workspace:
         return text
 
     def search(self, pattern: str, path: str, max_matches: int = MAX_SEARCH_MATCHES) -> str:
-        try:
-            regex = re.compile(pattern)
-        except re.error as err:
-            raise ToolError(f"invalid regex {pattern!r}: {err}") from None
+        regex = _compiled(pattern)
         parts = self._parts(path)
         matches: list[str] = []
         searched = skipped = 0
+        deadline = time.monotonic() + SEARCH_TIME_LIMIT_S
         # closing(): stopping early must still release the folder descriptors at once.
         with closing(self._files_under(parts)) as files:
             for shown, directory, name in files:
-                found = _grep(directory, name, shown, regex, max_matches + 1 - len(matches))
+                limit = max_matches + 1 - len(matches)
+                try:
+                    found = _grep(directory, name, shown, regex, limit, deadline)
+                except _OutOfTime:
+                    raise _out_of_time(searched, len(matches)) from None
                 if found is None:
                     skipped += 1
                     continue
@@ -215,7 +233,7 @@ def builtin_tools(workspace: Workspace, *, max_read_bytes: int = 256 * 1024) -> 
 
     @worker_tool(name="search_files")
     def search_files(
-        pattern: Annotated[str, Field(description="A Python regular expression.")],
+        pattern: Annotated[str, Field(description=f"A regular expression ({PATTERN_SYNTAX}).")],
         path: DirPath = ".",
     ) -> str:
         """Search the text files at or under a workspace path for lines matching a regular
@@ -252,10 +270,51 @@ def _decode(data: bytes, shown: str, *, final: bool) -> str:
         ) from None
 
 
+class _Pattern(Protocol):
+    """A compiled RE2 pattern, as far as a search uses it (google-re2 ships no type hints)."""
+
+    def search(self, text: str) -> object: ...
+
+
+class _OutOfTime(Exception):
+    """A search passed its deadline in the middle of a file."""
+
+
+def _compiled(pattern: str) -> _Pattern:
+    """`pattern` compiled by RE2, or a `ToolError` saying what to change."""
+    options = re2.Options()
+    options.log_errors = False  # the model is told why; RE2 would also print it on stderr
+    try:
+        regex = re2.compile(pattern, options)
+    except re2.error as err:
+        reason = err.args[0].decode(errors="replace") if err.args else "not RE2 syntax"
+        raise ToolError(f"invalid regex {pattern!r}: {reason} ({PATTERN_SYNTAX})") from None
+    except UnicodeEncodeError:  # a lone surrogate, which JSON can carry
+        raise ToolError(f"invalid regex {pattern!r}: it is not valid Unicode") from None
+    if regex.programsize > MAX_PATTERN_PROGRAM_SIZE:
+        raise ToolError(
+            f"regex {pattern!r} is too large to search with (it compiles to "
+            f"{regex.programsize} instructions, the limit is {MAX_PATTERN_PROGRAM_SIZE}); "
+            "use smaller repetition counts or fewer alternatives"
+        )
+    return regex
+
+
+def _out_of_time(searched: int, matched: int) -> ToolError:
+    return ToolError(
+        f"search_files stopped after {SEARCH_TIME_LIMIT_S:g} s with {matched} matches in "
+        f"{searched} files searched; narrow the path or simplify the pattern"
+    )
+
+
 def _grep(
-    directory: int, name: str, shown: str, regex: re.Pattern[str], limit: int
+    directory: int, name: str, shown: str, regex: _Pattern, limit: int, deadline: float
 ) -> list[str] | None:
-    """Up to `limit` matching lines of one file; None when the file is skipped."""
+    """Up to `limit` matching lines of one file; None when the file is skipped.
+
+    Raises:
+        _OutOfTime: `deadline` (of `time.monotonic()`) passed before the file was read through.
+    """
     try:
         fd = os.open(name, _FILE_FLAGS, dir_fd=directory)
     except OSError:  # a symlink (never followed) or an unreadable file
@@ -268,6 +327,8 @@ def _grep(
             return None
         found = []
         for number, raw in enumerate(handle, 1):
+            if time.monotonic() >= deadline:
+                raise _OutOfTime
             line = raw.decode(errors="replace").rstrip("\r\n")
             if regex.search(line):
                 found.append(f"{shown}:{number}: {line[:MAX_LINE_CHARS]}")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
+from turnkeeper.activities.tools import workspace as workspace_module
 from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, run_tool
 from turnkeeper.activities.tools.workspace import MAX_LIST_ENTRIES, Workspace, builtin_tools
 
@@ -159,9 +161,55 @@ async def test_search_files_is_capped(tools: ToolRegistry, root: Path) -> None:
 
 async def test_search_files_errors(tools: ToolRegistry) -> None:
     message = await refused(tools, "search_files", pattern="(unclosed")
-    assert message.startswith("invalid regex '(unclosed': missing ), unterminated subpattern")
+    assert message.startswith("invalid regex '(unclosed': missing ): (unclosed (RE2 syntax")
     assert await refused(tools, "search_files", pattern="x", path="nope") == (
         "'nope' does not exist"
+    )
+
+
+async def test_a_catastrophic_pattern_is_answered_at_once(tools: ToolRegistry, root: Path) -> None:
+    # Python's `re` needs hours for this line (2^40 ways to split the a's), holding the GIL.
+    (root / "bait.txt").write_text("a" * 40 + "!\n" + "a" * 40 + "\n")
+    started = time.monotonic()
+    assert await call(tools, "search_files", pattern="(a+)+$") == "bait.txt:2: " + "a" * 40
+    assert time.monotonic() - started < 1
+
+
+async def test_search_files_takes_ordinary_patterns(tools: ToolRegistry, root: Path) -> None:
+    (root / "code.py").write_text("import os\nclass Ledger(Base):\n    PASSWORD = 'x'\nété\n")
+    assert await call(tools, "search_files", pattern=r"(?i)password\s*=") == (
+        "code.py:3:     PASSWORD = 'x'"
+    )
+    assert await call(tools, "search_files", pattern=r"^class\s+(?P<name>\w+)\(.*\):$") == (
+        "code.py:2: class Ledger(Base):"
+    )
+    assert await call(tools, "search_files", pattern=r"^\p{L}+$") == "code.py:4: été"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        (r"(?<=a)b", "invalid perl operator: (?<="),
+        (r"(a)\1", "invalid escape sequence: \\1"),
+        (r"\w{1,1000}", "compiles to 4003 instructions, the limit is 2000"),
+        ("\ud800", "it is not valid Unicode"),
+    ],
+)
+async def test_patterns_re2_cannot_run_or_bound_are_refused(
+    tools: ToolRegistry, root: Path, pattern: str, why: str
+) -> None:
+    (root / "a.md").write_text("ab\n")
+    assert why in await refused(tools, "search_files", pattern=pattern)
+
+
+async def test_a_search_stops_itself_at_its_time_limit(
+    tools: ToolRegistry, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (root / "a.md").write_text("hit\n" * 10)
+    monkeypatch.setattr(workspace_module, "SEARCH_TIME_LIMIT_S", 0.0)
+    assert await refused(tools, "search_files", pattern="hit") == (
+        "search_files stopped after 0 s with 0 matches in 0 files searched; "
+        "narrow the path or simplify the pattern"
     )
 
 
