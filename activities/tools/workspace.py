@@ -6,6 +6,7 @@ symlinks included, to its real location and refuses anything outside the real ro
 operation then walks that real path again from a descriptor of the root, one component at a time
 with O_NOFOLLOW, so a folder swapped for a symlink between the check and the use makes the
 operation fail rather than escape. This relies on the POSIX `*at` calls (Linux, macOS).
+A file with more than one hard link is neither read nor written: its other name may be outside.
 
 `search_files` matches with RE2 (google-re2), not Python's `re`. The model writes the pattern, and
 a prompt injection writes the model's words: under `re`, `(a+)+$` over a line of 40 a's and a '!'
@@ -24,14 +25,17 @@ import os
 import secrets
 import stat
 import time
+import unicodedata
 from collections.abc import Iterator
 from contextlib import closing, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Protocol
 
 import re2
 from pydantic import Field
 from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, worker_tool
+from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
 
 MAX_LIST_ENTRIES = 1000
 MAX_SEARCH_MATCHES = 200
@@ -46,6 +50,11 @@ SEARCH_TIME_LIMIT_S = 20.0
 MAX_PATTERN_PROGRAM_SIZE = 2000
 PATTERN_SYNTAX = "RE2 syntax: Python's, without lookarounds or backreferences"
 _SNIFF_BYTES = 8192
+
+# C0 and C1 controls and DEL (Cc), the line and paragraph separators (Zl, Zp) and lone surrogates
+# (Cs: a name whose bytes are not UTF-8): any of them in a name could forge lines in the
+# one-path-per-line answers of list_files and search_files, or cannot be encoded at all.
+_UNSHOWABLE_CATEGORIES = frozenset({"Cc", "Zl", "Zp", "Cs"})
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 # O_NONBLOCK so that opening a FIFO planted in the workspace cannot hang the tool.
@@ -70,6 +79,8 @@ class Workspace:
         """The real location of `path` (relative to the root), refused if it lies outside."""
         if "\0" in path:
             raise ToolError("a path cannot contain NUL characters")
+        if (found := _unshowable(path)) is not None:
+            raise ToolError(f"a path cannot contain control characters; this one holds {found!r}")
         try:
             real = (self.root / path).resolve()
         except RuntimeError:  # pathlib's report of a symlink loop
@@ -96,14 +107,18 @@ class Workspace:
                 )
         finally:
             os.close(directory)
+        shown = [name for name in names if _unshowable(name) is None]
+        hidden = len(names) - len(shown)
         if not names:
             return f"'{_shown(parts)}' is empty"
         prefix = "".join(f"{part}/" for part in parts)
-        lines = [prefix + name for name in names[:MAX_LIST_ENTRIES]]
-        if len(names) > MAX_LIST_ENTRIES:
+        lines = [prefix + name for name in shown[:MAX_LIST_ENTRIES]]
+        if len(shown) > MAX_LIST_ENTRIES:
             lines.append(
-                f"[{len(names) - MAX_LIST_ENTRIES} more entries not shown; list a subfolder]"
+                f"[{len(shown) - MAX_LIST_ENTRIES} more entries not shown; list a subfolder]"
             )
+        if hidden:
+            lines.append(f"[{hidden} entries whose names hold control characters not shown]")
         return "\n".join(lines)
 
     def read_text(self, path: str, max_bytes: int) -> str:
@@ -124,30 +139,33 @@ class Workspace:
         regex = _compiled(pattern)
         parts = self._parts(path)
         matches: list[str] = []
-        searched = skipped = 0
+        tally = _SearchTally()
         deadline = time.monotonic() + SEARCH_TIME_LIMIT_S
         # closing(): stopping early must still release the folder descriptors at once.
         with closing(self._files_under(parts)) as files:
             for shown, directory, name in files:
+                if _unshowable(shown) is not None:
+                    tally.hidden += 1
+                    continue
                 limit = max_matches + 1 - len(matches)
                 try:
                     found = _grep(directory, name, shown, regex, limit, deadline)
                 except _OutOfTime:
-                    raise _out_of_time(searched, len(matches)) from None
+                    raise _out_of_time(tally.searched, len(matches)) from None
                 if found is None:
-                    skipped += 1
+                    tally.skipped += 1
                     continue
-                searched += 1
+                tally.searched += 1
                 matches.extend(found)
                 if len(matches) > max_matches:
                     break
-        return _search_report(matches, max_matches, pattern, _shown(parts), searched, skipped)
+        return _search_report(matches, max_matches, pattern, _shown(parts), tally)
 
-    def write_text(self, path: str, content: str) -> str:
+    def write_text(self, path: str, content: str, max_bytes: int = DEFAULT_MAX_WRITE_BYTES) -> str:
+        data = _encoded(content, max_bytes)
         parts = self._parts(path)
         if not parts:
             raise ToolError("'.' is the workspace root, not a file; give a file path")
-        data = content.encode()
         directory = self._open_dir(parts[:-1], create=True)
         try:
             _replace_file(directory, parts[-1], data, _shown(parts))
@@ -184,11 +202,16 @@ class Workspace:
             raise _file_error(err, _shown(parts)) from None
         finally:
             os.close(directory)
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             os.close(fd)
-            kind = "a directory; list it with list_files" if stat.S_ISDIR(mode) else "not a file"
+            is_dir = stat.S_ISDIR(info.st_mode)
+            kind = "a directory; list it with list_files" if is_dir else "not a file"
             raise ToolError(f"'{_shown(parts)}' is {kind}")
+        # Checked on the open descriptor: a link added later points at what was checked.
+        if info.st_nlink > 1:
+            os.close(fd)
+            raise _hard_link_error(_shown(parts), info.st_nlink)
         return fd
 
     def _files_under(self, parts: tuple[str, ...]) -> Iterator[tuple[str, int, str]]:
@@ -213,8 +236,18 @@ class Workspace:
             os.close(parent)
 
 
-def builtin_tools(workspace: Workspace, *, max_read_bytes: int = 256 * 1024) -> ToolRegistry:
-    """The four built-in tools of the contract, bound to `workspace`."""
+def builtin_tools(
+    workspace: Workspace,
+    *,
+    max_read_bytes: int = 256 * 1024,
+    max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES,
+) -> ToolRegistry:
+    """The four built-in tools of the contract, bound to `workspace`.
+
+    Args:
+        max_read_bytes: read_file shows at most this much of a file, with a marker.
+        max_write_bytes: write_file refuses longer content (`TURNKEEPER_MAX_WRITE_BYTES`).
+    """
 
     @worker_tool(name="list_files")
     def list_files(path: DirPath = ".") -> str:
@@ -247,13 +280,40 @@ def builtin_tools(workspace: Workspace, *, max_read_bytes: int = 256 * 1024) -> 
     ) -> str:
         """Create or replace a text file in the workspace, creating its folders as needed.
         A human approves every write before it happens."""
-        return workspace.write_text(path, content)
+        return workspace.write_text(path, content, max_write_bytes)
 
     return ToolRegistry([list_files, read_file, search_files, write_file])
 
 
 def _shown(parts: tuple[str, ...]) -> str:
     return "/".join(parts) or "."
+
+
+def _unshowable(text: str) -> str | None:
+    """The first character of `text` that no name may hold, if any."""
+    return next((c for c in text if unicodedata.category(c) in _UNSHOWABLE_CATEGORIES), None)
+
+
+def _hard_link_error(shown: str, links: int) -> ToolError:
+    return ToolError(
+        f"'{shown}' has {links} hard links, so it may be a file outside the workspace; "
+        "only files with one link are read or written"
+    )
+
+
+def _encoded(content: str, max_bytes: int) -> bytes:
+    try:
+        data = content.encode()
+    except UnicodeEncodeError:  # a lone surrogate, which JSON can carry
+        raise ToolError(
+            "the content is not valid Unicode text (it holds a lone surrogate)"
+        ) from None
+    if len(data) > max_bytes:
+        raise ToolError(
+            f"the content is {len(data)} bytes of UTF-8, over write_file's limit of "
+            f"{max_bytes} bytes; write a shorter file"
+        )
+    return data
 
 
 def _decode(data: bytes, shown: str, *, final: bool) -> str:
@@ -321,7 +381,9 @@ def _grep(
         return None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SEARCH_FILE_BYTES:
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+            return None
+        if info.st_size > MAX_SEARCH_FILE_BYTES:
             return None
         if b"\0" in os.pread(fd, _SNIFF_BYTES, 0):
             return None
@@ -337,17 +399,28 @@ def _grep(
         return found
 
 
+@dataclass
+class _SearchTally:
+    """What became of the files a search walked past."""
+
+    searched: int = 0
+    skipped: int = 0  # binary, oversized, unreadable or hard-linked
+    hidden: int = 0  # their paths hold characters no name may hold
+
+
 def _search_report(
-    matches: list[str], max_matches: int, pattern: str, shown: str, searched: int, skipped: int
+    matches: list[str], max_matches: int, pattern: str, shown: str, tally: _SearchTally
 ) -> str:
     notes = []
     if len(matches) > max_matches:
         matches = matches[:max_matches]
         notes.append(f"[stopped after {max_matches} matches; narrow the pattern or the path]")
-    if skipped:
-        notes.append(f"[{skipped} binary, oversized or unreadable files skipped]")
+    if tally.skipped:
+        notes.append(f"[{tally.skipped} binary, oversized or unreadable files skipped]")
+    if tally.hidden:
+        notes.append(f"[{tally.hidden} files whose paths hold control characters skipped]")
     if not matches:
-        head = f"no matches for {pattern!r} in '{shown}' ({searched} files searched)"
+        head = f"no matches for {pattern!r} in '{shown}' ({tally.searched} files searched)"
         return "\n".join([head, *notes])
     return "\n".join([*matches, *notes])
 
@@ -386,6 +459,10 @@ def _replace_file(directory: int, name: str, data: bytes, shown: str) -> None:
         existing = None
     if existing is not None and stat.S_ISDIR(existing.st_mode):
         raise ToolError(f"'{shown}' is a folder; choose a file name")
+    # The rename below would leave the other name's file as it is, but a file linked from
+    # outside is not the workspace's to replace either.
+    if existing is not None and stat.S_ISREG(existing.st_mode) and existing.st_nlink > 1:
+        raise _hard_link_error(shown, existing.st_nlink)
     temporary = f".turnkeeper-{secrets.token_hex(8)}.tmp"
     # O_EXCL | O_NOFOLLOW: the temporary file is always new, never a link planted in advance;
     # the rename then replaces whatever `name` is (even a symlink) without following it.

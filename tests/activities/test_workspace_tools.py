@@ -340,3 +340,91 @@ def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_followed(
     assert (root / "plain.txt").read_text() == "replaced"
     assert names_in(outside) == ["secret.txt"]
     assert (outside / "secret.txt").read_text() == SECRET
+
+
+@pytest.mark.parametrize(
+    ("path", "shown"),
+    [
+        ("notes\nsecret.txt", "'\\n'"),
+        ("a\rb.md", "'\\r'"),
+        ("tab\there.md", "'\\t'"),
+        ("bell\x07.md", "'\\x07'"),
+        ("next-line\x85.md", "'\\x85'"),
+        ("line\u2028separator.md", "'\\u2028'"),
+    ],
+)
+@pytest.mark.parametrize("tool", ["list_files", "read_file", "search_files", "write_file"])
+async def test_control_characters_in_a_path_are_refused(
+    tools: ToolRegistry, root: Path, tool: str, path: str, shown: str
+) -> None:
+    arguments = {"path": path, "pattern": "x", "content": "spoofed"}
+    tool_inputs = tools.get(tool).input_model.model_fields
+    message = await refused(tools, tool, **{k: v for k, v in arguments.items() if k in tool_inputs})
+    assert message == f"a path cannot contain control characters; this one holds {shown}"
+    assert names_in(root) == []
+
+
+async def test_a_nul_in_a_path_is_still_refused(tools: ToolRegistry) -> None:
+    assert await refused(tools, "read_file", path="a\0b") == "a path cannot contain NUL characters"
+
+
+async def test_names_with_control_characters_cannot_spoof_a_listing(
+    tools: ToolRegistry, root: Path
+) -> None:
+    # Planted by something other than write_file (a cloned repository, an MCP tool).
+    (root / "notes").mkdir()
+    (root / "notes" / "a.md").write_text("TODO real\n")
+    (root / "notes" / "x\nnotes").mkdir()
+    (root / "notes" / "x\nnotes" / "passwords.md").write_text("TODO planted\n")
+    (root / "notes" / "b.md\u2028c.md").write_text("TODO planted\n")
+    assert await call(tools, "list_files", path="notes") == (
+        "notes/a.md\n[2 entries whose names hold control characters not shown]"
+    )
+    assert await call(tools, "search_files", pattern="TODO") == (
+        "notes/a.md:1: TODO real\n[2 files whose paths hold control characters skipped]"
+    )
+
+
+async def test_a_hard_link_to_a_file_outside_is_neither_read_nor_written(
+    tools: ToolRegistry, root: Path, outside: Path
+) -> None:
+    (root / "notes").mkdir()
+    os.link(outside / "secret.txt", root / "notes" / "linked.txt")
+    (root / "notes" / "plain.txt").write_text("nothing secret")
+    message = await refused(tools, "read_file", path="notes/linked.txt")
+    assert message == (
+        "'notes/linked.txt' has 2 hard links, so it may be a file outside the workspace; "
+        "only files with one link are read or written"
+    )
+    found = await call(tools, "search_files", pattern="secret")
+    assert found.splitlines() == [
+        "notes/plain.txt:1: nothing secret",
+        "[1 binary, oversized or unreadable files skipped]",
+    ]
+    assert "has 2 hard links" in await refused(
+        tools, "write_file", path="notes/linked.txt", content="pwned"
+    )
+    assert (outside / "secret.txt").read_text() == SECRET
+    assert os.stat(outside / "secret.txt").st_nlink == 2
+
+
+async def test_write_file_caps_the_content_it_writes(root: Path) -> None:
+    tools = builtin_tools(Workspace(root), max_write_bytes=16)
+    assert await call(tools, "write_file", path="fits.md", content="é" * 8) == (
+        "wrote 16 bytes to 'fits.md'"
+    )
+    assert await refused(tools, "write_file", path="big.md", content="é" * 8 + "x") == (
+        "the content is 17 bytes of UTF-8, over write_file's limit of 16 bytes; "
+        "write a shorter file"
+    )
+    assert names_in(root) == ["fits.md"]
+
+
+async def test_lone_surrogates_are_refused(tools: ToolRegistry, root: Path) -> None:
+    assert await refused(tools, "read_file", path="a\ud800.md") == (
+        "a path cannot contain control characters; this one holds '\\ud800'"
+    )
+    assert await refused(tools, "write_file", path="a.md", content="x\ud800") == (
+        "the content is not valid Unicode text (it holds a lone surrogate)"
+    )
+    assert names_in(root) == []

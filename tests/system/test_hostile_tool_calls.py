@@ -3,7 +3,10 @@ turn's call does, the worker's other turns and its probes keep being served."""
 
 from __future__ import annotations
 
+import json
+import os
 import time
+from pathlib import Path
 from typing import Any, Final
 
 import aiohttp
@@ -116,3 +119,33 @@ async def test_a_catastrophic_search_pattern_stalls_no_other_turn(stack: SystemS
     [answer] = tool_results(stack, searching)
     assert "no matches for '(a+)+$'" in str(answer["content"]), answer
     assert (await result(stack, search_turn))["outcome"] == "completed"
+
+
+async def test_a_planted_hard_link_does_not_read_a_file_outside(
+    stack: SystemStack, tmp_path: Path
+) -> None:
+    worker = await stack.start_worker()
+    secret = tmp_path / "credentials.txt"
+    secret.write_text("AWS_SECRET_ACCESS_KEY=planted-leak-7731\n")
+    os.link(secret, worker.workspace / "notes.txt")
+    key = new_key()
+    stack.fake.script(
+        key,
+        [
+            fake.tool_calls(
+                ("read_file", {"path": "notes.txt"}),
+                ("search_files", {"pattern": "SECRET"}),
+                ("list_files", {"path": "."}),
+            ),
+            fake.text("Done."),
+        ],
+    )
+    workflow_id = await start(stack, worker, turn_request(key))
+
+    assert (await result(stack, workflow_id))["outcome"] == "completed"
+    read, search, listing = tool_results(stack, key)
+    assert read["is_error"] is True
+    assert "'notes.txt' has 2 hard links" in str(read["content"])
+    assert "no matches for 'SECRET'" in str(search["content"])
+    assert "notes.txt" in str(listing["content"])
+    assert "planted-leak-7731" not in json.dumps(stack.fake.requests_for(key)[-1].body)
