@@ -7,14 +7,7 @@ operation then walks that real path again from a descriptor of the root, one com
 with O_NOFOLLOW, so a folder swapped for a symlink between the check and the use makes the
 operation fail rather than escape. This relies on the POSIX `*at` calls (Linux, macOS).
 A file with more than one hard link is neither read nor written: its other name may be outside.
-
-`search_files` matches with RE2 (google-re2), not Python's `re`. The model writes the pattern, and
-a prompt injection writes the model's words: under `re`, `(a+)+$` over a line of 40 a's and a '!'
-backtracks for hours while holding the GIL, freezing the whole worker (every turn, heartbeat and
-probe) where no timeout can fire. RE2 never backtracks (time linear in the line, times the
-pattern's size) and releases the GIL while it matches. The `regex` package was the other choice:
-it keeps every Python construct, but its `timeout=` bounds a backtracking search only roughly
-(seen at three times its bound) and lets each call burn a core until then.
+`search_files` matches with RE2 (`line_search.py` says why).
 """
 
 from __future__ import annotations
@@ -24,32 +17,18 @@ import errno
 import os
 import secrets
 import stat
-import time
 import unicodedata
 from collections.abc import Iterator
 from contextlib import closing, suppress
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Protocol
+from typing import Annotated
 
-import re2
 from pydantic import Field
+from turnkeeper.activities.tools.line_search import PATTERN_SYNTAX, LineSearch
 from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, worker_tool
 from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
 
 MAX_LIST_ENTRIES = 1000
-MAX_SEARCH_MATCHES = 200
-MAX_LINE_CHARS = 300
-# Larger files are skipped by search_files: a regex over them would outlast the tool's timeout.
-MAX_SEARCH_FILE_BYTES = 8 * 1024 * 1024
-# One search's wall-clock bound, well inside the tool's 60 s timeout: past it the search stops
-# itself (a thread cannot be stopped from outside) and the model is told to narrow it.
-SEARCH_TIME_LIMIT_S = 20.0
-# RE2's work on a line is its length times the compiled pattern's size; this bounds the second
-# factor. `\p{L}+` compiles to 1,201 instructions, `.{0,100}error` to 909, `TODO\b` to 9.
-MAX_PATTERN_PROGRAM_SIZE = 2000
-PATTERN_SYNTAX = "RE2 syntax: Python's, without lookarounds or backreferences"
-_SNIFF_BYTES = 8192
 
 # C0 and C1 controls and DEL (Cc), the line and paragraph separators (Zl, Zp) and lone surrogates
 # (Cs: a name whose bytes are not UTF-8): any of them in a name could forge lines in the
@@ -135,31 +114,19 @@ class Workspace:
             )
         return text
 
-    def search(self, pattern: str, path: str, max_matches: int = MAX_SEARCH_MATCHES) -> str:
-        regex = _compiled(pattern)
+    def search(self, pattern: str, path: str) -> str:
+        search = LineSearch(pattern)
         parts = self._parts(path)
-        matches: list[str] = []
-        tally = _SearchTally()
-        deadline = time.monotonic() + SEARCH_TIME_LIMIT_S
         # closing(): stopping early must still release the folder descriptors at once.
         with closing(self._files_under(parts)) as files:
             for shown, directory, name in files:
                 if _unshowable(shown) is not None:
-                    tally.hidden += 1
-                    continue
-                limit = max_matches + 1 - len(matches)
-                try:
-                    found = _grep(directory, name, shown, regex, limit, deadline)
-                except _OutOfTime:
-                    raise _out_of_time(tally.searched, len(matches)) from None
-                if found is None:
-                    tally.skipped += 1
-                    continue
-                tally.searched += 1
-                matches.extend(found)
-                if len(matches) > max_matches:
+                    search.pass_over_hidden()
+                else:
+                    search.search_file(_open_quietly(directory, name), shown)
+                if search.full:
                     break
-        return _search_report(matches, max_matches, pattern, _shown(parts), tally)
+        return search.report(_shown(parts))
 
     def write_text(self, path: str, content: str, max_bytes: int = DEFAULT_MAX_WRITE_BYTES) -> str:
         data = _encoded(content, max_bytes)
@@ -330,99 +297,11 @@ def _decode(data: bytes, shown: str, *, final: bool) -> str:
         ) from None
 
 
-class _Pattern(Protocol):
-    """A compiled RE2 pattern, as far as a search uses it (google-re2 ships no type hints)."""
-
-    def search(self, text: str) -> object: ...
-
-
-class _OutOfTime(Exception):
-    """A search passed its deadline in the middle of a file."""
-
-
-def _compiled(pattern: str) -> _Pattern:
-    """`pattern` compiled by RE2, or a `ToolError` saying what to change."""
-    options = re2.Options()
-    options.log_errors = False  # the model is told why; RE2 would also print it on stderr
+def _open_quietly(directory: int, name: str) -> int | None:
     try:
-        regex = re2.compile(pattern, options)
-    except re2.error as err:
-        reason = err.args[0].decode(errors="replace") if err.args else "not RE2 syntax"
-        raise ToolError(f"invalid regex {pattern!r}: {reason} ({PATTERN_SYNTAX})") from None
-    except UnicodeEncodeError:  # a lone surrogate, which JSON can carry
-        raise ToolError(f"invalid regex {pattern!r}: it is not valid Unicode") from None
-    if regex.programsize > MAX_PATTERN_PROGRAM_SIZE:
-        raise ToolError(
-            f"regex {pattern!r} is too large to search with (it compiles to "
-            f"{regex.programsize} instructions, the limit is {MAX_PATTERN_PROGRAM_SIZE}); "
-            "use smaller repetition counts or fewer alternatives"
-        )
-    return regex
-
-
-def _out_of_time(searched: int, matched: int) -> ToolError:
-    return ToolError(
-        f"search_files stopped after {SEARCH_TIME_LIMIT_S:g} s with {matched} matches in "
-        f"{searched} files searched; narrow the path or simplify the pattern"
-    )
-
-
-def _grep(
-    directory: int, name: str, shown: str, regex: _Pattern, limit: int, deadline: float
-) -> list[str] | None:
-    """Up to `limit` matching lines of one file; None when the file is skipped.
-
-    Raises:
-        _OutOfTime: `deadline` (of `time.monotonic()`) passed before the file was read through.
-    """
-    try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=directory)
+        return os.open(name, _FILE_FLAGS, dir_fd=directory)
     except OSError:  # a symlink (never followed) or an unreadable file
         return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
-            return None
-        if info.st_size > MAX_SEARCH_FILE_BYTES:
-            return None
-        if b"\0" in os.pread(fd, _SNIFF_BYTES, 0):
-            return None
-        found = []
-        for number, raw in enumerate(handle, 1):
-            if time.monotonic() >= deadline:
-                raise _OutOfTime
-            line = raw.decode(errors="replace").rstrip("\r\n")
-            if regex.search(line):
-                found.append(f"{shown}:{number}: {line[:MAX_LINE_CHARS]}")
-                if len(found) >= limit:
-                    break
-        return found
-
-
-@dataclass
-class _SearchTally:
-    """What became of the files a search walked past."""
-
-    searched: int = 0
-    skipped: int = 0  # binary, oversized, unreadable or hard-linked
-    hidden: int = 0  # their paths hold characters no name may hold
-
-
-def _search_report(
-    matches: list[str], max_matches: int, pattern: str, shown: str, tally: _SearchTally
-) -> str:
-    notes = []
-    if len(matches) > max_matches:
-        matches = matches[:max_matches]
-        notes.append(f"[stopped after {max_matches} matches; narrow the pattern or the path]")
-    if tally.skipped:
-        notes.append(f"[{tally.skipped} binary, oversized or unreadable files skipped]")
-    if tally.hidden:
-        notes.append(f"[{tally.hidden} files whose paths hold control characters skipped]")
-    if not matches:
-        head = f"no matches for {pattern!r} in '{shown}' ({tally.searched} files searched)"
-        return "\n".join([head, *notes])
-    return "\n".join([*matches, *notes])
 
 
 def _is_symlink(name: str, directory: int) -> bool:

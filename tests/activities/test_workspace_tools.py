@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from turnkeeper.activities.tools import workspace as workspace_module
+from turnkeeper.activities.tools import line_search
 from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, run_tool
 from turnkeeper.activities.tools.workspace import MAX_LIST_ENTRIES, Workspace, builtin_tools
 
@@ -206,7 +206,7 @@ async def test_a_search_stops_itself_at_its_time_limit(
     tools: ToolRegistry, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (root / "a.md").write_text("hit\n" * 10)
-    monkeypatch.setattr(workspace_module, "SEARCH_TIME_LIMIT_S", 0.0)
+    monkeypatch.setattr(line_search, "SEARCH_TIME_LIMIT_S", 0.0)
     assert await refused(tools, "search_files", pattern="hit") == (
         "search_files stopped after 0 s with 0 matches in 0 files searched; "
         "narrow the path or simplify the pattern"

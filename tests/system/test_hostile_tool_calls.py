@@ -12,7 +12,7 @@ from typing import Any, Final
 import aiohttp
 from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
-from turnkeeper.activities.tools.workspace import SEARCH_TIME_LIMIT_S
+from turnkeeper.activities.tools.line_search import SEARCH_TIME_LIMIT_S
 from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
 
 from tests.conftest import new_key
