@@ -175,7 +175,7 @@ class Workspace:
             is_dir = stat.S_ISDIR(info.st_mode)
             kind = "a directory; list it with list_files" if is_dir else "not a file"
             raise ToolError(f"'{_shown(parts)}' is {kind}")
-        # Checked on the open descriptor: a link added later points at what was checked.
+        # On the descriptor, so the file checked is the file read, whatever its name is by now.
         if info.st_nlink > 1:
             os.close(fd)
             raise _hard_link_error(_shown(parts), info.st_nlink)
@@ -240,13 +240,18 @@ def builtin_tools(
         expression; answers one 'path:line: text' per match."""
         return workspace.search(pattern, path)
 
-    @worker_tool(name="write_file", requires_approval=True)
+    @worker_tool(
+        name="write_file",
+        requires_approval=True,
+        description=(
+            "Create or replace a text file in the workspace, creating its folders as needed. "
+            f"A human approves every write before it happens; at most {max_write_bytes} bytes."
+        ),
+    )
     def write_file(
         path: FilePath,
         content: Annotated[str, Field(description="The complete new text of the file.")],
     ) -> str:
-        """Create or replace a text file in the workspace, creating its folders as needed.
-        A human approves every write before it happens."""
         return workspace.write_text(path, content, max_write_bytes)
 
     return ToolRegistry([list_files, read_file, search_files, write_file])

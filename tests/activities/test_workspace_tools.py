@@ -410,6 +410,7 @@ async def test_a_hard_link_to_a_file_outside_is_neither_read_nor_written(
 
 async def test_write_file_caps_the_content_it_writes(root: Path) -> None:
     tools = builtin_tools(Workspace(root), max_write_bytes=16)
+    assert "at most 16 bytes" in tools.get("write_file").description
     assert await call(tools, "write_file", path="fits.md", content="é" * 8) == (
         "wrote 16 bytes to 'fits.md'"
     )
