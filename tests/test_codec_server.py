@@ -232,7 +232,8 @@ async def test_a_body_that_is_not_payloads_is_a_clear_400(guarded: str) -> None:
         session.post(
             f"{guarded}/decode",
             data="{not json",
-            headers={"Authorization": "Bearer s3cret-token"},
+            # X-Namespace: the Web UI and the temporal CLI always send it, and it is required.
+            headers={"Authorization": "Bearer s3cret-token", "X-Namespace": "default"},
         ) as response,
     ):
         assert response.status == 400
@@ -270,6 +271,7 @@ async def test_the_temporal_cli_reads_the_turn_through_the_codec_server(
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)
         return done.stdout + done.stderr
 
+    # The codec server requires X-Namespace and a Host it serves: the CLI's requests show both.
     assert PHRASE not in await asyncio.to_thread(result)
     with_codec = await asyncio.to_thread(
         result, "--codec-endpoint", str(turn.server.ui_codec_endpoint)

@@ -652,12 +652,23 @@ def codec_server(
         list[str] | None,
         typer.Option(help="Namespace served (default: TEMPORAL_NAMESPACE or default)"),
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A name clients reach this server by, besides localhost, 127.0.0.1, ::1 and "
+            "--host; other Host headers are refused (with a token: once one is given)"
+        ),
+    ] = None,
 ) -> None:
     """Decrypt payloads and resolve stored ones for the Web UI and the temporal CLI."""
     namespaces = namespace or [os.environ.get("TEMPORAL_NAMESPACE") or "default"]
     _execute(
         codec_command.serve_codec(
-            host=host, port=port, ui_origins=ui_origin or [DEFAULT_UI_ORIGIN], namespaces=namespaces
+            host=host,
+            port=port,
+            ui_origins=ui_origin or [DEFAULT_UI_ORIGIN],
+            namespaces=namespaces,
+            allowed_hosts=allowed_host or [],
         )
     )
 

@@ -17,7 +17,12 @@ from turnkeeper.settings import Settings
 
 
 async def serve_codec(
-    *, host: str, port: int, ui_origins: Sequence[str], namespaces: Sequence[str]
+    *,
+    host: str,
+    port: int,
+    ui_origins: Sequence[str],
+    namespaces: Sequence[str],
+    allowed_hosts: Sequence[str] = (),
 ) -> int:
     """Serves until SIGINT or SIGTERM, with the keys and the content store of the environment
     (`TURNKEEPER_ENCRYPTION_KEYS`, `TURNKEEPER_STORE_DIR` / `TURNKEEPER_STORE_URL`)."""
@@ -27,6 +32,7 @@ async def serve_codec(
         namespaces=frozenset(namespaces),
         token=os.environ.get(CODEC_TOKEN_ENV) or None,
         ui_origins=frozenset(ui_origins),
+        hosts=frozenset(allowed_hosts),
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

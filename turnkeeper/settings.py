@@ -19,6 +19,7 @@ from turnkeeper.contracts.result_limits import (
     MAX_RESULT_BYTES,
     MIN_RESULT_BYTES,
 )
+from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
 from turnkeeper.env_numbers import SettingsError, whole_number
 from turnkeeper.worker_tuning import WorkerTuning
 
@@ -26,6 +27,7 @@ WORKSPACE_ENV = "AGENT_WORKSPACE"
 DATA_DIR_ENV = "TURNKEEPER_DATA_DIR"
 STORE_DIR_ENV = "TURNKEEPER_STORE_DIR"
 MAX_TOOL_RESULT_BYTES_ENV = "TURNKEEPER_MAX_TOOL_RESULT_BYTES"
+MAX_WRITE_BYTES_ENV = "TURNKEEPER_MAX_WRITE_BYTES"
 MCP_CONFIG_ENV = "TURNKEEPER_MCP_CONFIG"
 STORE_URL_ENV = "TURNKEEPER_STORE_URL"
 
@@ -48,6 +50,7 @@ class Settings:
         store_dir: Folder of the content store (claim-checked conversation content), used when
             `store_url` is unset.
         max_tool_result_bytes: Cap on one tool result; larger ones are truncated with a marker.
+        max_write_bytes: Cap on the content of one write_file call; longer content is refused.
         mcp_config: JSON file of the worker's MCP servers (`activities/mcp/config.py`); None: none.
         store_url: A content store shared by every host of a cluster, `s3://bucket` or
             `s3://bucket/optional/prefix` on S3 or an S3-compatible service (needs the `s3`
@@ -63,6 +66,7 @@ class Settings:
     data_dir: Path
     store_dir: Path
     max_tool_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES
     mcp_config: Path | None = None
     store_url: str | None = None
     tuning: WorkerTuning = field(default_factory=WorkerTuning)
@@ -94,6 +98,9 @@ class Settings:
                 DEFAULT_MAX_RESULT_BYTES,
                 minimum=MIN_RESULT_BYTES,
                 maximum=MAX_RESULT_BYTES,
+            ),
+            max_write_bytes=whole_number(
+                source, MAX_WRITE_BYTES_ENV, DEFAULT_MAX_WRITE_BYTES, minimum=1
             ),
             mcp_config=_optional_path(source.get(MCP_CONFIG_ENV)),
             store_url=source.get(STORE_URL_ENV) or None,

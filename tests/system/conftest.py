@@ -89,7 +89,12 @@ class WorkerProcess:
     def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 30) -> int:
         if self.process.poll() is None:
             self.process.send_signal(sig)
-        return self.process.wait(timeout=timeout_s)
+        try:
+            return self.process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            # A worker frozen in C code never runs its signal handler; it must not outlive the test.
+            self.process.kill()
+            return self.process.wait(timeout=timeout_s)
 
 
 @dataclass

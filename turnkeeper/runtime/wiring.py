@@ -78,7 +78,11 @@ def tool_registry(
     # (with the file's name and size) rather than the generic one.
     cap = settings.max_tool_result_bytes
     registry = (
-        builtin_tools(Workspace(settings.workspace), max_read_bytes=cap - 200)
+        builtin_tools(
+            Workspace(settings.workspace),
+            max_read_bytes=cap - 200,
+            max_write_bytes=settings.max_write_bytes,
+        )
         if builtin
         else ToolRegistry()
     )
