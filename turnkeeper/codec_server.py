@@ -19,7 +19,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-import structlog
 from aiohttp import web
 from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload, Payloads
@@ -30,6 +29,7 @@ from temporalio.converter import (
     StorageDriverRetrieveContext,
 )
 
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.encryption_codec import EncryptionCodec
 from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
@@ -44,7 +44,7 @@ MAX_REQUEST_BYTES: Final = 64 * 1024 * 1024
 _REFERENCE_TYPE: Final = ExternalStorageReference.DESCRIPTOR.full_name.encode()
 _ALLOWED_HEADERS: Final = "Content-Type, X-Namespace, Authorization, Authorization-Extras"
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class CodecServerError(RuntimeError):

@@ -24,7 +24,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Final, Self
 
-import structlog
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import (
     AddSearchAttributesRequest,
@@ -34,6 +33,7 @@ from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
 from turnkeeper.settings import DEV_SERVER_DB_FILENAME
 
@@ -53,7 +53,7 @@ _INDEXED_VALUE_TYPES: Final[dict[str, IndexedValueType.ValueType]] = {
     "KeywordList": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
 }
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class DevServerError(RuntimeError):

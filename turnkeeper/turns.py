@@ -13,7 +13,6 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 from urllib.parse import quote
 
-import structlog
 from pydantic import ValidationError
 from temporalio.client import (
     Client,
@@ -31,6 +30,7 @@ from temporalio.exceptions import (
 from temporalio.exceptions import TimeoutError as TemporalTimeoutError
 from temporalio.service import RPCError, RPCStatusCode
 
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.console import CommandError
 from turnkeeper.contracts.budget_extension import BudgetRequest
 from turnkeeper.contracts.names import QUERY_STATUS, SA_AGENT_ID, SA_TURN_STATE, WORKFLOW_TYPE
@@ -46,7 +46,7 @@ WAITING_QUERY: Final = (
 # A query is answered by a worker; without one it would block until the server gives up.
 QUERY_TIMEOUT: Final = timedelta(seconds=10)
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 OnPending = Callable[[list[PendingCall]], Awaitable[None]]
 OnBudget = Callable[[BudgetRequest], Awaitable[None]]

@@ -13,18 +13,18 @@ import contextlib
 import dataclasses
 import os
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
 
-import structlog
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from turnkeeper.activities.llm.endpoints import named_endpoints
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
 from turnkeeper.activities.store.stores import open_store
@@ -35,6 +35,7 @@ from turnkeeper.dev_stack import dev_stack
 from turnkeeper.devserver import (
     DEFAULT_NAMESPACE,
     DEFAULT_PORT,
+    DevServer,
     missing_search_attributes,
 )
 from turnkeeper.health import WorkerHealth, health_port, health_server
@@ -55,7 +56,7 @@ GRACEFUL_SHUTDOWN: Final = timedelta(seconds=30)
 _UNCHECKABLE: Final = frozenset({RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.UNIMPLEMENTED})
 
 # Named, not __name__: run as a script this module is `__main__`.
-log = structlog.get_logger("turnkeeper.worker")
+log = get_logger("turnkeeper.worker")
 
 
 class WorkerLacksKeyError(RuntimeError):
@@ -262,13 +263,14 @@ def _stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
     task = asyncio.current_task()
 
     def request_stop(signum: signal.Signals) -> None:
+        # Each stop before its log line: whatever becomes of the line, the worker stops.
         if stop.is_set():
-            log.warning("second stop request, abandoning in-flight work", signal=signum.name)
             if task is not None:
                 task.cancel()
+            log.warning("second stop request, abandoning in-flight work", signal=signum.name)
             return
-        log.info("stop requested, draining (signal again to force)", signal=signum.name)
         stop.set()
+        log.info("stop requested, draining (signal again to force)", signal=signum.name)
 
     installed: list[signal.Signals] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -307,8 +309,15 @@ async def check_search_attributes(client: Client) -> None:
         raise SearchAttributesMissingError(missing, client.namespace)
 
 
-async def serve(options: WorkerOptions) -> None:
-    """Connect (starting the dev server first with `dev`) and run the worker until stopped."""
+async def serve(
+    options: WorkerOptions, *, on_dev_server: Callable[[DevServer], None] | None = None
+) -> None:
+    """Connect (starting the dev server first with `dev`) and run the worker until stopped.
+
+    Args:
+        on_dev_server: Called once the `dev` server serves (the command line shows its Web UI;
+            a library prints nothing).
+    """
     settings = options.settings()
     tools = tool_registry(settings, options.tools, builtin=options.builtin_tools)
     # A configuration that cannot work stops the worker before it connects, in one line.
@@ -340,7 +349,7 @@ async def serve(options: WorkerOptions) -> None:
             stack.push_async_callback(store.aclose)
             keys = {"store": store, "keyring": keyring, "on_missing_key": stop_for_missing_key}
             if options.dev:
-                client = await _start_dev_server(stack, settings, options, **keys)
+                client = await _start_dev_server(stack, settings, options, on_dev_server, **keys)
             else:
                 client = await connect(address=options.address, namespace=options.namespace, **keys)
                 await check_search_attributes(client)
@@ -356,6 +365,7 @@ async def _start_dev_server(
     stack: contextlib.AsyncExitStack,
     settings: Settings,
     options: WorkerOptions,
+    on_dev_server: Callable[[DevServer], None] | None,
     **connect_options: Any,
 ) -> Client:
     stack_of_servers = dev_stack(
@@ -369,8 +379,8 @@ async def _start_dev_server(
     )
     # Entered on the stack so the servers outlive the worker's drain and stop after it.
     server = await stack.enter_async_context(stack_of_servers)
-    # For the person at the terminal, not a diagnostic: where to watch the turns.
-    print(f"Temporal Web UI: {server.ui_url}", flush=True)
+    if on_dev_server is not None:
+        on_dev_server(server)
     # The dev server is local and plain-text: ignore TEMPORAL_* meant for another cluster.
     return await connect(
         address=server.address, namespace=server.namespace, from_env=False, **connect_options

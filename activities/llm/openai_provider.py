@@ -13,7 +13,6 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-import structlog
 from turnkeeper.activities.llm.openai_messages import (
     MalformedAnswer,
     from_chat_message,
@@ -30,6 +29,7 @@ from turnkeeper.activities.llm.provider import (
 )
 from turnkeeper.activities.llm.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.llm.provider import transient as _transient
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
@@ -43,7 +43,7 @@ from turnkeeper.contracts.turn import Usage
 if TYPE_CHECKING:
     import openai
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 DEFAULT_TIMEOUT_S: Final = 600.0
 OPENAI_EXTRA: Final = "pip install 'turnkeeper[openai]'"
