@@ -32,6 +32,7 @@ from turnkeeper.contracts.names import SIGNAL_APPROVE
 from turnkeeper.contracts.signals import ApproveInput, PendingCall
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.dev_stack import dev_stack
+from turnkeeper.devserver import PortFlags
 from turnkeeper.requests import validate_request
 from turnkeeper.settings import Settings
 from turnkeeper.turns import Target, follow, read_status, short_id, start_turn, turn_workflow_id
@@ -78,7 +79,12 @@ async def run_demo(options: DemoOptions) -> int:
         keyring = Keyring.from_env()
         store = open_store(settings, keyring)
         servers = dev_stack(
-            settings.data_dir, store, keyring, port=options.port, ui_port=options.ui_port
+            settings.data_dir,
+            store,
+            keyring,
+            port=options.port,
+            ui_port=options.ui_port,
+            port_flags=PortFlags("--port", "--ui-port"),
         )
         async with servers as server:
             how = "reused the one already running" if server.reused else "started"

@@ -20,6 +20,7 @@ import sys
 import sysconfig
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Final, Self
@@ -56,8 +57,25 @@ _INDEXED_VALUE_TYPES: Final[dict[str, IndexedValueType.ValueType]] = {
 log = get_logger(__name__)
 
 
+# How long a listener on the frontend port has to answer as Temporal before we call it something
+# else: a local frontend answers in milliseconds, and a user on a taken port is told at once.
+REUSE_PROBE_S: Final = 1.0
+
+
 class DevServerError(RuntimeError):
     """The embedded dev server could not be found, started or reached."""
+
+
+@dataclass(frozen=True)
+class PortFlags:
+    """How the user of an entry point chooses the two ports (`--port`, `--dev-port`,
+    `run_worker(dev_port=…)`), so that the error about a taken port names the one that works."""
+
+    port: str = "DevServer(port=…)"
+    ui_port: str = "DevServer(ui_port=…)"
+
+
+DEFAULT_PORT_FLAGS: Final = PortFlags()
 
 
 def find_temporal_binary() -> Path:
@@ -128,16 +146,28 @@ async def _port_is_open(ip: str, port: int) -> bool:
     return True
 
 
-async def _try_client(address: str, namespace: str) -> Client | None:
-    """A client once the frontend answers and the namespace exists, else None."""
+async def _try_client(address: str, namespace: str | None, timeout_s: float = 2.0) -> Client | None:
+    """A client once a Temporal frontend answers and the namespace (if given) exists, else None."""
     try:
-        client = await asyncio.wait_for(Client.connect(address, namespace=namespace), timeout=2.0)
-        await client.workflow_service.describe_namespace(
-            DescribeNamespaceRequest(namespace=namespace)
+        client = await asyncio.wait_for(
+            Client.connect(address, namespace=namespace or DEFAULT_NAMESPACE), timeout=timeout_s
         )
+        if namespace is not None:
+            await client.workflow_service.describe_namespace(
+                DescribeNamespaceRequest(namespace=namespace)
+            )
     except (RuntimeError, RPCError, TimeoutError):
         return None
     return client
+
+
+def _check_ports(port: int, ui_port: int, flags: PortFlags) -> None:
+    """Raises DevServerError for a port that `start-dev` would refuse after a slow start."""
+    for value, flag in ((port, flags.port), (ui_port, flags.ui_port)):
+        if not 0 < value < 65536:
+            raise DevServerError(f"{flag} must be a port number from 1 to 65535, not {value}.")
+    if port == ui_port:
+        raise DevServerError(f"The Web UI needs a port of its own: {flags.ui_port} is {port} too.")
 
 
 class DevServer:
@@ -164,12 +194,15 @@ class DevServer:
         startup_timeout_s: float = 30.0,
         stop_grace_period_s: float = 10.0,
         ui_codec_endpoint: str | None = None,
+        port_flags: PortFlags = DEFAULT_PORT_FLAGS,
     ) -> None:
         self.data_dir = data_dir
         self.ip = ip
         self.port = port
         # The CLI's own default, spelled out so `ui_url` is right without asking the server.
         self.ui_port = port + 1000 if ui_port is None else ui_port
+        self.port_flags = port_flags
+        _check_ports(self.port, self.ui_port, port_flags)
         self.namespace = namespace
         self.search_attributes = dict(search_attributes)
         self.startup_timeout_s = startup_timeout_s
@@ -222,32 +255,49 @@ class DevServer:
         """Start (or reuse) the server and wait until it serves the namespace.
 
         Raises:
-            DevServerError: No binary, the process died, or it did not answer in time.
+            DevServerError: Something other than a Temporal server holds a port, no binary, the
+                process died, or it did not answer in time.
         """
-        if await self.already_running():
-            self.reused = True
-            log.info("dev server already running, reusing it", address=self.address)
-            client = await self._wait_until_ready()
-        else:
-            started = time.monotonic()
-            self._spawn()
-            try:
-                client = await self._wait_until_ready()
-            except BaseException:
-                await self.stop()
-                raise
-            log.info(
-                "dev server started",
-                address=self.address,
-                ui=self.ui_url,
-                db=str(self.db_path),
-                log_file=str(self.log_path),
-                pid=self.pid,
-                startup_s=round(time.monotonic() - started, 2),
-            )
+        client = await self._reuse() if await self.already_running() else await self._start_ours()
         # start-dev applies --search-attribute only when it creates the SQLite file, so a database
         # from an older version (or a reused server) may still lack some.
         await ensure_search_attributes(client, self.namespace, self.search_attributes)
+
+    async def _reuse(self) -> Client:
+        """The Temporal server already on the port; anything else there fails at once."""
+        self.reused = True
+        if await _try_client(self.address, None, timeout_s=REUSE_PROBE_S) is None:
+            raise DevServerError(self._port_taken_message())
+        log.info("dev server already running, reusing it", address=self.address)
+        # A Temporal server that has just started may not serve the namespace yet.
+        return await self._wait_until_ready()
+
+    async def _start_ours(self) -> Client:
+        await self._refuse_a_taken_ui_port()
+        started = time.monotonic()
+        self._spawn()
+        try:
+            client = await self._wait_until_ready()
+        except BaseException:
+            await self.stop()
+            raise
+        log.info(
+            "dev server started",
+            address=self.address,
+            ui=self.ui_url,
+            db=str(self.db_path),
+            log_file=str(self.log_path),
+            pid=self.pid,
+            startup_s=round(time.monotonic() - started, 2),
+        )
+        return client
+
+    async def _refuse_a_taken_ui_port(self) -> None:
+        if await _port_is_open(self.ip, self.ui_port):
+            raise DevServerError(
+                f"The Web UI's port {self.ui_port} is taken: stop what listens there, or choose "
+                f"another port with {self.port_flags.ui_port}."
+            )
 
     async def stop(self) -> None:
         """Stop the server this instance started: SIGTERM, then SIGKILL after the grace period."""
@@ -305,12 +355,16 @@ class DevServer:
                 raise DevServerError(self._not_ready_message())
             await asyncio.sleep(0.1)
 
+    def _port_taken_message(self) -> str:
+        return (
+            f"Port {self.port} is taken by something that is not a Temporal server serving "
+            f"namespace {self.namespace!r}: stop it, or choose another port with "
+            f"{self.port_flags.port}."
+        )
+
     def _not_ready_message(self) -> str:
         if self.reused:
-            return (
-                f"Something listens on {self.address} but it is not a Temporal server serving "
-                f"namespace {self.namespace!r}; free the port or choose another with --dev-port."
-            )
+            return self._port_taken_message()
         return (
             f"The Temporal dev server did not answer on {self.address} within "
             f"{self.startup_timeout_s:g}s; see {self.log_path}."

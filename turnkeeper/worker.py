@@ -36,6 +36,7 @@ from turnkeeper.devserver import (
     DEFAULT_NAMESPACE,
     DEFAULT_PORT,
     DevServer,
+    PortFlags,
     missing_search_attributes,
 )
 from turnkeeper.health import WorkerHealth, health_port, health_server
@@ -54,6 +55,9 @@ GRACEFUL_SHUTDOWN: Final = timedelta(seconds=30)
 
 # Listing search attributes needs operator rights that a namespace-scoped cloud key may lack.
 _UNCHECKABLE: Final = frozenset({RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.UNIMPLEMENTED})
+
+# The error about a taken port names the arguments that choose them.
+RUN_WORKER_PORT_FLAGS: Final = PortFlags("run_worker(dev_port=…)", "run_worker(ui_port=…)")
 
 # Named, not __name__: run as a script this module is `__main__`.
 log = get_logger("turnkeeper.worker")
@@ -98,6 +102,7 @@ class WorkerOptions:
         dev: First start the embedded dev server (and reuse one already running).
         address, namespace: The Temporal to connect to (not with `dev`); None: the environment.
         dev_port, ui_port, codec_port: Where `dev` puts the dev server, its UI, its codec server.
+        port_flags: How the user chooses `dev_port` and `ui_port` (`--dev-port` from a shell).
         deployment, build_id: The Worker Deployment version to poll as; None: from
             `TURNKEEPER_DEPLOYMENT_NAME` / `TURNKEEPER_BUILD_ID`; no deployment: unversioned.
         health_port: Port of `/healthz`, `/readyz` and `/metrics`; None: `TURNKEEPER_HEALTH_PORT`,
@@ -114,6 +119,7 @@ class WorkerOptions:
     dev_port: int = DEFAULT_PORT
     ui_port: int | None = None
     codec_port: int = 0
+    port_flags: PortFlags = RUN_WORKER_PORT_FLAGS
     deployment: str | None = None
     build_id: str | None = None
     health_port: int | None = None
@@ -140,6 +146,8 @@ async def run_worker(
     dev: bool = False,
     address: str | None = None,
     namespace: str | None = None,
+    dev_port: int = DEFAULT_PORT,
+    ui_port: int | None = None,
 ) -> None:
     """Run the turnkeeper worker, with your own tools next to the built-in ones, until SIGINT or
     SIGTERM (or until the task running it is cancelled); in-flight calls get a grace period.
@@ -157,15 +165,22 @@ async def run_worker(
         dev: First start an embedded Temporal dev server with its Web UI (no Docker).
         address: Temporal `host:port` (default: `TEMPORAL_ADDRESS`, the profile, localhost:7233).
         namespace: The namespace (default: `TEMPORAL_NAMESPACE` or `default`).
+        dev_port: With `dev`, the gRPC port of the dev server (a Temporal server already
+            listening there is used as it is).
+        ui_port: With `dev`, the port of its Web UI (default: `dev_port` + 1000).
 
     Raises:
-        ValueError: Two tools share a name, or `dev` with an `address`.
+        ValueError: Two tools share a name, `dev` with an `address`, or ports without `dev`.
+        DevServerError: With `dev`, something other than a Temporal server holds `dev_port`,
+            something holds `ui_port`, or the server did not start; the message says which.
         TemporalUnreachableError: Nothing answered at the address.
         SearchAttributesMissingError: The namespace lacks the search attributes turns set.
         WorkerLacksKeyError: A turn's content was encrypted with a key this worker lacks.
     """
     if dev and address:
         raise ValueError("dev=True starts its own server: give no address")
+    if not dev and (dev_port != DEFAULT_PORT or ui_port is not None):
+        raise ValueError("dev_port and ui_port place the dev server: they need dev=True")
     options = WorkerOptions(
         tools=tuple(tools),
         builtin_tools=builtin_tools,
@@ -174,6 +189,8 @@ async def run_worker(
         dev=dev,
         address=address,
         namespace=namespace,
+        dev_port=dev_port,
+        ui_port=ui_port,
     )
     await serve(options)
 
@@ -376,6 +393,7 @@ async def _start_dev_server(
         ui_port=options.ui_port,
         namespace=options.namespace or DEFAULT_NAMESPACE,
         codec_port=options.codec_port,
+        port_flags=options.port_flags,
     )
     # Entered on the stack so the servers outlive the worker's drain and stop after it.
     server = await stack.enter_async_context(stack_of_servers)

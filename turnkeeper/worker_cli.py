@@ -14,7 +14,7 @@ from turnkeeper.codec_server import CodecServerError
 from turnkeeper.connection import TemporalUnreachableError
 from turnkeeper.console import exit_without_teardown
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
-from turnkeeper.devserver import DEFAULT_PORT, DevServer, DevServerError
+from turnkeeper.devserver import DEFAULT_PORT, DevServer, DevServerError, PortFlags
 from turnkeeper.env_numbers import SettingsError
 from turnkeeper.health import HEALTH_PORT_ENV
 from turnkeeper.logging import configure_logging
@@ -84,6 +84,7 @@ def options_of(args: argparse.Namespace) -> WorkerOptions:
         dev_port=args.dev_port,
         ui_port=args.ui_port,
         codec_port=args.codec_port,
+        port_flags=PortFlags("--dev-port", "--ui-port"),
         deployment=args.deployment,
         build_id=args.build_id,
         health_port=args.health_port,
