@@ -3,9 +3,13 @@
 No Docker and no download: the binary ships in the wheel next to the Python interpreter. State
 lives in a SQLite file under the data directory so that turns survive a restart of the worker.
 
-Not `WorkflowEnvironment.start_local`: that one stops the server when its context exits and
-downloads a CLI unless given one; this server outlives the command that started it, is reused
-when already running, and keeps its SQLite file between runs.
+The server dies with the process that started it, however that process ends (a SIGKILL
+included): it runs under a small guard process that stops it when a pipe from its parent closes
+(`turnkeeper.dev_server_guard` says why not PR_SET_PDEATHSIG). A Temporal server that is already
+running on the port, started by someone else, is reused and left running.
+
+Not `WorkflowEnvironment.start_local`: that one downloads a CLI unless given one and never reuses
+a running server; this one also keeps its SQLite file between runs.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ DEFAULT_IP: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 7233
 DEFAULT_NAMESPACE: Final = "default"
 LOG_FILENAME: Final = "temporal-dev-server.log"
+GUARD_MODULE: Final = "turnkeeper.dev_server_guard"
 
 # The spellings `temporal operator search-attribute create --type` accepts.
 _INDEXED_VALUE_TYPES: Final[dict[str, IndexedValueType.ValueType]] = {
@@ -212,6 +217,8 @@ class DevServer:
         self.reused = False
         self._process: subprocess.Popen[bytes] | None = None
         self._log_file: IO[bytes] | None = None
+        # The write end of the guard's stdin: closing it (or our death) stops the server.
+        self._lifeline: int | None = None
 
     @property
     def address(self) -> str:
@@ -232,7 +239,8 @@ class DevServer:
 
     @property
     def pid(self) -> int | None:
-        """Process id of the server this instance started; None when reused or stopped."""
+        """Process id of the server's guard, which this instance started and which runs the
+        server as its child; None when reused or stopped."""
         return self._process.pid if self._process else None
 
     async def __aenter__(self) -> Self:
@@ -300,10 +308,14 @@ class DevServer:
             )
 
     async def stop(self) -> None:
-        """Stop the server this instance started: SIGTERM, then SIGKILL after the grace period."""
+        """Stop the server this instance started: its guard sends SIGTERM, then SIGKILL after
+        the grace period."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            await asyncio.to_thread(_terminate, process, self.stop_grace_period_s)
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
+        if process is not None:
+            await asyncio.to_thread(_wait_for_guard, process, self.stop_grace_period_s + 5.0)
             log.info("dev server stopped", address=self.address, exit_code=process.returncode)
         if self._log_file is not None:
             self._log_file.close()
@@ -330,15 +342,21 @@ class DevServer:
         binary = find_temporal_binary()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._log_file = self.log_path.open("ab")
-        self._process = subprocess.Popen(
-            self.command(binary),
-            stdin=subprocess.DEVNULL,
-            stdout=self._log_file,
-            stderr=subprocess.STDOUT,
-            # Its own session, so a Ctrl-C in the terminal reaches only the worker, which then
-            # drains its activities before this server is stopped under it.
-            start_new_session=True,
-        )
+        # Not inheritable (PEP 446): no other child of ours holds the write end open.
+        read_end, self._lifeline = os.pipe()
+        guard = [sys.executable, "-m", GUARD_MODULE, str(self.stop_grace_period_s)]
+        try:
+            self._process = subprocess.Popen(
+                [*guard, *self.command(binary)],
+                stdin=read_end,
+                stdout=self._log_file,
+                stderr=subprocess.STDOUT,
+                # Its own session, so a Ctrl-C in the terminal reaches only the worker, which then
+                # drains its activities before this server is stopped under it.
+                start_new_session=True,
+            )
+        finally:
+            os.close(read_end)
 
     async def _wait_until_ready(self) -> Client:
         deadline = time.monotonic() + self.startup_timeout_s
@@ -380,15 +398,17 @@ def _last_line(path: Path) -> str:
     return next((line.strip() for line in reversed(lines) if line.strip()), "empty log")
 
 
-def _terminate(process: subprocess.Popen[bytes], grace_period_s: float) -> None:
-    """Blocking: ask the process to stop, and insist after the grace period."""
-    if sys.platform == "win32":
-        process.terminate()
-    else:
-        process.send_signal(signal.SIGTERM)
+def _wait_for_guard(process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """Blocking: wait for the guard, which stops the server once its stdin closed; kill both if
+    the guard itself hangs."""
     try:
-        process.wait(timeout=grace_period_s)
+        process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        log.warning("dev server ignored SIGTERM, killing it", pid=process.pid)
-        process.kill()
+        log.warning("dev server guard did not stop, killing it and the server", pid=process.pid)
+        if sys.platform == "win32":
+            process.kill()
+        else:
+            # The guard leads the session and process group the server runs in.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
         process.wait()
