@@ -139,3 +139,7 @@ def _show_web_ui(server: DevServer) -> None:
     whose reader is gone (`| tee` after a Ctrl-C) must not stop the worker from starting."""
     with contextlib.suppress(OSError, ValueError):
         print(f"Temporal Web UI: {server.ui_url}", flush=True)
+
+
+if __name__ == "__main__":  # `python -m turnkeeper.worker_cli`: worker.py without a checkout
+    main()
