@@ -95,7 +95,7 @@ def status(console: Console, workflow_id: str, turn_status: TurnStatus, target: 
     grid.add_row("model calls", str(turn_status.llm_calls))
     grid.add_row("tool calls", str(turn_status.tool_calls))
     grid.add_row("cost", f"${turn_status.cost_usd:.6f}")
-    grid.add_row("elapsed", f"{turn_status.elapsed_ms / 1000:.1f} s")
+    grid.add_row("elapsed (excluding human waits)", f"{turn_status.elapsed_ms / 1000:.1f} s")
     console.print(grid)
     if turn_status.pending:
         pending(console, workflow_id, turn_status.pending, target)
