@@ -178,9 +178,11 @@ def _check_ports(port: int, ui_port: int, flags: PortFlags) -> None:
 class DevServer:
     """`temporal server start-dev` for the lifetime of an `async with` block.
 
-    If something already listens on the frontend port (say `python worker.py --dev` in another
-    terminal) it is reused rather than fought over: this instance then starts and stops nothing.
-    Either way the project's search attributes are registered before `__aenter__` returns.
+    If a Temporal server already listens on the frontend port (say `python worker.py --dev` in
+    another terminal) it is reused rather than fought over: this instance then starts and stops
+    nothing. Anything else on that port, or on the Web UI's, fails at once with a message that
+    names `port_flags`. Either way the project's search attributes are registered before
+    `__aenter__` returns.
 
     Example:
         async with DevServer(settings.data_dir) as server:
@@ -256,7 +258,8 @@ class DevServer:
         await self.stop()
 
     async def already_running(self) -> bool:
-        """Whether something listens on the frontend port, so that `start` would reuse it."""
+        """Whether something listens on the frontend port, so that `start` would reuse it (or
+        refuse it, when it is not a Temporal server)."""
         return await _port_is_open(self.ip, self.port)
 
     async def start(self) -> None:
