@@ -7,7 +7,6 @@ Each test runs the worker as its own process on free ports, as a user does."""
 from __future__ import annotations
 
 import itertools
-import os
 import signal
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.test_devserver import REPO_ROOT, free_ports, port_is_open
+from tests.test_devserver import REPO_ROOT, free_ports, own_environment, port_is_open
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -39,15 +38,10 @@ def start_worker(how: str, tmp_path: Path, port: int, ui_port: int) -> subproces
         "worker.py": [sys.executable, "worker.py", "--dev", "--dev-port", ports[0], "--ui-port"],
         "run_worker": [sys.executable, "-c", APPLICATION_WORKER, ports[0]],
     }
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "AGENT_"))},
-        "TURNKEEPER_DATA_DIR": str(tmp_path / "data"),
-        "AGENT_WORKSPACE": str(tmp_path / "workspace"),
-    }
     return subprocess.Popen(
         [*commands[how], ports[1]],
         cwd=REPO_ROOT,
-        env=env,
+        env=own_environment(tmp_path),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )

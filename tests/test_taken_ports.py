@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import http.server
-import os
 import re
 import socket
 import subprocess
@@ -20,7 +19,7 @@ import pytest
 
 import turnkeeper
 from tests.cli.test_demo import turnkeeper_command
-from tests.test_devserver import REPO_ROOT, free_ports
+from tests.test_devserver import REPO_ROOT, free_ports, own_environment
 from turnkeeper.devserver import DevServer, DevServerError, PortFlags
 
 FLAGS = PortFlags("--the-port", "--the-ui-port")
@@ -103,12 +102,7 @@ def test_each_command_names_its_own_flag(tmp_path: Path, entry_point: str, taken
     (free,) = free_ports(1)
     with silent_listener() as busy:
         port, ui_port = (busy, free) if taken == "grpc" else (free, busy)
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "AGENT_"))},
-            "TURNKEEPER_DATA_DIR": str(tmp_path / "data"),
-            "AGENT_WORKSPACE": str(tmp_path / "workspace"),
-            "COLUMNS": "300",
-        }
+        env = {**own_environment(tmp_path), "COLUMNS": "300"}
         arguments = [*command, port_flag, str(port), "--ui-port", str(ui_port)]
         started = time.monotonic()
         done = subprocess.run(

@@ -9,9 +9,8 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 from turnkeeper.contracts.messages import ToolResultBlock
-from turnkeeper.contracts.names import QUERY_STATUS, WORKFLOW_TYPE
+from turnkeeper.contracts.names import QUERY_STATUS
 from turnkeeper.contracts.signals import TurnStatus
-from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import (
     make_settings,
@@ -64,16 +63,11 @@ async def test_status_elapsed_leaves_out_the_wait_for_a_human(
     )
     settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
     request = scripted_request(key, task={"constraints": {"approval_timeout_s": 3600}})
-    client = skipping_env.client
+    client, workflow_id = skipping_env.client, f"turn-{uuid.uuid4()}"
+    report = await run_on_server(client, settings, fake_anthropic, request, workflow_id=workflow_id)
+    # Read later, by a fresh worker that replays the finished turn to answer.
     async with running_worker(client, settings, fake_anthropic):
-        handle = await client.start_workflow(
-            WORKFLOW_TYPE,
-            request,
-            id=f"turn-{uuid.uuid4()}",
-            task_queue=settings.task_queue,
-            result_type=AgentReport,
-        )
-        report = await handle.result()
+        handle = client.get_workflow_handle(workflow_id)
         status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
 
     assert status.state == "completed"
