@@ -150,6 +150,14 @@ class PendingCall(BaseModel):
 
 
 class TurnStatus(BaseModel):
+    """The `status` query's answer: where a turn is and what it waits for.
+
+    Attributes:
+        elapsed_ms: Time the turn has worked, excluding the time it waited for humans (approvals,
+            external results, budget extensions): the time that counts against
+            `time_budget_ms`. The report's `duration_ms` is the wall-clock time, waits included.
+    """
+
     state: TurnState
     agent_id: str = ""  # what a signed decision binds, besides the workflow and call ids
     # The signing format the turn verifies (contracts/decision_signing.py); workers from before
@@ -159,7 +167,11 @@ class TurnStatus(BaseModel):
     llm_calls: int = 0
     tool_calls: int = 0
     cost_usd: float = 0.0
-    elapsed_ms: int = 0
+    elapsed_ms: int = Field(
+        default=0,
+        description="Time worked, excluding waits for humans: what counts against the time "
+        "budget (the report's duration_ms includes them).",
+    )
     pending: list[PendingCall] = Field(default_factory=list)
     # The latest signals that were ignored (`approve` unsigned, forged, expired or stale; any
     # signal that arrived unencrypted where encryption is required), newest last; at most

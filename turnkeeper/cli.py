@@ -517,9 +517,7 @@ def demo_command(
     ] = None,
     port: Annotated[int, typer.Option(help="gRPC port of the dev server")] = 7233,
     ui_port: Annotated[int, typer.Option(help="Web UI port of the dev server")] = 8233,
-    task_queue: Annotated[str, typer.Option(help="Task queue of the in-process worker")] = (
-        demo.DEMO_TASK_QUEUE
-    ),
+    task_queue: TaskQueue = DEFAULT_TASK_QUEUE,
 ) -> None:
     """The offline demo: dev server, worker and a turn on the scripted demo model."""
     if yes and no:

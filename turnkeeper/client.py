@@ -73,7 +73,9 @@ class TurnHandle:
         return self.workflow.id
 
     async def status(self) -> TurnStatus:
-        """State, iteration, counters, cost and the calls waiting for a human or the caller."""
+        """State, iteration, counters, cost, the time worked (`elapsed_ms`, which leaves out
+        waits for humans, as the time budget does) and the calls waiting for a human or the
+        caller."""
         return await self.workflow.query(QUERY_STATUS, result_type=TurnStatus)
 
     async def transcript(self) -> list[Message]:

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-import structlog
 from aiohttp import web
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
@@ -35,6 +34,7 @@ from temporalio.converter import (
     StorageDriverRetrieveContext,
 )
 
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.store.content_store import ContentMissingError, ContentStore
 from turnkeeper.activities.store.encrypted_store import ContentCorruptedError
 from turnkeeper.activities.store.encryption_codec import EncryptionCodec
@@ -56,7 +56,7 @@ _WILDCARDS: Final = frozenset({"0.0.0.0", "::", ""})  # every interface: no name
 _REFERENCE_TYPE: Final = ExternalStorageReference.DESCRIPTOR.full_name.encode()
 _ALLOWED_HEADERS: Final = "Content-Type, X-Namespace, Authorization, Authorization-Extras"
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class CodecServerError(RuntimeError):

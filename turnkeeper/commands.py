@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import JsonValue, TypeAdapter
 from rich.console import Console
+from rich.text import Text
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
@@ -285,7 +286,8 @@ async def _follow_to_end(
     try:
         outcome = await follow(handle, announce, on_budget=announce_budget)
     except asyncio.CancelledError:  # Ctrl-C: only the following stops, never the turn
-        info.print(f"Stopped following; the turn goes on. Again: turnkeeper result {handle.id}")
+        again = target.ours("result", handle.id)
+        info.print(Text(f"Stopped following; the turn goes on. Again: {again}"), soft_wrap=True)
         raise
     return show_outcome(outcome, target, as_json)
 

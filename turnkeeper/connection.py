@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Final
 
-import structlog
 from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
 
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.encryption_codec import MissingKeyHook
 from turnkeeper.activities.store.keyring import Keyring
@@ -24,7 +24,7 @@ DEFAULT_NAMESPACE: Final = "default"
 # (a firewall that drops packets) does not look like a hang.
 CONNECT_TIMEOUT_S: Final = 15.0
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class TemporalUnreachableError(ConnectionError):

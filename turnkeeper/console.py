@@ -105,10 +105,11 @@ def exit_without_teardown(code: object) -> NoReturn:
     """Ends the process as `SystemExit(code)` would, but skipping interpreter finalization (see
     `ConsoleApp`): for processes that used a Temporal client and stopped all they own."""
     if isinstance(code, str):  # SystemExit("message") means: print it, exit 1
-        sys.stderr.write(code + "\n")
+        with contextlib.suppress(OSError, ValueError):  # closed, or a pipe whose reader left
+            sys.stderr.write(code + "\n")
         code = 1
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # closed, or a pipe whose reader left
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
     os._exit(code if isinstance(code, int) else 0 if code is None else 1)
 

@@ -21,13 +21,13 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Final
 
-import structlog
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.devserver import missing_search_attributes
 from turnkeeper.env_numbers import SettingsError
 
@@ -39,7 +39,7 @@ DEFAULT_HEALTH_HOST: Final = "0.0.0.0"
 # Shorter than a Kubernetes probe's default timeout (1 s is the default; the manifests use 5 s).
 READY_CHECK_TIMEOUT_S: Final = 4.0
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def health_port(env: Mapping[str, str] | None = None) -> int | None:

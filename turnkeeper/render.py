@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import getpass
 import json
-import shlex
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -105,7 +104,7 @@ def status(
     grid.add_row("model calls", str(turn_status.llm_calls))
     grid.add_row("tool calls", str(turn_status.tool_calls))
     grid.add_row("cost", f"${turn_status.cost_usd:.6f}")
-    grid.add_row("elapsed", f"{turn_status.elapsed_ms / 1000:.1f} s")
+    grid.add_row("elapsed (excluding human waits)", f"{turn_status.elapsed_ms / 1000:.1f} s")
     console.print(grid)
     if turn_status.pending:
         pending(console, workflow_id, turn_status.pending, target, full=full)
@@ -165,7 +164,7 @@ def pending(
         else:
             console.print(Text(f"  input: {summarize(call.input)}"), soft_wrap=True)
             if abridged(call.input):
-                where = _shell(["turnkeeper", "status", workflow_id, "--full"])
+                where = target.ours("status", workflow_id, "--full")
                 console.print(Text(f"  (abridged; in full: {where})", style="dim"), soft_wrap=True)
         for command in decide_commands(workflow_id, call, target):
             console.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
@@ -195,28 +194,26 @@ _EXAMPLE_AMOUNTS = {"cost": "1", "time": "60000", "iterations": "5", "tool_inter
 
 def extend_commands(workflow_id: str, request: BudgetRequest, target: Target) -> list[str]:
     """Ours, then the plain `temporal` CLI update with the contract's JSON."""
-    flags = target.connection_flags()
     field, amount = AMOUNT_FIELDS[request.budget], _EXAMPLE_AMOUNTS[request.budget]
-    ours = ["turnkeeper", "extend", workflow_id, "--" + field.replace("_", "-"), amount]
     payload = {field: json.loads(amount), "approver": local_user(), "reason": ""}
-    temporal = [
-        "temporal",
-        "workflow",
-        "update",
-        "execute",
-        "--workflow-id",
-        workflow_id,
-        "--name",
-        UPDATE_EXTEND_BUDGET,
-        "--input",
-        json.dumps(payload),
+    return [
+        target.ours("extend", workflow_id, "--" + field.replace("_", "-"), amount),
+        target.temporal_cli(
+            "workflow",
+            "update",
+            "execute",
+            "--workflow-id",
+            workflow_id,
+            "--name",
+            UPDATE_EXTEND_BUDGET,
+            "--input",
+            json.dumps(payload),
+        ),
     ]
-    return [_shell([*ours, *flags]), _shell([*temporal, *flags])]
 
 
 def decide_commands(workflow_id: str, call: PendingCall, target: Target) -> list[str]:
     """Ours, then the plain `temporal` CLI signal with the contract's JSON."""
-    flags = target.connection_flags()
     if call.kind == "approval":
         payload: dict[str, Any] = {
             "call_id": call.call_id,
@@ -225,37 +222,25 @@ def decide_commands(workflow_id: str, call: PendingCall, target: Target) -> list
             "approver": local_user(),
         }
         ours = [
-            _shell(["turnkeeper", "approve", workflow_id, call.call_id, *flags]),
-            _shell(
-                ["turnkeeper", "reject", workflow_id, call.call_id, "--reason", "why not", *flags]
-            ),
+            target.ours("approve", workflow_id, call.call_id),
+            target.ours("reject", workflow_id, call.call_id, "--reason", "why not"),
         ]
         signal = SIGNAL_APPROVE
     else:
         payload = {"call_id": call.call_id, "output": "…", "is_error": False}
-        ours = [
-            _shell(["turnkeeper", "submit", workflow_id, call.call_id, "--output", "…", *flags])
-        ]
+        ours = [target.ours("submit", workflow_id, call.call_id, "--output", "…")]
         signal = SIGNAL_SUBMIT_TOOL_RESULT
-    temporal = _shell(
-        [
-            "temporal",
-            "workflow",
-            "signal",
-            "--workflow-id",
-            workflow_id,
-            "--name",
-            signal,
-            "--input",
-            json.dumps(payload),
-            *flags,
-        ]
+    temporal = target.temporal_cli(
+        "workflow",
+        "signal",
+        "--workflow-id",
+        workflow_id,
+        "--name",
+        signal,
+        "--input",
+        json.dumps(payload),
     )
     return [*ours, temporal]
-
-
-def _shell(words: list[str]) -> str:
-    return " ".join(shlex.quote(word) for word in words)
 
 
 def summarize(value: dict[str, Any], limit: int = SUMMARY_CHARS) -> str:

@@ -13,18 +13,18 @@ import contextlib
 import dataclasses
 import os
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
 
-import structlog
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from turnkeeper.activities.llm.endpoints import named_endpoints
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
 from turnkeeper.activities.store.stores import open_store
@@ -35,6 +35,8 @@ from turnkeeper.dev_stack import dev_stack
 from turnkeeper.devserver import (
     DEFAULT_NAMESPACE,
     DEFAULT_PORT,
+    DevServer,
+    PortFlags,
     missing_search_attributes,
 )
 from turnkeeper.health import WorkerHealth, health_port, health_server
@@ -55,8 +57,11 @@ GRACEFUL_SHUTDOWN: Final = timedelta(seconds=30)
 # Listing search attributes needs operator rights that a namespace-scoped cloud key may lack.
 _UNCHECKABLE: Final = frozenset({RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.UNIMPLEMENTED})
 
+# The error about a taken port names the arguments that choose them.
+RUN_WORKER_PORT_FLAGS: Final = PortFlags("run_worker(dev_port=…)", "run_worker(ui_port=…)")
+
 # Named, not __name__: run as a script this module is `__main__`.
-log = structlog.get_logger("turnkeeper.worker")
+log = get_logger("turnkeeper.worker")
 
 
 class WorkerLacksKeyError(RuntimeError):
@@ -98,6 +103,7 @@ class WorkerOptions:
         dev: First start the embedded dev server (and reuse one already running).
         address, namespace: The Temporal to connect to (not with `dev`); None: the environment.
         dev_port, ui_port, codec_port: Where `dev` puts the dev server, its UI, its codec server.
+        port_flags: How the user chooses `dev_port` and `ui_port` (`--dev-port` from a shell).
         deployment, build_id: The Worker Deployment version to poll as; None: from
             `TURNKEEPER_DEPLOYMENT_NAME` / `TURNKEEPER_BUILD_ID`; no deployment: unversioned.
         health_port: Port of `/healthz`, `/readyz` and `/metrics`; None: `TURNKEEPER_HEALTH_PORT`,
@@ -114,6 +120,7 @@ class WorkerOptions:
     dev_port: int = DEFAULT_PORT
     ui_port: int | None = None
     codec_port: int = 0
+    port_flags: PortFlags = RUN_WORKER_PORT_FLAGS
     deployment: str | None = None
     build_id: str | None = None
     health_port: int | None = None
@@ -140,6 +147,8 @@ async def run_worker(
     dev: bool = False,
     address: str | None = None,
     namespace: str | None = None,
+    dev_port: int = DEFAULT_PORT,
+    ui_port: int | None = None,
 ) -> None:
     """Run the turnkeeper worker, with your own tools next to the built-in ones, until SIGINT or
     SIGTERM (or until the task running it is cancelled); in-flight calls get a grace period.
@@ -157,9 +166,14 @@ async def run_worker(
         dev: First start an embedded Temporal dev server with its Web UI (no Docker).
         address: Temporal `host:port` (default: `TEMPORAL_ADDRESS`, the profile, localhost:7233).
         namespace: The namespace (default: `TEMPORAL_NAMESPACE` or `default`).
+        dev_port: With `dev`, the gRPC port of the dev server (a Temporal server already
+            listening there is used as it is).
+        ui_port: With `dev`, the port of its Web UI (default: `dev_port` + 1000).
 
     Raises:
-        ValueError: Two tools share a name, or `dev` with an `address`.
+        ValueError: Two tools share a name, `dev` with an `address`, or ports without `dev`.
+        DevServerError: With `dev`, something other than a Temporal server holds `dev_port`,
+            something holds `ui_port`, or the server did not start; the message says which.
         TemporalUnreachableError: Nothing answered at the address.
         SearchAttributesMissingError: The namespace lacks the search attributes turns set.
         WorkerLacksKeyError: A turn's content was encrypted with a key this worker lacks.
@@ -168,6 +182,8 @@ async def run_worker(
     """
     if dev and address:
         raise ValueError("dev=True starts its own server: give no address")
+    if not dev and (dev_port != DEFAULT_PORT or ui_port is not None):
+        raise ValueError("dev_port and ui_port place the dev server: they need dev=True")
     options = WorkerOptions(
         tools=tuple(tools),
         builtin_tools=builtin_tools,
@@ -176,6 +192,8 @@ async def run_worker(
         dev=dev,
         address=address,
         namespace=namespace,
+        dev_port=dev_port,
+        ui_port=ui_port,
     )
     await serve(options)
 
@@ -266,13 +284,14 @@ def _stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
     task = asyncio.current_task()
 
     def request_stop(signum: signal.Signals) -> None:
+        # Each stop before its log line: whatever becomes of the line, the worker stops.
         if stop.is_set():
-            log.warning("second stop request, abandoning in-flight work", signal=signum.name)
             if task is not None:
                 task.cancel()
+            log.warning("second stop request, abandoning in-flight work", signal=signum.name)
             return
-        log.info("stop requested, draining (signal again to force)", signal=signum.name)
         stop.set()
+        log.info("stop requested, draining (signal again to force)", signal=signum.name)
 
     installed: list[signal.Signals] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -311,8 +330,15 @@ async def check_search_attributes(client: Client) -> None:
         raise SearchAttributesMissingError(missing, client.namespace)
 
 
-async def serve(options: WorkerOptions) -> None:
-    """Connect (starting the dev server first with `dev`) and run the worker until stopped."""
+async def serve(
+    options: WorkerOptions, *, on_dev_server: Callable[[DevServer], None] | None = None
+) -> None:
+    """Connect (starting the dev server first with `dev`) and run the worker until stopped.
+
+    Args:
+        on_dev_server: Called once the `dev` server serves (the command line shows its Web UI;
+            a library prints nothing).
+    """
     settings = options.settings()
     tools = tool_registry(settings, options.tools, builtin=options.builtin_tools)
     # A configuration that cannot work stops the worker before it connects, in one line.
@@ -350,7 +376,7 @@ async def serve(options: WorkerOptions) -> None:
                 "require_encryption": settings.require_encryption,
             }
             if options.dev:
-                client = await _start_dev_server(stack, settings, options, **keys)
+                client = await _start_dev_server(stack, settings, options, on_dev_server, **keys)
             else:
                 client = await connect(address=options.address, namespace=options.namespace, **keys)
                 await check_search_attributes(client)
@@ -366,6 +392,7 @@ async def _start_dev_server(
     stack: contextlib.AsyncExitStack,
     settings: Settings,
     options: WorkerOptions,
+    on_dev_server: Callable[[DevServer], None] | None,
     **connect_options: Any,
 ) -> Client:
     stack_of_servers = dev_stack(
@@ -376,11 +403,12 @@ async def _start_dev_server(
         ui_port=options.ui_port,
         namespace=options.namespace or DEFAULT_NAMESPACE,
         codec_port=options.codec_port,
+        port_flags=options.port_flags,
     )
     # Entered on the stack so the servers outlive the worker's drain and stop after it.
     server = await stack.enter_async_context(stack_of_servers)
-    # For the person at the terminal, not a diagnostic: where to watch the turns.
-    print(f"Temporal Web UI: {server.ui_url}", flush=True)
+    if on_dev_server is not None:
+        on_dev_server(server)
     # The dev server is local and plain-text: ignore TEMPORAL_* meant for another cluster.
     return await connect(
         address=server.address, namespace=server.namespace, from_env=False, **connect_options

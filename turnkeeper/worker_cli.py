@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -13,7 +14,7 @@ from turnkeeper.codec_server import CodecServerError
 from turnkeeper.connection import TemporalUnreachableError
 from turnkeeper.console import exit_without_teardown
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
-from turnkeeper.devserver import DEFAULT_PORT, DevServerError
+from turnkeeper.devserver import DEFAULT_PORT, DevServer, DevServerError, PortFlags
 from turnkeeper.env_numbers import SettingsError
 from turnkeeper.health import HEALTH_PORT_ENV
 from turnkeeper.logging import configure_logging
@@ -83,6 +84,7 @@ def options_of(args: argparse.Namespace) -> WorkerOptions:
         dev_port=args.dev_port,
         ui_port=args.ui_port,
         codec_port=args.codec_port,
+        port_flags=PortFlags("--dev-port", "--ui-port"),
         deployment=args.deployment,
         build_id=args.build_id,
         health_port=args.health_port,
@@ -110,7 +112,7 @@ def _run(argv: Sequence[str] | None) -> None:
     except TelemetryConfigError as err:
         raise SystemExit(str(err)) from None
     try:
-        asyncio.run(serve(options_of(args)))
+        asyncio.run(serve(options_of(args), on_dev_server=_show_web_ui))
     except (
         TemporalUnreachableError,
         DevServerError,
@@ -130,3 +132,14 @@ def _run(argv: Sequence[str] | None) -> None:
     finally:
         # Export the spans and metrics still buffered.
         telemetry.shutdown()
+
+
+def _show_web_ui(server: DevServer) -> None:
+    """For the person at the terminal, not a diagnostic: where to watch the turns. A stdout
+    whose reader is gone (`| tee` after a Ctrl-C) must not stop the worker from starting."""
+    with contextlib.suppress(OSError, ValueError):
+        print(f"Temporal Web UI: {server.ui_url}", flush=True)
+
+
+if __name__ == "__main__":  # `python -m turnkeeper.worker_cli`: worker.py without a checkout
+    main()

@@ -508,7 +508,7 @@ class AgentTurnWorkflow:
             llm_calls=turn.model_calls,
             tool_calls=turn.tool_calls,
             cost_usd=round(turn.cost_usd, 10),
-            elapsed_ms=turn.elapsed_ms(workflow.now()),
+            elapsed_ms=turn.active_ms(workflow.now()),
             pending=self._pending.listing(),
             refused_decisions=list(turn.refused_decisions),
             refused_decisions_dropped=turn.refused_decisions_dropped,

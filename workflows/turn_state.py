@@ -375,7 +375,10 @@ class Turn(TurnProgress):
         ]
 
     def active_ms(self, now: datetime) -> int:
-        return _ms(now - self.started) - self.human.waited_ms(now)
+        """Time at work since the start (until the end, once the turn ended), leaving out the
+        waits for humans and callers: what counts against the time budget."""
+        until = self.ended or now
+        return _ms(until - self.started) - self.human.waited_ms(until)
 
     def elapsed_ms(self, now: datetime) -> int:
         return _ms((self.ended or now) - self.started)

@@ -15,7 +15,6 @@ from typing import Any, Final, cast, get_args
 
 import anthropic
 import httpx2
-import structlog
 from anthropic.types import Message as SdkMessage
 from anthropic.types import (
     MessageParam,
@@ -36,6 +35,7 @@ from turnkeeper.activities.llm.provider import (
 from turnkeeper.activities.llm.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.llm.provider import transient as _transient
 from turnkeeper.activities.llm.redaction import api_message_excerpt, failure_without_secrets
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
@@ -55,7 +55,7 @@ from turnkeeper.contracts.names import PROVIDER_ANTHROPIC
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import Usage
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 # How long one attempt may take. Passed explicitly on every call, which also stops the SDK from
 # refusing a non-streaming call with a large max_tokens ("streaming is required").

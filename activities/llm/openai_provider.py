@@ -13,7 +13,6 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-import structlog
 from turnkeeper.activities.llm.openai_messages import (
     MalformedAnswer,
     from_chat_message,
@@ -31,6 +30,7 @@ from turnkeeper.activities.llm.provider import (
 from turnkeeper.activities.llm.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.llm.provider import transient as _transient
 from turnkeeper.activities.llm.redaction import api_message_excerpt, failure_without_secrets
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
@@ -44,7 +44,7 @@ from turnkeeper.contracts.turn import Usage
 if TYPE_CHECKING:
     import openai
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 DEFAULT_TIMEOUT_S: Final = 600.0
 # turnkeeper is installed from a checkout or a git URL, not from a package index, so the hint

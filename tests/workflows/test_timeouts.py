@@ -9,8 +9,16 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.names import QUERY_STATUS
+from turnkeeper.contracts.signals import TurnStatus
 
-from tests.conftest import make_settings, new_key, run_on_server, scripted_request
+from tests.conftest import (
+    make_settings,
+    new_key,
+    run_on_server,
+    running_worker,
+    scripted_request,
+)
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 
@@ -39,4 +47,29 @@ async def test_approval_timeout_counts_as_rejection_and_not_against_time_budget(
     assert result.text() == "approval timed out"
     assert not (settings.workspace / "late.md").exists()
     assert report.outcome == "completed"
+    assert report.duration_ms >= timedelta(hours=1).total_seconds() * 1000
+
+
+async def test_status_elapsed_leaves_out_the_wait_for_a_human(
+    skipping_env: WorkflowEnvironment, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """`elapsed_ms` of the status query is the time that counts against the time budget: the hour
+    the turn waited for an approval is not in it; the report's `duration_ms` is the wall-clock
+    time, the hour included."""
+    key = new_key()
+    fake_anthropic.script(
+        key,
+        [fake.tool_calls(("write_file", {"path": "late.md", "content": "x"})), fake.text("Done.")],
+    )
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    request = scripted_request(key, task={"constraints": {"approval_timeout_s": 3600}})
+    client, workflow_id = skipping_env.client, f"turn-{uuid.uuid4()}"
+    report = await run_on_server(client, settings, fake_anthropic, request, workflow_id=workflow_id)
+    # Read later, by a fresh worker that replays the finished turn to answer.
+    async with running_worker(client, settings, fake_anthropic):
+        handle = client.get_workflow_handle(workflow_id)
+        status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
+
+    assert status.state == "completed"
+    assert status.elapsed_ms < 60_000
     assert report.duration_ms >= timedelta(hours=1).total_seconds() * 1000

@@ -176,3 +176,12 @@ def test_a_turn_that_waits_shows_what_for_until_it_ends() -> None:
     t.end("failed", START + SECOND)
     t.follow_waits("running")
     assert (t.state, t.ended) == ("failed", START + SECOND)
+
+
+def test_active_time_stops_at_the_end_even_during_a_wait() -> None:
+    t = turn()
+    t.start_waiting(START + 2 * SECOND)
+    t.end("cancelled", START + 5 * SECOND)  # cancelled while it waited for an approval
+    assert t.active_ms(START + 5 * SECOND) == 2000
+    assert t.active_ms(START + 3600 * SECOND) == 2000  # a status read an hour later
+    assert t.elapsed_ms(START + 3600 * SECOND) == 5000
