@@ -181,8 +181,12 @@ def _spawn(
 
 
 async def run(
-    command: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None
+    command: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    stdin: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """Runs a command to its end; `stdin` is what a user would type into it."""
     return await asyncio.to_thread(
         subprocess.run,
         list(command),
@@ -190,6 +194,7 @@ async def run(
         text=True,
         env=dict(env) if env is not None else user_environment(),
         cwd=cwd,
+        input=stdin,
         timeout=60,
     )
 
