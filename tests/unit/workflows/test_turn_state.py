@@ -175,3 +175,10 @@ def test_a_turn_that_waits_shows_what_for_until_it_ends() -> None:
     t.end("failed", START + SECOND)
     t.follow_waits("running")
     assert (t.state, t.ended) == ("failed", START + SECOND)
+
+
+def test_a_turn_cancelled_while_it_waits_for_budget_waits_for_nothing() -> None:
+    t = turn()
+    t.request_budget("cost", "spent", START)
+    t.end("cancelled", START + SECOND)
+    assert (t.state, t.budget_request, t.budget_requests) == ("cancelled", None, 1)
