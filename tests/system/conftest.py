@@ -114,20 +114,22 @@ class SystemStack:
     ) -> WorkerProcess:
         """Starts `python worker.py --address … --task-queue …` (or `script`, the command of an
         application's own worker, which gets the address and queue from the environment) in a
-        working directory of its own; returns once it polls."""
+        working directory of its own; returns once it polls. `env` may also override the
+        defaults (a second worker of a host shares the first one's workspace and store)."""
         queue = task_queue or f"system-{uuid.uuid4().hex[:10]}"
         folder = self.tmp_path / f"worker-{len(self.workers)}"
-        workspace = folder / "workspace"
-        workspace.mkdir(parents=True)
-        environment = user_environment(
-            ANTHROPIC_BASE_URL=self.fake.base_url,
-            ANTHROPIC_API_KEY="test-key",
-            AGENT_WORKSPACE=str(workspace),
-            TURNKEEPER_DATA_DIR=str(folder / "data"),
-            TEMPORAL_ADDRESS=self.address,
-            AGENT_TASK_QUEUE=queue,
-            **(env or {}),
-        )
+        defaults = {
+            "ANTHROPIC_BASE_URL": self.fake.base_url,
+            "ANTHROPIC_API_KEY": "test-key",
+            "AGENT_WORKSPACE": str(folder / "workspace"),
+            "TURNKEEPER_DATA_DIR": str(folder / "data"),
+            "TEMPORAL_ADDRESS": self.address,
+            "AGENT_TASK_QUEUE": queue,
+        }
+        environment = user_environment(**(defaults | dict(env or {})))
+        folder.mkdir(parents=True)
+        workspace = Path(environment["AGENT_WORKSPACE"])
+        workspace.mkdir(parents=True, exist_ok=True)
         command = list(script) if script else [
             sys.executable, str(WORKER_SCRIPT), "--address", self.address, "--task-queue", queue,
         ]  # fmt: skip
