@@ -1,7 +1,7 @@
 """An application's own worker, as the README's first example writes it: a script that declares
-`@turnkeeper.tool`s and calls `turnkeeper.run_worker(tools=[…])`, run as its own process with
-the address and queue in its environment, and driven by the README's Python loop (`events()`,
-`approve()`, `result()`)."""
+`@turnkeeper.tool`s (one on the fast path, `local=True`) and calls
+`turnkeeper.run_worker(tools=[…])`, run as its own process with the address and queue in its
+environment, and driven by the README's Python loop (`events()`, `approve()`, `result()`)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from pathlib import Path
 import turnkeeper
 
 
-@turnkeeper.tool
+@turnkeeper.tool(local=True)
 async def lookup_order(order_id: str) -> dict:
     """Look up an order by its id."""
     return {"order_id": order_id, "status": "arrived broken", "total_usd": 40.0}
@@ -90,6 +90,15 @@ async def test_an_application_worker_runs_its_own_tools(
     [entry] = [json.loads(line) for line in ledger]
     call_id = report.decisions[0].call_id
     assert (entry["amount_usd"], entry["key"]) == (25, f"{handle.id}/{call_id}")
+    # The local tool ran as a local activity: a marker in history instead of an activity task
+    # (the other local activity is the standing-approval lookup of `refund`).
+    shown = await stack.temporal("workflow", "show", "--workflow-id", handle.id)
+    scheduled = [
+        event["activityTaskScheduledEventAttributes"]["activityType"]["name"]
+        for event in shown["events"]
+        if event["eventType"] == "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED"
+    ]
+    assert sorted(scheduled) == ["model_call"] * 3 + ["tool_call"], scheduled  # refund only
     # The turn record, as `python worker.py` writes it.
     [ended] = worker.events("turn_completed")
     assert (ended["outcome"], ended["tool_calls"]) == ("completed", 2)
