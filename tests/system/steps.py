@@ -6,6 +6,7 @@ The turn-level steps (`start`, `status`, `wait_for_state`, `result`) are those o
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = [
     "model_saw",
     "result",
     "start",
+    "start_turnkeeper",
     "status",
     "tool_results",
     "turn_request",
@@ -93,6 +95,16 @@ async def wait_for_pending(stack: SystemStack, workflow_id: str, count: int) -> 
             return {"pending": [], "refused": str(refused)}
 
     return await until(read, lambda seen: len(seen["pending"] or []) >= count, f"{count} pending")
+
+
+async def start_turnkeeper(worker: WorkerProcess, *args: str) -> asyncio.subprocess.Process:
+    """A `turnkeeper` command left running in a terminal of its own (e.g. `run` following its
+    turn); read what it printed with `communicate()`."""
+    return await asyncio.create_subprocess_exec(
+        temporal_binary("turnkeeper"), *args, env=worker.environment,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
 
 
 def model_saw(stack: SystemStack, key: str) -> list[dict[str, Any]]:

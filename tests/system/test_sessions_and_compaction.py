@@ -15,6 +15,9 @@ from tests.conftest import new_key
 from tests.fakes import fake_anthropic as fake
 from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.steps import (
+    HALF_A_DOLLAR,
+    LIST,
+    PRICEY,
     connect_as_user,
     result,
     turn_request,
@@ -112,6 +115,44 @@ async def test_turnkeeper_chat_at_the_prompt(stack: SystemStack, tmp_path: Path)
     ):
         assert line in chat.stdout, chat.stdout
     assert (worker.workspace / "note.md").read_text() == "blue"
+
+
+async def test_turnkeeper_chat_extends_a_spent_budget_at_the_prompt(
+    stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker = await stack.start_worker()
+    key = new_key()
+    stack.fake.script(
+        key,
+        [
+            fake.tool_calls(LIST, usage=HALF_A_DOLLAR),
+            fake.text("Listed them.", usage=HALF_A_DOLLAR),
+            fake.text("Still here.", usage=HALF_A_DOLLAR),
+        ],
+    )
+    agent = turn_request(key)["agent"] | {"price": PRICEY}
+    constraints = {"cost_budget_usd": 0.4, "on_budget_exhausted": "pause"}
+    agent_file = tmp_path / "agent.json"
+    agent_file.write_text(json.dumps(agent | {"constraints": constraints}))
+    session_id = f"chat-{key}"
+    typed = "List the files\nlots\n1\nAnd now?\n/close\n"
+
+    chat = await turnkeeper_with_input(
+        worker, typed, "chat", "--agent", str(agent_file), "--session", session_id
+    )
+
+    assert chat.returncode == 0, chat.stdout + chat.stderr
+    for line in (
+        "the turn's cost budget is spent (request 1)",
+        "'lots' is not a number of USD",
+        "agent> Listed them.",
+        "agent> Still here.",  # the $1 granted to the turn extended the session's budget too
+        "Session closed after 2 turns",
+    ):
+        assert line in chat.stdout, chat.stdout
+    client = await connect_as_user(worker, monkeypatch)
+    status = await turnkeeper.session(client, session_id).status()
+    assert (status.state, status.turns, status.cost_extended_usd) == ("closed", 2, 1)
 
 
 @pytest.mark.parametrize("strategy", ["drop_oldest", "summarize"])

@@ -18,6 +18,7 @@ from tests.system.steps import (
     model_saw,
     result,
     start,
+    start_turnkeeper,
     tool_results,
     turn_request,
     wait_for_pending,
@@ -101,6 +102,9 @@ async def test_cancelled_turns_keep_their_partial_state_and_wait_for_nobody(
         cancelled = await wait_for_state(stack, workflow_id, "cancelled")
         assert (cancelled["llm_calls"], cancelled["pending"]) == (1, None), cancelled
         assert cancelled["budget_request"] is None, cancelled
+    metadata = await stack.temporal("workflow", "metadata", "--workflow-id", approval)
+    details = metadata["queryResult"][0]["currentDetails"]  # what the Web UI shows
+    assert "**cancelled**" in details and "turnkeeper approve" not in details, details
     shown = await stack.turnkeeper("status", approval, worker=worker)
     assert "cancelled" in shown.stdout and "waits for" not in shown.stdout, shown.stdout
     transcript = await stack.turnkeeper("transcript", approval, "--json", worker=worker)
@@ -120,10 +124,10 @@ async def test_the_console_runs_follows_and_reads_a_turn(
     agent_file = tmp_path / "agent.json"
     agent_file.write_text(json.dumps(turn_request(key)["agent"]))
 
-    started = await stack.turnkeeper(
-        "run", "--agent", str(agent_file), "--no-wait", "--json", "Save my notes", worker=worker
+    workflow_id = f"turn-console-{key}"
+    following = await start_turnkeeper(
+        worker, "run", "--agent", str(agent_file), "--id", workflow_id, "Save my notes"
     )
-    workflow_id = json.loads(started.stdout)["workflow_id"]
     [call] = (await wait_for_state(stack, workflow_id, "awaiting_approval"))["pending"]
     waiting, shown = await asyncio.gather(
         stack.turnkeeper("pending", "--task-queue", worker.task_queue, worker=worker),
@@ -135,13 +139,18 @@ async def test_the_console_runs_follows_and_reads_a_turn(
     assert workflow_id in waiting.stdout and "awaiting_approval" in shown.stdout
 
     await stack.turnkeeper("approve", workflow_id, "all", "--approver", "erin", worker=worker)
+    followed, _ = await asyncio.wait_for(following.communicate(), timeout=60)
     finished, transcript, watched = await asyncio.gather(
         stack.turnkeeper("result", workflow_id, worker=worker),
         stack.turnkeeper("transcript", workflow_id, worker=worker),
         stack.turnkeeper("watch", workflow_id, worker=worker),
     )
 
-    assert "Saved." in finished.stdout and "completed" in finished.stdout
+    # `run` showed the pending call as it came, then the report.
+    assert following.returncode == 0
+    assert f"write_file waits for approval (call {call['call_id']}" in followed.decode()
+    for report in (followed.decode(), finished.stdout):
+        assert "Saved." in report and "completed" in report, report
     assert "→ write_file" in transcript.stdout and "Saved." in transcript.stdout
     for line in ("iteration 1", "write_file waits for approval", "write_file approved by erin"):
         assert line in watched.stdout, watched.stdout
