@@ -32,6 +32,7 @@ __all__ = [
     "PRICEY",
     "connect_as_user",
     "model_saw",
+    "refused_update",
     "result",
     "start",
     "start_turnkeeper",
@@ -75,6 +76,17 @@ async def update(stack: SystemStack, workflow_id: str, name: str, payload: Any) 
         "--input", json.dumps(payload),
     )  # fmt: skip
     return answer["result"]
+
+
+async def refused_update(stack: SystemStack, workflow_id: str, name: str, payload: Any) -> str:
+    """`temporal workflow update execute` that the workflow refuses: what the CLI says."""
+    command = [
+        temporal_binary("temporal"), "workflow", "update", "execute", "--workflow-id", workflow_id,
+        "--name", name, "--input", json.dumps(payload), "--address", stack.address,
+    ]  # fmt: skip
+    done = await run(command)
+    assert done.returncode != 0, done.stdout
+    return done.stderr
 
 
 async def turnkeeper_with_input(

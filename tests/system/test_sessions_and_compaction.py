@@ -19,10 +19,12 @@ from tests.system.steps import (
     LIST,
     PRICEY,
     connect_as_user,
+    refused_update,
     result,
     turn_request,
     turnkeeper_with_input,
     update,
+    wait_for_state,
     write,
 )
 from tests.waiting import until
@@ -62,24 +64,42 @@ async def send_when_idle(stack: SystemStack, session_id: str, text: str) -> str:
     return sent["turn_workflow_id"]
 
 
-async def test_a_session_through_the_temporal_cli_remembers_the_last_turn(
-    stack: SystemStack,
-) -> None:
+async def test_a_session_through_the_temporal_cli_one_turn_at_a_time(stack: SystemStack) -> None:
     worker = await stack.start_worker()
     key = new_key()
-    stack.fake.script(key, [fake.text("Hello, Ada."), fake.text("Your name is Ada.")])
+    stack.fake.script(
+        key,
+        [
+            fake.tool_calls(write("name.md", "Ada")),
+            fake.text("Noted, Ada."),
+            fake.text("Your name is Ada."),
+        ],
+    )
     session_id = await start_session(stack, worker, key)
 
-    first = await send_when_idle(stack, session_id, "My name is Ada.")
+    first = await send_when_idle(stack, session_id, "My name is Ada; note it.")
     assert first == f"{session_id}/turn-1"
-    assert (await result(stack, first))["output"] == "Hello, Ada."
+    [call] = (await wait_for_state(stack, first, "awaiting_approval"))["pending"]
+    session = await query(stack, session_id, "status")
+    assert (session["running_turn_id"], session["running_turn_state"]) == (
+        first, "awaiting_approval",
+    )  # fmt: skip
+    # One turn at a time: the validators refuse, and nothing reaches history.
+    refused_send = await refused_update(stack, session_id, "send", {"input": "Hello?"})
+    assert f"turn {first} is still running" in refused_send
+    assert "still running" in await refused_update(stack, session_id, "close", {})
+    await stack.temporal(
+        "workflow", "signal", "--workflow-id", first, "--name", "approve",
+        "--input", json.dumps({"call_id": call["call_id"], "approved": True}),
+    )  # fmt: skip
+    assert (await result(stack, first))["output"] == "Noted, Ada."
+
     second = await send_when_idle(stack, session_id, "What is my name?")
     assert (await result(stack, second))["output"] == "Your name is Ada."
-
     conversation = await query(stack, session_id, "messages")
-    assert [message["role"] for message in conversation] == ["user", "assistant"] * 2
+    assert [message["role"] for message in conversation] == ["user", "assistant"] * 3
     asked_second = stack.fake.requests_for(key)[-1].body["messages"]
-    assert "My name is Ada." in json.dumps(asked_second[0])  # the model saw the first exchange
+    assert "My name is Ada" in json.dumps(asked_second[0])  # the model saw the first exchange
     await until(lambda: query(stack, session_id, "status"), lambda s: s["state"] == "idle", "idle")
     closed = await update(stack, session_id, "close", {"reason": "done"})
     assert (closed["state"], closed["turns"]) == ("closed", 2)
