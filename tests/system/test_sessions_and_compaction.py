@@ -1,6 +1,7 @@
 """Conversations and compaction in `python worker.py`: a session driven with the `temporal` CLI
-exactly as the README prints it, `turnkeeper chat` fed on stdin, and a turn that outgrows
-`agent.compaction.max_input_tokens`, followed through the public client's event stream."""
+exactly as the README prints it, `turnkeeper chat` fed on stdin, a turn that outgrows
+`agent.compaction.max_input_tokens` (followed through the public client's event stream) and a
+session whose conversation does, through `turnkeeper.start_session`."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from tests.system.steps import (
 )
 from tests.waiting import until
 from tests.workflows.test_compaction import CHAPTER, reader
+from tests.workflows.test_session_compaction import session_reader
 
 READS = 4
 
@@ -204,3 +206,30 @@ async def test_a_turn_over_its_token_limit_is_compacted(
     assert len(report.messages) == 2 * (READS + 1)
     sent = [len(request.body["messages"]) for request in stack.fake.requests_for(key)]
     assert sent[-1] < len(report.messages) - 1, sent
+
+
+async def test_a_session_compacts_the_whole_conversation(
+    stack: SystemStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker = await stack.start_worker()
+    (worker.workspace / "chapter.md").write_text(CHAPTER)
+    key = new_key()
+    stack.fake.script(key, [session_reader(READS)] * 50)
+    agent = turn_request(key)["agent"]
+    agent["compaction"] = {"strategy": "summarize", "max_input_tokens": 1000}
+
+    client = await connect_as_user(worker, monkeypatch)
+    session = await turnkeeper.start_session(client, session_id=f"session-{key}", agent=agent)
+    reports = []
+    for n in (1, 2):
+        # The summary call has a system prompt of its own: the fake finds the script here.
+        turn = await session.send(f"Turn {n}: read chapter.md {READS} times. [script:{key}]")
+        reports.append(await turn.result())
+
+    assert [report.outcome for report in reports] == ["completed", "completed"]
+    assert all(r.attempt is not None for r in stack.fake.requests_for(key))  # none refused
+    assert worker.events("compacted") and reports[1].history_compaction is not None
+    # The requests were compacted; the conversation keeps every message of both turns (once the
+    # session has recorded the second turn's end, a moment after its result).
+    await until(session.status, lambda status: status.state == "idle", "the session idle")
+    assert len(await session.messages()) == 2 * (2 * READS + 2)
