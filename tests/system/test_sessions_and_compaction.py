@@ -139,6 +139,32 @@ async def test_turnkeeper_chat_at_the_prompt(stack: SystemStack, tmp_path: Path)
     assert (worker.workspace / "note.md").read_text() == "blue"
 
 
+async def test_turnkeeper_chat_picks_up_a_turn_sent_from_elsewhere(stack: SystemStack) -> None:
+    worker = await stack.start_worker()
+    key = new_key()
+    stack.fake.script(key, [fake.tool_calls(write("todo.md", "milk")), fake.text("Added milk.")])
+    session_id = await start_session(stack, worker, key)
+    sent = await send_when_idle(stack, session_id, "Add milk to my list")
+    await wait_for_state(stack, sent, "awaiting_approval")
+
+    # No agent file: the session exists. Its waiting turn is followed first, decided here.
+    chat = await turnkeeper_with_input(worker, "y\n/quit\n", "chat", "--session", session_id)
+
+    assert chat.returncode == 0, chat.stdout + chat.stderr
+    for line in (
+        f"Turn {sent} is still running; following it.",
+        "write_file waits for your approval",
+        "agent> Added milk.",
+        f"The session stays open: turnkeeper chat --session {session_id}",
+    ):
+        assert line in chat.stdout, chat.stdout
+    assert (worker.workspace / "todo.md").read_text() == "milk"
+    left_open = await until(
+        lambda: query(stack, session_id, "status"), lambda s: s["state"] == "idle", "idle"
+    )
+    assert [turn["joined_conversation"] for turn in left_open["recent_turns"]] == [True]
+
+
 async def test_turnkeeper_chat_extends_a_spent_budget_at_the_prompt(
     stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
