@@ -1,6 +1,7 @@
 """Budgets in `python worker.py`, as a user meets them: the time and cost budgets and
-`max_iterations` failing the turn with their typed errors and partial reports, and a cost budget
-paused and extended through the `temporal` CLI's `extend_budget` update."""
+`max_iterations` failing the turn with their typed errors and partial reports, spent tool
+interactions leaving the model without tools, and a cost budget paused and extended through the
+`temporal` CLI's `extend_budget` update."""
 
 from __future__ import annotations
 
@@ -66,6 +67,23 @@ async def test_a_cost_budget_fails_turnkeeper_run_with_the_partial_report(
     assert shown["failure"]["message"].startswith("cost budget of $0.4 spent: $0.500000 so far")
     assert (shown["report"]["llm_calls"], shown["report"]["cost_usd"]) == (1, 0.5)
     assert len(stack.fake.requests_for(key)) == 1
+
+
+async def test_spent_tool_interactions_leave_the_model_without_tools(stack: SystemStack) -> None:
+    worker = await stack.start_worker()
+    key = new_key()
+    stack.fake.script(key, [fake.tool_calls(LIST), fake.text("Here is what I found.")])
+
+    done = await stack.turnkeeper(
+        "run", "--model", "anthropic:claude-sonnet-4-6", "--system", f"Be brief. [script:{key}]",
+        "--max-tool-interactions", "1", "--json", "What is in the workspace?", worker=worker,
+    )  # fmt: skip
+
+    report = json.loads(done.stdout)
+    assert (report["output"], report["tool_calls"]) == ("Here is what I found.", 1)
+    first, second = stack.fake.requests_for(key)
+    assert "list_files" in {tool["name"] for tool in first.body["tools"]}
+    assert "tools" not in second.body  # the last call could only answer
 
 
 async def test_max_iterations_fails_the_turn_with_max_iterations_exceeded(
