@@ -1,5 +1,6 @@
 """Steps the system tests share beyond `conftest.py`: a user's Python client, the `temporal` CLI's
-update, a `turnkeeper` command fed on stdin, and what the model was sent.
+updates (answered or refused), `turnkeeper` commands fed on stdin or left running, waits on the
+`status` query, and what the model was sent.
 
 The turn-level steps (`start`, `status`, `wait_for_state`, `result`) are those of
 `test_approvals_and_budgets.py`; they are re-exported here so that every module reads alike."""
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -43,6 +45,7 @@ __all__ = [
     "update",
     "wait_for_pending",
     "wait_for_state",
+    "wait_for_status",
     "write",
 ]
 
@@ -97,16 +100,28 @@ async def turnkeeper_with_input(
     return await run(command, env=worker.environment, stdin=stdin)
 
 
-async def wait_for_pending(stack: SystemStack, workflow_id: str, count: int) -> dict[str, Any]:
-    """The `status` query once `count` calls wait for a human or the caller."""
+async def wait_for_status(
+    stack: SystemStack, workflow_id: str, done: Callable[[dict[str, Any]], bool], what: str
+) -> dict[str, Any]:
+    """The `status` query (through the `temporal` CLI) once `done` holds for it."""
 
-    async def read() -> dict[str, Any]:
+    async def read() -> dict[str, Any] | None:
         try:
             return await status(stack, workflow_id)
-        except AssertionError as refused:  # not polled yet: the CLI exits non-zero
-            return {"pending": [], "refused": str(refused)}
+        except AssertionError:  # not polled yet: the CLI exits non-zero
+            return None
 
-    return await until(read, lambda seen: len(seen["pending"] or []) >= count, f"{count} pending")
+    reading = await until(read, lambda seen: seen is not None and done(seen), what)
+    assert reading is not None
+    return reading
+
+
+async def wait_for_pending(stack: SystemStack, workflow_id: str, count: int) -> dict[str, Any]:
+    """The `status` query once `count` calls wait for a human or the caller (the CLI prints
+    an empty list as null)."""
+    return await wait_for_status(
+        stack, workflow_id, lambda seen: len(seen["pending"] or []) >= count, f"{count} pending"
+    )
 
 
 async def start_turnkeeper(worker: WorkerProcess, *args: str) -> asyncio.subprocess.Process:

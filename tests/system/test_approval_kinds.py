@@ -15,6 +15,7 @@ from tests.system.conftest import SystemStack
 from tests.system.steps import (
     connect_as_user,
     model_saw,
+    refused_update,
     result,
     start,
     tool_results,
@@ -22,6 +23,7 @@ from tests.system.steps import (
     update,
     wait_for_pending,
     wait_for_state,
+    wait_for_status,
     write,
 )
 
@@ -148,3 +150,34 @@ async def test_an_approval_that_times_out_counts_as_a_rejection(stack: SystemSta
     [told] = tool_results(model_saw(stack, key)[-1])
     assert told["is_error"] is True and "approval timed out" in json.dumps(told)
     assert not (worker.workspace / "late.md").exists()
+
+
+async def test_a_decision_from_outside_agent_approvers_is_refused_and_listed(
+    stack: SystemStack,
+) -> None:
+    worker = await stack.start_worker()
+    key = new_key()
+    stack.fake.script(key, [fake.tool_calls(write("plan.md", "p")), fake.text("Saved.")])
+    request = turn_request(key)
+    request["agent"]["approvers"] = ["alice"]
+    workflow_id = await start(stack, worker, request)
+    [call] = (await wait_for_state(stack, workflow_id, "awaiting_approval"))["pending"]
+    by_mallory = {"call_id": call["call_id"], "approved": True, "approver": "mallory"}
+
+    refused = await refused_update(stack, workflow_id, "decide", by_mallory)
+    await stack.temporal(
+        "workflow", "signal", "--workflow-id", workflow_id, "--name", "approve",
+        "--input", json.dumps(by_mallory),
+    )  # fmt: skip
+    listed = await wait_for_status(
+        stack, workflow_id, lambda seen: bool(seen["refused_decisions"]), "a refused decision"
+    )
+
+    assert "'mallory' may not decide" in refused
+    [ignored] = listed["refused_decisions"]
+    assert (ignored["approver"], listed["state"]) == ("mallory", "awaiting_approval")
+    shown = await stack.turnkeeper("status", workflow_id, worker=worker)
+    assert "refused decisions" in shown.stdout and "from mallory" in shown.stdout
+    await update(stack, workflow_id, "decide", by_mallory | {"approver": "alice"})
+    report = await result(stack, workflow_id)
+    assert [d["approver"] for d in report["decisions"]] == ["alice"]

@@ -25,16 +25,7 @@ from tests.system.steps import (
     wait_for_state,
     write,
 )
-
-ASK_USER = {
-    "name": "ask_user",
-    "description": "Ask the person at the keyboard.",
-    "input_schema": {
-        "type": "object",
-        "properties": {"question": {"type": "string"}},
-        "required": ["question"],
-    },
-}
+from tests.workflows.test_approvals import ASK_USER
 
 
 async def test_external_tool_results_from_the_temporal_cli_and_turnkeeper_submit(
