@@ -44,7 +44,7 @@ async def test_a_time_budget_fails_the_turn_with_turn_budget_exceeded(
     assert len(stack.fake.requests_for(key)) == 1  # cut off, not retried past the budget
 
 
-async def test_a_cost_budget_fails_turnkeeper_run_with_the_partial_report(
+async def test_a_cost_budget_fails_turnkeeper_run_and_watch_shows_why(
     stack: SystemStack, tmp_path: Path
 ) -> None:
     worker = await stack.start_worker()
@@ -56,9 +56,10 @@ async def test_a_cost_budget_fails_turnkeeper_run_with_the_partial_report(
     agent_file = tmp_path / "agent.json"
     agent_file.write_text(json.dumps(agent))
 
+    workflow_id = f"turn-pricey-{key}"
     done = await stack.turnkeeper(
-        "run", "--agent", str(agent_file), "--cost-budget-usd", "0.4", "--json", "List the files",
-        worker=worker, check=False,
+        "run", "--agent", str(agent_file), "--cost-budget-usd", "0.4", "--json", "--id",
+        workflow_id, "List the files", worker=worker, check=False,
     )  # fmt: skip
 
     assert done.returncode == 1, done.stderr
@@ -67,6 +68,9 @@ async def test_a_cost_budget_fails_turnkeeper_run_with_the_partial_report(
     assert shown["failure"]["message"].startswith("cost budget of $0.4 spent: $0.500000 so far")
     assert (shown["report"]["llm_calls"], shown["report"]["cost_usd"]) == (1, 0.5)
     assert len(stack.fake.requests_for(key)) == 1
+    watched = await stack.turnkeeper("watch", workflow_id, worker=worker, check=False)
+    assert watched.returncode == 1
+    assert "turn failed: TurnBudgetExceeded: cost budget of $0.4 spent" in watched.stdout
 
 
 async def test_spent_tool_interactions_leave_the_model_without_tools(stack: SystemStack) -> None:
