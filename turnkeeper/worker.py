@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import os
 import signal
 from collections.abc import Callable, Iterator, Sequence
@@ -19,6 +20,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
 
+import structlog
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
@@ -40,6 +42,7 @@ from turnkeeper.devserver import (
     missing_search_attributes,
 )
 from turnkeeper.health import WorkerHealth, health_port, health_server
+from turnkeeper.logging import configure_logging
 from turnkeeper.required_encryption import check_required_encryption, encryption_of
 from turnkeeper.runtime.wiring import (
     build_activities,
@@ -48,6 +51,7 @@ from turnkeeper.runtime.wiring import (
     workflow_runner,
 )
 from turnkeeper.settings import Settings
+from turnkeeper.telemetry import configure_telemetry
 from turnkeeper.versioning import WorkerVersion, worker_version
 
 # How long in-flight activities (a model call, a tool) may run on after a shutdown request before
@@ -154,8 +158,9 @@ async def run_worker(
     SIGTERM (or until the task running it is cancelled); in-flight calls get a grace period.
 
     The same worker as `python worker.py`: settings come from the same variables
-    (`AGENT_WORKSPACE`, `TURNKEEPER_*`, `TEMPORAL_*`, `ANTHROPIC_*`), and its clients' converter
-    encrypts with `TURNKEEPER_ENCRYPTION_KEYS`.
+    (`AGENT_WORKSPACE`, `TURNKEEPER_*`, `TEMPORAL_*`, `ANTHROPIC_*`, `OTEL_*`), its clients'
+    converter encrypts with `TURNKEEPER_ENCRYPTION_KEYS`, and it logs the same JSON lines at
+    INFO on stderr (the turn record) unless the application configured logging itself.
 
     Args:
         tools: Functions decorated with `@turnkeeper.tool`; an agent offers them by name
@@ -179,11 +184,18 @@ async def run_worker(
         WorkerLacksKeyError: A turn's content was encrypted with a key this worker lacks.
         EncryptionKeyError: `TURNKEEPER_ENCRYPTION_KEYS` is malformed, or
             `TURNKEEPER_REQUIRE_ENCRYPTION` is set without it.
+        TelemetryConfigError: An `OTEL_*` exporter name or port is not usable.
     """
     if dev and address:
         raise ValueError("dev=True starts its own server: give no address")
     if not dev and (dev_port != DEFAULT_PORT or ui_port is not None):
         raise ValueError("dev_port and ui_port place the dev server: they need dev=True")
+    # What `python worker.py` sets up before it serves: without it an application's worker
+    # dropped the whole turn record (INFO) and ignored the OTEL_* variables.
+    if not logging.getLogger().handlers and not structlog.is_configured():
+        configure_logging("INFO")
+    # Before any client connects: clients pick up the tracing plugin and metrics runtime.
+    telemetry = configure_telemetry()
     options = WorkerOptions(
         tools=tuple(tools),
         builtin_tools=builtin_tools,
@@ -195,7 +207,10 @@ async def run_worker(
         dev_port=dev_port,
         ui_port=ui_port,
     )
-    await serve(options)
+    try:
+        await serve(options)
+    finally:
+        telemetry.flush()  # the spans and metrics still buffered
 
 
 def build_worker(

@@ -168,6 +168,7 @@ class AgentTurnWorkflow:
     def _end(self, turn: Turn, state: TurnState) -> AgentReport:
         """Ends a turn that did not complete; its partial report."""
         turn.end(state, workflow.now())
+        self._pending.abandon()
         return turn.report("cancelled" if state == "cancelled" else "failed", workflow.now())
 
     async def _loop(self, turn: Turn, request: RawValue) -> AgentReport:

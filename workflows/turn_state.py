@@ -252,6 +252,9 @@ class Turn(TurnProgress):
     def end(self, state: TurnState, now: datetime) -> None:
         self.state = state
         self.ended = now
+        # A turn cancelled while it waited for an extension waits for nothing now: its status
+        # must not offer the extend command any more.
+        self.budget_request = None
 
     def keep_structured_output(self, value: JsonValue) -> None:
         self.structured_output = value

@@ -119,21 +119,24 @@ class SystemStack:
     ) -> WorkerProcess:
         """Starts `python worker.py --address … --task-queue …` (or `script`, the command of an
         application's own worker, which gets the address and queue from the environment) in a
-        working directory of its own; returns once it polls."""
+        working directory of its own; returns once it polls. `env` may also override the
+        defaults (a second worker of a host shares the first one's workspace and store)."""
         queue = task_queue or f"system-{uuid.uuid4().hex[:10]}"
         folder = self.tmp_path / f"worker-{len(self.workers)}"
-        workspace = folder / "workspace"
-        workspace.mkdir(parents=True)
         defaults = {
             "ANTHROPIC_BASE_URL": self.fake.base_url,
             "ANTHROPIC_API_KEY": "test-key",
-            "AGENT_WORKSPACE": str(workspace),
+            "AGENT_WORKSPACE": str(folder / "workspace"),
             "TURNKEEPER_DATA_DIR": str(folder / "data"),
             "TEMPORAL_ADDRESS": self.address,
             "AGENT_TASK_QUEUE": queue,
         }
-        # A test's own variables win: a test of the key itself sets ANTHROPIC_API_KEY.
-        environment = user_environment(**{**defaults, **(env or {})})
+        # A test's own variables win: a test of the key itself sets ANTHROPIC_API_KEY, a second
+        # worker shares the first one's workspace and store.
+        environment = user_environment(**(defaults | dict(env or {})))
+        folder.mkdir(parents=True)
+        workspace = Path(environment["AGENT_WORKSPACE"])
+        workspace.mkdir(parents=True, exist_ok=True)
         command = list(script) if script else [
             sys.executable, str(WORKER_SCRIPT), "--address", self.address, "--task-queue", queue,
         ]  # fmt: skip
@@ -187,8 +190,12 @@ def _spawn(
 
 
 async def run(
-    command: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None
+    command: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    stdin: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """Runs a command to its end; `stdin` is what a user would type into it."""
     return await asyncio.to_thread(
         subprocess.run,
         list(command),
@@ -196,6 +203,7 @@ async def run(
         text=True,
         env=dict(env) if env is not None else user_environment(),
         cwd=cwd,
+        input=stdin,
         timeout=60,
     )
 

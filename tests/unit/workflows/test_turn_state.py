@@ -185,3 +185,10 @@ def test_active_time_stops_at_the_end_even_during_a_wait() -> None:
     assert t.active_ms(START + 5 * SECOND) == 2000
     assert t.active_ms(START + 3600 * SECOND) == 2000  # a status read an hour later
     assert t.elapsed_ms(START + 3600 * SECOND) == 5000
+
+
+def test_a_turn_cancelled_while_it_waits_for_budget_waits_for_nothing() -> None:
+    t = turn()
+    t.request_budget("cost", "spent", START)
+    t.end("cancelled", START + SECOND)
+    assert (t.state, t.budget_request, t.budget_requests) == ("cancelled", None, 1)
