@@ -25,6 +25,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from turnkeeper.activities.llm.endpoints import named_endpoints
+from turnkeeper.activities.mcp.config import load_mcp_config
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
 from turnkeeper.activities.store.stores import open_store
@@ -158,7 +159,8 @@ async def run_worker(
         namespace: The namespace (default: `TEMPORAL_NAMESPACE` or `default`).
 
     Raises:
-        ValueError: Two tools share a name, or `dev` with an `address`.
+        ValueError: Two tools share a name, `dev` with an `address`, or an MCP config file
+            that cannot be used (`McpConfigError`, naming the file and the field).
         TemporalUnreachableError: Nothing answered at the address.
         SearchAttributesMissingError: The namespace lacks the search attributes turns set.
         WorkerLacksKeyError: A turn's content was encrypted with a key this worker lacks.
@@ -313,6 +315,7 @@ async def serve(options: WorkerOptions) -> None:
     tools = tool_registry(settings, options.tools, builtin=options.builtin_tools)
     # A configuration that cannot work stops the worker before it connects, in one line.
     named_endpoints(os.environ.get(PROVIDERS_ENV, ""))
+    load_mcp_config(settings.mcp_config, os.environ)
     stop = asyncio.Event()
     keyring = Keyring.from_env()
     unreadable: list[UnreadableContentError] = []

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from turnkeeper.activities.llm.endpoints import ProvidersConfigError
+from turnkeeper.activities.mcp.config import McpConfigError
 from turnkeeper.activities.store.keyring import EncryptionKeyError
 from turnkeeper.codec_server import CodecServerError
 from turnkeeper.connection import TemporalUnreachableError
@@ -120,6 +121,7 @@ def _run(argv: Sequence[str] | None) -> None:
         EncryptionKeyError,
         WorkerLacksKeyError,
         ProvidersConfigError,
+        McpConfigError,
         VersioningConfigError,
     ) as err:
         # A sentence for the person who started the worker, not a traceback.
