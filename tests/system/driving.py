@@ -61,21 +61,29 @@ async def history(stack: SystemStack, workflow_id: str, *flags: str) -> dict[str
 
 
 def payloads(node: Any) -> Iterator[dict[str, Any]]:
-    """Every payload (an object with `metadata.encoding`) anywhere in the CLI's JSON."""
+    """Every payload (an object with `metadata.encoding`) anywhere in the CLI's JSON, except
+    search attributes: the server must read those, so they are never encrypted (README)."""
     if isinstance(node, dict):
         if isinstance(node.get("metadata"), dict) and "encoding" in node["metadata"]:
             yield node
             return
-        for value in node.values():
-            yield from payloads(value)
+        for name, value in node.items():
+            if name != "searchAttributes":
+                yield from payloads(value)
     elif isinstance(node, list):
         for item in node:
             yield from payloads(item)
 
 
-def encoding(payload: dict[str, Any]) -> str:
-    """The payload's `encoding` metadata, which the CLI's JSON prints in base64."""
-    return base64.b64decode(payload["metadata"]["encoding"]).decode()
+def metadata(payload: dict[str, Any], name: str = "encoding") -> str:
+    """One metadata field of a payload (the CLI's JSON prints their values in base64)."""
+    return base64.b64decode(payload["metadata"].get(name, "")).decode()
+
+
+def readable(shown: dict[str, Any]) -> str:
+    """The data of every payload the CLI printed, decoded from base64 as far as it is text."""
+    data = (base64.b64decode(payload.get("data", "")) for payload in payloads(shown))
+    return "\n".join(chunk.decode(errors="replace") for chunk in data)
 
 
 def free_ports(count: int) -> list[int]:
