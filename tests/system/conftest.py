@@ -111,23 +111,26 @@ class SystemStack:
         env: Mapping[str, str] | None = None,
         script: Sequence[str] | None = None,
         task_queue: str | None = None,
+        wait: bool = True,
     ) -> WorkerProcess:
         """Starts `python worker.py --address … --task-queue …` (or `script`, the command of an
         application's own worker, which gets the address and queue from the environment) in a
-        working directory of its own; returns once it polls."""
+        working directory of its own; returns once it polls (at once with `wait=False`, for a
+        worker whose log level hides the line that says so)."""
         queue = task_queue or f"system-{uuid.uuid4().hex[:10]}"
         folder = self.tmp_path / f"worker-{len(self.workers)}"
         workspace = folder / "workspace"
         workspace.mkdir(parents=True)
-        environment = user_environment(
-            ANTHROPIC_BASE_URL=self.fake.base_url,
-            ANTHROPIC_API_KEY="test-key",
-            AGENT_WORKSPACE=str(workspace),
-            TURNKEEPER_DATA_DIR=str(folder / "data"),
-            TEMPORAL_ADDRESS=self.address,
-            AGENT_TASK_QUEUE=queue,
-            **(env or {}),
-        )
+        defaults = {
+            "ANTHROPIC_BASE_URL": self.fake.base_url,
+            "ANTHROPIC_API_KEY": "test-key",
+            "AGENT_WORKSPACE": str(workspace),
+            "TURNKEEPER_DATA_DIR": str(folder / "data"),
+            "TEMPORAL_ADDRESS": self.address,
+            "AGENT_TASK_QUEUE": queue,
+        }
+        # `env` may replace a default too (a second worker sharing the first one's store).
+        environment = user_environment(**{**defaults, **(env or {})})
         command = list(script) if script else [
             sys.executable, str(WORKER_SCRIPT), "--address", self.address, "--task-queue", queue,
         ]  # fmt: skip
@@ -135,7 +138,8 @@ class SystemStack:
         process = _spawn([*command, *args], folder, environment, log_path)
         worker = WorkerProcess(process, log_path, queue, workspace, environment)
         self.workers.append(worker)
-        await self._wait_until_polling(worker)
+        if wait:
+            await self._wait_until_polling(worker)
         return worker
 
     async def _wait_until_polling(self, worker: WorkerProcess) -> None:

@@ -3,12 +3,27 @@ port, SIGTERM in the middle of a model call, and `--dev` with its embedded dev s
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import sys
 from pathlib import Path
 
+import aiohttp
+import psutil
 import pytest
 
-from tests.system.conftest import WORKER_SCRIPT, SystemStack, run, user_environment
+import turnkeeper
+from tests.conftest import new_key
+from tests.fakes import fake_anthropic as anthropic
+from tests.system.conftest import (
+    WORKER_SCRIPT,
+    SystemStack,
+    WorkerProcess,
+    run,
+    user_environment,
+)
+from tests.system.driving import SONNET, agent, connect_like, free_ports, port_is_open, task
+from tests.waiting import until
 
 PROVIDERS, KEYS, MCP = "TURNKEEPER_PROVIDERS", "TURNKEEPER_ENCRYPTION_KEYS", "TURNKEEPER_MCP_CONFIG"
 # A variable set wrongly, and what the one line must name.
@@ -37,3 +52,135 @@ async def test_a_wrong_configuration_stops_the_worker_with_one_line(
     assert "Traceback" not in output
     if variable == KEYS:
         assert value.partition(":")[2] not in output  # a key is never printed, even a bad one
+
+
+async def probe(port: int, path: str) -> tuple[int, str]:
+    """GET a path of the health port: its status and body (0 when nothing answers)."""
+    try:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"http://127.0.0.1:{port}{path}") as response,
+        ):
+            return response.status, await response.text()
+    except aiohttp.ClientError as refused:
+        return 0, str(refused)
+
+
+async def health_worker(stack: SystemStack, **env: str) -> tuple[WorkerProcess, int]:
+    """A worker with its probes on a free port, once `/readyz` says it is ready."""
+    [port] = free_ports(1)
+    worker = await stack.start_worker(env={"TURNKEEPER_HEALTH_PORT": str(port), **env})
+    await until(lambda: probe(port, "/readyz"), lambda answer: answer[0] == 200, "ready")
+    return worker, port
+
+
+async def test_the_health_port_answers_probes_and_serves_the_turn_metrics(
+    stack: SystemStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker, port = await health_worker(stack, OTEL_METRICS_EXPORTER="prometheus")
+    key = new_key()
+    stack.fake.script(key, [anthropic.text("Healthy.")])
+    client = await connect_like(worker, monkeypatch)
+
+    handle = await turnkeeper.start_turn(client, agent=agent(key), task=task(key))
+    await handle.result()
+
+    assert (await probe(port, "/healthz"))[0] == 200
+    status, metrics = await probe(port, "/metrics")
+    assert status == 200
+    [completed] = [
+        line for line in metrics.splitlines()
+        if line.startswith("turnkeeper_turns_total{") and 'outcome="completed"' in line
+    ]  # fmt: skip
+    assert completed.endswith(" 1.0"), completed
+
+
+async def test_sigterm_drains_the_model_call_in_flight_and_exits_0(
+    stack: SystemStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker, port = await health_worker(stack)
+    key = new_key()
+    listing = anthropic.tool_calls(("list_files", {"path": "."}))
+    stack.fake.script(key, [anthropic.slow(listing, 2.0), anthropic.text("Done.")])
+    client = await connect_like(worker, monkeypatch)
+    handle = await turnkeeper.start_turn(client, agent=agent(key), task=task(key))
+    await stack.fake.wait_for_requests(key, 1, timeout_s=30)
+
+    worker.process.send_signal(signal.SIGTERM)
+    status, why = await until(lambda: probe(port, "/readyz"), lambda a: a[0] != 200, "not ready")
+    exit_code = await asyncio.to_thread(worker.process.wait, 30)
+
+    assert (status, exit_code) == (503, 0), why
+    assert "draining" in why
+    assert [line["stop_reason"] for line in worker.events("llm_call")] == ["tool_use"]
+    # The drained call's answer is in history: the next worker goes on from it, never asks again.
+    shared = {"TURNKEEPER_DATA_DIR": worker.environment["TURNKEEPER_DATA_DIR"]}  # one store
+    await stack.start_worker(task_queue=worker.task_queue, env=shared)
+    report = await handle.result()
+    assert (report.output, report.llm_calls) == ("Done.", 2)
+    assert [request.step for request in stack.fake.requests_for(key)] == [0, 1]
+
+
+async def test_log_level_debug_still_keeps_keys_and_content_out_of_the_log(
+    stack: SystemStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker = await stack.start_worker("--log-level", "DEBUG")
+    key = new_key()
+    stack.fake.script(key, [anthropic.text("Noted.")])
+    phrase = f"a private note {key}"
+    client = await connect_like(worker, monkeypatch)
+
+    handle = await turnkeeper.start_turn(client, agent=agent(key), task=task(key, phrase))
+    await handle.result()
+
+    levels = {line["level"] for line in worker.log_lines()}
+    assert "debug" in levels
+    log = worker.log_path.read_text()
+    assert phrase not in log and "Noted." not in log
+    assert worker.environment["ANTHROPIC_API_KEY"] not in log
+
+
+async def test_log_level_warning_leaves_a_quiet_log(
+    stack: SystemStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    [port] = free_ports(1)
+    env = {"TURNKEEPER_HEALTH_PORT": str(port)}
+    worker = await stack.start_worker("--log-level", "WARNING", env=env, wait=False)
+    await until(lambda: probe(port, "/readyz"), lambda answer: answer[0] == 200, "ready")
+    key = new_key()
+    stack.fake.script(key, [anthropic.text("Quiet.")])
+    client = await connect_like(worker, monkeypatch)
+
+    handle = await turnkeeper.start_turn(client, agent=agent(key), task=task(key))
+    report = await handle.result()
+
+    assert report.output == "Quiet."
+    assert worker.log_lines() == []
+
+
+async def test_worker_dev_runs_a_turn_on_its_own_server_and_stops_it_on_sigterm(
+    stack: SystemStack,
+) -> None:
+    port, ui_port = free_ports(2)
+    command = [
+        sys.executable, str(WORKER_SCRIPT), "--dev", "--dev-port", str(port),
+        "--ui-port", str(ui_port),
+    ]  # fmt: skip
+    worker = await stack.start_worker(script=command)
+    servers = psutil.Process(worker.process.pid).children(recursive=True)
+    key = new_key()
+    stack.fake.script(key, [anthropic.text("Ran on the embedded server.")])
+
+    done = await stack.turnkeeper(
+        "run", "--address", f"127.0.0.1:{port}", "--task-queue", worker.task_queue,
+        "--model", SONNET, "--system", f"[script:{key}]", "Say where you ran.", worker=worker,
+    )  # fmt: skip
+    exit_code = await asyncio.to_thread(worker.stop)
+
+    assert "Ran on the embedded server." in done.stdout
+    assert f"Temporal Web UI: http://localhost:{ui_port}" in worker.log_path.read_text()
+    data = Path(worker.environment["TURNKEEPER_DATA_DIR"])
+    assert (data / "temporal.sqlite").exists()
+    assert exit_code == 0
+    assert not port_is_open(port) and not port_is_open(ui_port)
+    assert servers and not [server for server in servers if server.is_running()]
