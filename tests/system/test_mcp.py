@@ -14,7 +14,7 @@ import pytest
 import turnkeeper
 from tests.conftest import new_key
 from tests.fakes import fake_anthropic as anthropic
-from tests.mcp_servers.http_process import DEMO_SERVER
+from tests.mcp_servers.http_process import DEMO_SERVER, HttpServerProcess
 from tests.system.conftest import SystemStack
 from tests.system.driving import agent, connect_like, task
 
@@ -63,3 +63,33 @@ async def test_a_turn_calls_the_tools_of_a_stdio_server(
     assert failed["is_error"] and "failed on purpose" in json.dumps(failed["content"])
     logged = {(line["tool"], line["outcome"]) for line in worker.events("tool_call")}
     assert logged == {("mcp__demo__add", "ok"), ("mcp__demo__fail", "error")}
+
+
+async def test_an_http_server_gets_its_header_from_the_workers_environment(
+    stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = HttpServerProcess()
+    await server.start()
+    try:
+        servers = {"web": {"url": server.url, "headers": {"Authorization": "Bearer ${WEB_TOKEN}"}}}
+        config = mcp_config(tmp_path, servers)
+        worker = await stack.start_worker(
+            env={"TURNKEEPER_MCP_CONFIG": str(config), "WEB_TOKEN": "web-s3cret"}
+        )
+        key = new_key()
+        stack.fake.script(
+            key, [anthropic.tool_calls(("mcp__web__whoami", {})), anthropic.text("Known.")]
+        )
+        client = await connect_like(worker, monkeypatch)
+
+        tools = ["mcp__web__*"]
+        handle = await turnkeeper.start_turn(client, agent=agent(key, tools=tools), task=task(key))
+        report = await handle.result()
+    finally:
+        await server.kill()
+
+    assert (report.output, report.tool_calls) == ("Known.", 1)
+    [seen] = tool_results(stack.fake.requests_for(key)[1].body)
+    assert "Bearer web-s3cret" in json.dumps(seen["content"])
+    # The file keeps the ${NAME} form; the secret is never logged.
+    assert "web-s3cret" not in worker.log_path.read_text()
