@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -31,9 +31,14 @@ _CLIENT_VARIABLES = (
 async def connect_like(worker: WorkerProcess, monkeypatch: pytest.MonkeyPatch) -> Client:
     """`turnkeeper.connect()` in a process whose environment matches the worker's, as the
     README asks of every client of a namespace (same store, same keys)."""
+    return await connect_with(worker.environment, monkeypatch)
+
+
+async def connect_with(environment: Mapping[str, str], monkeypatch: pytest.MonkeyPatch) -> Client:
+    """`turnkeeper.connect()` in a process whose client variables are those of `environment`."""
     for name in _CLIENT_VARIABLES:
-        if name in worker.environment:
-            monkeypatch.setenv(name, worker.environment[name])
+        if name in environment:
+            monkeypatch.setenv(name, environment[name])
         else:
             monkeypatch.delenv(name, raising=False)
     return await turnkeeper.connect()

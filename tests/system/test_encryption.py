@@ -5,6 +5,7 @@ encrypted turn."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from collections.abc import AsyncIterator
@@ -20,6 +21,7 @@ from tests.system.conftest import SystemStack, WorkerProcess, run
 from tests.system.driving import (
     agent,
     connect_like,
+    connect_with,
     free_ports,
     history,
     metadata,
@@ -155,3 +157,42 @@ async def test_the_temporal_cli_writes_and_reads_a_turn_through_the_codec_server
     assert "codec request refused: no valid token" in printed
     # The command it prints for the user to copy, whole on one line.
     assert f"temporal workflow show --workflow-id ID --codec-endpoint {url}\n" in printed
+
+
+async def test_a_worker_without_the_key_stops_naming_it_and_the_turn_waits_for_one_with_it(
+    stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = (await stack.turnkeeper("keys", "new", "--id", "k-first")).stdout.strip()
+    other = (await stack.turnkeeper("keys", "new", "--id", "k-other")).stdout.strip()
+    queue = f"system-{new_key()}"
+    shared = {"TURNKEEPER_DATA_DIR": str(tmp_path / "data"), "AGENT_TASK_QUEUE": queue}
+    lacking = await stack.start_worker(
+        task_queue=queue, env={**shared, "TURNKEEPER_ENCRYPTION_KEYS": other}
+    )
+    # Provoked here: the stop it announces and the task it gives back to the queue.
+    lacking.allowed_errors += [
+        "encryption key missing",
+        "encrypted with key 'k-first'",
+        "MissingEncryptionKeyError",
+    ]
+    key = new_key()
+    script_a_listing(stack, key)
+    client = await connect_with(
+        {**shared, "TEMPORAL_ADDRESS": stack.address, "TURNKEEPER_ENCRYPTION_KEYS": first},
+        monkeypatch,
+    )
+
+    handle = await turnkeeper.start_turn(client, agent=agent(key), task=task(key))
+    stopped = await asyncio.to_thread(lacking.process.wait, 30)
+    holder = await stack.start_worker(
+        task_queue=queue, env={**shared, "TURNKEEPER_ENCRYPTION_KEYS": first}
+    )
+    report = await handle.result()
+    refused = await stack.turnkeeper("result", handle.id, worker=lacking, check=False)
+
+    lines = lacking.log_path.read_text().splitlines()
+    assert stopped != 0 and "Traceback" not in "\n".join(lines)
+    assert "content is encrypted with key 'k-first'" in lines[-1]
+    assert report.output == "Listed it." and holder.events("turn_completed")
+    assert refused.returncode == 1
+    assert "content is encrypted with key 'k-first'" in refused.stdout + refused.stderr
