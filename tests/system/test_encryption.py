@@ -196,3 +196,17 @@ async def test_a_worker_without_the_key_stops_naming_it_and_the_turn_waits_for_o
     assert report.output == "Listed it." and holder.events("turn_completed")
     assert refused.returncode == 1
     assert "content is encrypted with key 'k-first'" in refused.stdout + refused.stderr
+
+
+async def test_the_codec_server_refuses_to_listen_beyond_loopback_without_a_token(
+    stack: SystemStack,
+) -> None:
+    done = await stack.turnkeeper(
+        "codec-server", "--host", "0.0.0.0", "--port", "0", check=False
+    )  # fmt: skip
+
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "error: the codec server decrypts everything: set TURNKEEPER_CODEC_TOKEN to listen on "
+        "0.0.0.0 (or listen on 127.0.0.1 only)"
+    ]

@@ -167,12 +167,17 @@ async def test_an_auth_refusal_falls_back_only_when_the_request_opts_in(
     )
     with pytest.raises(turnkeeper.LLMAuthError):
         await silent.result()
-    chain = {"fallback_models": [GPT], "fallback_on": ["auth"]}
-    asked = await turnkeeper.start_turn(client, agent=agent(opted_in, **chain), task=task(opted_in))
-    report = await asked.result()
+    # The same chain from turnkeeper run's flags, opted in to falling back on a refusal.
+    asked = await stack.turnkeeper(
+        "run", "--model", SONNET, "--fallback-model", GPT, "--fallback-on", "auth",
+        "--system", f"[script:{opted_in}]", "--task-queue", worker.task_queue, "--json",
+        "Answer.", worker=worker,
+    )  # fmt: skip
 
     assert fake_openai.requests_for(refused) == []
-    assert (report.models_used, len(stack.fake.requests_for(opted_in))) == ([GPT], 1)
+    report = json.loads(asked.stdout)
+    assert (report["output"], report["models_used"]) == ("Answered by the fallback.", [GPT])
+    assert len(stack.fake.requests_for(opted_in)) == 1  # a refusal is never retried
 
 
 async def test_structured_output_through_the_temporal_cli(stack: SystemStack) -> None:
