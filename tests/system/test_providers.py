@@ -5,6 +5,7 @@ through `turnkeeper run`, the `temporal` CLI and the Python client."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -34,7 +35,9 @@ def sent_key(headers: dict[str, str]) -> str | None:
     return headers.get("x-api-key") or bearer or None
 
 
-async def test_turnkeeper_run_on_anthropic_shows_the_prompt_cache(stack: SystemStack) -> None:
+async def test_turnkeeper_run_streams_an_agent_file_on_anthropic_with_the_prompt_cache(
+    stack: SystemStack, tmp_path: Path
+) -> None:
     worker = await stack.start_worker()
     key = new_key()
     stack.fake.script(
@@ -42,13 +45,24 @@ async def test_turnkeeper_run_on_anthropic_shows_the_prompt_cache(stack: SystemS
         [anthropic.tool_calls(("list_files", {"path": "."})), anthropic.text("Nothing there.")],
         prompt_cache=True,
     )
+    agent_file = tmp_path / "agent.json"
+    agent_file.write_text(
+        json.dumps(
+            agent(
+                key,
+                system_prompt=f"{LONG_PROMPT} [script:{key}]",
+                tools=["list_files"],
+                stream=True,
+            )
+        )
+    )
 
     done = await stack.turnkeeper(
-        "run", "--model", SONNET, "--system", f"{LONG_PROMPT} [script:{key}]",
-        "--tool", "list_files", "--task-queue", worker.task_queue, "List the workspace.",
-        worker=worker,
+        "run", "--agent", str(agent_file), "--task-queue", worker.task_queue,
+        "List the workspace.", worker=worker,
     )  # fmt: skip
 
+    assert all(request.body.get("stream") for request in stack.fake.requests_for(key))
     calls = worker.events("llm_call")
     assert [call["cache_read_tokens"] > 0 for call in calls] == [False, True]
     read = sum(call["cache_read_tokens"] for call in calls)
@@ -91,19 +105,25 @@ async def test_an_openai_turn_streams_to_the_python_client(
     assert all(r.body["stream"] for r in requests)
 
 
-async def test_a_named_endpoint_uses_its_own_key_variable(
+async def test_named_endpoints_use_their_own_key_variables(
     stack: SystemStack, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    url = f"{fake_openai.base_url}/v1"
+    url, claude = f"{fake_openai.base_url}/v1", stack.fake.base_url
     endpoints = {
         "local": {"kind": "openai", "base_url": url, "api_key_env": "LOCAL_KEY"},
-        "backup": {"kind": "openai", "base_url": url, "api_key_env": "BACKUP_KEY"},
+        "backup": {"kind": "anthropic", "base_url": claude, "api_key_env": "BACKUP_KEY"},
+        "spare": {"kind": "openai", "base_url": url, "api_key_env": "SPARE_KEY"},
     }
     worker = await openai_worker(
-        stack, fake_openai, TURNKEEPER_PROVIDERS=json.dumps(endpoints), LOCAL_KEY="sk-local"
+        stack,
+        fake_openai,
+        TURNKEEPER_PROVIDERS=json.dumps(endpoints),
+        LOCAL_KEY="sk-local",
+        BACKUP_KEY="sk-backup",
     )
-    key = new_key()
+    key, backup = new_key(), new_key()
     fake_openai.script(key, [openai.text("Answered locally.")])
+    stack.fake.script(backup, [anthropic.text("Answered by the backup.")])
     request = {"agent": agent(key, "local:qwen3-8b"), "task": task(key)}
 
     await stack.temporal(
@@ -111,21 +131,25 @@ async def test_a_named_endpoint_uses_its_own_key_variable(
         "--workflow-id", f"turn-{key}", "--input", json.dumps(request),
     )  # fmt: skip
     answer = await stack.temporal("workflow", "result", "--workflow-id", f"turn-{key}")
+    client = await connect_like(worker, monkeypatch)
+    backed = await turnkeeper.start_turn(
+        client, agent=agent(backup, "backup:claude-sonnet-4-6"), task=task(backup)
+    )
+    spare = await turnkeeper.start_turn(
+        client, agent=agent(new_key(), "spare:qwen3-8b"), task=task(key)
+    )
 
     report = answer["result"]
     assert (report["output"], report["models_used"]) == ("Answered locally.", ["local:qwen3-8b"])
     [sent] = fake_openai.requests_for(key)
-    # Neither OPENAI_API_KEY nor the default max_completion_tokens of the `openai` provider.
+    # Neither OPENAI_API_KEY nor the max_completion_tokens of the built-in `openai` provider.
     assert sent_key(sent.headers) == "sk-local"
     assert "max_tokens" in sent.body and "max_completion_tokens" not in sent.body
-
+    assert (await backed.result()).models_used == ["backup:claude-sonnet-4-6"]
+    assert [sent_key(r.headers) for r in stack.fake.requests_for(backup)] == ["sk-backup"]
     # An endpoint whose key variable is unset refuses its calls, naming the variable.
-    client = await connect_like(worker, monkeypatch)
-    handle = await turnkeeper.start_turn(
-        client, agent=agent(new_key(), "backup:qwen3-8b"), task=task(key)
-    )
-    with pytest.raises(turnkeeper.LLMAuthError, match="BACKUP_KEY is not set on the worker"):
-        await handle.result()
+    with pytest.raises(turnkeeper.LLMAuthError, match="SPARE_KEY is not set on the worker"):
+        await spare.result()
 
 
 async def test_the_fallback_chain_answers_with_the_second_model(
