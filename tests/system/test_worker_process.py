@@ -121,6 +121,31 @@ async def test_sigterm_drains_the_model_call_in_flight_and_exits_0(
     assert [request.step for request in stack.fake.requests_for(key)] == [0, 1]
 
 
+async def test_a_second_sigterm_stops_at_once(
+    stack: SystemStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker = await stack.start_worker()
+    key = new_key()
+    stack.fake.script(key, [anthropic.slow(anthropic.text("Too late."), 60.0)])
+    client = await connect_like(worker, monkeypatch)
+    await turnkeeper.start_turn(client, agent=agent(key), task=task(key))
+    await stack.fake.wait_for_requests(key, 1, timeout_s=30)
+
+    worker.process.send_signal(signal.SIGTERM)
+    draining = "stop requested, draining (signal again to force)"
+
+    async def first_handled() -> bool:
+        return bool(worker.events(draining))
+
+    await until(first_handled, bool, "the first SIGTERM to be handled")
+    worker.process.send_signal(signal.SIGTERM)
+    exit_code = await asyncio.to_thread(worker.process.wait, 5)  # not the 30 s grace period
+
+    assert exit_code != 0
+    abandoned = worker.events("second stop request, abandoning in-flight work")
+    assert [line["signal"] for line in abandoned] == ["SIGTERM"]
+
+
 async def test_log_level_debug_still_keeps_keys_and_content_out_of_the_log(
     stack: SystemStack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
