@@ -68,7 +68,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=int,
         help=f"serve /healthz, /readyz and /metrics on this port (default: ${HEALTH_PORT_ENV})",
     )
-    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        # Checked here: an unknown name reached logging.setLevel and ended in a traceback.
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="DEBUG, INFO, WARNING or ERROR",
+    )
     args = parser.parse_args(argv)
     if args.dev and args.address:
         parser.error("--address and --dev exclude each other; --dev-port moves the dev server")

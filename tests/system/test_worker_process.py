@@ -165,6 +165,14 @@ async def test_log_level_debug_still_keeps_keys_and_content_out_of_the_log(
     assert worker.environment["ANTHROPIC_API_KEY"] not in log
 
 
+async def test_an_unknown_log_level_is_a_usage_error(tmp_path: Path) -> None:
+    done = await run([sys.executable, str(WORKER_SCRIPT), "--log-level", "LOUD"], cwd=tmp_path)
+
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("worker.py: error: argument --log-level: invalid choice: 'LOUD'"), last
+
+
 async def test_log_level_warning_leaves_a_quiet_log(
     stack: SystemStack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
