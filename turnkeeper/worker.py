@@ -38,6 +38,7 @@ from turnkeeper.devserver import (
     DEFAULT_PORT,
     missing_search_attributes,
 )
+from turnkeeper.env_numbers import SettingsError
 from turnkeeper.health import WorkerHealth, health_port, health_server
 from turnkeeper.runtime.wiring import (
     build_activities,
@@ -45,7 +46,7 @@ from turnkeeper.runtime.wiring import (
     worker_workflows,
     workflow_runner,
 )
-from turnkeeper.settings import Settings
+from turnkeeper.settings import WORKSPACE_ENV, Settings
 from turnkeeper.versioning import WorkerVersion, worker_version
 
 # How long in-flight activities (a model call, a tool) may run on after a shutdown request before
@@ -67,6 +68,18 @@ class WorkerLacksKeyError(RuntimeError):
             f"worker stopped: {cause}; the task goes back to the queue for a worker that has it"
         )
         self.key_id = cause.key_id
+
+
+class NamespaceMissingError(RuntimeError):
+    """The namespace the worker was pointed at does not exist on that server."""
+
+    def __init__(self, namespace: str) -> None:
+        super().__init__(
+            f"Namespace {namespace!r} does not exist on this Temporal server: create it (on a "
+            f"self-hosted server: temporal operator namespace create --namespace {namespace}), or "
+            "point TEMPORAL_NAMESPACE / --namespace at one that exists"
+        )
+        self.namespace = namespace
 
 
 class SearchAttributesMissingError(RuntimeError):
@@ -292,10 +305,13 @@ async def check_search_attributes(client: Client) -> None:
 
     Raises:
         SearchAttributesMissingError: Some are missing; the message gives the commands.
+        NamespaceMissingError: The namespace itself does not exist.
     """
     try:
         missing = await missing_search_attributes(client, client.namespace)
     except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise NamespaceMissingError(client.namespace) from None
         if err.status not in _UNCHECKABLE:
             raise
         log.warning(
@@ -312,7 +328,14 @@ async def check_search_attributes(client: Client) -> None:
 async def serve(options: WorkerOptions) -> None:
     """Connect (starting the dev server first with `dev`) and run the worker until stopped."""
     settings = options.settings()
-    tools = tool_registry(settings, options.tools, builtin=options.builtin_tools)
+    try:
+        tools = tool_registry(settings, options.tools, builtin=options.builtin_tools)
+    except OSError as err:
+        # The workspace folder is the one thing building the tools writes.
+        raise SettingsError(
+            f"{WORKSPACE_ENV}: the workspace {settings.workspace} cannot be created: "
+            f"{err.strerror or err}"
+        ) from None
     # A configuration that cannot work stops the worker before it connects, in one line.
     named_endpoints(os.environ.get(PROVIDERS_ENV, ""))
     load_mcp_config(settings.mcp_config, os.environ)

@@ -10,6 +10,7 @@ from typing import NoReturn
 from turnkeeper.activities.llm.endpoints import ProvidersConfigError
 from turnkeeper.activities.mcp.config import McpConfigError
 from turnkeeper.activities.store.keyring import EncryptionKeyError
+from turnkeeper.activities.store.stores import StoreLocationError
 from turnkeeper.codec_server import CodecServerError
 from turnkeeper.connection import TemporalUnreachableError
 from turnkeeper.console import exit_without_teardown
@@ -21,6 +22,7 @@ from turnkeeper.logging import configure_logging
 from turnkeeper.telemetry import TelemetryConfigError, configure_telemetry
 from turnkeeper.versioning import BUILD_ID_ENV, DEPLOYMENT_NAME_ENV, VersioningConfigError
 from turnkeeper.worker import (
+    NamespaceMissingError,
     SearchAttributesMissingError,
     WorkerLacksKeyError,
     WorkerOptions,
@@ -124,7 +126,9 @@ def _run(argv: Sequence[str] | None) -> None:
         DevServerError,
         CodecServerError,
         SearchAttributesMissingError,
+        NamespaceMissingError,
         SettingsError,
+        StoreLocationError,
         EncryptionKeyError,
         WorkerLacksKeyError,
         ProvidersConfigError,
