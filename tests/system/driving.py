@@ -5,8 +5,6 @@ the README says a client reads, and the history as `temporal workflow show` prin
 from __future__ import annotations
 
 import base64
-import contextlib
-import socket
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -89,17 +87,3 @@ def readable(shown: dict[str, Any]) -> str:
     """The data of every payload the CLI printed, decoded from base64 as far as it is text."""
     data = (base64.b64decode(payload.get("data", "")) for payload in payloads(shown))
     return "\n".join(chunk.decode(errors="replace") for chunk in data)
-
-
-def free_ports(count: int) -> list[int]:
-    """Distinct loopback ports nobody listens on (held open together so none repeats)."""
-    with contextlib.ExitStack() as held:
-        sockets = [held.enter_context(socket.socket()) for _ in range(count)]
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-
-
-def port_is_open(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0

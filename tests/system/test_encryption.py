@@ -22,14 +22,13 @@ from tests.system.driving import (
     agent,
     connect_like,
     connect_with,
-    free_ports,
     history,
     metadata,
     payloads,
-    port_is_open,
     readable,
     task,
 )
+from tests.test_devserver import free_ports, port_is_open
 from tests.waiting import until
 
 REFERENCE = "temporal.api.sdk.v1.ExternalStorageReference"

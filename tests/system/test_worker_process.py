@@ -23,7 +23,8 @@ from tests.system.conftest import (
     run,
     user_environment,
 )
-from tests.system.driving import SONNET, agent, connect_like, free_ports, port_is_open, task
+from tests.system.driving import SONNET, agent, connect_like, task
+from tests.test_devserver import free_ports, port_is_open
 from tests.waiting import until
 
 BAD_KEY = "k1:c2hvcnQ="  # base64 of 5 bytes, not 32
