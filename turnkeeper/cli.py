@@ -20,6 +20,7 @@ from rich.text import Text
 
 from turnkeeper import codec_command, commands, demo, deploy_command, extend_command
 from turnkeeper.activities.store.keyring import EncryptionKeyError, UnreadableContentError
+from turnkeeper.activities.store.stores import StoreLocationError
 from turnkeeper.chat import ChatOptions, run_chat
 from turnkeeper.codec_server import (
     CODEC_TOKEN_ENV,
@@ -685,6 +686,7 @@ def _execute(command: Coroutine[Any, Any, int]) -> None:
         TemporalUnreachableError,
         DevServerError,
         SettingsError,
+        StoreLocationError,
         EncryptionKeyError,
         UnreadableContentError,
         CodecServerError,

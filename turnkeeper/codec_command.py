@@ -46,7 +46,10 @@ async def serve_codec(
             encryption = f"keys {', '.join(keyring.key_ids)}" if keyring.enabled else "no keys"
             token = "token required" if access.token else "no token (loopback only)"
             out.print(f"codec server on {url} · {encryption} · {token}", soft_wrap=True)
-            out.print(f"  temporal workflow show --workflow-id ID --codec-endpoint {url}")
+            # A command to copy: never wrapped at the terminal's (or a log's 80-column) width.
+            out.print(
+                f"  temporal workflow show --workflow-id ID --codec-endpoint {url}", soft_wrap=True
+            )
             await stop.wait()
     finally:
         await store.aclose()

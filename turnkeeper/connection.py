@@ -14,6 +14,7 @@ from turnkeeper.activities.store.encryption_codec import MissingKeyHook
 from turnkeeper.activities.store.keyring import Keyring
 from turnkeeper.activities.store.payload_storage import turn_data_converter
 from turnkeeper.activities.store.stores import open_store
+from turnkeeper.env_numbers import SettingsError
 from turnkeeper.settings import Settings
 from turnkeeper.telemetry import client_options
 
@@ -47,10 +48,21 @@ def connect_config(
 
     Precedence: explicit arguments, then the environment and the profile in the Temporal config
     file (`TEMPORAL_*`, `TEMPORAL_PROFILE`), then `localhost:7233` / `default`.
+
+    Raises:
+        SettingsError: The profile is not in the config file, or the file does not parse.
     """
     config: dict[str, Any] = {}
     if from_env:
-        config.update(ClientConfig.load_client_connect_config())
+        try:
+            config.update(ClientConfig.load_client_connect_config())
+        except RuntimeError as err:
+            # The SDK's ConfigError (a RuntimeError of its native module, not importable): a
+            # TEMPORAL_PROFILE the file lacks, or a config file that is not TOML.
+            problem = str(err).splitlines()[0]
+            raise SettingsError(
+                f"the Temporal config file or profile is unusable: {problem}"
+            ) from None
     config.setdefault("target_host", DEFAULT_ADDRESS)
     config.setdefault("namespace", DEFAULT_NAMESPACE)
     if address:
@@ -90,6 +102,7 @@ async def connect(
 
     Raises:
         TemporalUnreachableError: Nothing answered at the address.
+        SettingsError: The address or the Temporal config file cannot be used.
         EncryptionKeyError: `TURNKEEPER_ENCRYPTION_KEYS` is malformed.
     """
     config = connect_config(address=address, namespace=namespace, from_env=from_env)
@@ -113,5 +126,8 @@ async def connect(
         if "Failed client connect" not in str(err):
             raise
         raise TemporalUnreachableError(target, ns, str(err)) from err
+    except ValueError as err:
+        # The SDK's answer to an address it cannot parse ("invalid target URL: invalid port").
+        raise SettingsError(f"{target!r} is not a Temporal address (host:port): {err}") from None
     log.debug("temporal connected", address=target, namespace=ns)
     return client

@@ -123,14 +123,23 @@ def health_app(health: WorkerHealth) -> web.Application:
 async def health_server(
     health: WorkerHealth, port: int, host: str | None = None
 ) -> AsyncIterator[int]:
-    """Serves the probes while the block runs; yields the bound port (useful with port 0)."""
+    """Serves the probes while the block runs; yields the bound port (useful with port 0).
+
+    Raises:
+        SettingsError: It cannot listen there (a host that is not an address, a port in use).
+    """
     runner = web.AppRunner(health_app(health), access_log=None)
     await runner.setup()
     try:
-        site = web.TCPSite(
-            runner, host or os.environ.get(HEALTH_HOST_ENV) or DEFAULT_HEALTH_HOST, port
-        )
-        await site.start()
+        where = host or os.environ.get(HEALTH_HOST_ENV) or DEFAULT_HEALTH_HOST
+        site = web.TCPSite(runner, where, port)
+        try:
+            await site.start()
+        except OSError as err:
+            raise SettingsError(
+                f"the health server cannot listen on {where}:{port} "
+                f"({HEALTH_HOST_ENV}, {HEALTH_PORT_ENV}): {err.strerror or err}"
+            ) from None
         bound = int(runner.addresses[0][1])
         log.info("health server started", port=bound)
         yield bound

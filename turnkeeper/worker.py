@@ -27,6 +27,7 @@ from temporalio.worker import Worker
 
 from turnkeeper.activities.llm.endpoints import named_endpoints
 from turnkeeper.activities.logs import get_logger
+from turnkeeper.activities.mcp.config import load_mcp_config
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
 from turnkeeper.activities.store.stores import open_store
@@ -41,6 +42,7 @@ from turnkeeper.devserver import (
     PortFlags,
     missing_search_attributes,
 )
+from turnkeeper.env_numbers import SettingsError
 from turnkeeper.health import WorkerHealth, health_port, health_server
 from turnkeeper.logging import configure_logging
 from turnkeeper.required_encryption import check_required_encryption, encryption_of
@@ -50,7 +52,7 @@ from turnkeeper.runtime.wiring import (
     worker_workflows,
     workflow_runner,
 )
-from turnkeeper.settings import Settings
+from turnkeeper.settings import WORKSPACE_ENV, Settings
 from turnkeeper.telemetry import configure_telemetry
 from turnkeeper.versioning import WorkerVersion, worker_version
 
@@ -76,6 +78,18 @@ class WorkerLacksKeyError(RuntimeError):
             f"worker stopped: {cause}; the task goes back to the queue for a worker that has it"
         )
         self.key_id = cause.key_id
+
+
+class NamespaceMissingError(RuntimeError):
+    """The namespace the worker was pointed at does not exist on that server."""
+
+    def __init__(self, namespace: str) -> None:
+        super().__init__(
+            f"Namespace {namespace!r} does not exist on this Temporal server: create it (on a "
+            f"self-hosted server: temporal operator namespace create --namespace {namespace}), or "
+            "point TEMPORAL_NAMESPACE / --namespace at one that exists"
+        )
+        self.namespace = namespace
 
 
 class SearchAttributesMissingError(RuntimeError):
@@ -176,7 +190,8 @@ async def run_worker(
         ui_port: With `dev`, the port of its Web UI (default: `dev_port` + 1000).
 
     Raises:
-        ValueError: Two tools share a name, `dev` with an `address`, or ports without `dev`.
+        ValueError: Two tools share a name, `dev` with an `address`, ports without `dev`, or an
+            MCP config file that cannot be used (`McpConfigError`, naming the file and the field).
         DevServerError: With `dev`, something other than a Temporal server holds `dev_port`,
             something holds `ui_port`, or the server did not start; the message says which.
         TemporalUnreachableError: Nothing answered at the address.
@@ -328,10 +343,13 @@ async def check_search_attributes(client: Client) -> None:
 
     Raises:
         SearchAttributesMissingError: Some are missing; the message gives the commands.
+        NamespaceMissingError: The namespace itself does not exist.
     """
     try:
         missing = await missing_search_attributes(client, client.namespace)
     except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise NamespaceMissingError(client.namespace) from None
         if err.status not in _UNCHECKABLE:
             raise
         log.warning(
@@ -355,9 +373,17 @@ async def serve(
             a library prints nothing).
     """
     settings = options.settings()
-    tools = tool_registry(settings, options.tools, builtin=options.builtin_tools)
+    try:
+        tools = tool_registry(settings, options.tools, builtin=options.builtin_tools)
+    except OSError as err:
+        # The workspace folder is the one thing building the tools writes.
+        raise SettingsError(
+            f"{WORKSPACE_ENV}: the workspace {settings.workspace} cannot be created: "
+            f"{err.strerror or err}"
+        ) from None
     # A configuration that cannot work stops the worker before it connects, in one line.
     named_endpoints(os.environ.get(PROVIDERS_ENV, ""))
+    load_mcp_config(settings.mcp_config, os.environ)
     stop = asyncio.Event()
     keyring = Keyring.from_env()
     check_required_encryption(settings, keyring)

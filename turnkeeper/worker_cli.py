@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from turnkeeper.activities.llm.endpoints import ProvidersConfigError
+from turnkeeper.activities.mcp.config import McpConfigError
 from turnkeeper.activities.store.keyring import EncryptionKeyError
+from turnkeeper.activities.store.stores import StoreLocationError
 from turnkeeper.codec_server import CodecServerError
 from turnkeeper.connection import TemporalUnreachableError
 from turnkeeper.console import exit_without_teardown
@@ -21,6 +23,7 @@ from turnkeeper.logging import configure_logging
 from turnkeeper.telemetry import TelemetryConfigError, configure_telemetry
 from turnkeeper.versioning import BUILD_ID_ENV, DEPLOYMENT_NAME_ENV, VersioningConfigError
 from turnkeeper.worker import (
+    NamespaceMissingError,
     SearchAttributesMissingError,
     WorkerLacksKeyError,
     WorkerOptions,
@@ -68,7 +71,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=int,
         help=f"serve /healthz, /readyz and /metrics on this port (default: ${HEALTH_PORT_ENV})",
     )
-    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        # Checked here: an unknown name reached logging.setLevel and ended in a traceback.
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="DEBUG, INFO, WARNING or ERROR",
+    )
     args = parser.parse_args(argv)
     if args.dev and args.address:
         parser.error("--address and --dev exclude each other; --dev-port moves the dev server")
@@ -118,10 +128,13 @@ def _run(argv: Sequence[str] | None) -> None:
         DevServerError,
         CodecServerError,
         SearchAttributesMissingError,
+        NamespaceMissingError,
         SettingsError,
+        StoreLocationError,
         EncryptionKeyError,
         WorkerLacksKeyError,
         ProvidersConfigError,
+        McpConfigError,
         VersioningConfigError,
     ) as err:
         # A sentence for the person who started the worker, not a traceback.

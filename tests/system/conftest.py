@@ -116,10 +116,12 @@ class SystemStack:
         env: Mapping[str, str] | None = None,
         script: Sequence[str] | None = None,
         task_queue: str | None = None,
+        wait: bool = True,
     ) -> WorkerProcess:
         """Starts `python worker.py --address … --task-queue …` (or `script`, the command of an
         application's own worker, which gets the address and queue from the environment) in a
-        working directory of its own; returns once it polls. `env` may also override the
+        working directory of its own; returns once it polls (at once with `wait=False`, for a
+        worker whose log level hides the line that says so). `env` may also override the
         defaults (a second worker of a host shares the first one's workspace and store)."""
         queue = task_queue or f"system-{uuid.uuid4().hex[:10]}"
         folder = self.tmp_path / f"worker-{len(self.workers)}"
@@ -144,7 +146,8 @@ class SystemStack:
         process = _spawn([*command, *args], folder, environment, log_path)
         worker = WorkerProcess(process, log_path, queue, workspace, environment)
         self.workers.append(worker)
-        await self._wait_until_polling(worker)
+        if wait:
+            await self._wait_until_polling(worker)
         return worker
 
     async def _wait_until_polling(self, worker: WorkerProcess) -> None:
