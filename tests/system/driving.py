@@ -63,12 +63,19 @@ async def history(stack: SystemStack, workflow_id: str, *flags: str) -> dict[str
     return shown
 
 
+# The marker the SDK records for `workflow.patched`; its details name the patch.
+PATCH_MARKER = "core_patch"
+
+
 def payloads(node: Any) -> Iterator[dict[str, Any]]:
     """Every payload (an object with `metadata.encoding`) anywhere in the CLI's JSON, except
-    search attributes: the server must read those, so they are never encrypted (README)."""
+    search attributes and patch markers: the server must read search attributes, and the SDK
+    records a `workflow.patched` id (a name of ours, never content) without the codec (README)."""
     if isinstance(node, dict):
         if isinstance(node.get("metadata"), dict) and "encoding" in node["metadata"]:
             yield node
+            return
+        if node.get("markerName") == PATCH_MARKER:
             return
         for name, value in node.items():
             if name != "searchAttributes":
