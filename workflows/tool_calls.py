@@ -56,7 +56,16 @@ class ToolCalls:
         """Settles every call of one response; the results keep the call order. A call whose id
         the turn has seen already gets an error result and neither runs nor waits: a decision or
         result sent for the earlier call (a copy of it, too) would otherwise settle it."""
-        reused = _reused(turn, uses) if workflow.patched(REUSED_CALL_IDS_PATCH) else set()
+        # Asked only where an id repeats: the patch marker (and the SDK's TemporalChangeVersion
+        # upsert that comes with it) then costs nothing to the turns whose ids are all new.
+        reused = _reused(turn, uses)
+        if reused and not workflow.patched(REUSED_CALL_IDS_PATCH):
+            reused = set()  # a history from before the change replays the way it ran
+        for position in sorted(reused):
+            workflow.logger.warning(
+                "tool call not run: its id was used already in this turn",
+                extra={"call_id": uses[position].id, "tool": uses[position].name},
+            )
         fresh = [use for position, use in enumerate(uses) if position not in reused]
         settled = await self._settle_fresh(turn, fresh, offered)
         return [
@@ -245,10 +254,6 @@ def _reused(turn: Turn, uses: list[ToolUseBlock]) -> set[int]:
     for position, use in enumerate(uses):
         if use.id in seen:
             reused.add(position)
-            workflow.logger.warning(
-                "tool call not run: its id was used already in this turn",
-                extra={"call_id": use.id, "tool": use.name},
-            )
         seen.add(use.id)
     return reused
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 from turnkeeper.contracts.messages import ToolResultBlock
-from turnkeeper.contracts.names import QUERY_STATUS
+from turnkeeper.contracts.names import QUERY_STATUS, WORKFLOW_TYPE
 from turnkeeper.contracts.signals import TurnStatus
+from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import (
     make_settings,
@@ -64,10 +65,15 @@ async def test_status_elapsed_leaves_out_the_wait_for_a_human(
     settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
     request = scripted_request(key, task={"constraints": {"approval_timeout_s": 3600}})
     client, workflow_id = skipping_env.client, f"turn-{uuid.uuid4()}"
-    report = await run_on_server(client, settings, fake_anthropic, request, workflow_id=workflow_id)
+    # No workflow cache, hence no sticky queue: the query below goes straight to the fresh
+    # worker instead of waiting out the stopped worker's sticky timeout (30 s on a loaded CI).
+    async with running_worker(client, settings, fake_anthropic, max_cached_workflows=0):
+        handle = await client.start_workflow(
+            WORKFLOW_TYPE, request, id=workflow_id, task_queue=settings.task_queue
+        )
+        report = AgentReport.model_validate(await handle.result())
     # Read later, by a fresh worker that replays the finished turn to answer.
     async with running_worker(client, settings, fake_anthropic):
-        handle = client.get_workflow_handle(workflow_id)
         status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
 
     assert status.state == "completed"
