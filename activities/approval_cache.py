@@ -12,13 +12,13 @@ import asyncio
 from datetime import timedelta
 from typing import Final
 
-import structlog
 from pydantic import ValidationError
 from temporalio import activity
 from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.approvals import (
     ACTIVITY_APPROVAL_CACHE_LOOKUP,
     ACTIVITY_APPROVAL_CACHE_REMEMBER,
@@ -36,7 +36,7 @@ from turnkeeper.contracts.approvals import (
 )
 from turnkeeper.contracts.search_attributes import AGENT_ID
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # The cache answers in milliseconds when a worker runs it; without one, fail the attempt soon
 # (and let the activity retry) rather than hang until the activity's own timeout.

@@ -17,11 +17,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-import structlog
 from temporalio.exceptions import ApplicationError
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.errors import TURN_INTERNAL_ERROR
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # Not LookupError as a whole: the content store's ContentMissingError is one, and it is handled.
 DEFECT_TYPES: Final = (

@@ -7,12 +7,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import structlog
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.contracts.activity_io import ToolCallResult, ToolOutcome
 from turnkeeper.contracts.messages import ToolResultBlock
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 
 async def stored_result(

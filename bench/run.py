@@ -220,7 +220,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     server = BenchServer()
     try:
         async with server:
-            sections.progress(f"dev server pid {server.pid} on {server.address}")
+            sections.progress(f"dev server pid {server.server_pid} on {server.address}")
             results = await measure(args, server, core_warnings)
     finally:
         if not args.keep_server_dir:

@@ -25,7 +25,7 @@ async def long_turn(bench: Bench, k: int) -> dict[str, Any]:
 
 async def _one_long_turn(bench: Bench, side: Side, k: int) -> dict[str, Any]:
     # At L = 0 a thousand iterations take about a minute per side here; generous for a slow host.
-    with Meter(bench.server.pid) as meter:
+    with Meter(bench.server.server_pid) as meter:
         _, handle = await side.run_turn(k, 0, max(TURN_TIMEOUT_S, k * 1.0))
     runs = await fetch_chain(side.client, handle.id, handle.first_execution_run_id or "")
     run_bytes = [sum(event.ByteSize() for event in run) for run in runs]

@@ -134,7 +134,7 @@ async def overhead(bench: Bench, ks: list[int], latency_ms: float, reps: int) ->
         meters: dict[str, list[Meter]] = {FLOOR: [], OURS: []}
         for rep in range(reps):
             for side in in_turns(bench.sides, rep):
-                with Meter(bench.server.pid) as meter:
+                with Meter(bench.server.server_pid) as meter:
                     await side.run_turn(k, latency_ms, TURN_TIMEOUT_S)
                 meters[side.name].append(meter)
         row: dict[str, Any] = {"k": k, "latency_ms": latency_ms, "reps": reps}
@@ -181,7 +181,7 @@ async def concurrency(
 async def _crowd(bench: Bench, side: Side, n: int, k: int, latency_ms: float) -> dict[str, Any]:
     # Generous: 1,000 turns on 2 shared cores take minutes.
     timeout_s = max(TURN_TIMEOUT_S, n * 1.0)
-    with Meter(bench.server.pid) as meter:
+    with Meter(bench.server.server_pid) as meter:
         walls = await asyncio.gather(*(side.run_turn(k, latency_ms, timeout_s) for _ in range(n)))
     slowest = max(wall for wall, _ in walls)
     return {

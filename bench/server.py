@@ -44,6 +44,15 @@ class BenchServer(DevServer):
     def command(self, binary: Path) -> list[str]:
         return [*super().command(binary), "--headless", "--metrics-port", str(free_port())]
 
+    @property
+    def server_pid(self) -> int | None:
+        """The `temporal` process itself, whose CPU the figures count: `pid` is its guard's
+        (`turnkeeper.dev_server_guard`), a parent that only waits."""
+        if self.pid is None:
+            return None
+        children = psutil.Process(self.pid).children()
+        return children[0].pid if children else None
+
     def limit_warnings(self) -> list[str]:
         """Lines of the server log where a history crossed a size or count warn/error limit."""
         try:

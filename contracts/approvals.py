@@ -13,8 +13,12 @@ from datetime import datetime
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
-from turnkeeper.contracts.decision_signing import Signature, decision_fields
-from turnkeeper.contracts.signals import ApproveInput
+from turnkeeper.contracts.decision_signing import (
+    LEGACY_SIGNING_VERSION,
+    Signature,
+    decision_fields,
+)
+from turnkeeper.contracts.signals import ApproveInput, SignedCall
 from turnkeeper.contracts.turn import TOOL_NAME_PATTERN
 
 APPROVAL_CACHE_WORKFLOW: Final = "ApprovalCacheWorkflow"
@@ -54,17 +58,19 @@ class SignedGrant(BaseModel):
     remember: bool
     approver: str
     signature: Signature
+    call_input_sha256: str | None = None  # format 2 only
+    # Grants stored before format 2 carry none, and stay valid: they verify in format 1.
+    signing_version: int = LEGACY_SIGNING_VERSION
 
     @classmethod
-    def of(
-        cls, decision: ApproveInput, workflow_id: str, agent_id: str, tool: str
-    ) -> SignedGrant | None:
-        """The grant of a signed decision on a call of `tool` in the turn `workflow_id` of
-        agent `agent_id`; None if unsigned."""
+    def of(cls, decision: ApproveInput, call: SignedCall, version: int) -> SignedGrant | None:
+        """The grant of a decision on `call` signed in format `version`; None if unsigned."""
         if decision.signature is None:
             return None
-        fields = decision.signed_fields(workflow_id, agent_id, tool)
-        return cls.model_validate({**fields, "signature": decision.signature})
+        fields = decision.signed_fields(call, version)
+        return cls.model_validate(
+            {**fields, "signature": decision.signature, "signing_version": version}
+        )
 
     def signed_fields(self) -> dict[str, JsonValue]:
         """The fields its signature covers, exactly as the decision had them."""
@@ -78,6 +84,8 @@ class SignedGrant(BaseModel):
             reason=self.reason,
             remember=self.remember,
             approver=self.approver,
+            call_input_sha256=self.call_input_sha256,
+            version=self.signing_version,
         )
 
 

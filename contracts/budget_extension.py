@@ -14,7 +14,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
-from turnkeeper.contracts.decision_signing import BUDGET_EXTENSION, Signature, sign
+from turnkeeper.contracts.decision_signing import (
+    BUDGET_EXTENSION,
+    SIGNING_VERSION,
+    Signature,
+    sign,
+)
 
 if TYPE_CHECKING:  # cryptography is imported once, by decision_signing (see there why)
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -81,10 +86,12 @@ class ExtendBudgetInput(BaseModel):
         agent_id: str,
         request: int,
         expires: datetime,
+        version: int = SIGNING_VERSION,
     ) -> ExtendBudgetInput:
-        """This extension of budget request `request` of the turn, signed until `expires`."""
+        """This extension of budget request `request` of the turn, signed in format `version`
+        (the turn's `signing_version`) until `expires`."""
         fields = self.signed_fields(workflow_id, agent_id, request)
-        signature = sign(private_key, BUDGET_EXTENSION, fields, expires)
+        signature = sign(private_key, BUDGET_EXTENSION, fields, expires, version)
         return self.model_copy(update={"signature": signature})
 
 

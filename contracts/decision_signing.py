@@ -5,16 +5,20 @@ so that a process able to signal the namespace cannot approve in someone else's 
 signature travels in the payload as `{"expires_at": "2026-11-23T15:04:05Z", "value": "<base64>"}`
 and covers, byte for byte,
 
-    b"turnkeeper-<kind>-v1\\n" + canonical_json({**fields, "expires_at": expires_at})
+    b"turnkeeper-<kind>-v2\\n" + RFC 8785 (JCS) canonical JSON of {**fields, "expires_at": …}
 
 where `kind` says what is being signed (`decision` for `approve` and `decide`), so that a
-signature made for one kind of message can never be passed off as another. Pure functions, no
-I/O and no clock (callers pass `now`): a workflow runs them and replays them identically.
+signature made for one kind of message can never be passed off as another, and the version
+names the format. Format 1 (Python's `json.dumps`, a decision that binds no call input, any
+base64 spelling) is verified only by turns whose history began before format 2: their replays
+must take the path they took. Pure functions, no I/O and no clock (callers pass `now`): a
+workflow runs them and replays them identically.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -22,6 +26,7 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
+import rfc8785
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from temporalio import workflow
 
@@ -36,6 +41,11 @@ if TYPE_CHECKING:
 DECISION: Final = "decision"
 BUDGET_EXTENSION: Final = "budget-extension"
 SIGNATURE_BYTES: Final = 64
+# The format a turn verifies (the `signing_version` of its status). 2: RFC 8785 canonical JSON,
+# a decision on one call binds that call's input, base64 only as an encoder writes it. 1: what
+# turns verified before; only runs whose history began before format 2 still verify it.
+SIGNING_VERSION: Final = 2
+LEGACY_SIGNING_VERSION: Final = 1
 EXPIRES_AT_FIELD: Final = "expires_at"
 _KIND = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 _EXAMPLE_TIME = "2026-11-23T15:04:05Z"
@@ -71,21 +81,60 @@ def load_cryptography() -> None:
     import cryptography.hazmat.primitives.serialization  # noqa: F401
 
 
-def canonical_json(obj: Mapping[str, JsonValue]) -> bytes:
-    """One byte string per value, whoever encodes it: sorted keys, no spaces, UTF-8."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
-        "utf-8"
-    )
+def canonical_json(obj: Mapping[str, JsonValue], version: int = SIGNING_VERSION) -> bytes:
+    """One byte string per value, whoever encodes it: RFC 8785 (JCS), which JavaScript's
+    `JSON.stringify` with sorted keys and Go's JCS libraries write too. Format 1 used Python's
+    own spelling (`5.0` for five), which no other language's encoder produces.
+
+    Raises:
+        ValueError: A value JCS cannot express (an integer beyond 2**53, NaN, a lone surrogate).
+    """
+    if version == LEGACY_SIGNING_VERSION:
+        text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return text.encode("utf-8")
+    return rfc8785.dumps(dict(obj))
 
 
-def signed_bytes(kind: str, fields: Mapping[str, JsonValue], expires_at: str) -> bytes:
-    """The exact bytes an approver signs for `fields` of `kind`, valid until `expires_at`."""
+def input_digest(call_input: Mapping[str, JsonValue]) -> str:
+    """The SHA-256 (hex) of a tool call's input in canonical JSON. A decision on the call signs
+    it, so that the decision cannot approve another input that comes under the same call id.
+
+    Raises:
+        ValueError: The input holds a value JCS cannot express.
+    """
+    return hashlib.sha256(canonical_json(call_input)).hexdigest()
+
+
+def signed_bytes(
+    kind: str, fields: Mapping[str, JsonValue], expires_at: str, version: int = SIGNING_VERSION
+) -> bytes:
+    """The exact bytes an approver signs for `fields` of `kind`, valid until `expires_at`.
+
+    Raises:
+        ValueError: A bad kind or version, `expires_at` among the fields, or a value the
+            canonical form cannot express.
+    """
     if not _KIND.match(kind):
         raise ValueError(f"signing kind {kind!r} must be lowercase letters, digits and '-'")
+    if version not in (LEGACY_SIGNING_VERSION, SIGNING_VERSION):
+        raise ValueError(f"no signing format version {version}")
     if EXPIRES_AT_FIELD in fields:
         raise ValueError(f"{EXPIRES_AT_FIELD!r} comes from the signature, not from the fields")
-    context = f"turnkeeper-{kind}-v1\n".encode()
-    return context + canonical_json({**fields, EXPIRES_AT_FIELD: expires_at})
+    context = f"{signing_context(kind, version)}\n".encode()
+    return context + canonical_json({**fields, EXPIRES_AT_FIELD: expires_at}, version)
+
+
+def signing_context(kind: str, version: int = SIGNING_VERSION) -> str:
+    """The first line of the signed bytes, e.g. `turnkeeper-decision-v2`."""
+    return f"turnkeeper-{kind}-v{version}"
+
+
+def signed_digest(
+    kind: str, fields: Mapping[str, JsonValue], expires_at: str, version: int = SIGNING_VERSION
+) -> str:
+    """The SHA-256 (hex) of what was signed: names a signed message however its signature is
+    spelled, e.g. to remember that it was used."""
+    return hashlib.sha256(signed_bytes(kind, fields, expires_at, version)).hexdigest()
 
 
 def decision_fields(
@@ -99,12 +148,16 @@ def decision_fields(
     reason: str,
     remember: bool,
     approver: str,
+    call_input_sha256: str | None,
+    version: int = SIGNING_VERSION,
 ) -> dict[str, JsonValue]:
     """The signed fields of a decision. The workflow id and call id bind it to one call of one
-    turn, so it cannot be replayed elsewhere; the agent id and the tool (`*` for a decision on
-    every waiting call) bind what a remembered approval may be stored for; the rest binds what
-    was decided."""
-    return {
+    turn, so it cannot be replayed elsewhere; the digest of the call's input (`input_digest`;
+    None for `*`) binds it to what the approver saw, which a call id alone cannot: a model may
+    use an id again, and a workflow id may be used again by a later turn. The agent id and the
+    tool (`*` for a decision on every waiting call) bind what a remembered approval may be
+    stored for; the rest binds what was decided. Format 1 had no input digest."""
+    fields: dict[str, JsonValue] = {
         "workflow_id": workflow_id,
         "agent_id": agent_id,
         "call_id": call_id,
@@ -115,6 +168,9 @@ def decision_fields(
         "remember": remember,
         "approver": approver,
     }
+    if version != LEGACY_SIGNING_VERSION:
+        fields["call_input_sha256"] = call_input_sha256
+    return fields
 
 
 def parse_public_key(line: str) -> Ed25519PublicKey:
@@ -175,11 +231,15 @@ def parse_expires_at(text: str) -> datetime:
 
 
 def sign(
-    private_key: Ed25519PrivateKey, kind: str, fields: Mapping[str, JsonValue], expires: datetime
+    private_key: Ed25519PrivateKey,
+    kind: str,
+    fields: Mapping[str, JsonValue],
+    expires: datetime,
+    version: int = SIGNING_VERSION,
 ) -> Signature:
     """Signs `fields` of `kind` until `expires`: the payload's `signature` field."""
     expires_at = format_expires_at(expires)
-    value = private_key.sign(signed_bytes(kind, fields, expires_at))
+    value = private_key.sign(signed_bytes(kind, fields, expires_at, version))
     return Signature(expires_at=expires_at, value=base64.b64encode(value).decode("ascii"))
 
 
@@ -189,27 +249,41 @@ def signature_problem(
     signature: Signature,
     public_key: str,
     now: datetime | None,
+    version: int = SIGNING_VERSION,
 ) -> str | None:
     """Why `signature` does not prove that the holder of `public_key` signed `fields` of `kind`
-    (and, given `now`, that it has not expired), or None when it does."""
+    in format `version` (and, given `now`, that it has not expired), or None when it does."""
     with _cryptography():
         from cryptography.exceptions import InvalidSignature
-    try:
-        raw = base64.b64decode(signature.value, validate=True)
-    except ValueError:  # binascii.Error, or characters outside ASCII
-        return "signature value is not standard base64"
-    if len(raw) != SIGNATURE_BYTES:
-        return f"signature value is {len(raw)} bytes, not the {SIGNATURE_BYTES} of Ed25519"
+    raw, problem = _signature_bytes(signature.value, version)
+    if problem:
+        return problem
     try:
         expires = parse_expires_at(signature.expires_at)
-        parse_public_key(public_key).verify(raw, signed_bytes(kind, fields, signature.expires_at))
+        signed = signed_bytes(kind, fields, signature.expires_at, version)
+        parse_public_key(public_key).verify(raw, signed)
     except ValueError as err:
         return f"signature is unusable: {err}"
     except InvalidSignature:
         return (
             "signature does not verify: it was made with another key, or for another "
-            "call, turn or decision than this one"
+            f"call, turn or decision than this one, or not as {signing_context(kind, version)}"
         )
     if now is not None and now >= expires:
         return f"signature expired at {signature.expires_at}"
     return None
+
+
+def _signature_bytes(value: str, version: int) -> tuple[bytes, str | None]:
+    """The 64 bytes `value` encodes, or the problem with it. The decoder ignores the unused low
+    bits of the last character, so 16 spellings give one signature: format 2 takes only the
+    one an encoder writes, so that a copy of a used signature cannot pass for a new one."""
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except ValueError:  # binascii.Error, or characters outside ASCII
+        return b"", "signature value is not standard base64"
+    if len(raw) != SIGNATURE_BYTES:
+        return raw, f"signature value is {len(raw)} bytes, not the {SIGNATURE_BYTES} of Ed25519"
+    if version != LEGACY_SIGNING_VERSION and base64.b64encode(raw).decode("ascii") != value:
+        return raw, "signature value is not canonical base64 (its unused bits must be zero)"
+    return raw, None

@@ -8,6 +8,10 @@ INVALID_TURN_REQUEST: Final = "InvalidTurnRequest"
 INVALID_SESSION_REQUEST: Final = "InvalidSessionRequest"
 # A `send` or `close` the session cannot take now (a turn runs, the budget is spent, it is closed).
 SESSION_REFUSED: Final = "SessionRefused"
+# A request, signal or update reached a worker that requires encryption unencrypted. Its own
+# type, not InvalidTurnRequest: the sender (who lacks the keys) reads the failure's type and,
+# for this type only, its message (`contracts/plaintext.py`); other messages are encrypted.
+ENCRYPTION_REQUIRED: Final = "EncryptionRequired"
 # The `messages` query of a session that just continued as new, before it read its conversation
 # back; a query carries only a message, so the message starts with this name.
 SESSION_CONVERSATION_LOADING: Final = "SessionConversationLoading"

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from turnkeeper.contracts.budget_extension import BudgetExtension, BudgetRequest
-from turnkeeper.contracts.decision_signing import DECISION, Signature, decision_fields, sign
+from turnkeeper.contracts.decision_signing import (
+    DECISION,
+    LEGACY_SIGNING_VERSION,
+    SIGNING_VERSION,
+    Signature,
+    decision_fields,
+    input_digest,
+    sign,
+)
 
 if TYPE_CHECKING:  # cryptography is imported once, by decision_signing (see there why)
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -29,6 +38,18 @@ ALL_PENDING = "*"
 MAX_REFUSED_DECISIONS: Final = 20
 
 
+@dataclass(frozen=True)
+class SignedCall:
+    """What a signed decision is about, besides the decision itself: the turn, its agent, and
+    the call's tool and input as the model sent them (for `*`, every waiting call: tool `*` and
+    no input). The `status` query has all of it (`TurnStatus.signed_call`)."""
+
+    workflow_id: str
+    agent_id: str
+    tool: str
+    call_input: dict[str, JsonValue] | None = None
+
+
 class ApproveInput(BaseModel):
     """The payload of the `approve` signal and of the `decide` update."""
 
@@ -43,33 +64,41 @@ class ApproveInput(BaseModel):
     # Required when the agent's approvers have public keys (contracts/decision_signing.py).
     signature: Signature | None = None
 
-    def signed_fields(self, workflow_id: str, agent_id: str, tool: str) -> dict[str, JsonValue]:
-        """What the approver's signature covers, for the call of `tool` (`*` for every waiting
-        call) in the turn `workflow_id` of agent `agent_id`."""
+    def signed_fields(
+        self, call: SignedCall, version: int = SIGNING_VERSION
+    ) -> dict[str, JsonValue]:
+        """What the approver's signature covers, for `call`, in signing format `version`.
+
+        Raises:
+            ValueError: The call's input holds a value canonical JSON cannot express.
+        """
+        digest = None
+        if call.call_input is not None and version != LEGACY_SIGNING_VERSION:
+            digest = input_digest(call.call_input)
         return decision_fields(
-            workflow_id=workflow_id,
-            agent_id=agent_id,
+            workflow_id=call.workflow_id,
+            agent_id=call.agent_id,
             call_id=self.call_id,
-            tool=tool,
+            tool=call.tool,
             approved=self.approved,
             input=self.input,
             reason=self.reason,
             remember=self.remember,
             approver=self.approver,
+            call_input_sha256=digest,
+            version=version,
         )
 
     def signed_with(
         self,
         private_key: Ed25519PrivateKey,
-        workflow_id: str,
-        agent_id: str,
-        tool: str,
+        call: SignedCall,
         expires: datetime,
+        version: int = SIGNING_VERSION,
     ) -> ApproveInput:
-        """This decision on a call of `tool` in the turn `workflow_id` of agent `agent_id`,
-        signed until `expires`."""
-        fields = self.signed_fields(workflow_id, agent_id, tool)
-        signature = sign(private_key, DECISION, fields, expires)
+        """This decision on `call`, signed in format `version` (the turn's `signing_version`)
+        until `expires`."""
+        signature = sign(private_key, DECISION, self.signed_fields(call, version), expires, version)
         return self.model_copy(update={"signature": signature})
 
 
@@ -88,12 +117,15 @@ class DecisionRecord(BaseModel):
 
 
 class RefusedDecision(BaseModel):
-    """An `approve` signal the turn ignored, and why: a signal has no other way to answer."""
+    """A signal the turn ignored, and why: a signal has no other way to answer. Mostly
+    `approve` signals (unsigned, forged, stale); any signal that arrived unencrypted where the
+    worker requires encryption."""
 
     call_id: str
     approver: str = ""
     reason: str
     at: datetime
+    signal: str = "approve"  # its name; refusals listed before it was recorded were all `approve`
 
 
 class DecideResult(BaseModel):
@@ -118,24 +150,45 @@ class PendingCall(BaseModel):
 
 
 class TurnStatus(BaseModel):
+    """The `status` query's answer: where a turn is and what it waits for.
+
+    Attributes:
+        elapsed_ms: Time the turn has worked, excluding the time it waited for humans (approvals,
+            external results, budget extensions): the time that counts against
+            `time_budget_ms`. The report's `duration_ms` is the wall-clock time, waits included.
+    """
+
     state: TurnState
     agent_id: str = ""  # what a signed decision binds, besides the workflow and call ids
+    # The signing format the turn verifies (contracts/decision_signing.py); workers from before
+    # format 2 do not say, and verify format 1.
+    signing_version: int = LEGACY_SIGNING_VERSION
     iteration: int = 0
     llm_calls: int = 0
     tool_calls: int = 0
     cost_usd: float = 0.0
-    elapsed_ms: int = 0
+    elapsed_ms: int = Field(
+        default=0,
+        description="Time worked, excluding waits for humans: what counts against the time "
+        "budget (the report's duration_ms includes them).",
+    )
     pending: list[PendingCall] = Field(default_factory=list)
-    # The latest `approve` signals that were ignored (unsigned, forged, expired, stale), newest
-    # last; at most MAX_REFUSED_DECISIONS.
+    # The latest signals that were ignored (`approve` unsigned, forged, expired or stale; any
+    # signal that arrived unencrypted where encryption is required), newest last; at most
+    # MAX_REFUSED_DECISIONS.
     refused_decisions: list[RefusedDecision] = Field(default_factory=list)
+    # How many older ones were pushed out of `refused_decisions` (a flood hides none unseen).
+    refused_decisions_dropped: int = 0
     # In state `awaiting_budget`: the budget the turn waits to have extended.
     budget_request: BudgetRequest | None = None
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
 
-    def signed_tool(self, call_id: str) -> str | None:
-        """The tool a signed decision on `call_id` names: `*` for every waiting call, else the
-        waiting call's tool; None when no such call waits."""
+    def signed_call(self, workflow_id: str, call_id: str) -> SignedCall | None:
+        """What a signed decision on `call_id` of this turn (`workflow_id`) binds: `*` for every
+        waiting call, else the waiting call's tool and input; None when no such call waits."""
         if call_id == ALL_PENDING:
-            return ALL_PENDING
-        return next((call.tool for call in self.pending if call.call_id == call_id), None)
+            return SignedCall(workflow_id, self.agent_id, ALL_PENDING)
+        call = next((call for call in self.pending if call.call_id == call_id), None)
+        if call is None:
+            return None
+        return SignedCall(workflow_id, self.agent_id, call.tool, call.input)

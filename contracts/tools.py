@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from pydantic import BaseModel, Field, JsonValue
+
+# The built-in write_file's cap on what it writes (`TURNKEEPER_MAX_WRITE_BYTES`): the model
+# writes the content, and a prompt injection can make it write to fill the worker's disk.
+DEFAULT_MAX_WRITE_BYTES: Final = 1024 * 1024
 
 
 class ToolDefinition(BaseModel):

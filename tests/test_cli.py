@@ -233,6 +233,7 @@ async def test_status_and_transcript_as_json_and_as_tables(turns: TurnRunner) ->
     assert [m["role"] for m in messages] == ["user", "assistant"]
     assert messages[1]["content"][0]["id"] == call_id
     assert "awaiting_approval" in table.stdout and f"turnkeeper approve {handle.id}" in table.stdout
+    assert "elapsed (excluding human waits)" in table.stdout
     assert "→ write_file" in readable.stdout and "Do the thing." in readable.stdout
     await handle.terminate("test over")
 

@@ -4,12 +4,13 @@ whose tool read a file of over 1 KiB (so that output is an external-storage refe
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import aiohttp
 import pytest
@@ -18,6 +19,7 @@ from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payload, Payloads
 from turnkeeper.activities.store.keyring import Keyring
 from turnkeeper.activities.store.stores import open_store
+from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.browser import find_chromium, headless_chromium
@@ -230,7 +232,8 @@ async def test_a_body_that_is_not_payloads_is_a_clear_400(guarded: str) -> None:
         session.post(
             f"{guarded}/decode",
             data="{not json",
-            headers={"Authorization": "Bearer s3cret-token"},
+            # X-Namespace: the Web UI and the temporal CLI always send it, and it is required.
+            headers={"Authorization": "Bearer s3cret-token", "X-Namespace": "default"},
         ) as response,
     ):
         assert response.status == 400
@@ -268,11 +271,56 @@ async def test_the_temporal_cli_reads_the_turn_through_the_codec_server(
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)
         return done.stdout + done.stderr
 
+    # The codec server requires X-Namespace and a Host it serves: the CLI's requests show both.
     assert PHRASE not in await asyncio.to_thread(result)
     with_codec = await asyncio.to_thread(
         result, "--codec-endpoint", str(turn.server.ui_codec_endpoint)
     )
     assert PHRASE in with_codec and SECRET in with_codec, with_codec[:2000]
+
+
+async def test_the_temporal_cli_starts_a_turn_encrypted_through_the_codec_server(
+    turn: EncryptedTurn, guarded: str
+) -> None:
+    """The README's `temporal workflow start` with --codec-endpoint and --codec-auth: the
+    request reaches history encrypted. (No worker polls its queue: only the start is looked at.)"""
+    phrase = f"cli-kestrel-{new_key()}"
+    request = scripted_request(new_key(), task={"input": f"Summarise {phrase}."})
+    workflow_id = f"cli-encrypted-{new_key()}"
+    codec = ["--codec-endpoint", guarded, "--codec-auth", "Bearer s3cret-token"]
+
+    def cli(*args: str) -> str:
+        command = [temporal_binary("temporal"), *args, "--address", turn.server.address]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    await asyncio.to_thread(
+        cli, "workflow", "start", "--type", WORKFLOW_TYPE, "--task-queue", f"idle-{new_key()}",
+        "--workflow-id", workflow_id, "--input", json.dumps(request), *codec,
+    )  # fmt: skip
+    show = ("workflow", "show", "--workflow-id", workflow_id, "-o", "json")
+    try:
+        shown = await asyncio.to_thread(cli, *show)
+        stored = start_input(shown)
+        assert stored["metadata"] == {
+            "encoding": b"binary/encrypted",
+            "encryption-key-id": b"old-key",
+        }
+        assert phrase not in shown
+        read_back = start_input(await asyncio.to_thread(cli, *show, *codec))
+        assert read_back["metadata"] == {"encoding": b"json/plain"}
+        assert json.loads(read_back["data"]) == request
+    finally:
+        await asyncio.to_thread(cli, "workflow", "terminate", "--workflow-id", workflow_id)
+
+
+def start_input(shown: str) -> dict[str, Any]:
+    """The workflow input of `temporal workflow show -o json`, its base64 decoded."""
+    started = json.loads(shown)["events"][0]["workflowExecutionStartedEventAttributes"]
+    [payload] = started["input"]["payloads"]
+    metadata = {name: base64.b64decode(value) for name, value in payload["metadata"].items()}
+    return {"metadata": metadata, "data": base64.b64decode(payload["data"])}
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium (Debian: apt-get install chromium)")

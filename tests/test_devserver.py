@@ -48,6 +48,17 @@ def dev_server(data_dir: Path, **options: object) -> DevServer:
     return DevServer(data_dir, port=port, ui_port=ui_port, **options)  # type: ignore[arg-type]
 
 
+def own_environment(tmp_path: Path) -> dict[str, str]:
+    """The environment of a worker or demo process of a test: its own data folder and workspace,
+    and no Temporal Cloud profile or queue of the developer's."""
+    inherited = os.environ.items()
+    return {
+        **{k: v for k, v in inherited if not k.startswith(("TEMPORAL_", "AGENT_"))},
+        "TURNKEEPER_DATA_DIR": str(tmp_path / "data"),
+        "AGENT_WORKSPACE": str(tmp_path / "workspace"),
+    }
+
+
 def port_is_open(port: int) -> bool:
     with socket.socket() as sock:
         return sock.connect_ex(("127.0.0.1", port)) == 0
@@ -282,15 +293,10 @@ async def test_the_worker_refuses_a_namespace_without_the_search_attributes(
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM")
 async def test_worker_dev_mode_serves_then_stops_its_server_on_sigterm(tmp_path: Path) -> None:
     port, ui_port = free_ports(2)
-    env = {
-        **os.environ,
-        "TURNKEEPER_DATA_DIR": str(tmp_path / "data"),
-        "AGENT_WORKSPACE": str(tmp_path / "workspace"),
-    }
     worker = await asyncio.create_subprocess_exec(
         *[sys.executable, "worker.py", "--dev", "--dev-port", str(port), "--ui-port", str(ui_port)],
         cwd=REPO_ROOT,
-        env=env,
+        env=own_environment(tmp_path),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 import pkgutil
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -199,3 +202,37 @@ def test_the_public_surface_is_all_and_only_all() -> None:
     assert not submodules & set(turnkeeper.__all__)
     importlib.import_module("turnkeeper.connection")
     assert callable(turnkeeper.connect)
+
+
+# A script of the application's: connects, and says what it likes on its own stdout.
+CONNECTING_SCRIPT = """
+import asyncio, logging, sys
+import turnkeeper
+if sys.argv[2] == "debug":
+    logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+asyncio.run(turnkeeper.connect(address=sys.argv[1]))
+print("the application's own line")
+turnkeeper.exit_without_teardown(0)
+"""
+
+
+@pytest.mark.parametrize("logging_config", ["none", "debug"])
+async def test_connect_writes_nothing_on_the_applications_stdout(
+    client: Client, logging_config: str
+) -> None:
+    """Our lines go to the `logging` module, whose configuration the application owns: at its
+    defaults nothing below a warning shows; at DEBUG the line shows, on the handler's stream."""
+    address = client.service_client.config.target_host
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEMPORAL_")}
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-c", CONNECTING_SCRIPT, address, logging_config],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "the application's own line\n"
+    assert ("temporal connected" in done.stderr) == (logging_config == "debug")

@@ -120,7 +120,7 @@ def _shell_lines(body: str) -> Iterator[tuple[int, str]]:
 def _simple_commands(line: str) -> Iterator[tuple[str, ...]]:
     words: list[str] = []
     for word in shlex.split(line, comments=True):
-        if word in {"&&", "||", ";", "|"}:
+        if word in {"&&", "||", ";", "|", "&"}:
             yield tuple(words)
             words = []
         else:

@@ -25,6 +25,11 @@ def test_the_defaults_are_the_measured_ones() -> None:
     assert options["max_concurrent_activities"] == 100
 
 
+def test_write_file_s_cap_is_read_from_the_environment() -> None:
+    assert Settings.from_env({}).max_write_bytes == 1024 * 1024
+    assert Settings.from_env({"TURNKEEPER_MAX_WRITE_BYTES": "4096"}).max_write_bytes == 4096
+
+
 def test_each_setting_can_be_overridden() -> None:
     tuning = WorkerTuning.from_env(
         {
@@ -52,6 +57,7 @@ def test_each_setting_can_be_overridden() -> None:
         ("TURNKEEPER_ACTIVITY_TASK_POLLERS", "0", "must be at least 1"),
         ("TURNKEEPER_MAX_CONCURRENT_ACTIVITIES", "2.5", "must be a whole number"),
         ("TURNKEEPER_MAX_TOOL_RESULT_BYTES", "10", "must be between 1024 and 262144, got 10"),
+        ("TURNKEEPER_MAX_WRITE_BYTES", "0", "must be at least 1, got 0"),
     ],
 )
 def test_a_bad_value_is_refused_naming_the_variable(name: str, value: str, message: str) -> None:

@@ -37,6 +37,7 @@ __all__ = [
     "Constraints",
     "DecisionRecord",
     "DecisionRefused",
+    "EncryptionRequired",
     "ExtendBudgetResult",
     "InvalidSessionRequest",
     "InvalidTurnRequest",
@@ -112,6 +113,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
         for name in (
             "TurnError",
             "InvalidTurnRequest",
+            "EncryptionRequired",
             "TurnBudgetExceeded",
             "MaxIterationsExceeded",
             "AutonomyBoundaryViolation",
@@ -167,6 +169,7 @@ if TYPE_CHECKING:
     from turnkeeper.errors import (
         AutonomyBoundaryViolation,
         DecisionRefused,
+        EncryptionRequired,
         InvalidSessionRequest,
         InvalidTurnRequest,
         LLMAuthError,

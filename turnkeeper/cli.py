@@ -20,6 +20,7 @@ from rich.text import Text
 
 from turnkeeper import codec_command, commands, demo, deploy_command, extend_command
 from turnkeeper.activities.store.keyring import EncryptionKeyError, UnreadableContentError
+from turnkeeper.activities.store.stores import StoreLocationError
 from turnkeeper.chat import ChatOptions, run_chat
 from turnkeeper.codec_server import (
     CODEC_TOKEN_ENV,
@@ -86,6 +87,10 @@ TaskQueue = Annotated[
     ),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables")]
+Full = Annotated[
+    bool,
+    typer.Option("--full", help="Every pending call's input whole (a file's content too)"),
+]
 WorkflowId = Annotated[str, typer.Argument(metavar="ID", help="Workflow id of the turn")]
 CallId = Annotated[
     str, typer.Argument(metavar="CALL_ID", help="Tool call id, or 'all' for every pending one")
@@ -192,12 +197,14 @@ def run(
 def status(
     workflow_id: WorkflowId,
     as_json: Json = False,
+    full: Full = False,
     address: Address = None,
     namespace: Namespace = None,
     ui_url: UiUrl = DEFAULT_UI_URL,
 ) -> None:
     """Show a turn's state, counters and pending calls."""
-    _execute(commands.status(commands.Connection(address, namespace, ui_url), workflow_id, as_json))
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(commands.status(connection, workflow_id, as_json, full))
 
 
 @app.command()
@@ -458,6 +465,7 @@ def submit(
 @app.command()
 def pending(
     as_json: Json = False,
+    full: Full = False,
     task_queue: Annotated[
         str | None, typer.Option(help="Only turns on this task queue", show_default=False)
     ] = None,
@@ -467,7 +475,7 @@ def pending(
 ) -> None:
     """List every turn waiting for an approval or an external result."""
     connection = commands.Connection(address, namespace, ui_url)
-    _execute(commands.pending(connection, task_queue, as_json))
+    _execute(commands.pending(connection, task_queue, as_json, full))
 
 
 @app.command()
@@ -510,9 +518,7 @@ def demo_command(
     ] = None,
     port: Annotated[int, typer.Option(help="gRPC port of the dev server")] = 7233,
     ui_port: Annotated[int, typer.Option(help="Web UI port of the dev server")] = 8233,
-    task_queue: Annotated[str, typer.Option(help="Task queue of the in-process worker")] = (
-        demo.DEMO_TASK_QUEUE
-    ),
+    task_queue: TaskQueue = DEFAULT_TASK_QUEUE,
 ) -> None:
     """The offline demo: dev server, worker and a turn on the scripted demo model."""
     if yes and no:
@@ -645,12 +651,23 @@ def codec_server(
         list[str] | None,
         typer.Option(help="Namespace served (default: TEMPORAL_NAMESPACE or default)"),
     ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A name clients reach this server by, besides localhost, 127.0.0.1, ::1 and "
+            "--host; other Host headers are refused (with a token: once one is given)"
+        ),
+    ] = None,
 ) -> None:
     """Decrypt payloads and resolve stored ones for the Web UI and the temporal CLI."""
     namespaces = namespace or [os.environ.get("TEMPORAL_NAMESPACE") or "default"]
     _execute(
         codec_command.serve_codec(
-            host=host, port=port, ui_origins=ui_origin or [DEFAULT_UI_ORIGIN], namespaces=namespaces
+            host=host,
+            port=port,
+            ui_origins=ui_origin or [DEFAULT_UI_ORIGIN],
+            namespaces=namespaces,
+            allowed_hosts=allowed_host or [],
         )
     )
 
@@ -669,6 +686,7 @@ def _execute(command: Coroutine[Any, Any, int]) -> None:
         TemporalUnreachableError,
         DevServerError,
         SettingsError,
+        StoreLocationError,
         EncryptionKeyError,
         UnreadableContentError,
         CodecServerError,

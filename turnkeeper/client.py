@@ -73,7 +73,9 @@ class TurnHandle:
         return self.workflow.id
 
     async def status(self) -> TurnStatus:
-        """State, iteration, counters, cost and the calls waiting for a human or the caller."""
+        """State, iteration, counters, cost, the time worked (`elapsed_ms`, which leaves out
+        waits for humans, as the time budget does) and the calls waiting for a human or the
+        caller."""
         return await self.workflow.query(QUERY_STATUS, result_type=TurnStatus)
 
     async def transcript(self) -> list[Message]:
@@ -162,7 +164,7 @@ class TurnHandle:
                 raise DecisionRefused(f"{self.id} is not waiting for a budget extension")
             expires = datetime.now(UTC) + expires_in
             extension = extension.signed_with(
-                key, self.id, status.agent_id, request.number, expires
+                key, self.id, status.agent_id, request.number, expires, status.signing_version
             )
         try:
             return await self.workflow.execute_update(
@@ -217,13 +219,17 @@ class TurnHandle:
     async def _signed(
         self, decision: ApproveInput, key: Ed25519PrivateKey, expires_in: timedelta
     ) -> ApproveInput:
-        """Signs for what the turn says it is waiting on: its agent and the call's tool."""
+        """Signs for what the turn says it is waiting on (its agent, the call's tool and input),
+        in the signing format the turn says it verifies."""
         status = await self.status()
-        tool = status.signed_tool(decision.call_id)
-        if tool is None:
+        call = status.signed_call(self.id, decision.call_id)
+        if call is None:
             raise DecisionRefused(f"call {decision.call_id!r} is not waiting in {self.id}")
         expires = datetime.now(UTC) + expires_in
-        return decision.signed_with(key, self.id, status.agent_id, tool, expires)
+        try:
+            return decision.signed_with(key, call, expires, status.signing_version)
+        except ValueError as err:
+            raise DecisionRefused(f"call {decision.call_id!r} cannot be signed: {err}") from None
 
 
 async def start_turn(

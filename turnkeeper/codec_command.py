@@ -17,7 +17,12 @@ from turnkeeper.settings import Settings
 
 
 async def serve_codec(
-    *, host: str, port: int, ui_origins: Sequence[str], namespaces: Sequence[str]
+    *,
+    host: str,
+    port: int,
+    ui_origins: Sequence[str],
+    namespaces: Sequence[str],
+    allowed_hosts: Sequence[str] = (),
 ) -> int:
     """Serves until SIGINT or SIGTERM, with the keys and the content store of the environment
     (`TURNKEEPER_ENCRYPTION_KEYS`, `TURNKEEPER_STORE_DIR` / `TURNKEEPER_STORE_URL`)."""
@@ -27,6 +32,7 @@ async def serve_codec(
         namespaces=frozenset(namespaces),
         token=os.environ.get(CODEC_TOKEN_ENV) or None,
         ui_origins=frozenset(ui_origins),
+        hosts=frozenset(allowed_hosts),
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -40,7 +46,10 @@ async def serve_codec(
             encryption = f"keys {', '.join(keyring.key_ids)}" if keyring.enabled else "no keys"
             token = "token required" if access.token else "no token (loopback only)"
             out.print(f"codec server on {url} · {encryption} · {token}", soft_wrap=True)
-            out.print(f"  temporal workflow show --workflow-id ID --codec-endpoint {url}")
+            # A command to copy: never wrapped at the terminal's (or a log's 80-column) width.
+            out.print(
+                f"  temporal workflow show --workflow-id ID --codec-endpoint {url}", soft_wrap=True
+            )
             await stop.wait()
     finally:
         await store.aclose()

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import JsonValue, TypeAdapter
 from rich.console import Console
+from rich.text import Text
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
@@ -124,13 +125,15 @@ async def watch(connection: Connection, workflow_id: str) -> int:
     return 1 if state.failed else 0
 
 
-async def status(connection: Connection, workflow_id: str, as_json: bool) -> int:
+async def status(
+    connection: Connection, workflow_id: str, as_json: bool, full: bool = False
+) -> int:
     client, target = await _connect(connection)
     turn_status = await read_status(turn_handle(client, workflow_id))
     if as_json:
         _emit(turn_status.model_dump(mode="json"))
     else:
-        render.status(out, workflow_id, turn_status, target)
+        render.status(out, workflow_id, turn_status, target, full=full)
     return 0
 
 
@@ -172,7 +175,9 @@ async def decide(
             await _decide(handle, call, payload)
             out.print(_decided(verb, call, workflow_id), soft_wrap=True)
         else:
-            signed_payload = signer.sign(payload, workflow_id, turn_status.agent_id, call.tool)
+            signed_call = turn_status.signed_call(workflow_id, call.call_id)
+            assert signed_call is not None  # waiting_calls found it waiting
+            signed_payload = signer.sign(payload, signed_call, turn_status.signing_version)
             await _decide(handle, call, signed_payload)
             signed = f", signed by {decision.approver}"
             out.print(_decided(verb, call, workflow_id) + signed, soft_wrap=True)
@@ -188,7 +193,8 @@ async def print_decision(
 ) -> int:
     """`--print`: the `approve` payload on stdout (signed when there is a key), for `temporal
     workflow signal` or the Web UI's signal form. Nothing is sent, so `all` becomes `*`. To sign,
-    the turn is asked (by query) for its agent and the call's tool: the signature binds them."""
+    the turn is asked (by query) for its agent, the call's tool and input and the signing format
+    it verifies: the signature binds them."""
     target = ALL_PENDING if call_id == "all" else call_id
     payload = decision.model_copy(update={"call_id": target})
     if signer is not None:
@@ -196,8 +202,9 @@ async def print_decision(
         turn_status = await read_status(turn_handle(client, workflow_id))
         if target != ALL_PENDING:
             waiting_calls(turn_status, "approval", target)  # a clear error unless it waits
-        tool = turn_status.signed_tool(target) or ALL_PENDING
-        payload = signer.sign(payload, workflow_id, turn_status.agent_id, tool)
+        signed_call = turn_status.signed_call(workflow_id, target)
+        assert signed_call is not None  # '*', or a call waiting_calls found waiting
+        payload = signer.sign(payload, signed_call, turn_status.signing_version)
     text = json.dumps(payload.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
     out.out(text, highlight=False)  # no markup, no wrapping: it must stay parseable
     err.print(
@@ -223,7 +230,9 @@ async def submit(
     return 0
 
 
-async def pending(connection: Connection, task_queue: str | None, as_json: bool) -> int:
+async def pending(
+    connection: Connection, task_queue: str | None, as_json: bool, full: bool = False
+) -> int:
     """Every turn waiting for a human or a caller, with the commands that decide each call."""
     client, target = await _connect(connection)
     turns = await list_waiting(client, task_queue)
@@ -241,7 +250,7 @@ async def pending(connection: Connection, task_queue: str | None, as_json: bool)
     elif not turns:
         out.print("No turn is waiting for a human.")
     else:
-        render.waiting_turns(out, turns, target)
+        render.waiting_turns(out, turns, target, full=full)
     return 0
 
 
@@ -277,7 +286,8 @@ async def _follow_to_end(
     try:
         outcome = await follow(handle, announce, on_budget=announce_budget)
     except asyncio.CancelledError:  # Ctrl-C: only the following stops, never the turn
-        info.print(f"Stopped following; the turn goes on. Again: turnkeeper result {handle.id}")
+        again = target.ours("result", handle.id)
+        info.print(Text(f"Stopped following; the turn goes on. Again: {again}"), soft_wrap=True)
         raise
     return show_outcome(outcome, target, as_json)
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Final
 
-import structlog
 from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
 
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.encryption_codec import MissingKeyHook
 from turnkeeper.activities.store.keyring import Keyring
 from turnkeeper.activities.store.payload_storage import turn_data_converter
 from turnkeeper.activities.store.stores import open_store
+from turnkeeper.env_numbers import SettingsError
 from turnkeeper.settings import Settings
 from turnkeeper.telemetry import client_options
 
@@ -24,7 +25,7 @@ DEFAULT_NAMESPACE: Final = "default"
 # (a firewall that drops packets) does not look like a hang.
 CONNECT_TIMEOUT_S: Final = 15.0
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class TemporalUnreachableError(ConnectionError):
@@ -47,10 +48,21 @@ def connect_config(
 
     Precedence: explicit arguments, then the environment and the profile in the Temporal config
     file (`TEMPORAL_*`, `TEMPORAL_PROFILE`), then `localhost:7233` / `default`.
+
+    Raises:
+        SettingsError: The profile is not in the config file, or the file does not parse.
     """
     config: dict[str, Any] = {}
     if from_env:
-        config.update(ClientConfig.load_client_connect_config())
+        try:
+            config.update(ClientConfig.load_client_connect_config())
+        except RuntimeError as err:
+            # The SDK's ConfigError (a RuntimeError of its native module, not importable): a
+            # TEMPORAL_PROFILE the file lacks, or a config file that is not TOML.
+            problem = str(err).splitlines()[0]
+            raise SettingsError(
+                f"the Temporal config file or profile is unusable: {problem}"
+            ) from None
     config.setdefault("target_host", DEFAULT_ADDRESS)
     config.setdefault("namespace", DEFAULT_NAMESPACE)
     if address:
@@ -69,6 +81,7 @@ async def connect(
     store: ContentStore | None = None,
     keyring: Keyring | None = None,
     on_missing_key: MissingKeyHook | None = None,
+    require_encryption: bool = False,
 ) -> Client:
     """Connect a client that speaks the project's pydantic JSON.
 
@@ -84,15 +97,20 @@ async def connect(
         keyring: The encryption keys (default: `TURNKEEPER_ENCRYPTION_KEYS`). Every client and
             worker of a turn needs the key its content was encrypted with.
         on_missing_key: Called when a payload names a key the keyring lacks (a worker stops).
+        require_encryption: For a worker's client: mark what arrives unencrypted, for its
+            workflows to refuse (`TURNKEEPER_REQUIRE_ENCRYPTION`).
 
     Raises:
         TemporalUnreachableError: Nothing answered at the address.
+        SettingsError: The address or the Temporal config file cannot be used.
         EncryptionKeyError: `TURNKEEPER_ENCRYPTION_KEYS` is malformed.
     """
     config = connect_config(address=address, namespace=namespace, from_env=from_env)
     keyring = Keyring.from_env() if keyring is None else keyring
     store = store or open_store(settings or Settings.from_env(), keyring)
-    converter = turn_data_converter(store, keyring, on_missing_key=on_missing_key)
+    converter = turn_data_converter(
+        store, keyring, on_missing_key=on_missing_key, require_encryption=require_encryption
+    )
     target, ns = config["target_host"], config["namespace"]
     try:
         client = await asyncio.wait_for(
@@ -108,5 +126,8 @@ async def connect(
         if "Failed client connect" not in str(err):
             raise
         raise TemporalUnreachableError(target, ns, str(err)) from err
+    except ValueError as err:
+        # The SDK's answer to an address it cannot parse ("invalid target URL: invalid port").
+        raise SettingsError(f"{target!r} is not a Temporal address (host:port): {err}") from None
     log.debug("temporal connected", address=target, namespace=ns)
     return client

@@ -3,6 +3,10 @@ diagnostics go.
 
 User-facing output (reports, tables, prompts) is rich; diagnostics stay structlog JSON and are
 kept out of the way: on stderr at WARNING for the ordinary commands, in a file for the demo.
+
+Both consoles show what they print and never let it drive the terminal: most of it was written
+by someone else (a model, a file the model read, whoever sent a signal), so it is neither rich
+markup nor a stream of control sequences (see `ShowingConsole`).
 """
 
 from __future__ import annotations
@@ -11,20 +15,62 @@ import contextlib
 import io
 import logging
 import os
+import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
 
 from turnkeeper.logging import configure_logging
 
+# What a terminal obeys rather than shows: the C0 controls but newline and tab, DEL, the C1
+# controls (0x9b is a one-byte CSI on many terminals) and the bidirectional controls that
+# reorder the characters around them on screen.
+_OBEYED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """`text` with each character a terminal would obey written as its escape, `\\u001b`.
+
+    JSON's notation rather than Python's `\\x1b`: a raw DEL or C1 character inside the JSON
+    that `--json` prints becomes an escape that decodes to the same string, so the output stays
+    valid JSON."""
+    return _OBEYED.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+class ShowingConsole(Console):
+    """A rich console that shows what it prints: no markup, no emoji codes, and every control
+    character written out (`visible`) instead of sent to the terminal.
+
+    Done here, where every renderable (a `Text`, a table's cells, a panel, a live display) turns
+    into segments, so that no call site can forget it. Rich's own sequences are not in the text:
+    styles are rendered from a segment's style, and a live display's cursor moves are control
+    segments, which pass. Rich already drops BEL, backspace, vertical tab, form feed and
+    carriage return from every `Text`. The escapes are written after layout: a line holding one
+    may run a few columns wider than measured.
+    """
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(markup=False, emoji=False, highlight=False, **options)
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control or not _OBEYED.search(segment.text):
+                yield segment
+            else:
+                yield Segment(visible(segment.text), segment.style)
+
+
 # `file=None` makes rich look up sys.stdout / sys.stderr at each write, so output follows a
 # redirection made after import (typer's CliRunner in the tests does exactly that).
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = ShowingConsole()
+err = ShowingConsole(stderr=True)
 
 
 class CommandError(Exception):
@@ -59,10 +105,11 @@ def exit_without_teardown(code: object) -> NoReturn:
     """Ends the process as `SystemExit(code)` would, but skipping interpreter finalization (see
     `ConsoleApp`): for processes that used a Temporal client and stopped all they own."""
     if isinstance(code, str):  # SystemExit("message") means: print it, exit 1
-        sys.stderr.write(code + "\n")
+        with contextlib.suppress(OSError, ValueError):  # closed, or a pipe whose reader left
+            sys.stderr.write(code + "\n")
         code = 1
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # closed, or a pipe whose reader left
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
     os._exit(code if isinstance(code, int) else 0 if code is None else 1)
 

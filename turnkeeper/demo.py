@@ -22,22 +22,23 @@ from rich.panel import Panel
 from rich.text import Text
 from temporalio.client import Client, WorkflowHandle
 
-from turnkeeper import render
+from turnkeeper import demo_revisit, render
+from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.keyring import Keyring
 from turnkeeper.activities.store.stores import open_store
 from turnkeeper.commands import show_outcome
 from turnkeeper.connection import connect
 from turnkeeper.console import CommandError, logging_to_file, out
-from turnkeeper.contracts.names import SIGNAL_APPROVE
+from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, SIGNAL_APPROVE
 from turnkeeper.contracts.signals import ApproveInput, PendingCall
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.dev_stack import dev_stack
+from turnkeeper.devserver import DevServer, PortFlags
 from turnkeeper.requests import validate_request
 from turnkeeper.settings import Settings
 from turnkeeper.turns import Target, follow, read_status, short_id, start_turn, turn_workflow_id
 from turnkeeper.worker import run_turn_worker
 
-DEMO_TASK_QUEUE: Final = "turnkeeper-demo"
 DEMO_AGENT_ID: Final = "demo-summarizer"
 DEMO_MODEL: Final = "demo:workspace-summarizer"
 DEMO_TASK: Final = "Summarise the notes in the workspace and save the summary to summary.md"
@@ -64,7 +65,8 @@ class DemoOptions:
     data_dir: Path | None
     port: int
     ui_port: int
-    task_queue: str = DEMO_TASK_QUEUE
+    # The queue `python worker.py` polls, so that its worker answers for the run later.
+    task_queue: str = DEFAULT_TASK_QUEUE
 
 
 async def run_demo(options: DemoOptions) -> int:
@@ -74,17 +76,9 @@ async def run_demo(options: DemoOptions) -> int:
     with logging_to_file(log_path):
         _step(f"diagnostics go to {log_path}")
         _show_workspace(settings.workspace, seed_workspace(settings.workspace))
-        _step("starting Temporal dev server…")
         keyring = Keyring.from_env()
         store = open_store(settings, keyring)
-        servers = dev_stack(
-            settings.data_dir, store, keyring, port=options.port, ui_port=options.ui_port
-        )
-        async with servers as server:
-            how = "reused the one already running" if server.reused else "started"
-            _done(f"Temporal dev server {how} on {server.address} · Web UI {server.ui_url}")
-            if server.ui_codec_endpoint:
-                _done(f"codec server for the Web UI on {server.ui_codec_endpoint}")
+        async with _dev_server(settings, options, store, keyring) as server:
             client = await connect(
                 address=server.address,
                 namespace=server.namespace,
@@ -92,13 +86,41 @@ async def run_demo(options: DemoOptions) -> int:
                 store=store,
                 keyring=keyring,
             )
-            target = Target(server.address, server.namespace, server.ui_url)
-            try:
-                async with _worker(settings, client) as worker:
-                    return await _demo_turn(client, target, settings, options.answer, worker)
-            finally:
-                if not server.reused:
-                    _step("stopping the Temporal dev server…")
+            # The printed commands find the demo's files (`--data-dir`) after it ended, too.
+            files = demo_revisit.environment_for(settings)
+            target = Target(server.address, server.namespace, server.ui_url, environment=files)
+            workflow_id = turn_workflow_id(DEMO_AGENT_ID, short_id())
+            async with _worker(settings, client) as worker:
+                code = await _demo_turn(
+                    client, target, settings, workflow_id, options.answer, worker
+                )
+        demo_revisit.show(out, demo_revisit.revisit(workflow_id, target, server, settings), server)
+        return code
+
+
+@asynccontextmanager
+async def _dev_server(
+    settings: Settings, options: DemoOptions, store: ContentStore, keyring: Keyring
+) -> AsyncIterator[DevServer]:
+    _step("starting Temporal dev server…")
+    servers = dev_stack(
+        settings.data_dir,
+        store,
+        keyring,
+        port=options.port,
+        ui_port=options.ui_port,
+        port_flags=PortFlags("--port", "--ui-port"),
+    )
+    async with servers as server:
+        how = "reused the one already running" if server.reused else "started"
+        _done(f"Temporal dev server {how} on {server.address} · Web UI {server.ui_url}")
+        if server.ui_codec_endpoint:
+            _done(f"codec server for the Web UI on {server.ui_codec_endpoint}")
+        try:
+            yield server
+        finally:
+            if not server.reused:
+                _step("stopping the Temporal dev server…")
 
 
 def _settings(options: DemoOptions) -> Settings:
@@ -141,6 +163,7 @@ async def _demo_turn(
     client: Client,
     target: Target,
     settings: Settings,
+    workflow_id: str,
     answer: Answer | None,
     worker: asyncio.Task[None],
 ) -> int:
@@ -150,7 +173,6 @@ async def _demo_turn(
             "task": {"id": f"demo-{short_id()}", "input": DEMO_TASK},
         }
     )
-    workflow_id = turn_workflow_id(DEMO_AGENT_ID, short_id())
     handle = await start_turn(
         client, request, workflow_id=workflow_id, task_queue=settings.task_queue
     )
@@ -166,12 +188,7 @@ async def _demo_turn(
     if not following.done():
         following.cancel()
         raise CommandError(f"The worker stopped before the turn ended: {_why(worker)}")
-    code = show_outcome(following.result(), target, as_json=False)
-    out.print(
-        Text.assemble("See the run in the Web UI: ", (target.workflow_url(workflow_id), "cyan")),
-        soft_wrap=True,
-    )
-    return code
+    return show_outcome(following.result(), target, as_json=False)
 
 
 def _why(worker: asyncio.Task[None]) -> str:

@@ -11,7 +11,13 @@ from pathlib import Path
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.keyring import Keyring
 from turnkeeper.codec_server import DEFAULT_CODEC_HOST, Access, CodecService, running_codec_server
-from turnkeeper.devserver import DEFAULT_NAMESPACE, DEFAULT_PORT, DevServer
+from turnkeeper.devserver import (
+    DEFAULT_NAMESPACE,
+    DEFAULT_PORT,
+    DEFAULT_PORT_FLAGS,
+    DevServer,
+    PortFlags,
+)
 
 
 @contextlib.asynccontextmanager
@@ -24,6 +30,7 @@ async def dev_stack(
     ui_port: int | None = None,
     namespace: str = DEFAULT_NAMESPACE,
     codec_port: int = 0,
+    port_flags: PortFlags = DEFAULT_PORT_FLAGS,
 ) -> AsyncIterator[DevServer]:
     """A running dev server (started, or reused when one already listens on `port`) until the
     block ends. A reused server keeps the codec endpoint it was started with.
@@ -31,8 +38,12 @@ async def dev_stack(
     Args:
         codec_port: Where the codec server listens, on loopback (0: any free port; the dev server
             is told which).
+        port_flags: How the caller's user chooses `port` and `ui_port`, for the error when one
+            is taken.
     """
-    server = DevServer(data_dir, port=port, ui_port=ui_port, namespace=namespace)
+    server = DevServer(
+        data_dir, port=port, ui_port=ui_port, namespace=namespace, port_flags=port_flags
+    )
     if await server.already_running():
         async with server:
             yield server

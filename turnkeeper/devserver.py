@@ -3,9 +3,13 @@
 No Docker and no download: the binary ships in the wheel next to the Python interpreter. State
 lives in a SQLite file under the data directory so that turns survive a restart of the worker.
 
-Not `WorkflowEnvironment.start_local`: that one stops the server when its context exits and
-downloads a CLI unless given one; this server outlives the command that started it, is reused
-when already running, and keeps its SQLite file between runs.
+The server dies with the process that started it, however that process ends (a SIGKILL
+included): it runs under a small guard process that stops it when a pipe from its parent closes
+(`turnkeeper.dev_server_guard` says why not PR_SET_PDEATHSIG). A Temporal server that is already
+running on the port, started by someone else, is reused and left running.
+
+Not `WorkflowEnvironment.start_local`: that one downloads a CLI unless given one and never reuses
+a running server; this one also keeps its SQLite file between runs.
 """
 
 from __future__ import annotations
@@ -20,11 +24,11 @@ import sys
 import sysconfig
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Final, Self
 
-import structlog
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import (
     AddSearchAttributesRequest,
@@ -34,6 +38,7 @@ from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
 from turnkeeper.settings import DEV_SERVER_DB_FILENAME
 
@@ -41,6 +46,7 @@ DEFAULT_IP: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 7233
 DEFAULT_NAMESPACE: Final = "default"
 LOG_FILENAME: Final = "temporal-dev-server.log"
+GUARD_MODULE: Final = "turnkeeper.dev_server_guard"
 
 # The spellings `temporal operator search-attribute create --type` accepts.
 _INDEXED_VALUE_TYPES: Final[dict[str, IndexedValueType.ValueType]] = {
@@ -53,11 +59,28 @@ _INDEXED_VALUE_TYPES: Final[dict[str, IndexedValueType.ValueType]] = {
     "KeywordList": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
 }
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
+
+
+# How long a listener on the frontend port has to answer as Temporal before we call it something
+# else: a local frontend answers in milliseconds, and a user on a taken port is told at once.
+REUSE_PROBE_S: Final = 1.0
 
 
 class DevServerError(RuntimeError):
     """The embedded dev server could not be found, started or reached."""
+
+
+@dataclass(frozen=True)
+class PortFlags:
+    """How the user of an entry point chooses the two ports (`--port`, `--dev-port`,
+    `run_worker(dev_port=…)`), so that the error about a taken port names the one that works."""
+
+    port: str = "DevServer(port=…)"
+    ui_port: str = "DevServer(ui_port=…)"
+
+
+DEFAULT_PORT_FLAGS: Final = PortFlags()
 
 
 def find_temporal_binary() -> Path:
@@ -128,24 +151,38 @@ async def _port_is_open(ip: str, port: int) -> bool:
     return True
 
 
-async def _try_client(address: str, namespace: str) -> Client | None:
-    """A client once the frontend answers and the namespace exists, else None."""
+async def _try_client(address: str, namespace: str | None, timeout_s: float = 2.0) -> Client | None:
+    """A client once a Temporal frontend answers and the namespace (if given) exists, else None."""
     try:
-        client = await asyncio.wait_for(Client.connect(address, namespace=namespace), timeout=2.0)
-        await client.workflow_service.describe_namespace(
-            DescribeNamespaceRequest(namespace=namespace)
+        client = await asyncio.wait_for(
+            Client.connect(address, namespace=namespace or DEFAULT_NAMESPACE), timeout=timeout_s
         )
+        if namespace is not None:
+            await client.workflow_service.describe_namespace(
+                DescribeNamespaceRequest(namespace=namespace)
+            )
     except (RuntimeError, RPCError, TimeoutError):
         return None
     return client
 
 
+def _check_ports(port: int, ui_port: int, flags: PortFlags) -> None:
+    """Raises DevServerError for a port that `start-dev` would refuse after a slow start."""
+    for value, flag in ((port, flags.port), (ui_port, flags.ui_port)):
+        if not 0 < value < 65536:
+            raise DevServerError(f"{flag} must be a port number from 1 to 65535, not {value}.")
+    if port == ui_port:
+        raise DevServerError(f"The Web UI needs a port of its own: {flags.ui_port} is {port} too.")
+
+
 class DevServer:
     """`temporal server start-dev` for the lifetime of an `async with` block.
 
-    If something already listens on the frontend port (say `python worker.py --dev` in another
-    terminal) it is reused rather than fought over: this instance then starts and stops nothing.
-    Either way the project's search attributes are registered before `__aenter__` returns.
+    If a Temporal server already listens on the frontend port (say `python worker.py --dev` in
+    another terminal) it is reused rather than fought over: this instance then starts and stops
+    nothing. Anything else on that port, or on the Web UI's, fails at once with a message that
+    names `port_flags`. Either way the project's search attributes are registered before
+    `__aenter__` returns.
 
     Example:
         async with DevServer(settings.data_dir) as server:
@@ -164,12 +201,15 @@ class DevServer:
         startup_timeout_s: float = 30.0,
         stop_grace_period_s: float = 10.0,
         ui_codec_endpoint: str | None = None,
+        port_flags: PortFlags = DEFAULT_PORT_FLAGS,
     ) -> None:
         self.data_dir = data_dir
         self.ip = ip
         self.port = port
         # The CLI's own default, spelled out so `ui_url` is right without asking the server.
         self.ui_port = port + 1000 if ui_port is None else ui_port
+        self.port_flags = port_flags
+        _check_ports(self.port, self.ui_port, port_flags)
         self.namespace = namespace
         self.search_attributes = dict(search_attributes)
         self.startup_timeout_s = startup_timeout_s
@@ -179,6 +219,8 @@ class DevServer:
         self.reused = False
         self._process: subprocess.Popen[bytes] | None = None
         self._log_file: IO[bytes] | None = None
+        # The write end of the guard's stdin: closing it (or our death) stops the server.
+        self._lifeline: int | None = None
 
     @property
     def address(self) -> str:
@@ -199,7 +241,8 @@ class DevServer:
 
     @property
     def pid(self) -> int | None:
-        """Process id of the server this instance started; None when reused or stopped."""
+        """Process id of the server's guard, which this instance started and which runs the
+        server as its child; None when reused or stopped."""
         return self._process.pid if self._process else None
 
     async def __aenter__(self) -> Self:
@@ -215,45 +258,67 @@ class DevServer:
         await self.stop()
 
     async def already_running(self) -> bool:
-        """Whether something listens on the frontend port, so that `start` would reuse it."""
+        """Whether something listens on the frontend port, so that `start` would reuse it (or
+        refuse it, when it is not a Temporal server)."""
         return await _port_is_open(self.ip, self.port)
 
     async def start(self) -> None:
         """Start (or reuse) the server and wait until it serves the namespace.
 
         Raises:
-            DevServerError: No binary, the process died, or it did not answer in time.
+            DevServerError: Something other than a Temporal server holds a port, no binary, the
+                process died, or it did not answer in time.
         """
-        if await self.already_running():
-            self.reused = True
-            log.info("dev server already running, reusing it", address=self.address)
-            client = await self._wait_until_ready()
-        else:
-            started = time.monotonic()
-            self._spawn()
-            try:
-                client = await self._wait_until_ready()
-            except BaseException:
-                await self.stop()
-                raise
-            log.info(
-                "dev server started",
-                address=self.address,
-                ui=self.ui_url,
-                db=str(self.db_path),
-                log_file=str(self.log_path),
-                pid=self.pid,
-                startup_s=round(time.monotonic() - started, 2),
-            )
+        client = await self._reuse() if await self.already_running() else await self._start_ours()
         # start-dev applies --search-attribute only when it creates the SQLite file, so a database
         # from an older version (or a reused server) may still lack some.
         await ensure_search_attributes(client, self.namespace, self.search_attributes)
 
+    async def _reuse(self) -> Client:
+        """The Temporal server already on the port; anything else there fails at once."""
+        self.reused = True
+        if await _try_client(self.address, None, timeout_s=REUSE_PROBE_S) is None:
+            raise DevServerError(self._port_taken_message())
+        log.info("dev server already running, reusing it", address=self.address)
+        # A Temporal server that has just started may not serve the namespace yet.
+        return await self._wait_until_ready()
+
+    async def _start_ours(self) -> Client:
+        await self._refuse_a_taken_ui_port()
+        started = time.monotonic()
+        self._spawn()
+        try:
+            client = await self._wait_until_ready()
+        except BaseException:
+            await self.stop()
+            raise
+        log.info(
+            "dev server started",
+            address=self.address,
+            ui=self.ui_url,
+            db=str(self.db_path),
+            log_file=str(self.log_path),
+            pid=self.pid,
+            startup_s=round(time.monotonic() - started, 2),
+        )
+        return client
+
+    async def _refuse_a_taken_ui_port(self) -> None:
+        if await _port_is_open(self.ip, self.ui_port):
+            raise DevServerError(
+                f"The Web UI's port {self.ui_port} is taken: stop what listens there, or choose "
+                f"another port with {self.port_flags.ui_port}."
+            )
+
     async def stop(self) -> None:
-        """Stop the server this instance started: SIGTERM, then SIGKILL after the grace period."""
+        """Stop the server this instance started: its guard sends SIGTERM, then SIGKILL after
+        the grace period."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            await asyncio.to_thread(_terminate, process, self.stop_grace_period_s)
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
+        if process is not None:
+            await asyncio.to_thread(_wait_for_guard, process, self.stop_grace_period_s + 5.0)
             log.info("dev server stopped", address=self.address, exit_code=process.returncode)
         if self._log_file is not None:
             self._log_file.close()
@@ -280,15 +345,21 @@ class DevServer:
         binary = find_temporal_binary()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._log_file = self.log_path.open("ab")
-        self._process = subprocess.Popen(
-            self.command(binary),
-            stdin=subprocess.DEVNULL,
-            stdout=self._log_file,
-            stderr=subprocess.STDOUT,
-            # Its own session, so a Ctrl-C in the terminal reaches only the worker, which then
-            # drains its activities before this server is stopped under it.
-            start_new_session=True,
-        )
+        # Not inheritable (PEP 446): no other child of ours holds the write end open.
+        read_end, self._lifeline = os.pipe()
+        guard = [sys.executable, "-m", GUARD_MODULE, str(self.stop_grace_period_s)]
+        try:
+            self._process = subprocess.Popen(
+                [*guard, *self.command(binary)],
+                stdin=read_end,
+                stdout=self._log_file,
+                stderr=subprocess.STDOUT,
+                # Its own session, so a Ctrl-C in the terminal reaches only the worker, which then
+                # drains its activities before this server is stopped under it.
+                start_new_session=True,
+            )
+        finally:
+            os.close(read_end)
 
     async def _wait_until_ready(self) -> Client:
         deadline = time.monotonic() + self.startup_timeout_s
@@ -305,12 +376,16 @@ class DevServer:
                 raise DevServerError(self._not_ready_message())
             await asyncio.sleep(0.1)
 
+    def _port_taken_message(self) -> str:
+        return (
+            f"Port {self.port} is taken by something that is not a Temporal server serving "
+            f"namespace {self.namespace!r}: stop it, or choose another port with "
+            f"{self.port_flags.port}."
+        )
+
     def _not_ready_message(self) -> str:
         if self.reused:
-            return (
-                f"Something listens on {self.address} but it is not a Temporal server serving "
-                f"namespace {self.namespace!r}; free the port or choose another with --dev-port."
-            )
+            return self._port_taken_message()
         return (
             f"The Temporal dev server did not answer on {self.address} within "
             f"{self.startup_timeout_s:g}s; see {self.log_path}."
@@ -326,15 +401,17 @@ def _last_line(path: Path) -> str:
     return next((line.strip() for line in reversed(lines) if line.strip()), "empty log")
 
 
-def _terminate(process: subprocess.Popen[bytes], grace_period_s: float) -> None:
-    """Blocking: ask the process to stop, and insist after the grace period."""
-    if sys.platform == "win32":
-        process.terminate()
-    else:
-        process.send_signal(signal.SIGTERM)
+def _wait_for_guard(process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """Blocking: wait for the guard, which stops the server once its stdin closed; kill both if
+    the guard itself hangs."""
     try:
-        process.wait(timeout=grace_period_s)
+        process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        log.warning("dev server ignored SIGTERM, killing it", pid=process.pid)
-        process.kill()
+        log.warning("dev server guard did not stop, killing it and the server", pid=process.pid)
+        if sys.platform == "win32":
+            process.kill()
+        else:
+            # The guard leads the session and process group the server runs in.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
         process.wait()

@@ -35,6 +35,13 @@ class InvalidTurnRequest(TurnError):
     type = errors.INVALID_TURN_REQUEST
 
 
+class EncryptionRequired(TurnError):
+    """The request reached a worker that requires encryption unencrypted: this client has no
+    `TURNKEEPER_ENCRYPTION_KEYS` (the message says how to send it encrypted)."""
+
+    type = errors.ENCRYPTION_REQUIRED
+
+
 class TurnBudgetExceeded(TurnError):
     type = errors.TURN_BUDGET_EXCEEDED
 
@@ -103,6 +110,7 @@ _BY_TYPE: dict[str, type[TurnError]] = {
     cls.type: cls
     for cls in (
         InvalidTurnRequest,
+        EncryptionRequired,
         TurnBudgetExceeded,
         MaxIterationsExceeded,
         AutonomyBoundaryViolation,

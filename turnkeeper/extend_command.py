@@ -45,7 +45,9 @@ async def extend(
             f"{workflow_id} is not waiting for a budget extension (state {status.state})."
         )
     if signer is not None:
-        extension = signer.sign_extension(extension, workflow_id, status.agent_id, request.number)
+        extension = signer.sign_extension(
+            extension, workflow_id, status.agent_id, request.number, status.signing_version
+        )
     payload = extension.model_dump(mode="json", exclude_none=True)
     if print_payload:
         out.out(json.dumps(payload, ensure_ascii=False), highlight=False)

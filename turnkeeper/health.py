@@ -21,13 +21,13 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Final
 
-import structlog
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.devserver import missing_search_attributes
 from turnkeeper.env_numbers import SettingsError
 
@@ -39,7 +39,7 @@ DEFAULT_HEALTH_HOST: Final = "0.0.0.0"
 # Shorter than a Kubernetes probe's default timeout (1 s is the default; the manifests use 5 s).
 READY_CHECK_TIMEOUT_S: Final = 4.0
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def health_port(env: Mapping[str, str] | None = None) -> int | None:
@@ -123,14 +123,23 @@ def health_app(health: WorkerHealth) -> web.Application:
 async def health_server(
     health: WorkerHealth, port: int, host: str | None = None
 ) -> AsyncIterator[int]:
-    """Serves the probes while the block runs; yields the bound port (useful with port 0)."""
+    """Serves the probes while the block runs; yields the bound port (useful with port 0).
+
+    Raises:
+        SettingsError: It cannot listen there (a host that is not an address, a port in use).
+    """
     runner = web.AppRunner(health_app(health), access_log=None)
     await runner.setup()
     try:
-        site = web.TCPSite(
-            runner, host or os.environ.get(HEALTH_HOST_ENV) or DEFAULT_HEALTH_HOST, port
-        )
-        await site.start()
+        where = host or os.environ.get(HEALTH_HOST_ENV) or DEFAULT_HEALTH_HOST
+        site = web.TCPSite(runner, where, port)
+        try:
+            await site.start()
+        except OSError as err:
+            raise SettingsError(
+                f"the health server cannot listen on {where}:{port} "
+                f"({HEALTH_HOST_ENV}, {HEALTH_PORT_ENV}): {err.strerror or err}"
+            ) from None
         bound = int(runner.addresses[0][1])
         log.info("health server started", port=bound)
         yield bound

@@ -26,6 +26,11 @@ _SHARED_PROCESSORS: list[Processor] = [
     structlog.processors.TimeStamper(fmt="iso", utc=True),
 ]
 
+# Model SDKs whose DEBUG lines carry each request's options, prompts and tool output included
+# (anthropic's "Request options: {... 'json_data': ...}"). A log carries ids and figures, never
+# content (README, Payload encryption), at every level: these stay at INFO even under DEBUG.
+_CONTENT_AT_DEBUG: tuple[str, ...] = ("anthropic", "openai")
+
 
 def configure_logging(level: str | int = "INFO") -> None:
     """Send structlog and stdlib logging to stderr as JSON lines with ISO-8601 UTC timestamps.
@@ -34,7 +39,8 @@ def configure_logging(level: str | int = "INFO") -> None:
     not added to.
 
     Args:
-        level: Threshold for every logger, as a name ("DEBUG") or a number.
+        level: Threshold for every logger, as a name ("DEBUG") or a number; the model SDKs'
+            loggers never go below INFO, where they would log prompts.
     """
     structlog.configure(
         processors=[
@@ -53,6 +59,8 @@ def configure_logging(level: str | int = "INFO") -> None:
     root = logging.getLogger()
     root.handlers = [handler]
     root.setLevel(level.upper() if isinstance(level, str) else level)
+    for name in _CONTENT_AT_DEBUG:
+        logging.getLogger(name).setLevel(max(root.level, logging.INFO))
     # The workflow and activity context already arrives as JSON fields (`temporal_workflow`,
     # `temporal_activity`); repeating it as a dict repr inside the message only hides the event.
     temporalio.workflow.logger.workflow_info_on_message = False

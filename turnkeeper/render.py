@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import getpass
 import json
-import shlex
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -31,6 +30,8 @@ from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.turns import Target, TurnFailure, WaitingTurn
 
 SUMMARY_CHARS = 80
+# Before each line of a long argument shown whole.
+_MARGIN = "      │ "
 
 
 def local_user() -> str:
@@ -87,7 +88,14 @@ def failure(console: Console, turn_failure: TurnFailure) -> None:
         report(console, turn_failure.report)
 
 
-def status(console: Console, workflow_id: str, turn_status: TurnStatus, target: Target) -> None:
+def status(
+    console: Console,
+    workflow_id: str,
+    turn_status: TurnStatus,
+    target: Target,
+    *,
+    full: bool = False,
+) -> None:
     grid = Table(title=Text(workflow_id), show_header=False, title_justify="left")
     grid.add_column(style="dim")
     grid.add_column()
@@ -96,25 +104,30 @@ def status(console: Console, workflow_id: str, turn_status: TurnStatus, target: 
     grid.add_row("model calls", str(turn_status.llm_calls))
     grid.add_row("tool calls", str(turn_status.tool_calls))
     grid.add_row("cost", f"${turn_status.cost_usd:.6f}")
-    grid.add_row("elapsed", f"{turn_status.elapsed_ms / 1000:.1f} s")
+    grid.add_row("elapsed (excluding human waits)", f"{turn_status.elapsed_ms / 1000:.1f} s")
     console.print(grid)
     if turn_status.pending:
-        pending(console, workflow_id, turn_status.pending, target)
+        pending(console, workflow_id, turn_status.pending, target, full=full)
     if turn_status.budget_request is not None:
         budget_request(console, workflow_id, turn_status.budget_request, target)
     if turn_status.refused_decisions:
-        refused(console, turn_status.refused_decisions)
+        refused(console, turn_status.refused_decisions, turn_status.refused_decisions_dropped)
 
 
-def refused(console: Console, decisions: Sequence[RefusedDecision]) -> None:
-    """The `approve` signals the turn ignored, and why: a signal has no other answer."""
+def refused(console: Console, decisions: Sequence[RefusedDecision], dropped: int = 0) -> None:
+    """The signals the turn ignored (mostly `approve`), and why: a signal has no other answer.
+    The turn keeps the latest 20; `dropped` older ones were pushed out (by a flood, perhaps)."""
     console.print(Text("refused decisions (latest last):", style="dim"))
+    if dropped:
+        noun = "decision" if dropped == 1 else "decisions"
+        console.print(Text(f"  … {dropped} earlier refused {noun} dropped", style="yellow"))
     for decision in decisions:
         who = f" from {decision.approver}" if decision.approver else ""
+        signal = "" if decision.signal == SIGNAL_APPROVE else f"{decision.signal} "
         console.print(
             Text.assemble(
                 ("  ✗ ", "red"),
-                f"call {decision.call_id or '?'}{who} at {_clock(decision.at)}: ",
+                f"{signal}call {decision.call_id or '?'}{who} at {_clock(decision.at)}: ",
                 (decision.reason, "dim"),
             ),
             soft_wrap=True,
@@ -126,9 +139,15 @@ def _state_style(state: str) -> str:
 
 
 def pending(
-    console: Console, workflow_id: str, calls: Sequence[PendingCall], target: Target
+    console: Console,
+    workflow_id: str,
+    calls: Sequence[PendingCall],
+    target: Target,
+    *,
+    full: bool = False,
 ) -> None:
-    """Each waiting call and the commands that decide it."""
+    """Each waiting call and the commands that decide it; its input on one line, abridged, or
+    with `full` every argument whole (what an approver approves)."""
     for call in calls:
         verb = "approval" if call.kind == "approval" else "an external result"
         console.print(
@@ -140,7 +159,13 @@ def pending(
             ),
             soft_wrap=True,
         )
-        console.print(Text(f"  input: {summarize(call.input)}"), soft_wrap=True)
+        if full:
+            console.print(whole_input(call.input), soft_wrap=True)
+        else:
+            console.print(Text(f"  input: {summarize(call.input)}"), soft_wrap=True)
+            if abridged(call.input):
+                where = target.ours("status", workflow_id, "--full")
+                console.print(Text(f"  (abridged; in full: {where})", style="dim"), soft_wrap=True)
         for command in decide_commands(workflow_id, call, target):
             console.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
 
@@ -169,28 +194,26 @@ _EXAMPLE_AMOUNTS = {"cost": "1", "time": "60000", "iterations": "5", "tool_inter
 
 def extend_commands(workflow_id: str, request: BudgetRequest, target: Target) -> list[str]:
     """Ours, then the plain `temporal` CLI update with the contract's JSON."""
-    flags = target.connection_flags()
     field, amount = AMOUNT_FIELDS[request.budget], _EXAMPLE_AMOUNTS[request.budget]
-    ours = ["turnkeeper", "extend", workflow_id, "--" + field.replace("_", "-"), amount]
     payload = {field: json.loads(amount), "approver": local_user(), "reason": ""}
-    temporal = [
-        "temporal",
-        "workflow",
-        "update",
-        "execute",
-        "--workflow-id",
-        workflow_id,
-        "--name",
-        UPDATE_EXTEND_BUDGET,
-        "--input",
-        json.dumps(payload),
+    return [
+        target.ours("extend", workflow_id, "--" + field.replace("_", "-"), amount),
+        target.temporal_cli(
+            "workflow",
+            "update",
+            "execute",
+            "--workflow-id",
+            workflow_id,
+            "--name",
+            UPDATE_EXTEND_BUDGET,
+            "--input",
+            json.dumps(payload),
+        ),
     ]
-    return [_shell([*ours, *flags]), _shell([*temporal, *flags])]
 
 
 def decide_commands(workflow_id: str, call: PendingCall, target: Target) -> list[str]:
     """Ours, then the plain `temporal` CLI signal with the contract's JSON."""
-    flags = target.connection_flags()
     if call.kind == "approval":
         payload: dict[str, Any] = {
             "call_id": call.call_id,
@@ -199,37 +222,25 @@ def decide_commands(workflow_id: str, call: PendingCall, target: Target) -> list
             "approver": local_user(),
         }
         ours = [
-            _shell(["turnkeeper", "approve", workflow_id, call.call_id, *flags]),
-            _shell(
-                ["turnkeeper", "reject", workflow_id, call.call_id, "--reason", "why not", *flags]
-            ),
+            target.ours("approve", workflow_id, call.call_id),
+            target.ours("reject", workflow_id, call.call_id, "--reason", "why not"),
         ]
         signal = SIGNAL_APPROVE
     else:
         payload = {"call_id": call.call_id, "output": "…", "is_error": False}
-        ours = [
-            _shell(["turnkeeper", "submit", workflow_id, call.call_id, "--output", "…", *flags])
-        ]
+        ours = [target.ours("submit", workflow_id, call.call_id, "--output", "…")]
         signal = SIGNAL_SUBMIT_TOOL_RESULT
-    temporal = _shell(
-        [
-            "temporal",
-            "workflow",
-            "signal",
-            "--workflow-id",
-            workflow_id,
-            "--name",
-            signal,
-            "--input",
-            json.dumps(payload),
-            *flags,
-        ]
+    temporal = target.temporal_cli(
+        "workflow",
+        "signal",
+        "--workflow-id",
+        workflow_id,
+        "--name",
+        signal,
+        "--input",
+        json.dumps(payload),
     )
     return [*ours, temporal]
-
-
-def _shell(words: list[str]) -> str:
-    return " ".join(shlex.quote(word) for word in words)
 
 
 def summarize(value: dict[str, Any], limit: int = SUMMARY_CHARS) -> str:
@@ -240,6 +251,26 @@ def summarize(value: dict[str, Any], limit: int = SUMMARY_CHARS) -> str:
     }
     text = json.dumps(shown, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def abridged(value: dict[str, Any]) -> bool:
+    """Whether `summarize` leaves out any of `value`."""
+    return summarize(value) != json.dumps(value, ensure_ascii=False)
+
+
+def whole_input(value: dict[str, Any]) -> Text:
+    """Every argument of a call, whole. Names and one-line values are JSON, so their bounds
+    show; a value of several lines (a file's content) follows its name line by line, each
+    after a `│` margin, so no line of it can pass for another argument."""
+    lines = [Text("  input, in full:")]
+    for name, item in value.items():
+        label = Text(f"    {json.dumps(name, ensure_ascii=False)}:", style="dim")
+        if isinstance(item, str) and "\n" in item:
+            lines.append(label)
+            lines += [Text.assemble((_MARGIN, "dim"), line) for line in item.split("\n")]
+        else:
+            lines.append(Text.assemble(label, f" {json.dumps(item, ensure_ascii=False)}"))
+    return Text("\n").join(lines)
 
 
 def _clock(moment: datetime) -> str:
@@ -273,7 +304,9 @@ def _block(block: TextBlock | ToolUseBlock | ToolResultBlock) -> Text | Group:
     )
 
 
-def waiting_turns(console: Console, turns: Sequence[WaitingTurn], target: Target) -> None:
+def waiting_turns(
+    console: Console, turns: Sequence[WaitingTurn], target: Target, *, full: bool = False
+) -> None:
     """One block per turn: who waits, then each pending call with its commands."""
     for turn in turns:
         state = turn.status.state if turn.status else "state unknown"
@@ -286,6 +319,6 @@ def waiting_turns(console: Console, turns: Sequence[WaitingTurn], target: Target
         if turn.status is None:
             console.print(Text("  no worker answered its status query", style="yellow"))
         else:
-            pending(console, turn.workflow_id, turn.status.pending, target)
+            pending(console, turn.workflow_id, turn.status.pending, target, full=full)
             if turn.status.budget_request is not None:
                 budget_request(console, turn.workflow_id, turn.status.budget_request, target)

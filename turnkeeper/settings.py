@@ -13,20 +13,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
+from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
 from turnkeeper.contracts.result_limits import (
     DEFAULT_MAX_RESULT_BYTES,
     MAX_RESULT_BYTES,
     MIN_RESULT_BYTES,
 )
-from turnkeeper.env_numbers import whole_number
+from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
+from turnkeeper.env_numbers import SettingsError, whole_number
 from turnkeeper.worker_tuning import WorkerTuning
 
 WORKSPACE_ENV = "AGENT_WORKSPACE"
 DATA_DIR_ENV = "TURNKEEPER_DATA_DIR"
 STORE_DIR_ENV = "TURNKEEPER_STORE_DIR"
 MAX_TOOL_RESULT_BYTES_ENV = "TURNKEEPER_MAX_TOOL_RESULT_BYTES"
+MAX_WRITE_BYTES_ENV = "TURNKEEPER_MAX_WRITE_BYTES"
 MCP_CONFIG_ENV = "TURNKEEPER_MCP_CONFIG"
 STORE_URL_ENV = "TURNKEEPER_STORE_URL"
+
+_YES = frozenset({"1", "true", "yes", "on"})
+_NO = frozenset({"", "0", "false", "no", "off"})
 
 DEFAULT_WORKSPACE = "./workspace"
 DEFAULT_DATA_DIR = "./.turnkeeper"
@@ -44,12 +50,15 @@ class Settings:
         store_dir: Folder of the content store (claim-checked conversation content), used when
             `store_url` is unset.
         max_tool_result_bytes: Cap on one tool result; larger ones are truncated with a marker.
+        max_write_bytes: Cap on the content of one write_file call; longer content is refused.
         mcp_config: JSON file of the worker's MCP servers (`activities/mcp/config.py`); None: none.
         store_url: A content store shared by every host of a cluster, `s3://bucket` or
             `s3://bucket/optional/prefix` on S3 or an S3-compatible service (needs the `s3`
             extra; endpoint, region and credentials come from boto3's `AWS_*` variables).
             None: the local folder `store_dir`.
         tuning: The worker's Temporal settings (pollers, sticky cache, concurrency).
+        require_encryption: Refuse turn requests, signals and updates that reach the worker
+            unencrypted (`TURNKEEPER_REQUIRE_ENCRYPTION`); it needs `TURNKEEPER_ENCRYPTION_KEYS`.
     """
 
     task_queue: str
@@ -57,9 +66,11 @@ class Settings:
     data_dir: Path
     store_dir: Path
     max_tool_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES
     mcp_config: Path | None = None
     store_url: str | None = None
     tuning: WorkerTuning = field(default_factory=WorkerTuning)
+    require_encryption: bool = False
 
     @property
     def dev_server_db(self) -> Path:
@@ -88,10 +99,23 @@ class Settings:
                 minimum=MIN_RESULT_BYTES,
                 maximum=MAX_RESULT_BYTES,
             ),
+            max_write_bytes=whole_number(
+                source, MAX_WRITE_BYTES_ENV, DEFAULT_MAX_WRITE_BYTES, minimum=1
+            ),
             mcp_config=_optional_path(source.get(MCP_CONFIG_ENV)),
             store_url=source.get(STORE_URL_ENV) or None,
             tuning=WorkerTuning.from_env(source),
+            require_encryption=_yes_or_no(source, REQUIRE_ENCRYPTION_ENV),
         )
+
+
+def _yes_or_no(env: Mapping[str, str], name: str) -> bool:
+    """A switch. Anything but a plain yes or no is refused rather than read as no: a typo must
+    not turn a security requirement off without a word."""
+    value = env.get(name, "").strip().lower()
+    if value in _YES or value in _NO:
+        return value in _YES
+    raise SettingsError(f"{name} must be 1 or 0 (or true/false, yes/no), got {env[name]!r}")
 
 
 def _absolute(path: str) -> Path:

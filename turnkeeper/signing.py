@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.serialization import SSHPrivateKeyTypes, loa
 
 from turnkeeper.console import CommandError
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput
-from turnkeeper.contracts.signals import ApproveInput
+from turnkeeper.contracts.signals import ApproveInput, SignedCall
 
 PASSPHRASE_ENV: Final = "TURNKEEPER_KEY_PASSPHRASE"
 DEFAULT_EXPIRES_IN: Final = "10m"
@@ -41,21 +41,36 @@ class Signer:
     key: Ed25519PrivateKey
     expires_in: timedelta
 
-    def sign(
-        self, decision: ApproveInput, workflow_id: str, agent_id: str, tool: str
-    ) -> ApproveInput:
-        """`decision` on a call of `tool` in the turn `workflow_id` of agent `agent_id`, signed
-        and valid from now for `expires_in`."""
+    def sign(self, decision: ApproveInput, call: SignedCall, version: int) -> ApproveInput:
+        """`decision` on `call` (its tool and its input as the turn's status shows them),
+        signed in the format the turn verifies (`version`) and valid from now for
+        `expires_in`.
+
+        Raises:
+            CommandError: The call's input holds a value canonical JSON cannot express.
+        """
         expires = datetime.now(UTC) + self.expires_in
-        return decision.signed_with(self.key, workflow_id, agent_id, tool, expires)
+        try:
+            return decision.signed_with(self.key, call, expires, version)
+        except ValueError as err:
+            raise CommandError(
+                f"cannot sign a decision on {decision.call_id!r}: its input is not canonical "
+                f"JSON ({err}); no signed decision can approve it",
+            ) from None
 
     def sign_extension(
-        self, extension: ExtendBudgetInput, workflow_id: str, agent_id: str, request: int
+        self,
+        extension: ExtendBudgetInput,
+        workflow_id: str,
+        agent_id: str,
+        request: int,
+        version: int,
     ) -> ExtendBudgetInput:
         """`extension` of budget request number `request` of the turn `workflow_id` of agent
-        `agent_id`, signed and valid from now for `expires_in`."""
+        `agent_id`, signed in the format the turn verifies (`version`) and valid from now for
+        `expires_in`."""
         expires = datetime.now(UTC) + self.expires_in
-        return extension.signed_with(self.key, workflow_id, agent_id, request, expires)
+        return extension.signed_with(self.key, workflow_id, agent_id, request, expires, version)
 
 
 def signer_for(

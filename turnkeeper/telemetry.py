@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import structlog
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader
@@ -36,6 +35,7 @@ from temporalio.contrib.opentelemetry import (
 )
 from temporalio.runtime import Runtime, TelemetryConfig
 
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.telemetry_exporters import metric_readers, span_exporters
 from turnkeeper.temporal_metrics import TelemetryConfigError, temporal_metrics_config
 
@@ -47,7 +47,7 @@ TEMPORAL_SPANS_ENV: Final = "TURNKEEPER_TRACE_TEMPORAL_SPANS"
 _TRACE_EXPORTERS: Final = frozenset({"none", "console", "otlp"})
 _METRIC_EXPORTERS: Final = frozenset({"none", "console", "otlp", "prometheus"})
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass

@@ -5,15 +5,15 @@ done here can also be done with the `temporal` CLI."""
 from __future__ import annotations
 
 import asyncio
+import shlex
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final
 from urllib.parse import quote
 
-import structlog
 from pydantic import ValidationError
 from temporalio.client import (
     Client,
@@ -31,12 +31,14 @@ from temporalio.exceptions import (
 from temporalio.exceptions import TimeoutError as TemporalTimeoutError
 from temporalio.service import RPCError, RPCStatusCode
 
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.console import CommandError
 from turnkeeper.contracts.budget_extension import BudgetRequest
 from turnkeeper.contracts.names import QUERY_STATUS, SA_AGENT_ID, SA_TURN_STATE, WORKFLOW_TYPE
 from turnkeeper.contracts.search_attributes import identity_search_attributes
 from turnkeeper.contracts.signals import PendingCall, PendingKind, TurnStatus
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
+from turnkeeper.programs import temporal_program, turnkeeper_program
 
 DEFAULT_UI_URL: Final = "http://localhost:8233"
 WAITING_QUERY: Final = (
@@ -46,7 +48,7 @@ WAITING_QUERY: Final = (
 # A query is answered by a worker; without one it would block until the server gives up.
 QUERY_TIMEOUT: Final = timedelta(seconds=10)
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 OnPending = Callable[[list[PendingCall]], Awaitable[None]]
 OnBudget = Callable[[BudgetRequest], Awaitable[None]]
@@ -54,11 +56,21 @@ OnBudget = Callable[[BudgetRequest], Awaitable[None]]
 
 @dataclass(frozen=True)
 class Target:
-    """Where the turns live, for links and for the commands printed for the user to copy."""
+    """Where the turns live, for links and for the commands printed for the user to copy.
+
+    Attributes:
+        turnkeeper, temporal: How a printed command calls our program and the `temporal` CLI so
+            that it runs as printed (see `turnkeeper.programs`).
+        environment: Variables that a printed command of ours sets first so that it finds the
+            same files (the demo's `--data-dir`), as (name, value) pairs.
+    """
 
     address: str
     namespace: str
     ui_url: str = DEFAULT_UI_URL
+    turnkeeper: str = field(default_factory=turnkeeper_program)
+    temporal: str = field(default_factory=temporal_program)
+    environment: tuple[tuple[str, str], ...] = ()
 
     def workflow_url(self, workflow_id: str) -> str:
         base = self.ui_url.rstrip("/")
@@ -72,6 +84,21 @@ class Target:
         if self.namespace != "default":
             flags += ["--namespace", self.namespace]
         return flags
+
+    def ours(self, *words: str) -> str:
+        """A `turnkeeper` command to copy: its variables, the program, `words`, the flags."""
+        return shell([self.turnkeeper, *words, *self.connection_flags()], self.environment)
+
+    def temporal_cli(self, *words: str) -> str:
+        """A `temporal` command to copy, with the flags that reach the same server."""
+        return shell([self.temporal, *words, *self.connection_flags()])
+
+
+def shell(words: list[str], environment: tuple[tuple[str, str], ...] = ()) -> str:
+    """`words` as one shell command line, each quoted where the shell would split it, after the
+    `NAME=value` assignments of `environment`."""
+    variables = [f"{name}={shlex.quote(value)}" for name, value in environment]
+    return " ".join([*variables, *(shlex.quote(word) for word in words)])
 
 
 @dataclass(frozen=True)

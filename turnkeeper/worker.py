@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import os
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -25,6 +26,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from turnkeeper.activities.llm.endpoints import named_endpoints
+from turnkeeper.activities.logs import get_logger
+from turnkeeper.activities.mcp.config import load_mcp_config
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
 from turnkeeper.activities.store.stores import open_store
@@ -35,16 +38,22 @@ from turnkeeper.dev_stack import dev_stack
 from turnkeeper.devserver import (
     DEFAULT_NAMESPACE,
     DEFAULT_PORT,
+    DevServer,
+    PortFlags,
     missing_search_attributes,
 )
+from turnkeeper.env_numbers import SettingsError
 from turnkeeper.health import WorkerHealth, health_port, health_server
+from turnkeeper.logging import configure_logging
+from turnkeeper.required_encryption import check_required_encryption, encryption_of
 from turnkeeper.runtime.wiring import (
     build_activities,
     tool_registry,
     worker_workflows,
     workflow_runner,
 )
-from turnkeeper.settings import Settings
+from turnkeeper.settings import WORKSPACE_ENV, Settings
+from turnkeeper.telemetry import configure_telemetry
 from turnkeeper.versioning import WorkerVersion, worker_version
 
 # How long in-flight activities (a model call, a tool) may run on after a shutdown request before
@@ -54,8 +63,11 @@ GRACEFUL_SHUTDOWN: Final = timedelta(seconds=30)
 # Listing search attributes needs operator rights that a namespace-scoped cloud key may lack.
 _UNCHECKABLE: Final = frozenset({RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.UNIMPLEMENTED})
 
+# The error about a taken port names the arguments that choose them.
+RUN_WORKER_PORT_FLAGS: Final = PortFlags("run_worker(dev_port=…)", "run_worker(ui_port=…)")
+
 # Named, not __name__: run as a script this module is `__main__`.
-log = structlog.get_logger("turnkeeper.worker")
+log = get_logger("turnkeeper.worker")
 
 
 class WorkerLacksKeyError(RuntimeError):
@@ -66,6 +78,18 @@ class WorkerLacksKeyError(RuntimeError):
             f"worker stopped: {cause}; the task goes back to the queue for a worker that has it"
         )
         self.key_id = cause.key_id
+
+
+class NamespaceMissingError(RuntimeError):
+    """The namespace the worker was pointed at does not exist on that server."""
+
+    def __init__(self, namespace: str) -> None:
+        super().__init__(
+            f"Namespace {namespace!r} does not exist on this Temporal server: create it (on a "
+            f"self-hosted server: temporal operator namespace create --namespace {namespace}), or "
+            "point TEMPORAL_NAMESPACE / --namespace at one that exists"
+        )
+        self.namespace = namespace
 
 
 class SearchAttributesMissingError(RuntimeError):
@@ -97,6 +121,7 @@ class WorkerOptions:
         dev: First start the embedded dev server (and reuse one already running).
         address, namespace: The Temporal to connect to (not with `dev`); None: the environment.
         dev_port, ui_port, codec_port: Where `dev` puts the dev server, its UI, its codec server.
+        port_flags: How the user chooses `dev_port` and `ui_port` (`--dev-port` from a shell).
         deployment, build_id: The Worker Deployment version to poll as; None: from
             `TURNKEEPER_DEPLOYMENT_NAME` / `TURNKEEPER_BUILD_ID`; no deployment: unversioned.
         health_port: Port of `/healthz`, `/readyz` and `/metrics`; None: `TURNKEEPER_HEALTH_PORT`,
@@ -113,6 +138,7 @@ class WorkerOptions:
     dev_port: int = DEFAULT_PORT
     ui_port: int | None = None
     codec_port: int = 0
+    port_flags: PortFlags = RUN_WORKER_PORT_FLAGS
     deployment: str | None = None
     build_id: str | None = None
     health_port: int | None = None
@@ -139,13 +165,16 @@ async def run_worker(
     dev: bool = False,
     address: str | None = None,
     namespace: str | None = None,
+    dev_port: int = DEFAULT_PORT,
+    ui_port: int | None = None,
 ) -> None:
     """Run the turnkeeper worker, with your own tools next to the built-in ones, until SIGINT or
     SIGTERM (or until the task running it is cancelled); in-flight calls get a grace period.
 
     The same worker as `python worker.py`: settings come from the same variables
-    (`AGENT_WORKSPACE`, `TURNKEEPER_*`, `TEMPORAL_*`, `ANTHROPIC_*`), and its clients' converter
-    encrypts with `TURNKEEPER_ENCRYPTION_KEYS`.
+    (`AGENT_WORKSPACE`, `TURNKEEPER_*`, `TEMPORAL_*`, `ANTHROPIC_*`, `OTEL_*`), its clients'
+    converter encrypts with `TURNKEEPER_ENCRYPTION_KEYS`, and it logs the same JSON lines at
+    INFO on stderr (the turn record) unless the application configured logging itself.
 
     Args:
         tools: Functions decorated with `@turnkeeper.tool`; an agent offers them by name
@@ -156,15 +185,32 @@ async def run_worker(
         dev: First start an embedded Temporal dev server with its Web UI (no Docker).
         address: Temporal `host:port` (default: `TEMPORAL_ADDRESS`, the profile, localhost:7233).
         namespace: The namespace (default: `TEMPORAL_NAMESPACE` or `default`).
+        dev_port: With `dev`, the gRPC port of the dev server (a Temporal server already
+            listening there is used as it is).
+        ui_port: With `dev`, the port of its Web UI (default: `dev_port` + 1000).
 
     Raises:
-        ValueError: Two tools share a name, or `dev` with an `address`.
+        ValueError: Two tools share a name, `dev` with an `address`, ports without `dev`, or an
+            MCP config file that cannot be used (`McpConfigError`, naming the file and the field).
+        DevServerError: With `dev`, something other than a Temporal server holds `dev_port`,
+            something holds `ui_port`, or the server did not start; the message says which.
         TemporalUnreachableError: Nothing answered at the address.
         SearchAttributesMissingError: The namespace lacks the search attributes turns set.
         WorkerLacksKeyError: A turn's content was encrypted with a key this worker lacks.
+        EncryptionKeyError: `TURNKEEPER_ENCRYPTION_KEYS` is malformed, or
+            `TURNKEEPER_REQUIRE_ENCRYPTION` is set without it.
+        TelemetryConfigError: An `OTEL_*` exporter name or port is not usable.
     """
     if dev and address:
         raise ValueError("dev=True starts its own server: give no address")
+    if not dev and (dev_port != DEFAULT_PORT or ui_port is not None):
+        raise ValueError("dev_port and ui_port place the dev server: they need dev=True")
+    # What `python worker.py` sets up before it serves: without it an application's worker
+    # dropped the whole turn record (INFO) and ignored the OTEL_* variables.
+    if not logging.getLogger().handlers and not structlog.is_configured():
+        configure_logging("INFO")
+    # Before any client connects: clients pick up the tracing plugin and metrics runtime.
+    telemetry = configure_telemetry()
     options = WorkerOptions(
         tools=tuple(tools),
         builtin_tools=builtin_tools,
@@ -173,8 +219,13 @@ async def run_worker(
         dev=dev,
         address=address,
         namespace=namespace,
+        dev_port=dev_port,
+        ui_port=ui_port,
     )
-    await serve(options)
+    try:
+        await serve(options)
+    finally:
+        telemetry.flush()  # the spans and metrics still buffered
 
 
 def build_worker(
@@ -231,6 +282,7 @@ async def run_turn_worker(
         task_queue=settings.task_queue,
         namespace=client.namespace,
         version=version.canonical if version else None,
+        encryption=encryption_of(client),
     )
     if stop is not None:
         await _run_until(worker, stop)
@@ -262,13 +314,14 @@ def _stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
     task = asyncio.current_task()
 
     def request_stop(signum: signal.Signals) -> None:
+        # Each stop before its log line: whatever becomes of the line, the worker stops.
         if stop.is_set():
-            log.warning("second stop request, abandoning in-flight work", signal=signum.name)
             if task is not None:
                 task.cancel()
+            log.warning("second stop request, abandoning in-flight work", signal=signum.name)
             return
-        log.info("stop requested, draining (signal again to force)", signal=signum.name)
         stop.set()
+        log.info("stop requested, draining (signal again to force)", signal=signum.name)
 
     installed: list[signal.Signals] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -290,10 +343,13 @@ async def check_search_attributes(client: Client) -> None:
 
     Raises:
         SearchAttributesMissingError: Some are missing; the message gives the commands.
+        NamespaceMissingError: The namespace itself does not exist.
     """
     try:
         missing = await missing_search_attributes(client, client.namespace)
     except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise NamespaceMissingError(client.namespace) from None
         if err.status not in _UNCHECKABLE:
             raise
         log.warning(
@@ -307,14 +363,30 @@ async def check_search_attributes(client: Client) -> None:
         raise SearchAttributesMissingError(missing, client.namespace)
 
 
-async def serve(options: WorkerOptions) -> None:
-    """Connect (starting the dev server first with `dev`) and run the worker until stopped."""
+async def serve(
+    options: WorkerOptions, *, on_dev_server: Callable[[DevServer], None] | None = None
+) -> None:
+    """Connect (starting the dev server first with `dev`) and run the worker until stopped.
+
+    Args:
+        on_dev_server: Called once the `dev` server serves (the command line shows its Web UI;
+            a library prints nothing).
+    """
     settings = options.settings()
-    tools = tool_registry(settings, options.tools, builtin=options.builtin_tools)
+    try:
+        tools = tool_registry(settings, options.tools, builtin=options.builtin_tools)
+    except OSError as err:
+        # The workspace folder is the one thing building the tools writes.
+        raise SettingsError(
+            f"{WORKSPACE_ENV}: the workspace {settings.workspace} cannot be created: "
+            f"{err.strerror or err}"
+        ) from None
     # A configuration that cannot work stops the worker before it connects, in one line.
     named_endpoints(os.environ.get(PROVIDERS_ENV, ""))
+    load_mcp_config(settings.mcp_config, os.environ)
     stop = asyncio.Event()
     keyring = Keyring.from_env()
+    check_required_encryption(settings, keyring)
     unreadable: list[UnreadableContentError] = []
 
     def stop_for_missing_key(error: UnreadableContentError) -> None:
@@ -338,9 +410,14 @@ async def serve(options: WorkerOptions) -> None:
                 await stack.enter_async_context(health_server(health, port))
             store = open_store(settings, keyring)
             stack.push_async_callback(store.aclose)
-            keys = {"store": store, "keyring": keyring, "on_missing_key": stop_for_missing_key}
+            keys = {
+                "store": store,
+                "keyring": keyring,
+                "on_missing_key": stop_for_missing_key,
+                "require_encryption": settings.require_encryption,
+            }
             if options.dev:
-                client = await _start_dev_server(stack, settings, options, **keys)
+                client = await _start_dev_server(stack, settings, options, on_dev_server, **keys)
             else:
                 client = await connect(address=options.address, namespace=options.namespace, **keys)
                 await check_search_attributes(client)
@@ -356,6 +433,7 @@ async def _start_dev_server(
     stack: contextlib.AsyncExitStack,
     settings: Settings,
     options: WorkerOptions,
+    on_dev_server: Callable[[DevServer], None] | None,
     **connect_options: Any,
 ) -> Client:
     stack_of_servers = dev_stack(
@@ -366,11 +444,12 @@ async def _start_dev_server(
         ui_port=options.ui_port,
         namespace=options.namespace or DEFAULT_NAMESPACE,
         codec_port=options.codec_port,
+        port_flags=options.port_flags,
     )
     # Entered on the stack so the servers outlive the worker's drain and stop after it.
     server = await stack.enter_async_context(stack_of_servers)
-    # For the person at the terminal, not a diagnostic: where to watch the turns.
-    print(f"Temporal Web UI: {server.ui_url}", flush=True)
+    if on_dev_server is not None:
+        on_dev_server(server)
     # The dev server is local and plain-text: ignore TEMPORAL_* meant for another cluster.
     return await connect(
         address=server.address, namespace=server.namespace, from_env=False, **connect_options

@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from typing import NoReturn
 
 from turnkeeper.activities.llm.endpoints import ProvidersConfigError
+from turnkeeper.activities.mcp.config import McpConfigError
 from turnkeeper.activities.store.keyring import EncryptionKeyError
+from turnkeeper.activities.store.stores import StoreLocationError
 from turnkeeper.codec_server import CodecServerError
 from turnkeeper.connection import TemporalUnreachableError
 from turnkeeper.console import exit_without_teardown
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
-from turnkeeper.devserver import DEFAULT_PORT, DevServerError
+from turnkeeper.devserver import DEFAULT_PORT, DevServer, DevServerError, PortFlags
 from turnkeeper.env_numbers import SettingsError
 from turnkeeper.health import HEALTH_PORT_ENV
 from turnkeeper.logging import configure_logging
 from turnkeeper.telemetry import TelemetryConfigError, configure_telemetry
 from turnkeeper.versioning import BUILD_ID_ENV, DEPLOYMENT_NAME_ENV, VersioningConfigError
 from turnkeeper.worker import (
+    NamespaceMissingError,
     SearchAttributesMissingError,
     WorkerLacksKeyError,
     WorkerOptions,
@@ -67,7 +71,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=int,
         help=f"serve /healthz, /readyz and /metrics on this port (default: ${HEALTH_PORT_ENV})",
     )
-    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        # Checked here: an unknown name reached logging.setLevel and ended in a traceback.
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="DEBUG, INFO, WARNING or ERROR",
+    )
     args = parser.parse_args(argv)
     if args.dev and args.address:
         parser.error("--address and --dev exclude each other; --dev-port moves the dev server")
@@ -83,6 +94,7 @@ def options_of(args: argparse.Namespace) -> WorkerOptions:
         dev_port=args.dev_port,
         ui_port=args.ui_port,
         codec_port=args.codec_port,
+        port_flags=PortFlags("--dev-port", "--ui-port"),
         deployment=args.deployment,
         build_id=args.build_id,
         health_port=args.health_port,
@@ -110,16 +122,19 @@ def _run(argv: Sequence[str] | None) -> None:
     except TelemetryConfigError as err:
         raise SystemExit(str(err)) from None
     try:
-        asyncio.run(serve(options_of(args)))
+        asyncio.run(serve(options_of(args), on_dev_server=_show_web_ui))
     except (
         TemporalUnreachableError,
         DevServerError,
         CodecServerError,
         SearchAttributesMissingError,
+        NamespaceMissingError,
         SettingsError,
+        StoreLocationError,
         EncryptionKeyError,
         WorkerLacksKeyError,
         ProvidersConfigError,
+        McpConfigError,
         VersioningConfigError,
     ) as err:
         # A sentence for the person who started the worker, not a traceback.
@@ -130,3 +145,14 @@ def _run(argv: Sequence[str] | None) -> None:
     finally:
         # Export the spans and metrics still buffered.
         telemetry.shutdown()
+
+
+def _show_web_ui(server: DevServer) -> None:
+    """For the person at the terminal, not a diagnostic: where to watch the turns. A stdout
+    whose reader is gone (`| tee` after a Ctrl-C) must not stop the worker from starting."""
+    with contextlib.suppress(OSError, ValueError):
+        print(f"Temporal Web UI: {server.ui_url}", flush=True)
+
+
+if __name__ == "__main__":  # `python -m turnkeeper.worker_cli`: worker.py without a checkout
+    main()

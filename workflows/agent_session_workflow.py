@@ -11,9 +11,10 @@ turns keeps a small history.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from temporalio import workflow
+from temporalio.api.common.v1 import Payload
 from temporalio.common import RawValue, VersioningBehavior
 from temporalio.exceptions import (
     ActivityError,
@@ -46,13 +47,17 @@ with workflow.unsafe.imports_passed_through():
         TurnStateNote,
     )
     from turnkeeper.contracts.turn import AgentReport, TaskSpec, TurnRequest
+    from turnkeeper.workflows import plaintext
     from turnkeeper.workflows.failures import describe
+    from turnkeeper.workflows.plaintext import decoded
     from turnkeeper.workflows.request_checks import request_problem
     from turnkeeper.workflows.session_state import Session
     from turnkeeper.workflows.session_view import publish, turn_search_attributes
     from turnkeeper.workflows.stored_conversations import load_conversation
 
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
+# `close` without an input: the JSON null it stands for.
+_NO_INPUT: Final = RawValue(Payload(metadata={"encoding": b"binary/null"}))
 
 
 @workflow.defn(name=SESSION_WORKFLOW_TYPE)
@@ -68,7 +73,7 @@ class AgentSessionWorkflow:
         self._reading_back = False
         self._defect: str | None = None
         try:
-            self._session = _begin(_decoded(request), _decoded(carried))
+            self._session = _begin(decoded(request), decoded(carried))
         except ValueError as err:
             self._problem = str(err)
         except Exception as err:
@@ -80,6 +85,8 @@ class AgentSessionWorkflow:
 
     @workflow.run
     async def run(self, request: RawValue, carried: Any = None) -> SessionStatus:
+        if plaintext.refused(request):
+            raise plaintext.encryption_required("the session request")
         session = self._session
         if self._defect is not None:
             raise ApplicationError(
@@ -209,11 +216,14 @@ class AgentSessionWorkflow:
 
     @send.validator
     def _validate_send(self, raw: RawValue) -> None:
+        plaintext.reject_unencrypted(raw, f"the {UPDATE_SEND} update")
         session, _ = self._send_input(raw)
         _refuse_if(session.refusal_to_send(), session)
 
+    # A RawValue, not Any, so that the validator sees the mark of an unencrypted payload; the
+    # default stands for no input (Temporal passes none when the caller sent none).
     @workflow.update(name=UPDATE_CLOSE)
-    async def close(self, raw: Any = None) -> SessionStatus:
+    async def close(self, raw: RawValue = _NO_INPUT) -> SessionStatus:
         session, close = self._close_input(raw)
         _refuse_if(session.refusal_to_close(), session)
         session.close(close.reason)
@@ -225,15 +235,20 @@ class AgentSessionWorkflow:
         return session.status()
 
     @close.validator
-    def _validate_close(self, raw: Any = None) -> None:
+    def _validate_close(self, raw: RawValue = _NO_INPUT) -> None:
+        plaintext.reject_unencrypted(raw, f"the {UPDATE_CLOSE} update")
         session, _ = self._close_input(raw)
         _refuse_if(session.refusal_to_close(), session)
 
     @workflow.signal(name=SIGNAL_TURN_STATE)
     def turn_state(self, raw: RawValue) -> None:
         """The running turn started or stopped waiting for a human (`awaiting_budget` …)."""
+        if plaintext.refused(raw):
+            # Its turns send it encrypted: this one came from elsewhere.
+            workflow.logger.warning("turn_state signal ignored: it arrived unencrypted")
+            return
         try:
-            note = TurnStateNote.model_validate(_decoded(raw))
+            note = TurnStateNote.model_validate(decoded(raw))
         except (ValidationError, ValueError, TypeError) as err:
             workflow.logger.warning("turn_state signal ignored: invalid payload: %s", err)
             return
@@ -263,15 +278,15 @@ class AgentSessionWorkflow:
     def _send_input(self, raw: RawValue) -> tuple[Session, SendInput]:
         session = self._live()
         try:
-            return session, SendInput.model_validate(_decoded(raw))
+            return session, SendInput.model_validate(decoded(raw))
         except ValidationError as err:
             raise ApplicationError(
                 f"invalid send: {describe(err)}", type=errors.SESSION_REFUSED, non_retryable=True
             ) from None
 
-    def _close_input(self, raw: Any) -> tuple[Session, CloseInput]:
+    def _close_input(self, raw: RawValue) -> tuple[Session, CloseInput]:
         session = self._live()
-        payload = _decoded(raw)
+        payload = decoded(raw)
         try:
             return session, CloseInput.model_validate({} if payload is None else payload)
         except ValidationError as err:
@@ -353,9 +368,3 @@ class PinnedAgentSessionWorkflow(AgentSessionWorkflow):
     @workflow.run
     async def run(self, request: RawValue, carried: Any = None) -> SessionStatus:
         return await super().run(request, carried)
-
-
-def _decoded(value: RawValue | Any) -> Any:
-    if isinstance(value, RawValue):
-        return workflow.payload_converter().from_payload(value.payload)
-    return value

@@ -34,11 +34,13 @@ with workflow.unsafe.imports_passed_through():
         UPDATE_EXTEND_BUDGET,
         WORKFLOW_TYPE,
     )
+    from turnkeeper.contracts.plaintext import refusal
     from turnkeeper.contracts.signals import (
         ALL_PENDING,
         ApproveInput,
         DecideResult,
         DecisionRecord,
+        SignedCall,
         SubmitToolResultInput,
         TurnState,
         TurnStatus,
@@ -50,6 +52,7 @@ with workflow.unsafe.imports_passed_through():
         compaction,
         conversation_compaction,
         mcp_tools,
+        plaintext,
         signed_decisions,
         structured_output,
         turn_tracing,
@@ -59,8 +62,10 @@ with workflow.unsafe.imports_passed_through():
         fail,
         internal_error_before_turn,
         invalid_request,
+        unencrypted_request,
     )
     from turnkeeper.workflows.pending_calls import PendingCalls
+    from turnkeeper.workflows.plaintext import decoded
     from turnkeeper.workflows.request_checks import offered_tools, request_problem
     from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
     from turnkeeper.workflows.tool_validation import validation_problems
@@ -163,6 +168,7 @@ class AgentTurnWorkflow:
     def _end(self, turn: Turn, state: TurnState) -> AgentReport:
         """Ends a turn that did not complete; its partial report."""
         turn.end(state, workflow.now())
+        self._pending.abandon()
         return turn.report("cancelled" if state == "cancelled" else "failed", workflow.now())
 
     async def _loop(self, turn: Turn, request: RawValue) -> AgentReport:
@@ -232,7 +238,10 @@ class AgentTurnWorkflow:
                 await self._budget.await_extension(turn, exhausted)
 
     def _begin(self, raw: RawValue | Any, carried: CarriedTurn | None) -> Turn:
-        payload = _decoded(raw)
+        # Before anything else: no model, tool or store hears of a request the worker refuses.
+        if plaintext.refused(raw):
+            raise unencrypted_request(_payload_or_none(raw))
+        payload = decoded(raw)
         try:
             request = TurnRequest.model_validate(payload)
         except ValidationError as err:
@@ -243,11 +252,14 @@ class AgentTurnWorkflow:
         self._offered = offered_tools(request)
         if carried is not None:
             turn = Turn.resume(request, carried.turn)
+            turn.verify_signatures_as(signed_decisions.signing_version(request.agent))
             self._offered = mcp_tools.expand(self._offered, turn.mcp_tools)
             self._turn = turn
             self._observer.turn_resumed(turn)
             return turn
         turn = Turn.begin(request, workflow.now())
+        # Here, not where a decision is checked: the `decide` validator may not ask for a patch.
+        turn.verify_signatures_as(signed_decisions.signing_version(request.agent))
         self._turn = turn
         self._observer.turn_started(turn)
         return turn
@@ -312,6 +324,8 @@ class AgentTurnWorkflow:
 
     @workflow.signal(name=SIGNAL_APPROVE)
     def approve(self, raw: RawValue) -> None:
+        if self._ignored_unencrypted(raw, SIGNAL_APPROVE):
+            return
         decision = self._approve_payload(raw)
         if decision is None:
             return
@@ -324,15 +338,18 @@ class AgentTurnWorkflow:
     def _apply(self, decision: ApproveInput) -> set[str]:
         """Settles the calls `decision` names; their ids."""
         decided = {waiting.use.id for waiting in self._pending.decide(decision)}
-        if self._turn is not None and decision.signature and decision.call_id == ALL_PENDING:
-            self._turn.spend_signature(decision.signature.value)
+        turn = self._turn
+        # A keyed turn verified the signature before applying it; others ignore signatures.
+        if turn and turn.request.agent.approver_keys() and decision.call_id == ALL_PENDING:
+            call = self._signed_call(decision)
+            turn.spend_star(signed_decisions.spent_key(decision, call, turn.signing_version))
         return decided
 
     def _approve_payload(self, raw: RawValue) -> ApproveInput | None:
         """The signal's decision, or None once its refusal is recorded."""
         payload: Any = None
         try:
-            payload = _decoded(raw)
+            payload = decoded(raw)
             decision = ApproveInput.model_validate(payload)
         except ValidationError as err:
             problem = f"invalid payload: {describe(err)}"
@@ -344,18 +361,34 @@ class AgentTurnWorkflow:
         self._refuse(str(fields.get("call_id", "")), str(fields.get("approver", "")), problem)
         return None
 
-    def _refuse(self, call_id: str, approver: str, problem: str) -> None:
-        """Logs an ignored `approve` signal and keeps it for the status query, the only answer
-        a signal's sender can read."""
+    def _refuse(
+        self, call_id: str, approver: str, problem: str, signal: str = SIGNAL_APPROVE
+    ) -> None:
+        """Logs an ignored signal and keeps it for the status query, the only answer a signal's
+        sender can read."""
         workflow.logger.warning(
-            "approve signal ignored: %s", problem, extra={"call_id": call_id, "approver": approver}
+            "%s signal ignored: %s",
+            signal,
+            problem,
+            extra={"call_id": call_id, "approver": approver},
         )
         if self._turn is not None:
-            self._turn.refuse_decision(call_id, approver, problem, workflow.now())
+            self._turn.refuse_decision(call_id, approver, problem, workflow.now(), signal)
+
+    def _ignored_unencrypted(self, raw: RawValue, signal: str) -> bool:
+        """Ignores (logs and lists) a signal that arrived unencrypted where the worker requires
+        encryption; whether it did."""
+        if not plaintext.refused(raw):
+            return False
+        fields = _payload_or_none(raw)
+        fields = fields if isinstance(fields, dict) else {}
+        call_id, approver = str(fields.get("call_id", "")), str(fields.get("approver", ""))
+        self._refuse(call_id, approver, refusal(f"the {signal} signal"), signal)
+        return True
 
     @workflow.update(name=UPDATE_DECIDE)
     async def decide(self, raw: RawValue) -> DecideResult:
-        decision = ApproveInput.model_validate(_decoded(raw))
+        decision = ApproveInput.model_validate(decoded(raw))
         decided = self._apply(decision)
         # Wait until the turn has recorded them, so the result is the decision as applied.
         await workflow.wait_condition(lambda: decided <= self._recorded_decisions())
@@ -365,8 +398,9 @@ class AgentTurnWorkflow:
 
     @decide.validator
     def _validate_decide(self, raw: RawValue) -> None:
+        plaintext.reject_unencrypted(raw, f"the {UPDATE_DECIDE} update")
         try:
-            decision = ApproveInput.model_validate(_decoded(raw))
+            decision = ApproveInput.model_validate(decoded(raw))
         except ValidationError as err:
             raise ValueError(f"invalid decision: {describe(err)}") from None
         problem = self._decision_problem(decision)
@@ -374,26 +408,31 @@ class AgentTurnWorkflow:
             raise ValueError(problem)
 
     def _decision_problem(self, decision: ApproveInput) -> str | None:
-        agent = self._turn.request.agent if self._turn else None
-        approvers = agent.approver_names() if agent else None
+        turn = self._turn
+        approvers = turn.request.agent.approver_names() if turn else None
         problem = self._pending.decision_problem(decision, approvers)
         if problem is None and decision.input is not None:
             problem = self._edit_problem(decision)
-        if problem is None and agent is not None:
+        if problem is None and turn is not None:
             problem = signed_decisions.decision_problem(
-                agent,
+                turn.request.agent,
                 decision,
-                workflow.info().workflow_id,
-                self._signed_tool(decision),
+                self._signed_call(decision),
                 workflow.now(),
-                self._turn.spent_signatures if self._turn else [],
+                turn.spent_stars(),
+                turn.signing_version,
             )
         return problem
 
-    def _signed_tool(self, decision: ApproveInput) -> str:
-        """The tool a signature on `decision` names: its call's, or `*` for every waiting call."""
+    def _signed_call(self, decision: ApproveInput) -> SignedCall:
+        """What a signature on `decision` binds: its call's tool and input as the model sent
+        them (not as an edit would change them), or `*` for every waiting call."""
         waiting = self._pending.get(decision.call_id)
-        return waiting.use.name if waiting is not None else ALL_PENDING
+        agent_id = self._turn.request.agent.id if self._turn else ""
+        workflow_id = workflow.info().workflow_id
+        if waiting is None:
+            return SignedCall(workflow_id, agent_id, ALL_PENDING)
+        return SignedCall(workflow_id, agent_id, waiting.use.name, waiting.use.input)
 
     def _edit_problem(self, decision: ApproveInput) -> str | None:
         waiting = self._pending.get(decision.call_id)
@@ -413,7 +452,7 @@ class AgentTurnWorkflow:
 
     @workflow.update(name=UPDATE_EXTEND_BUDGET)
     async def extend_budget(self, raw: RawValue) -> ExtendBudgetResult:
-        extension = ExtendBudgetInput.model_validate(_decoded(raw))
+        extension = ExtendBudgetInput.model_validate(decoded(raw))
         turn = self._turn
         # The validator ran in this same activation, but an earlier update of it may have
         # answered the request already.
@@ -427,8 +466,9 @@ class AgentTurnWorkflow:
 
     @extend_budget.validator
     def _validate_extend_budget(self, raw: RawValue) -> None:
+        plaintext.reject_unencrypted(raw, f"the {UPDATE_EXTEND_BUDGET} update")
         try:
-            extension = ExtendBudgetInput.model_validate(_decoded(raw))
+            extension = ExtendBudgetInput.model_validate(decoded(raw))
         except ValidationError as err:
             raise ValueError(f"invalid extension: {describe(err)}") from None
         problem = self._extension_problem(extension)
@@ -443,6 +483,8 @@ class AgentTurnWorkflow:
 
     @workflow.signal(name=SIGNAL_SUBMIT_TOOL_RESULT)
     def submit_tool_result(self, raw: RawValue) -> None:
+        if self._ignored_unencrypted(raw, SIGNAL_SUBMIT_TOOL_RESULT):
+            return
         result = self._signal_payload(raw, SubmitToolResultInput, SIGNAL_SUBMIT_TOOL_RESULT)
         if result is None:
             return
@@ -462,13 +504,15 @@ class AgentTurnWorkflow:
         return TurnStatus(
             state=turn.state,
             agent_id=turn.request.agent.id,
+            signing_version=turn.signing_version,
             iteration=turn.iteration,
             llm_calls=turn.model_calls,
             tool_calls=turn.tool_calls,
             cost_usd=round(turn.cost_usd, 10),
-            elapsed_ms=turn.elapsed_ms(workflow.now()),
+            elapsed_ms=turn.active_ms(workflow.now()),
             pending=self._pending.listing(),
             refused_decisions=list(turn.refused_decisions),
+            refused_decisions_dropped=turn.refused_decisions_dropped,
             budget_request=turn.budget_request,
             budget_extensions=list(turn.budget_extensions),
         )
@@ -484,29 +528,22 @@ class AgentTurnWorkflow:
 
     def _signal_payload(self, raw: RawValue, model: type[Any], name: str) -> Any:
         try:
-            payload = workflow.payload_converter().from_payload(raw.payload)
-            return model.model_validate(payload)
+            return model.model_validate(decoded(raw))
         except (ValidationError, ValueError, TypeError) as err:
             workflow.logger.warning("%s signal ignored: invalid payload: %s", name, err)
             return None
 
 
-def _decoded(value: RawValue | Any) -> Any:
-    if isinstance(value, RawValue):
-        return workflow.payload_converter().from_payload(value.payload)
-    return value
-
-
 def _payload_or_none(value: RawValue | Any) -> Any:
     """The request as JSON, for a failure's report; None where even decoding it fails."""
     try:
-        return _decoded(value)
+        return decoded(value)
     except Exception:
         return None
 
 
 def _carried(value: Any) -> CarriedTurn | None:
-    value = _decoded(value)
+    value = decoded(value)
     return None if value is None else CarriedTurn.model_validate(value)
 
 

@@ -12,11 +12,13 @@ after `max_history_events`.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from temporalio import workflow
-from temporalio.common import VersioningBehavior
+from temporalio.common import RawValue, VersioningBehavior
 
 with workflow.unsafe.imports_passed_through():
+    from pydantic import ValidationError
     from turnkeeper.contracts.approvals import (
         APPROVAL_CACHE_WORKFLOW,
         QUERY_STANDING,
@@ -30,21 +32,32 @@ with workflow.unsafe.imports_passed_through():
         RevokeInput,
         StandingApproval,
     )
+    from turnkeeper.workflows import plaintext
+    from turnkeeper.workflows.plaintext import decoded
 
 
 @workflow.defn(name=APPROVAL_CACHE_WORKFLOW)
 class ApprovalCacheWorkflow:
+    # Inputs are RawValues, so that what arrived unencrypted at a worker that requires
+    # encryption is seen and refused (`workflows/plaintext.py`): standing approvals let tools
+    # run without asking. Valid inputs decode exactly as the typed parameters did.
     @workflow.init
-    def __init__(self, start: ApprovalCacheInput) -> None:
+    def __init__(self, raw: RawValue) -> None:
+        start = ApprovalCacheInput.model_validate(decoded(raw))
+        # Decided here, before any signal or update of the first task reads the approvals.
+        self._refused_start = plaintext.refused(raw)
         self._agent_id = start.agent_id
         self._max_history_events = start.max_history_events
-        self._standing = {approval.tool: approval for approval in start.standing}
+        standing = [] if self._refused_start else start.standing
+        self._standing = {approval.tool: approval for approval in standing}
         # Messages handled by this run: a run that has handled none never continues as new, so
         # a history already past the limit at start cannot make it loop.
         self._handled = 0
 
     @workflow.run
-    async def run(self, start: ApprovalCacheInput) -> None:
+    async def run(self, raw: RawValue) -> None:
+        if self._refused_start:
+            raise plaintext.encryption_required("the approval cache's start")
         self._show()
         await workflow.wait_condition(self._history_is_long)
         # Let running handlers (a lookup in flight) finish, so no caller gets an error.
@@ -69,8 +82,11 @@ class ApprovalCacheWorkflow:
         )
 
     @workflow.signal(name=SIGNAL_REMEMBER)
-    def remember(self, approval: RememberInput) -> None:
+    def remember(self, raw: RawValue) -> None:
         """Stores (or replaces) the standing approval of `approval.tool`."""
+        approval = self._signal_input(raw, RememberInput, SIGNAL_REMEMBER)
+        if approval is None:
+            return
         self._handled += 1
         self._standing[approval.tool] = StandingApproval(
             tool=approval.tool,
@@ -86,8 +102,11 @@ class ApprovalCacheWorkflow:
         self._show()
 
     @workflow.signal(name=SIGNAL_REVOKE)
-    def revoke(self, revocation: RevokeInput) -> None:
+    def revoke(self, raw: RawValue) -> None:
         """Removes the standing approval of `revocation.tool`; later calls ask a human again."""
+        revocation = self._signal_input(raw, RevokeInput, SIGNAL_REVOKE)
+        if revocation is None:
+            return
         self._handled += 1
         if self._standing.pop(revocation.tool, None) is None:
             workflow.logger.warning(
@@ -99,12 +118,33 @@ class ApprovalCacheWorkflow:
         )
         self._show()
 
+    def _signal_input(self, raw: RawValue, model: type[Any], name: str) -> Any:
+        """The signal's input, or None when it is ignored: it arrived unencrypted where
+        encryption is required, or it does not validate (which the typed parameters this
+        replaced made Temporal drop with a warning)."""
+        if plaintext.refused(raw):
+            workflow.logger.warning("%s signal ignored: it arrived unencrypted", name)
+            return None
+        try:
+            return model.model_validate(decoded(raw))
+        except (ValidationError, ValueError, TypeError) as err:
+            workflow.logger.warning("%s signal ignored: invalid payload: %s", name, err)
+            return None
+
     @workflow.update(name=UPDATE_LOOKUP)
-    def lookup(self, question: LookupInput) -> LookupResult:
+    def lookup(self, raw: RawValue) -> LookupResult:
         """The tools among `question.tools` that have a standing approval, in the order asked."""
+        question = LookupInput.model_validate(decoded(raw))
         self._handled += 1
         approved = [tool for tool in dict.fromkeys(question.tools) if tool in self._standing]
         return LookupResult(approved=approved, standing=[self._standing[tool] for tool in approved])
+
+    @lookup.validator
+    def _validate_lookup(self, raw: RawValue) -> None:
+        plaintext.reject_unencrypted(raw, f"the {UPDATE_LOOKUP} update")
+        # Rejected here, as Temporal rejected it when the parameter was typed: raised in the
+        # handler, a ValidationError would fail the workflow task instead.
+        LookupInput.model_validate(decoded(raw))
 
     @workflow.query(name=QUERY_STANDING)
     def standing(self) -> list[StandingApproval]:
@@ -152,9 +192,9 @@ class UpgradingApprovalCacheWorkflow(ApprovalCacheWorkflow):
 
     # The SDK wants the run method (and so the init beside it) declared on the registered class.
     @workflow.init
-    def __init__(self, start: ApprovalCacheInput) -> None:
-        super().__init__(start)
+    def __init__(self, raw: RawValue) -> None:
+        super().__init__(raw)
 
     @workflow.run
-    async def run(self, start: ApprovalCacheInput) -> None:
-        await super().run(start)
+    async def run(self, raw: RawValue) -> None:
+        await super().run(raw)

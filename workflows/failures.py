@@ -14,6 +14,7 @@ with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.turn import AgentReport
+    from turnkeeper.workflows import plaintext
     from turnkeeper.workflows.turn_state import Turn
 
 
@@ -36,6 +37,11 @@ def invalid_request(payload: Any, problem: str) -> ApplicationError:
         type=errors.INVALID_TURN_REQUEST,
         non_retryable=True,
     )
+
+
+def unencrypted_request(payload: Any) -> ApplicationError:
+    """The failure of a request that reached a worker requiring encryption unencrypted."""
+    return plaintext.encryption_required("the turn request", _report_of(payload))
 
 
 def internal_error_before_turn(payload: Any, err: Exception) -> ApplicationError:

@@ -49,6 +49,12 @@ class PendingCalls:
         self._waiting.pop(call_id, None)
         self._settled.add(call_id)
 
+    def abandon(self) -> None:
+        """The turn ended (cancelled, failed) while calls waited: none waits any more, so
+        neither the status query nor the Web UI offers to decide them."""
+        for call_id in list(self._waiting):
+            self.close(call_id)
+
     def why_not(self, call_id: str, kind: PendingKind) -> str | None:
         """None when a signal of `kind` for `call_id` applies now, else the reason it does not."""
         if call_id == ALL_PENDING and kind == "approval":

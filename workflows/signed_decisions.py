@@ -1,6 +1,7 @@
 """Signed decisions inside the turn: which decisions and standing approvals a turn whose
-approvers have public keys may apply. Keys come only from the request and the clock is the
-workflow's, so every check replays identically."""
+approvers have public keys may apply. Keys come only from the request, the clock is the
+workflow's and the signing format is fixed when the run begins, so every check replays
+identically."""
 
 from __future__ import annotations
 
@@ -14,23 +15,42 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import decision_signing
     from turnkeeper.contracts.approvals import StandingApproval
     from turnkeeper.contracts.budget_extension import ExtendBudgetInput
-    from turnkeeper.contracts.decision_signing import BUDGET_EXTENSION, DECISION, Signature
-    from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput
+    from turnkeeper.contracts.decision_signing import (
+        BUDGET_EXTENSION,
+        DECISION,
+        LEGACY_SIGNING_VERSION,
+        SIGNING_VERSION,
+        Signature,
+    )
+    from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput, SignedCall
     from turnkeeper.contracts.turn import AgentSpec
+
+# Runs that begin with it verify signing format 2 (RFC 8785 canonical JSON, the call's input
+# bound, canonical base64 only, a '*' spent by what was signed). A run whose history began
+# without it verifies format 1 to its end, so that its replay takes the path it took.
+SIGNING_PATCH = "signed-decisions-v2"
+
+
+def signing_version(agent: AgentSpec) -> int:
+    """The signing format this run of a turn of `agent` verifies; asked once, as it begins. Only
+    a turn with keyed approvers verifies anything, so only its history gets the patch marker."""
+    if agent.approver_keys() and not workflow.patched(SIGNING_PATCH):
+        return LEGACY_SIGNING_VERSION
+    return SIGNING_VERSION
 
 
 def decision_problem(
     agent: AgentSpec,
     decision: ApproveInput,
-    workflow_id: str,
-    tool: str,
+    call: SignedCall,
     now: datetime,
     spent: Collection[str],
+    version: int,
 ) -> str | None:
-    """Why a turn of `agent` must not apply `decision`, as far as signatures go, or None. A turn
-    whose approvers have no keys ignores signatures. `spent` holds the signatures of the '*'
-    decisions it applied: a call is decided once, but '*' matches whatever waits, so without
-    this a copy of an earlier '*' would decide calls its approver never saw."""
+    """Why a turn of `agent` must not apply `decision` on `call`, as far as signatures go, or
+    None. A turn whose approvers have no keys ignores signatures. `spent` holds the `spent_key`s
+    of the '*' decisions it applied: a call is decided once, but '*' matches whatever waits, so
+    without this a copy of an earlier '*' would decide calls its approver never saw."""
     keys = agent.approver_keys()
     if not keys:
         return None
@@ -39,16 +59,32 @@ def decision_problem(
     )
     if key is None or decision.signature is None:
         return problem
-    fields = decision.signed_fields(workflow_id, agent.id, tool)
-    problem = _signature_problem(fields, decision.signature, key, now)
+    try:
+        fields = decision.signed_fields(call, version)
+    except ValueError as err:
+        return f"the call's input cannot be signed, so no decision on it verifies: {err}"
+    problem = _signature_problem(fields, decision.signature, key, now, DECISION, version)
     if problem:
         return f"{decision.approver}'s {problem}"
-    if decision.call_id == ALL_PENDING and decision.signature.value in spent:
+    if decision.call_id == ALL_PENDING and spent_key(decision, call, version) in spent:
         return (
             f"{decision.approver}'s signature of '*' was used already; a '*' decides the calls "
             "waiting when it is signed, so sign a new one for the calls waiting now"
         )
     return None
+
+
+def spent_key(decision: ApproveInput, call: SignedCall, version: int) -> str:
+    """What names an applied signed '*' in the turn's spent set: from format 2 on the digest of
+    the bytes its approver signed, which no other spelling of its signature changes; format 1
+    kept the signature's text, which one flipped padding bit changed."""
+    signature = decision.signature
+    if signature is None:
+        raise ValueError("an unsigned decision is never spent")
+    if version == LEGACY_SIGNING_VERSION:
+        return signature.value
+    fields = decision.signed_fields(call, version)
+    return decision_signing.signed_digest(DECISION, fields, signature.expires_at, version)
 
 
 def extension_problem(
@@ -57,6 +93,7 @@ def extension_problem(
     workflow_id: str,
     request: int,
     now: datetime,
+    version: int,
 ) -> str | None:
     """Why a turn of `agent` must not apply `extension` to its budget request number
     `request`, as far as signatures go, or None; the same rules as for decisions, under the
@@ -69,14 +106,16 @@ def extension_problem(
     if key is None or signature is None:
         return problem
     fields = extension.signed_fields(workflow_id, agent.id, request)
-    problem = _signature_problem(fields, signature, key, now, BUDGET_EXTENSION)
+    problem = _signature_problem(fields, signature, key, now, BUDGET_EXTENSION, version)
     return f"{approver}'s {problem}" if problem else None
 
 
 def standing_problem(agent: AgentSpec, approval: StandingApproval) -> str | None:
     """Why a turn of `agent` must ask a human despite `approval`, or None. Anyone may signal the
     approval cache, so a keyed turn trusts only a grant its own keys verify. Expiry is not
-    checked again: the turn that granted it checked it when the decision was taken."""
+    checked again: the turn that granted it checked it when the decision was taken. A grant is
+    verified in the format it was signed in: one stored before format 2 stays valid, since a
+    grant names no call to be replayed onto, only the tool its approver chose to remember."""
     keys = agent.approver_keys()
     if not keys:
         return None
@@ -94,7 +133,9 @@ def standing_problem(agent: AgentSpec, approval: StandingApproval) -> str | None
     key = keys.get(grant.approver)
     if key is None:
         return f"{grant.approver!r}, who granted it, has no public key in this turn's approvers"
-    problem = _signature_problem(grant.signed_fields(), grant.signature, key, None)
+    fields = grant.signed_fields()
+    version = grant.signing_version
+    problem = _signature_problem(fields, grant.signature, key, None, DECISION, version)
     return f"{grant.approver}'s {problem}" if problem else None
 
 
@@ -126,10 +167,11 @@ def _signature_problem(
     signature: Signature,
     key: str,
     now: datetime | None,
-    kind: str = DECISION,
+    kind: str,
+    version: int,
 ) -> str | None:
     # cryptography's Rust code imports its exception types (InvalidSignature) by name the first
     # time it raises one. Inside the sandbox that import would load cryptography a second time,
     # which aborts the worker process; passed through, it gets the module already loaded.
     with workflow.unsafe.imports_passed_through():
-        return decision_signing.signature_problem(kind, fields, signature, key, now)
+        return decision_signing.signature_problem(kind, fields, signature, key, now, version)

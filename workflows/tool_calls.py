@@ -19,7 +19,13 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
     from turnkeeper.contracts.result_limits import DEFAULT_MAX_RESULT_BYTES, capped
-    from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput, DecisionRecord, PendingKind
+    from turnkeeper.contracts.signals import (
+        ALL_PENDING,
+        ApproveInput,
+        DecisionRecord,
+        PendingKind,
+        SignedCall,
+    )
     from turnkeeper.workflows.activity_options import (
         TOOL_CALL_TIMEOUT,
         TOOL_HEARTBEAT,
@@ -34,6 +40,11 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.turn_state import Settled, Turn
 
 
+# Before it, a call under an id the turn had seen took the earlier call's place in the book of
+# waiting calls, where the earlier call's signed decision (still unexpired) approved it.
+REUSED_CALL_IDS_PATCH = "reused-tool-call-ids-are-errors"
+
+
 class ToolCalls:
     def __init__(self, pending: PendingCalls, observer: TurnObserver) -> None:
         self._pending = pending
@@ -42,7 +53,30 @@ class ToolCalls:
     async def dispatch(
         self, turn: Turn, uses: list[ToolUseBlock], offered: list[str]
     ) -> list[Settled]:
-        """Settles every call of one response; the results keep the call order."""
+        """Settles every call of one response; the results keep the call order. A call whose id
+        the turn has seen already gets an error result and neither runs nor waits: a decision or
+        result sent for the earlier call (a copy of it, too) would otherwise settle it."""
+        # Asked only where an id repeats: the patch marker (and the SDK's TemporalChangeVersion
+        # upsert that comes with it) then costs nothing to the turns whose ids are all new.
+        reused = _reused(turn, uses)
+        if reused and not workflow.patched(REUSED_CALL_IDS_PATCH):
+            reused = set()  # a history from before the change replays the way it ran
+        for position in sorted(reused):
+            workflow.logger.warning(
+                "tool call not run: its id was used already in this turn",
+                extra={"call_id": uses[position].id, "tool": uses[position].name},
+            )
+        fresh = [use for position, use in enumerate(uses) if position not in reused]
+        settled = await self._settle_fresh(turn, fresh, offered)
+        return [
+            Settled(_error(use, _reused_text(use))) if position in reused else settled[use.id]
+            for position, use in enumerate(uses)
+        ]
+
+    async def _settle_fresh(
+        self, turn: Turn, uses: list[ToolUseBlock], offered: list[str]
+    ) -> dict[str, Settled]:
+        """Settles calls whose ids are unique in the turn; their results by id."""
         settled: dict[str, Settled] = {}
         runnable: list[ToolUseBlock] = []
         for use in uses:
@@ -63,7 +97,7 @@ class ToolCalls:
         else:
             results = [await self.settle(turn, use, standing) for use in now]
         settled.update({use.id: result for use, result in zip(now, results, strict=True)})
-        return [settled[use.id] for use in uses]
+        return settled
 
     def _unknown(self, use: ToolUseBlock, offered: list[str]) -> str | None:
         if use.name in offered:
@@ -166,7 +200,7 @@ class ToolCalls:
             decided = _record(use, decision, signed=_keyed(turn))
             edited_input = decision.input if decision.approved else None
             if decision.approved and decision.remember:
-                await remember(turn, decided, _grant(turn, decision, use.name))
+                await remember(turn, decided, _grant(turn, decision, use))
         except TimeoutError:
             decided = DecisionRecord(
                 call_id=use.id,
@@ -209,6 +243,26 @@ class ToolCalls:
         self._pending.close(use.id)
         turn.stop_waiting(workflow.now())
         self._observer.call_waits(turn)
+
+
+def _reused(turn: Turn, uses: list[ToolUseBlock]) -> set[int]:
+    """The positions in `uses` (the last response's calls) of calls whose id an earlier call of
+    the turn had: one of an earlier response, or an earlier one of this response. OpenAI-
+    compatible servers and small models may number calls `call_0`, `call_1` in every answer."""
+    seen = {use.id for message in turn.messages[:-1] for use in message.tool_uses()}
+    reused = set()
+    for position, use in enumerate(uses):
+        if use.id in seen:
+            reused.add(position)
+        seen.add(use.id)
+    return reused
+
+
+def _reused_text(use: ToolUseBlock) -> str:
+    return (
+        f"Not run: the tool-call id {use.id!r} was used already by an earlier call in this "
+        "turn, and a call needs an id of its own. Ask for the call again."
+    )
 
 
 def _mcp_call(call: ToolCallInput) -> McpCallInput:
@@ -266,14 +320,19 @@ def _keyed(turn: Turn) -> bool:
     return bool(turn.request.agent.approver_keys())
 
 
-def _grant(turn: Turn, decision: ApproveInput, tool: str) -> SignedGrant | None:
-    """What a standing approval keeps of a verified signed decision, so later keyed turns can
-    verify it again. A signature that this turn did not verify is not passed on. A '*' decision
-    signed no tool, so its grant names '*' and no later turn trusts it for one."""
+def _grant(turn: Turn, decision: ApproveInput, use: ToolUseBlock) -> SignedGrant | None:
+    """What a standing approval keeps of a verified signed decision on `use` (the call as the
+    model sent it), so later keyed turns can verify it again. A signature that this turn did not
+    verify is not passed on. A '*' decision signed no tool, so its grant names '*' and no later
+    turn trusts it for one."""
     if not _keyed(turn):
         return None
-    signed_tool = ALL_PENDING if decision.call_id == ALL_PENDING else tool
-    return SignedGrant.of(decision, workflow.info().workflow_id, turn.request.agent.id, signed_tool)
+    workflow_id, agent_id = workflow.info().workflow_id, turn.request.agent.id
+    if decision.call_id == ALL_PENDING:
+        call = SignedCall(workflow_id, agent_id, ALL_PENDING)
+    else:
+        call = SignedCall(workflow_id, agent_id, use.name, use.input)
+    return SignedGrant.of(decision, call, turn.signing_version)
 
 
 def _rejection_text(decision: DecisionRecord) -> str:

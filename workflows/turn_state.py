@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
         BudgetRequest,
         ExtendBudgetInput,
     )
+    from turnkeeper.contracts.decision_signing import LEGACY_SIGNING_VERSION, SIGNING_VERSION
     from turnkeeper.contracts.mcp import McpToolSpec
     from turnkeeper.contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
     from turnkeeper.contracts.signals import (
@@ -94,7 +95,11 @@ class TurnProgress(BaseModel):
     human: HumanClock = Field(default_factory=HumanClock)
     decisions: list[DecisionRecord] = Field(default_factory=list)
     refused_decisions: list[RefusedDecision] = Field(default_factory=list)  # the latest only
-    spent_signatures: list[str] = Field(default_factory=list)  # of applied signed '*' decisions
+    refused_decisions_dropped: int = 0  # older refusals pushed out of `refused_decisions`
+    # The applied signed '*' decisions (`signed_decisions.spent_key`): their signatures' text in
+    # runs that verify signing format 1, the digests of what was signed in format 2.
+    spent_signatures: list[str] = Field(default_factory=list)
+    spent_decisions: list[str] = Field(default_factory=list)
     structured_output: JsonValue = None
     ended: datetime | None = None
     budget_request: BudgetRequest | None = None  # while in state awaiting_budget
@@ -117,6 +122,8 @@ class TurnProgress(BaseModel):
 
 class Turn(TurnProgress):
     request: TurnRequest
+    # Not carried: each run asks (signed_decisions.signing_version) as it begins.
+    signing_version: int = SIGNING_VERSION
 
     @classmethod
     def begin(cls, request: TurnRequest, now: datetime) -> Turn:
@@ -245,6 +252,9 @@ class Turn(TurnProgress):
     def end(self, state: TurnState, now: datetime) -> None:
         self.state = state
         self.ended = now
+        # A turn cancelled while it waited for an extension waits for nothing now: its status
+        # must not offer the extend command any more.
+        self.budget_request = None
 
     def keep_structured_output(self, value: JsonValue) -> None:
         self.structured_output = value
@@ -276,20 +286,42 @@ class Turn(TurnProgress):
     def model_answered(self, model: str) -> None:
         self.model_cooldowns.pop(model, None)
 
-    def refuse_decision(self, call_id: str, approver: str, reason: str, now: datetime) -> None:
-        """Keeps an ignored `approve` signal for the status query. Fields are cut short and the
-        oldest refusals drop out, so a flood of forged signals cannot grow the turn's state."""
+    def refuse_decision(
+        self, call_id: str, approver: str, reason: str, now: datetime, signal: str = "approve"
+    ) -> None:
+        """Keeps an ignored signal (`approve`, unless `signal` names another) for the status
+        query. Fields are cut short and the oldest refusals drop out, so a flood of forged
+        signals cannot grow the turn's state; the count of those dropped stays, so a flood cannot
+        hide the attempts it pushed out.
+
+        Replay: only the status query reads the count; no command depends on it, so histories
+        recorded before it existed replay unchanged and need no `workflow.patched` (a carry
+        without the field reads as 0)."""
         refused = RefusedDecision(
             call_id=call_id[:_REFUSED_FIELD_CHARS],
             approver=approver[:_REFUSED_FIELD_CHARS],
             reason=reason[:_REFUSED_REASON_CHARS],
             at=now,
+            signal=signal,
         )
-        self.refused_decisions = [*self.refused_decisions, refused][-MAX_REFUSED_DECISIONS:]
+        kept = [*self.refused_decisions, refused]
+        self.refused_decisions_dropped += max(0, len(kept) - MAX_REFUSED_DECISIONS)
+        self.refused_decisions = kept[-MAX_REFUSED_DECISIONS:]
 
-    def spend_signature(self, value: str) -> None:
+    def verify_signatures_as(self, version: int) -> None:
+        """This run verifies signing format `version`, from its first decision to its last."""
+        self.signing_version = version
+
+    def spend_star(self, key: str) -> None:
         """Remembers an applied signed '*' decision, so that a copy of it decides nothing."""
-        self.spent_signatures.append(value)
+        self.spent_stars().append(key)
+
+    def spent_stars(self) -> list[str]:
+        """The spent set of this run's signing format (format 1 signatures never verify in a
+        format 2 run, so its entries need not be compared there)."""
+        if self.signing_version == LEGACY_SIGNING_VERSION:
+            return self.spent_signatures
+        return self.spent_decisions
 
     def request_budget(self, budget: BudgetKind, message: str, now: datetime) -> BudgetRequest:
         """Stops the turn for a human to extend `budget`; the wait does not count as time."""
@@ -346,7 +378,10 @@ class Turn(TurnProgress):
         ]
 
     def active_ms(self, now: datetime) -> int:
-        return _ms(now - self.started) - self.human.waited_ms(now)
+        """Time at work since the start (until the end, once the turn ended), leaving out the
+        waits for humans and callers: what counts against the time budget."""
+        until = self.ended or now
+        return _ms(until - self.started) - self.human.waited_ms(until)
 
     def elapsed_ms(self, now: datetime) -> int:
         return _ms((self.ended or now) - self.started)

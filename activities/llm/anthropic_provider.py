@@ -15,7 +15,6 @@ from typing import Any, Final, cast, get_args
 
 import anthropic
 import httpx2
-import structlog
 from anthropic.types import Message as SdkMessage
 from anthropic.types import (
     MessageParam,
@@ -35,6 +34,8 @@ from turnkeeper.activities.llm.provider import (
 )
 from turnkeeper.activities.llm.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.llm.provider import transient as _transient
+from turnkeeper.activities.llm.redaction import api_message_excerpt, failure_without_secrets
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
@@ -54,7 +55,7 @@ from turnkeeper.contracts.names import PROVIDER_ANTHROPIC
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import Usage
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 # How long one attempt may take. Passed explicitly on every call, which also stops the SDK from
 # refusing a non-streaming call with a large max_tokens ("streaming is required").
@@ -121,11 +122,20 @@ class AnthropicProvider:
             httpx2.TransportError,
             RecursionError,  # a body nested deeper than the JSON parser goes
         ) as exc:
-            if _cancellation_pending():
-                raise asyncio.CancelledError from exc
-            error = classify_error(exc, model=request.model, timeout_s=self._timeout_s)
-            raise _without_secrets(error, self._client) from exc
-        return _from_sdk_response(message)
+            failure = self._failure(exc, request.model)
+        else:
+            return _from_sdk_response(message)
+        # Raised here, not in the except block: the SDK's exception quotes the raw body (a key
+        # echoed in a 401 included) and must not ride along as this one's context.
+        raise failure
+
+    def _failure(self, exc: BaseException, model: str) -> BaseException:
+        """What a failed call raises: the cancellation, or the classified, redacted failure."""
+        if _cancellation_pending():
+            return asyncio.CancelledError()
+        secrets = _secrets(self._client)
+        error = classify_error(exc, model=model, timeout_s=self._timeout_s, secrets=secrets)
+        return failure_without_secrets(error, secrets)
 
     async def count_input_tokens(self, request: ModelRequest) -> int:
         """The API's own count of the request's input tokens (the count_tokens endpoint is not
@@ -199,22 +209,9 @@ def _has_credentials(client: anthropic.AsyncAnthropic) -> bool:
     return any(value is not None for value in (client.api_key, client.auth_token, credentials))
 
 
-def _without_secrets(
-    error: ModelCallError, client: anthropic.AsyncAnthropic | None
-) -> ModelCallError:
-    # The message quotes the API's own words; should they ever echo a credential, hide it.
-    secrets = [s for s in (client.api_key, client.auth_token) if s] if client else []
-    message = str(error)
-    for secret in secrets:
-        message = message.replace(secret, "[redacted]")
-    if message == str(error):
-        return error
-    return ModelCallError(
-        message,
-        error_type=error.error_type,
-        retryable=error.retryable,
-        retry_after_s=error.retry_after_s,
-    )
+def _secrets(client: anthropic.AsyncAnthropic | None) -> list[str]:
+    """The credentials the client sends, which an error body may echo."""
+    return [s for s in (client.api_key, client.auth_token) if s] if client else []
 
 
 def _to_sdk_messages(messages: Sequence[Message]) -> list[MessageParam]:
@@ -352,7 +349,11 @@ def _stop_reason(message: SdkMessage) -> StopReason:
 
 
 def classify_error(
-    exc: BaseException, *, model: str = "", timeout_s: float | None = None
+    exc: BaseException,
+    *,
+    model: str = "",
+    timeout_s: float | None = None,
+    secrets: Sequence[str] = (),
 ) -> ModelCallError:
     """The `ModelCallError` for a failed Anthropic call, decided by class, status and error type.
 
@@ -360,9 +361,10 @@ def classify_error(
         exc: what the SDK raised.
         model: the model asked for, named in the message.
         timeout_s: the client timeout, named in the message of a timeout.
+        secrets: the credentials sent, redacted from the API's message before it is cut.
     """
     if isinstance(exc, anthropic.APIStatusError):
-        return _classify_status(exc, model)
+        return _classify_status(exc, model, secrets)
     if isinstance(exc, anthropic.APITimeoutError):
         limit = f" within {timeout_s:g} s" if timeout_s is not None else ""
         return _transient(f"Anthropic did not answer{limit} (client timeout).")
@@ -394,14 +396,17 @@ def classify_error(
     return _transient(f"The Anthropic SDK failed with {type(exc).__name__}.")
 
 
-def _classify_status(exc: anthropic.APIStatusError, model: str) -> ModelCallError:
+def _classify_status(
+    exc: anthropic.APIStatusError, model: str, secrets: Sequence[str]
+) -> ModelCallError:
     status, error_type = exc.status_code, exc.type
     what = f"Anthropic returned {status} {error_type or 'with no error type'}"
     what += f" for model {model!r}" if model else ""
     what += _request_note(exc.request_id)
     if exc.api_message:
         # Shown, never branched on: it often holds the figures (e.g. prompt tokens vs maximum).
-        what += f": {_one_line(exc.api_message).rstrip('.')}"
+        excerpt = api_message_excerpt(exc.api_message, secrets, _API_MESSAGE_LIMIT)
+        what += f": {excerpt.rstrip('.')}"
     kind = _status_kind(status, error_type)
     if kind != LLM_TRANSIENT:
         hint = "; check ANTHROPIC_API_KEY" if kind == LLM_AUTH_ERROR else ""
@@ -430,11 +435,6 @@ def _status_kind(status: int, error_type: str | None) -> str:
     if error_type == "request_too_large":
         return LLM_CONTEXT_TOO_LONG
     return LLM_INVALID_REQUEST
-
-
-def _one_line(text: str, limit: int = _API_MESSAGE_LIMIT) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else f"{flat[: limit - 1]}…"
 
 
 def _request_note(request_id: str | None) -> str:

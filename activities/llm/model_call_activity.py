@@ -14,7 +14,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
 from temporalio import activity
 from turnkeeper.activities.defects import defects_fail_once
 from turnkeeper.activities.llm.answer_size import check_payload_size
@@ -27,6 +26,7 @@ from turnkeeper.activities.llm.offered_tools import (
 )
 from turnkeeper.activities.llm.provider import ModelProvider, ModelRequest
 from turnkeeper.activities.llm.provider_call import call_provider, provider_for
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.store.conversation_store import Conversation, ConversationStore
 from turnkeeper.activities.tools.registry import ToolRegistry
 from turnkeeper.activities.tracing import model_call_span
@@ -34,7 +34,7 @@ from turnkeeper.activities.turn_identity import bound_to_turn
 from turnkeeper.contracts.activity_io import CallContext, ModelCallInput, ModelCallResult
 from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 
 class ModelCallActivities:

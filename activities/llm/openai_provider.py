@@ -13,7 +13,6 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-import structlog
 from turnkeeper.activities.llm.openai_messages import (
     MalformedAnswer,
     from_chat_message,
@@ -30,6 +29,8 @@ from turnkeeper.activities.llm.provider import (
 )
 from turnkeeper.activities.llm.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.llm.provider import transient as _transient
+from turnkeeper.activities.llm.redaction import api_message_excerpt, failure_without_secrets
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
@@ -43,7 +44,7 @@ from turnkeeper.contracts.turn import Usage
 if TYPE_CHECKING:
     import openai
 
-log = structlog.get_logger()
+log = get_logger(__name__)
 
 DEFAULT_TIMEOUT_S: Final = 600.0
 # turnkeeper is installed from a checkout or a git URL, not from a package index, so the hint
@@ -111,11 +112,23 @@ class OpenAICompatibleProvider:
                             on_text(event.delta)
                     completion = await stream.get_final_completion()
         except (sdk.OpenAIError, json.JSONDecodeError) as exc:
-            if _cancellation_pending():
-                raise asyncio.CancelledError from exc
-            error = self._classify(exc, request.model)
-            raise _without_secret(error, self._client) from exc
-        return self._response(completion, request.model)
+            failure = self._failure(exc, request.model)
+        else:
+            return self._response(completion, request.model)
+        # Raised here, not in the except block: the SDK's exception quotes the raw body (a key
+        # echoed in a 401 included) and must not ride along as this one's context.
+        raise failure
+
+    def _failure(self, exc: BaseException, model: str) -> BaseException:
+        """What a failed call raises: the cancellation, or the classified, redacted failure."""
+        if _cancellation_pending():
+            return asyncio.CancelledError()
+        return failure_without_secrets(self._classify(exc, model), self._secrets())
+
+    def _secrets(self) -> list[str]:
+        """The key the client sends, which an error body may echo."""
+        key = getattr(self._client, "api_key", None)
+        return [key] if isinstance(key, str) and key else []
 
     async def count_input_tokens(self, request: ModelRequest) -> int:
         # Chat Completions has no counting endpoint; the heuristic leans high, the safe side.
@@ -216,7 +229,7 @@ class OpenAICompatibleProvider:
         what = f"{self.name} returned {status} {code or kind or 'with no error code'}"
         what += f" for model {model!r}" if model else ""
         what += _request_note(exc)
-        body_message = _api_message(exc.body)
+        body_message = _api_message(exc.body, self._secrets())
         if body_message:
             # Shown, never branched on: it often holds the figures (tokens asked vs allowed).
             what += f": {body_message.rstrip('.')}"
@@ -281,13 +294,12 @@ def _sdk() -> Any:
     return openai
 
 
-def _api_message(body: object) -> str:
+def _api_message(body: object, secrets: list[str]) -> str:
     error = body.get("error", body) if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     if not isinstance(message, str):
         return ""
-    flat = " ".join(message.split())
-    return flat if len(flat) <= _API_MESSAGE_LIMIT else f"{flat[: _API_MESSAGE_LIMIT - 1]}…"
+    return api_message_excerpt(message, secrets, _API_MESSAGE_LIMIT)
 
 
 def _retry_after_ms(value: str | None) -> float | None:
@@ -298,16 +310,3 @@ def _retry_after_ms(value: str | None) -> float | None:
 def _request_note(source: Any) -> str:
     request_id = getattr(source, "request_id", None) or getattr(source, "_request_id", None)
     return f" (request {request_id})" if isinstance(request_id, str) and request_id else ""
-
-
-def _without_secret(error: ModelCallError, client: Any) -> ModelCallError:
-    # The message quotes the server's own words; should they ever echo the key, hide it.
-    secret = getattr(client, "api_key", None) if client is not None else None
-    if not secret or secret not in str(error):
-        return error
-    return ModelCallError(
-        str(error).replace(secret, "[redacted]"),
-        error_type=error.error_type,
-        retryable=error.retryable,
-        retry_after_s=error.retry_after_s,
-    )

@@ -88,11 +88,16 @@ async def _text_deltas(call: ModelCallInput) -> AsyncIterator[TextSink | None]:
 
 async def classified(call: Awaitable[T]) -> T:
     """`call`'s result; a `ModelCallError` it raises becomes an `ApplicationError` of the same
-    type, retryable as classified, with the provider's `retry-after` as the next delay."""
+    type, retryable as classified, with the provider's `retry-after` as the next delay.
+
+    The `ApplicationError` has no cause and no context: whatever a provider chained to its error
+    (an SDK exception quoting a raw body, a parser's error quoting the answer) would reach the
+    worker's log, the spans and the turn's failure in history, in plaintext."""
     try:
         return await call
     except ModelCallError as err:
         delay = timedelta(seconds=err.retry_after_s) if err.retry_after_s else None
-        raise ApplicationError(
+        failure = ApplicationError(
             str(err), type=err.error_type, non_retryable=not err.retryable, next_retry_delay=delay
-        ) from err
+        )
+    raise failure

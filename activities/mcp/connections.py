@@ -28,14 +28,14 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 
 import httpx2
-import structlog
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
 from turnkeeper.activities.mcp.failures import McpUnavailable, describe_unreachable, root_cause
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def _version() -> str:

@@ -23,10 +23,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-import structlog
 from mcp.types import RequestParamsMeta
 from temporalio import activity
 from turnkeeper.activities.heartbeating import heartbeating
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.mcp.catalog import CALL_GUARD_S, McpToolCatalog
 from turnkeeper.activities.mcp.config import McpConfig, unknown_server_call
 from turnkeeper.activities.mcp.connections import McpConnection, McpConnections
@@ -56,7 +56,7 @@ from turnkeeper.contracts.result_limits import (
     capped,
 )
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # Lets a server that deduplicates requests make a retried call take effect once.
 IDEMPOTENCY_KEY_META = "turnkeeper/idempotency_key"

@@ -9,6 +9,10 @@ Temporal's encryption sample, so its tools read ours).
 
 Without keys the codec passes payloads through but still recognises encrypted ones, so a client
 that lacks the keys says so in one line instead of failing to parse ciphertext as JSON.
+
+A worker that requires encryption (`TURNKEEPER_REQUIRE_ENCRYPTION`) decodes with
+`require_encryption=True`: every payload that arrives unencrypted is marked
+(`contracts/plaintext.py`) for the workflow to refuse.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Final
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
+from turnkeeper.contracts.plaintext import marked, unmarked
 
 ENCODING: Final = b"binary/encrypted"
 KEY_ID_METADATA: Final = "encryption-key-id"
@@ -40,11 +45,19 @@ class EncryptionCodec(PayloadCodec):
         on_missing_key: Called before an `UnreadableContentError` is raised (a key id the keyring
             lacks, or a key of that id that does not open it). A worker uses it to stop: a worker
             without the keys of its turns would fail every task it takes, again and again.
+        require_encryption: Mark each payload that `decode` meets unencrypted.
     """
 
-    def __init__(self, keyring: Keyring, on_missing_key: MissingKeyHook | None = None) -> None:
+    def __init__(
+        self,
+        keyring: Keyring,
+        on_missing_key: MissingKeyHook | None = None,
+        *,
+        require_encryption: bool = False,
+    ) -> None:
         self.keyring = keyring
         self.on_missing_key = on_missing_key
+        self.require_encryption = require_encryption
 
     async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
         if not self.keyring.enabled:
@@ -52,10 +65,18 @@ class EncryptionCodec(PayloadCodec):
         return [self.encrypt(payload) for payload in payloads]
 
     async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
-        return [self.decrypt(payload) for payload in payloads]
+        if not self.require_encryption:
+            return [self.decrypt(payload) for payload in payloads]
+        return [
+            self.decrypt(p) if p.metadata.get("encoding") == ENCODING else marked(p)
+            for p in payloads
+        ]
 
     def encrypt(self, payload: Payload) -> Payload:
         key_id = self.keyring.encrypting_key_id
+        # A plaintext request the workflow accepted (one that began before encryption was
+        # required) travels on, at continue-as-new, encrypted: it is no longer plaintext.
+        payload = unmarked(payload)
         metadata = {"encoding": ENCODING, KEY_ID_METADATA: key_id.encode()}
         for name in _CLEAR_METADATA:
             if name in payload.metadata:

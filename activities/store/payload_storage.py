@@ -21,23 +21,28 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from temporalio.api.common.v1 import Payload
+from temporalio.api.failure.v1 import Failure
+from temporalio.common import RawValue
 from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter, pydantic_data_converter
 from temporalio.converter import (
     CompositePayloadConverter,
     DataConverter,
     DefaultFailureConverter,
-    DefaultFailureConverterWithEncodedAttributes,
     DefaultPayloadConverter,
     ExternalStorage,
     JSONPlainPayloadConverter,
+    PayloadConverter,
     StorageDriver,
     StorageDriverSelectContext,
 )
+from temporalio.exceptions import ApplicationError
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.store.encryption_codec import EncryptionCodec, MissingKeyHook
 from turnkeeper.activities.store.keyring import Keyring
 from turnkeeper.activities.store.payload_driver import ContentStoreDriver
 from turnkeeper.contracts.claim_check import ClaimChecked
+from turnkeeper.contracts.errors import ENCRYPTION_REQUIRED
+from turnkeeper.contracts.plaintext import is_marked
 
 CLAIM_CHECK_BYTES: Final = 1024
 LARGE_PAYLOAD_BYTES: Final = 256 * 1024
@@ -71,6 +76,38 @@ class TurnPayloadConverter(CompositePayloadConverter):
                 payload.metadata[_MARK] = b"1"
         return payloads
 
+    def from_payloads(
+        self, payloads: Sequence[Payload], type_hints: list[type] | None = None
+    ) -> list[Any]:
+        # Temporal drops a workflow's type hints when its inputs do not match its parameters in
+        # number (a turn's first run: one input, two parameters), so a request that arrived
+        # unencrypted at a worker that requires encryption would reach it as bare JSON. Where no
+        # type was asked for, a marked payload is handed over raw, mark included, for the
+        # workflow to refuse (`workflows/plaintext.py`); typed receivers decode it as before.
+        decode = super().from_payloads
+        if type_hints is not None or not any(is_marked(p) for p in payloads):
+            return decode(payloads, type_hints)
+        return [RawValue(p) if is_marked(p) else decode([p])[0] for p in payloads]
+
+
+class TurnFailureConverter(DefaultFailureConverter):
+    """With keys: failure messages and stack traces are encrypted (Temporal's encoded
+    attributes), except an `EncryptionRequired` refusal's. Its sender lacks the keys, and the
+    message, which names no content, is what tells it how to send encrypted."""
+
+    def __init__(self) -> None:
+        super().__init__(encode_common_attributes=True)
+        self._readable = DefaultFailureConverter()
+
+    def to_failure(
+        self, exception: BaseException, payload_converter: PayloadConverter, failure: Failure
+    ) -> None:
+        if isinstance(exception, ApplicationError) and exception.type == ENCRYPTION_REQUIRED:
+            self._readable.to_failure(exception, payload_converter, failure)
+            failure.stack_trace = ""  # where in our code it was refused is nobody's business
+            return
+        super().to_failure(exception, payload_converter, failure)
+
 
 def external_storage(driver: StorageDriver) -> ExternalStorage:
     def select(context: StorageDriverSelectContext, payload: Payload) -> StorageDriver | None:
@@ -88,6 +125,7 @@ def turn_data_converter(
     keyring: Keyring | None = None,
     *,
     on_missing_key: MissingKeyHook | None = None,
+    require_encryption: bool = False,
 ) -> DataConverter:
     """The converter of every client and worker of a turn.
 
@@ -95,17 +133,19 @@ def turn_data_converter(
         store: The content store, encrypting when `keyring` has keys (`stores.open_store`).
         keyring: The deployment's encryption keys; None or empty: payloads stay plaintext.
         on_missing_key: See `EncryptionCodec`.
+        require_encryption: A worker's converter that marks what arrives unencrypted, for its
+            workflows to refuse (see `EncryptionCodec`).
     """
     keyring = keyring or Keyring()
     return dataclasses.replace(
         pydantic_data_converter,
         payload_converter_class=TurnPayloadConverter,
-        payload_codec=EncryptionCodec(keyring, on_missing_key),
+        payload_codec=EncryptionCodec(
+            keyring, on_missing_key, require_encryption=require_encryption
+        ),
         # Failure messages can quote a tool's error text: with keys, they are encrypted too.
         failure_converter_class=(
-            DefaultFailureConverterWithEncodedAttributes
-            if keyring.enabled
-            else DefaultFailureConverter
+            TurnFailureConverter if keyring.enabled else DefaultFailureConverter
         ),
         external_storage=external_storage(ContentStoreDriver(store)),
     )

@@ -12,6 +12,10 @@ from turnkeeper.activities.store.keyring import Keyring
 from turnkeeper.activities.store.s3_store import S3Store
 
 
+class StoreLocationError(ValueError):
+    """`TURNKEEPER_STORE_URL` does not name a store; the message says what it must look like."""
+
+
 class StoreLocation(Protocol):
     """Where a deployment keeps its content: the two fields of the worker's settings that name
     a store. A protocol, so that activities never import the settings of the runtime above them.
@@ -29,7 +33,11 @@ class StoreLocation(Protocol):
 
 
 def open_store(location: StoreLocation, keyring: Keyring | None = None) -> ContentStore:
-    """The store `location` names, encrypting with `keyring` (default: the environment's keys)."""
+    """The store `location` names, encrypting with `keyring` (default: the environment's keys).
+
+    Raises:
+        StoreLocationError: `store_url` is not `s3://bucket[/prefix]`.
+    """
     if location.store_url:
         store = _store_at(location.store_url)
     else:
@@ -41,5 +49,5 @@ def _store_at(url: str) -> ContentStore:
     parts = urlsplit(url)
     if parts.scheme != "s3" or not parts.netloc:
         # The URL itself stays out of the message: a mistyped one could carry credentials.
-        raise ValueError("TURNKEEPER_STORE_URL must be s3://bucket or s3://bucket/prefix")
+        raise StoreLocationError("TURNKEEPER_STORE_URL must be s3://bucket or s3://bucket/prefix")
     return S3Store(bucket=parts.netloc, prefix=parts.path.lstrip("/"))

@@ -31,6 +31,7 @@ _Function = TypeVar("_Function", bound=Callable[..., Any])
 # A local call keeps its turn's workflow task open (the SDK heartbeats it); past this, a call is
 # no longer cheap and belongs on the server's activity queue.
 LOCAL_TOOL_MAX_TIMEOUT_S = 30.0
+DEFAULT_TOOL_TIMEOUT_S = 60.0
 
 # Schema keys whose values are maps of name -> schema, so that a parameter that happens to be
 # called "title" keeps its name while pydantic's generated titles are dropped.
@@ -110,7 +111,7 @@ class WorkerTool:
     function: Callable[..., Any]
     requires_approval: bool = False
     idempotent: bool = True
-    timeout_s: float = 60.0
+    timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     priority: int = 0
     local: bool = False
     context_parameter: str | None = None
@@ -135,6 +136,12 @@ class WorkerTool:
         return _definition(self.name, self.description, self.input_model)
 
 
+def default_timeout_s(local: bool) -> float:
+    """A tool's timeout when it names none: the local limit for a local tool, which the general
+    default is above (a local call holds the turn's workflow task open)."""
+    return LOCAL_TOOL_MAX_TIMEOUT_S if local else DEFAULT_TOOL_TIMEOUT_S
+
+
 @overload
 def worker_tool(function: _Function, /) -> WorkerTool: ...
 
@@ -146,7 +153,7 @@ def worker_tool(
     description: str | None = None,
     requires_approval: bool = False,
     idempotent: bool = True,
-    timeout_s: float = 60.0,
+    timeout_s: float | None = None,
     priority: int = 0,
     local: bool = False,
 ) -> Callable[[_Function], WorkerTool]: ...
@@ -160,7 +167,7 @@ def worker_tool(
     description: str | None = None,
     requires_approval: bool = False,
     idempotent: bool = True,
-    timeout_s: float = 60.0,
+    timeout_s: float | None = None,
     priority: int = 0,
     local: bool = False,
 ) -> WorkerTool | Callable[[_Function], WorkerTool]:
@@ -171,7 +178,8 @@ def worker_tool(
         description: what the model reads; the docstring's first paragraph by default.
         requires_approval: see `WorkerTool`.
         idempotent: see `WorkerTool`.
-        timeout_s: see `WorkerTool`.
+        timeout_s: see `WorkerTool`; by default `DEFAULT_TOOL_TIMEOUT_S`, or for a local tool
+            `LOCAL_TOOL_MAX_TIMEOUT_S` (so that `@turnkeeper.tool(local=True)` works as written).
         priority: see `WorkerTool`; higher runs first.
         local: see `WorkerTool`.
 
@@ -190,7 +198,7 @@ def worker_tool(
             function=fn,
             requires_approval=requires_approval,
             idempotent=idempotent,
-            timeout_s=timeout_s,
+            timeout_s=timeout_s if timeout_s is not None else default_timeout_s(local),
             priority=priority,
             local=local,
             context_parameter=context_parameter,

@@ -16,10 +16,10 @@ import asyncio
 import time
 from typing import TypeVar
 
-import structlog
 from temporalio import activity
 from turnkeeper.activities.defects import defects_fail_once
 from turnkeeper.activities.heartbeating import heartbeating
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.tool_results import stored_result
 from turnkeeper.activities.tools.registry import (
@@ -40,7 +40,7 @@ from turnkeeper.contracts.result_limits import (
     capped,
 )
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _Result = TypeVar("_Result")
 

@@ -6,6 +6,8 @@ symlinks included, to its real location and refuses anything outside the real ro
 operation then walks that real path again from a descriptor of the root, one component at a time
 with O_NOFOLLOW, so a folder swapped for a symlink between the check and the use makes the
 operation fail rather than escape. This relies on the POSIX `*at` calls (Linux, macOS).
+A file with more than one hard link is neither read nor written: its other name may be outside.
+`search_files` matches with RE2 (`line_search.py` says why).
 """
 
 from __future__ import annotations
@@ -13,23 +15,25 @@ from __future__ import annotations
 import codecs
 import errno
 import os
-import re
 import secrets
 import stat
+import unicodedata
 from collections.abc import Iterator
 from contextlib import closing, suppress
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field
+from turnkeeper.activities.tools.line_search import PATTERN_SYNTAX, LineSearch
 from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, worker_tool
+from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
 
 MAX_LIST_ENTRIES = 1000
-MAX_SEARCH_MATCHES = 200
-MAX_LINE_CHARS = 300
-# Larger files are skipped by search_files: a regex over them would outlast the tool's timeout.
-MAX_SEARCH_FILE_BYTES = 8 * 1024 * 1024
-_SNIFF_BYTES = 8192
+
+# C0 and C1 controls and DEL (Cc), the line and paragraph separators (Zl, Zp) and lone surrogates
+# (Cs: a name whose bytes are not UTF-8): any of them in a name could forge lines in the
+# one-path-per-line answers of list_files and search_files, or cannot be encoded at all.
+_UNSHOWABLE_CATEGORIES = frozenset({"Cc", "Zl", "Zp", "Cs"})
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 # O_NONBLOCK so that opening a FIFO planted in the workspace cannot hang the tool.
@@ -54,6 +58,8 @@ class Workspace:
         """The real location of `path` (relative to the root), refused if it lies outside."""
         if "\0" in path:
             raise ToolError("a path cannot contain NUL characters")
+        if (found := _unshowable(path)) is not None:
+            raise ToolError(f"a path cannot contain control characters; this one holds {found!r}")
         try:
             real = (self.root / path).resolve()
         except RuntimeError:  # pathlib's report of a symlink loop
@@ -80,14 +86,18 @@ class Workspace:
                 )
         finally:
             os.close(directory)
+        shown = [name for name in names if _unshowable(name) is None]
+        hidden = len(names) - len(shown)
         if not names:
             return f"'{_shown(parts)}' is empty"
         prefix = "".join(f"{part}/" for part in parts)
-        lines = [prefix + name for name in names[:MAX_LIST_ENTRIES]]
-        if len(names) > MAX_LIST_ENTRIES:
+        lines = [prefix + name for name in shown[:MAX_LIST_ENTRIES]]
+        if len(shown) > MAX_LIST_ENTRIES:
             lines.append(
-                f"[{len(names) - MAX_LIST_ENTRIES} more entries not shown; list a subfolder]"
+                f"[{len(shown) - MAX_LIST_ENTRIES} more entries not shown; list a subfolder]"
             )
+        if hidden:
+            lines.append(f"[{hidden} entries whose names hold control characters not shown]")
         return "\n".join(lines)
 
     def read_text(self, path: str, max_bytes: int) -> str:
@@ -104,32 +114,25 @@ class Workspace:
             )
         return text
 
-    def search(self, pattern: str, path: str, max_matches: int = MAX_SEARCH_MATCHES) -> str:
-        try:
-            regex = re.compile(pattern)
-        except re.error as err:
-            raise ToolError(f"invalid regex {pattern!r}: {err}") from None
+    def search(self, pattern: str, path: str) -> str:
+        search = LineSearch(pattern)
         parts = self._parts(path)
-        matches: list[str] = []
-        searched = skipped = 0
         # closing(): stopping early must still release the folder descriptors at once.
         with closing(self._files_under(parts)) as files:
             for shown, directory, name in files:
-                found = _grep(directory, name, shown, regex, max_matches + 1 - len(matches))
-                if found is None:
-                    skipped += 1
-                    continue
-                searched += 1
-                matches.extend(found)
-                if len(matches) > max_matches:
+                if _unshowable(shown) is not None:
+                    search.pass_over_hidden()
+                else:
+                    search.search_file(_open_quietly(directory, name), shown)
+                if search.full:
                     break
-        return _search_report(matches, max_matches, pattern, _shown(parts), searched, skipped)
+        return search.report(_shown(parts))
 
-    def write_text(self, path: str, content: str) -> str:
+    def write_text(self, path: str, content: str, max_bytes: int = DEFAULT_MAX_WRITE_BYTES) -> str:
+        data = _encoded(content, max_bytes)
         parts = self._parts(path)
         if not parts:
             raise ToolError("'.' is the workspace root, not a file; give a file path")
-        data = content.encode()
         directory = self._open_dir(parts[:-1], create=True)
         try:
             _replace_file(directory, parts[-1], data, _shown(parts))
@@ -166,11 +169,16 @@ class Workspace:
             raise _file_error(err, _shown(parts)) from None
         finally:
             os.close(directory)
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             os.close(fd)
-            kind = "a directory; list it with list_files" if stat.S_ISDIR(mode) else "not a file"
+            is_dir = stat.S_ISDIR(info.st_mode)
+            kind = "a directory; list it with list_files" if is_dir else "not a file"
             raise ToolError(f"'{_shown(parts)}' is {kind}")
+        # On the descriptor, so the file checked is the file read, whatever its name is by now.
+        if info.st_nlink > 1:
+            os.close(fd)
+            raise _hard_link_error(_shown(parts), info.st_nlink)
         return fd
 
     def _files_under(self, parts: tuple[str, ...]) -> Iterator[tuple[str, int, str]]:
@@ -195,8 +203,18 @@ class Workspace:
             os.close(parent)
 
 
-def builtin_tools(workspace: Workspace, *, max_read_bytes: int = 256 * 1024) -> ToolRegistry:
-    """The four built-in tools of the contract, bound to `workspace`."""
+def builtin_tools(
+    workspace: Workspace,
+    *,
+    max_read_bytes: int = 256 * 1024,
+    max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES,
+) -> ToolRegistry:
+    """The four built-in tools of the contract, bound to `workspace`.
+
+    Args:
+        max_read_bytes: read_file shows at most this much of a file, with a marker.
+        max_write_bytes: write_file refuses longer content (`TURNKEEPER_MAX_WRITE_BYTES`).
+    """
 
     @worker_tool(name="list_files")
     def list_files(path: DirPath = ".") -> str:
@@ -215,27 +233,59 @@ def builtin_tools(workspace: Workspace, *, max_read_bytes: int = 256 * 1024) -> 
 
     @worker_tool(name="search_files")
     def search_files(
-        pattern: Annotated[str, Field(description="A Python regular expression.")],
+        pattern: Annotated[str, Field(description=f"A regular expression ({PATTERN_SYNTAX}).")],
         path: DirPath = ".",
     ) -> str:
         """Search the text files at or under a workspace path for lines matching a regular
         expression; answers one 'path:line: text' per match."""
         return workspace.search(pattern, path)
 
-    @worker_tool(name="write_file", requires_approval=True)
+    @worker_tool(
+        name="write_file",
+        requires_approval=True,
+        description=(
+            "Create or replace a text file in the workspace, creating its folders as needed. "
+            f"A human approves every write before it happens; at most {max_write_bytes} bytes."
+        ),
+    )
     def write_file(
         path: FilePath,
         content: Annotated[str, Field(description="The complete new text of the file.")],
     ) -> str:
-        """Create or replace a text file in the workspace, creating its folders as needed.
-        A human approves every write before it happens."""
-        return workspace.write_text(path, content)
+        return workspace.write_text(path, content, max_write_bytes)
 
     return ToolRegistry([list_files, read_file, search_files, write_file])
 
 
 def _shown(parts: tuple[str, ...]) -> str:
     return "/".join(parts) or "."
+
+
+def _unshowable(text: str) -> str | None:
+    """The first character of `text` that no name may hold, if any."""
+    return next((c for c in text if unicodedata.category(c) in _UNSHOWABLE_CATEGORIES), None)
+
+
+def _hard_link_error(shown: str, links: int) -> ToolError:
+    return ToolError(
+        f"'{shown}' has {links} hard links, so it may be a file outside the workspace; "
+        "only files with one link are read or written"
+    )
+
+
+def _encoded(content: str, max_bytes: int) -> bytes:
+    try:
+        data = content.encode()
+    except UnicodeEncodeError:  # a lone surrogate, which JSON can carry
+        raise ToolError(
+            "the content is not valid Unicode text (it holds a lone surrogate)"
+        ) from None
+    if len(data) > max_bytes:
+        raise ToolError(
+            f"the content is {len(data)} bytes of UTF-8, over write_file's limit of "
+            f"{max_bytes} bytes; write a shorter file"
+        )
+    return data
 
 
 def _decode(data: bytes, shown: str, *, final: bool) -> str:
@@ -252,43 +302,11 @@ def _decode(data: bytes, shown: str, *, final: bool) -> str:
         ) from None
 
 
-def _grep(
-    directory: int, name: str, shown: str, regex: re.Pattern[str], limit: int
-) -> list[str] | None:
-    """Up to `limit` matching lines of one file; None when the file is skipped."""
+def _open_quietly(directory: int, name: str) -> int | None:
     try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=directory)
+        return os.open(name, _FILE_FLAGS, dir_fd=directory)
     except OSError:  # a symlink (never followed) or an unreadable file
         return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SEARCH_FILE_BYTES:
-            return None
-        if b"\0" in os.pread(fd, _SNIFF_BYTES, 0):
-            return None
-        found = []
-        for number, raw in enumerate(handle, 1):
-            line = raw.decode(errors="replace").rstrip("\r\n")
-            if regex.search(line):
-                found.append(f"{shown}:{number}: {line[:MAX_LINE_CHARS]}")
-                if len(found) >= limit:
-                    break
-        return found
-
-
-def _search_report(
-    matches: list[str], max_matches: int, pattern: str, shown: str, searched: int, skipped: int
-) -> str:
-    notes = []
-    if len(matches) > max_matches:
-        matches = matches[:max_matches]
-        notes.append(f"[stopped after {max_matches} matches; narrow the pattern or the path]")
-    if skipped:
-        notes.append(f"[{skipped} binary, oversized or unreadable files skipped]")
-    if not matches:
-        head = f"no matches for {pattern!r} in '{shown}' ({searched} files searched)"
-        return "\n".join([head, *notes])
-    return "\n".join([*matches, *notes])
 
 
 def _is_symlink(name: str, directory: int) -> bool:
@@ -325,6 +343,10 @@ def _replace_file(directory: int, name: str, data: bytes, shown: str) -> None:
         existing = None
     if existing is not None and stat.S_ISDIR(existing.st_mode):
         raise ToolError(f"'{shown}' is a folder; choose a file name")
+    # The rename below would leave the other name's file as it is, but a file linked from
+    # outside is not the workspace's to replace either.
+    if existing is not None and stat.S_ISREG(existing.st_mode) and existing.st_nlink > 1:
+        raise _hard_link_error(shown, existing.st_nlink)
     temporary = f".turnkeeper-{secrets.token_hex(8)}.tmp"
     # O_EXCL | O_NOFOLLOW: the temporary file is always new, never a link planted in advance;
     # the rename then replaces whatever `name` is (even a symlink) without following it.

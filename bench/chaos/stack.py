@@ -105,13 +105,18 @@ class ChaosStack:
         """kill -9 of the dev server; its SQLite file stays."""
         pid = self.server.pid
         if pid is not None:
-            os.kill(pid, signal.SIGKILL)
+            # The server runs under a guard that leads its process group: kill -9 of the group
+            # kills the server itself (killing the guard alone would leave the server running).
+            os.killpg(pid, signal.SIGKILL)
             await asyncio.to_thread(self.server._process.wait)  # type: ignore[union-attr]
         await self.server.stop()
 
     async def start_server(self) -> None:
         """The server again, on the same SQLite file and port."""
         await self.server.start()
+        if self.server.reused:
+            # A server that survived its kill -9 makes this fault a no-op, and the figures lie.
+            raise RuntimeError(f"the killed dev server still answers on {self.server.address}")
 
     def ledger_lines(self) -> list[str]:
         return self.ledger.read_text().splitlines() if self.ledger.exists() else []

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
+from turnkeeper.activities.tools import line_search
 from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, run_tool
 from turnkeeper.activities.tools.workspace import MAX_LIST_ENTRIES, Workspace, builtin_tools
 
@@ -159,9 +161,55 @@ async def test_search_files_is_capped(tools: ToolRegistry, root: Path) -> None:
 
 async def test_search_files_errors(tools: ToolRegistry) -> None:
     message = await refused(tools, "search_files", pattern="(unclosed")
-    assert message.startswith("invalid regex '(unclosed': missing ), unterminated subpattern")
+    assert message.startswith("invalid regex '(unclosed': missing ): (unclosed (RE2 syntax")
     assert await refused(tools, "search_files", pattern="x", path="nope") == (
         "'nope' does not exist"
+    )
+
+
+async def test_a_catastrophic_pattern_is_answered_at_once(tools: ToolRegistry, root: Path) -> None:
+    # Python's `re` needs hours for this line (2^40 ways to split the a's), holding the GIL.
+    (root / "bait.txt").write_text("a" * 40 + "!\n" + "a" * 40 + "\n")
+    started = time.monotonic()
+    assert await call(tools, "search_files", pattern="(a+)+$") == "bait.txt:2: " + "a" * 40
+    assert time.monotonic() - started < 1
+
+
+async def test_search_files_takes_ordinary_patterns(tools: ToolRegistry, root: Path) -> None:
+    (root / "code.py").write_text("import os\nclass Ledger(Base):\n    PASSWORD = 'x'\nété\n")
+    assert await call(tools, "search_files", pattern=r"(?i)password\s*=") == (
+        "code.py:3:     PASSWORD = 'x'"
+    )
+    assert await call(tools, "search_files", pattern=r"^class\s+(?P<name>\w+)\(.*\):$") == (
+        "code.py:2: class Ledger(Base):"
+    )
+    assert await call(tools, "search_files", pattern=r"^\p{L}+$") == "code.py:4: été"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        (r"(?<=a)b", "invalid perl operator: (?<="),
+        (r"(a)\1", "invalid escape sequence: \\1"),
+        (r"\w{1,1000}", "compiles to 4003 instructions, the limit is 2000"),
+        ("\ud800", "it is not valid Unicode"),
+    ],
+)
+async def test_patterns_re2_cannot_run_or_bound_are_refused(
+    tools: ToolRegistry, root: Path, pattern: str, why: str
+) -> None:
+    (root / "a.md").write_text("ab\n")
+    assert why in await refused(tools, "search_files", pattern=pattern)
+
+
+async def test_a_search_stops_itself_at_its_time_limit(
+    tools: ToolRegistry, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (root / "a.md").write_text("hit\n" * 10)
+    monkeypatch.setattr(line_search, "SEARCH_TIME_LIMIT_S", 0.0)
+    assert await refused(tools, "search_files", pattern="hit") == (
+        "search_files stopped after 0 s with 0 matches in 0 files searched; "
+        "narrow the path or simplify the pattern"
     )
 
 
@@ -292,3 +340,92 @@ def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_followed(
     assert (root / "plain.txt").read_text() == "replaced"
     assert names_in(outside) == ["secret.txt"]
     assert (outside / "secret.txt").read_text() == SECRET
+
+
+@pytest.mark.parametrize(
+    ("path", "shown"),
+    [
+        ("notes\nsecret.txt", "'\\n'"),
+        ("a\rb.md", "'\\r'"),
+        ("tab\there.md", "'\\t'"),
+        ("bell\x07.md", "'\\x07'"),
+        ("next-line\x85.md", "'\\x85'"),
+        ("line\u2028separator.md", "'\\u2028'"),
+    ],
+)
+@pytest.mark.parametrize("tool", ["list_files", "read_file", "search_files", "write_file"])
+async def test_control_characters_in_a_path_are_refused(
+    tools: ToolRegistry, root: Path, tool: str, path: str, shown: str
+) -> None:
+    arguments = {"path": path, "pattern": "x", "content": "spoofed"}
+    tool_inputs = tools.get(tool).input_model.model_fields
+    message = await refused(tools, tool, **{k: v for k, v in arguments.items() if k in tool_inputs})
+    assert message == f"a path cannot contain control characters; this one holds {shown}"
+    assert names_in(root) == []
+
+
+async def test_a_nul_in_a_path_is_still_refused(tools: ToolRegistry) -> None:
+    assert await refused(tools, "read_file", path="a\0b") == "a path cannot contain NUL characters"
+
+
+async def test_names_with_control_characters_cannot_spoof_a_listing(
+    tools: ToolRegistry, root: Path
+) -> None:
+    # Planted by something other than write_file (a cloned repository, an MCP tool).
+    (root / "notes").mkdir()
+    (root / "notes" / "a.md").write_text("TODO real\n")
+    (root / "notes" / "x\nnotes").mkdir()
+    (root / "notes" / "x\nnotes" / "passwords.md").write_text("TODO planted\n")
+    (root / "notes" / "b.md\u2028c.md").write_text("TODO planted\n")
+    assert await call(tools, "list_files", path="notes") == (
+        "notes/a.md\n[2 entries whose names hold control characters not shown]"
+    )
+    assert await call(tools, "search_files", pattern="TODO") == (
+        "notes/a.md:1: TODO real\n[2 files whose paths hold control characters skipped]"
+    )
+
+
+async def test_a_hard_link_to_a_file_outside_is_neither_read_nor_written(
+    tools: ToolRegistry, root: Path, outside: Path
+) -> None:
+    (root / "notes").mkdir()
+    os.link(outside / "secret.txt", root / "notes" / "linked.txt")
+    (root / "notes" / "plain.txt").write_text("nothing secret")
+    message = await refused(tools, "read_file", path="notes/linked.txt")
+    assert message == (
+        "'notes/linked.txt' has 2 hard links, so it may be a file outside the workspace; "
+        "only files with one link are read or written"
+    )
+    found = await call(tools, "search_files", pattern="secret")
+    assert found.splitlines() == [
+        "notes/plain.txt:1: nothing secret",
+        "[1 binary, oversized or unreadable files skipped]",
+    ]
+    assert "has 2 hard links" in await refused(
+        tools, "write_file", path="notes/linked.txt", content="pwned"
+    )
+    assert (outside / "secret.txt").read_text() == SECRET
+    assert os.stat(outside / "secret.txt").st_nlink == 2
+
+
+async def test_write_file_caps_the_content_it_writes(root: Path) -> None:
+    tools = builtin_tools(Workspace(root), max_write_bytes=16)
+    assert "at most 16 bytes" in tools.get("write_file").description
+    assert await call(tools, "write_file", path="fits.md", content="é" * 8) == (
+        "wrote 16 bytes to 'fits.md'"
+    )
+    assert await refused(tools, "write_file", path="big.md", content="é" * 8 + "x") == (
+        "the content is 17 bytes of UTF-8, over write_file's limit of 16 bytes; "
+        "write a shorter file"
+    )
+    assert names_in(root) == ["fits.md"]
+
+
+async def test_lone_surrogates_are_refused(tools: ToolRegistry, root: Path) -> None:
+    assert await refused(tools, "read_file", path="a\ud800.md") == (
+        "a path cannot contain control characters; this one holds '\\ud800'"
+    )
+    assert await refused(tools, "write_file", path="a.md", content="x\ud800") == (
+        "the content is not valid Unicode text (it holds a lone surrogate)"
+    )
+    assert names_in(root) == []

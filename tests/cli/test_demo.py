@@ -38,23 +38,30 @@ def turnkeeper_command() -> list[str]:
     return [sys.executable, "-c", "from turnkeeper.cli import app; app()"]
 
 
-def run_demo(tmp_path: Path, *flags: str, stdin: str | None = None) -> tuple[str, int, int]:
+def user_environment() -> dict[str, str]:
+    """The environment of a user who never activated the virtualenv: its scripts are not on PATH.
+    A Temporal Cloud profile of the developer's must not redirect the demo."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "AGENT_"))}
+    return {**env, "PATH": os.defpath, "COLUMNS": "300"}
+
+
+def run_demo(
+    tmp_path: Path, *flags: str, stdin: str | None = None, cwd: Path | None = None
+) -> tuple[str, int, int]:
     """Run the demo in a subprocess; (its output, its gRPC port, its UI port)."""
     port, ui_port = free_ports(2)
     arguments = [
         *turnkeeper_command(), "demo", *flags, "--port", str(port), "--ui-port", str(ui_port),
         "--data-dir", str(tmp_path / "data"), "--workspace", str(tmp_path / "workspace"),
     ]  # fmt: skip
-    # A Temporal Cloud profile of the developer's must not redirect the demo.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "AGENT_"))}
     done = subprocess.run(
         arguments,
         input=stdin,
         capture_output=True,
         text=True,
         timeout=DEMO_TIMEOUT_S,
-        cwd=tmp_path,
-        env={**env, "COLUMNS": "200"},
+        cwd=cwd or tmp_path,
+        env=user_environment(),
         check=False,
     )
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"

@@ -28,7 +28,7 @@ from turnkeeper.contracts.decision_signing import (
     signature_problem,
 )
 from turnkeeper.contracts.names import QUERY_STATUS, UPDATE_DECIDE
-from turnkeeper.contracts.signals import ApproveInput, DecideResult, TurnStatus
+from turnkeeper.contracts.signals import ApproveInput, DecideResult, SignedCall, TurnStatus
 from typer.testing import Result
 
 from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixture)
@@ -79,11 +79,12 @@ async def agent_of(handle: WorkflowHandle) -> str:
 def verifies(
     payload: dict[str, Any], workflow_id: str, key: Ed25519PrivateKey, agent_id: str, tool: str
 ) -> str | None:
+    """Why `payload` is not alice's signed decision on the write of a.md, or None."""
     decision = ApproveInput.model_validate(payload)
     assert decision.signature is not None
     return signature_problem(
         DECISION,
-        decision.signed_fields(workflow_id, agent_id, tool),
+        decision.signed_fields(SignedCall(workflow_id, agent_id, tool, WRITE_A[1])),
         decision.signature,
         public_key_line(key),
         datetime.now(UTC),

@@ -1,8 +1,11 @@
 """The signed-decision format, byte for byte, and the checks a turn runs on a signature: pure
-functions, so no server is needed."""
+functions, so no server is needed. Format 2's known answers, for other languages too, are in
+docs/signing-vectors.json (tests/contracts/test_signing_vectors.py)."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,10 +14,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from pydantic import ValidationError
 from turnkeeper.contracts.approvals import SignedGrant
+from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.decision_signing import (
+    BUDGET_EXTENSION,
     DECISION,
+    LEGACY_SIGNING_VERSION,
     Signature,
     decision_fields,
+    input_digest,
     parse_expires_at,
     parse_public_key,
     public_key_line,
@@ -22,39 +29,65 @@ from turnkeeper.contracts.decision_signing import (
     signature_problem,
     signed_bytes,
 )
-from turnkeeper.contracts.signals import ApproveInput
+from turnkeeper.contracts.signals import ApproveInput, SignedCall
 from turnkeeper.contracts.turn import AgentSpec
 
-# A fixed key and its signature, checked against `openssl pkeyutl -sign -rawin` when written:
-# any other Ed25519 implementation must produce the same value for the same bytes.
+# A fixed key and its format 1 signature, checked against `openssl pkeyutl -sign -rawin` when
+# written: any other Ed25519 implementation must produce the same value for the same bytes.
 KNOWN_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 KNOWN_PUBLIC = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4"
 KNOWN_EXPIRES_AT = "2026-11-23T15:04:05Z"
-KNOWN_VALUE = (
+LEGACY_VALUE = (
     "UVaXENGnqRZdDe6/QrPLwgA67mRasSU+BlEI9DAKaRAj9Oh53RCN6QHv50gj8C9qkn1m0XW7RgBaDY4sdJKsBQ=="
 )
-KNOWN_FIELDS = decision_fields(
-    workflow_id="turn-1",
-    agent_id="research-assistant",
-    call_id="toolu_01",
-    tool="write_file",
-    approved=True,
-    input=None,
-    reason="looks fine",
-    remember=False,
-    approver="alice",
-)
+KNOWN_INPUT = {"path": "summary.md", "content": "# Summary\n"}
+_DECISION = {
+    "workflow_id": "turn-1",
+    "agent_id": "research-assistant",
+    "call_id": "toolu_01",
+    "tool": "write_file",
+    "approved": True,
+    "input": None,
+    "reason": "looks fine",
+    "remember": False,
+    "approver": "alice",
+}
+KNOWN_FIELDS = decision_fields(**_DECISION, call_input_sha256=input_digest(KNOWN_INPUT))
+LEGACY_FIELDS = decision_fields(**_DECISION, call_input_sha256=None, version=LEGACY_SIGNING_VERSION)
 BEFORE_EXPIRY = datetime(2026, 11, 23, 15, 4, 4, tzinfo=UTC)
+KNOWN_SIGNATURE = sign(KNOWN_KEY, DECISION, KNOWN_FIELDS, BEFORE_EXPIRY + timedelta(seconds=1))
+_BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 
 def test_signed_bytes_are_the_documented_context_and_canonical_json() -> None:
     expected = (
-        b"turnkeeper-decision-v1\n"
+        b"turnkeeper-decision-v2\n"
         b'{"agent_id":"research-assistant","approved":true,"approver":"alice",'
-        b'"call_id":"toolu_01","expires_at":"2026-11-23T15:04:05Z","input":null,'
+        b'"call_id":"toolu_01","call_input_sha256":"' + input_digest(KNOWN_INPUT).encode() + b'",'
+        b'"expires_at":"2026-11-23T15:04:05Z","input":null,'
         b'"reason":"looks fine","remember":false,"tool":"write_file","workflow_id":"turn-1"}'
     )
     assert signed_bytes(DECISION, KNOWN_FIELDS, KNOWN_EXPIRES_AT) == expected
+
+
+def test_the_input_digest_is_the_sha256_of_the_jcs_of_the_input() -> None:
+    # JCS: keys sorted, no spaces, numbers as JavaScript writes them (1.0 is 1), UTF-8.
+    assert input_digest({"b": 1.0, "a": "é"}) == input_digest({"a": "é", "b": 1})
+    canonical = b'{"content":"# Summary\\n","path":"summary.md"}'
+    assert input_digest(KNOWN_INPUT) == hashlib.sha256(canonical).hexdigest()
+
+
+def test_numbers_are_signed_as_javascript_and_go_write_them() -> None:
+    # The reason for format 2: Python wrote 5.0, which no JavaScript or Go signer produces.
+    extension = ExtendBudgetInput(cost_usd=5, approver="alice")
+    fields = extension.signed_fields("turn-1", "research-assistant", 1)
+
+    signed = signed_bytes(BUDGET_EXTENSION, fields, KNOWN_EXPIRES_AT)
+
+    assert signed.startswith(b"turnkeeper-budget-extension-v2\n")
+    assert b'"cost_usd":5,' in signed
+    legacy = signed_bytes(BUDGET_EXTENSION, fields, KNOWN_EXPIRES_AT, LEGACY_SIGNING_VERSION)
+    assert b'"cost_usd":5.0,' in legacy
 
 
 def test_non_ascii_is_signed_as_utf8_not_escaped() -> None:
@@ -62,19 +95,58 @@ def test_non_ascii_is_signed_as_utf8_not_escaped() -> None:
     assert "ça va ✓".encode() in signed_bytes(DECISION, fields, KNOWN_EXPIRES_AT)
 
 
-def test_signing_the_known_fields_gives_the_known_value() -> None:
+def test_format_1_bytes_and_signatures_are_as_they_were() -> None:
+    # Runs whose history began before format 2 verify these, so that their replays agree.
+    expected = (
+        b"turnkeeper-decision-v1\n"
+        b'{"agent_id":"research-assistant","approved":true,"approver":"alice",'
+        b'"call_id":"toolu_01","expires_at":"2026-11-23T15:04:05Z","input":null,'
+        b'"reason":"looks fine","remember":false,"tool":"write_file","workflow_id":"turn-1"}'
+    )
     expires = datetime(2026, 11, 23, 15, 4, 5, 999_000, tzinfo=UTC)  # whole seconds are signed
-    signature = sign(KNOWN_KEY, DECISION, KNOWN_FIELDS, expires)
+    signature = sign(KNOWN_KEY, DECISION, LEGACY_FIELDS, expires, LEGACY_SIGNING_VERSION)
 
-    assert signature == Signature(expires_at=KNOWN_EXPIRES_AT, value=KNOWN_VALUE)
+    assert signed_bytes(DECISION, LEGACY_FIELDS, KNOWN_EXPIRES_AT, 1) == expected
+    assert signature == Signature(expires_at=KNOWN_EXPIRES_AT, value=LEGACY_VALUE)
     assert public_key_line(KNOWN_KEY) == KNOWN_PUBLIC
-    assert signature_problem(DECISION, KNOWN_FIELDS, signature, KNOWN_PUBLIC, BEFORE_EXPIRY) is None
+    assert (
+        signature_problem(DECISION, LEGACY_FIELDS, signature, KNOWN_PUBLIC, BEFORE_EXPIRY, 1)
+        is None
+    )
+    assert "not as turnkeeper-decision-v2" in str(
+        signature_problem(DECISION, KNOWN_FIELDS, signature, KNOWN_PUBLIC, BEFORE_EXPIRY)
+    )
+
+
+def test_signing_the_known_fields_verifies() -> None:
+    assert KNOWN_SIGNATURE.expires_at == KNOWN_EXPIRES_AT  # whole seconds are signed
+    assert (
+        signature_problem(DECISION, KNOWN_FIELDS, KNOWN_SIGNATURE, KNOWN_PUBLIC, BEFORE_EXPIRY)
+        is None
+    )
 
 
 def test_a_key_line_with_a_comment_verifies_too() -> None:
-    signature = Signature(expires_at=KNOWN_EXPIRES_AT, value=KNOWN_VALUE)
     line = KNOWN_PUBLIC + " alice@laptop"
-    assert signature_problem(DECISION, KNOWN_FIELDS, signature, line, BEFORE_EXPIRY) is None
+    assert signature_problem(DECISION, KNOWN_FIELDS, KNOWN_SIGNATURE, line, BEFORE_EXPIRY) is None
+
+
+def test_only_the_base64_an_encoder_writes_is_accepted() -> None:
+    # 64 bytes end in one character with 4 unused bits and '==': 16 spellings, one signature.
+    value = KNOWN_SIGNATURE.value
+    respelled = value[:-3] + _BASE64[_BASE64.index(value[-3]) ^ 1] + "=="
+    flipped = KNOWN_SIGNATURE.model_copy(update={"value": respelled})
+    assert base64.b64decode(respelled) == base64.b64decode(value)
+
+    problem = signature_problem(DECISION, KNOWN_FIELDS, flipped, KNOWN_PUBLIC, BEFORE_EXPIRY)
+
+    assert problem == "signature value is not canonical base64 (its unused bits must be zero)"
+    # Format 1 took any spelling; its runs still do, as their histories recorded.
+    legacy = sign(KNOWN_KEY, DECISION, LEGACY_FIELDS, BEFORE_EXPIRY, LEGACY_SIGNING_VERSION)
+    legacy_flipped = legacy.model_copy(
+        update={"value": legacy.value[:-3] + _BASE64[_BASE64.index(legacy.value[-3]) ^ 1] + "=="}
+    )
+    assert signature_problem(DECISION, LEGACY_FIELDS, legacy_flipped, KNOWN_PUBLIC, None, 1) is None
 
 
 @pytest.mark.parametrize(
@@ -87,20 +159,20 @@ def test_a_key_line_with_a_comment_verifies_too() -> None:
         {"reason": "looks fine!"},
         {"remember": True},
         {"approver": "bob"},
+        {"call_input_sha256": input_digest({**KNOWN_INPUT, "content": "MALLORY"})},
     ],
     ids=lambda change: next(iter(change)),
 )
 def test_every_signed_field_is_bound(change: dict) -> None:
-    signature = Signature(expires_at=KNOWN_EXPIRES_AT, value=KNOWN_VALUE)
     fields = {**KNOWN_FIELDS, **change}
 
-    problem = signature_problem(DECISION, fields, signature, KNOWN_PUBLIC, BEFORE_EXPIRY)
+    problem = signature_problem(DECISION, fields, KNOWN_SIGNATURE, KNOWN_PUBLIC, BEFORE_EXPIRY)
 
     assert problem is not None and "does not verify" in problem
 
 
 def test_the_expiry_is_signed_and_enforced() -> None:
-    signature = Signature(expires_at=KNOWN_EXPIRES_AT, value=KNOWN_VALUE)
+    signature = KNOWN_SIGNATURE
     later = signature.model_copy(update={"expires_at": "2027-11-23T15:04:05Z"})
     at_expiry = datetime(2026, 11, 23, 15, 4, 5, tzinfo=UTC)
 
@@ -115,9 +187,8 @@ def test_the_expiry_is_signed_and_enforced() -> None:
 
 
 def test_another_kind_does_not_accept_a_decision_signature() -> None:
-    signature = Signature(expires_at=KNOWN_EXPIRES_AT, value=KNOWN_VALUE)
     problem = signature_problem(
-        "budget-extension", KNOWN_FIELDS, signature, KNOWN_PUBLIC, BEFORE_EXPIRY
+        "budget-extension", KNOWN_FIELDS, KNOWN_SIGNATURE, KNOWN_PUBLIC, BEFORE_EXPIRY
     )
     assert problem is not None and "does not verify" in problem
 
@@ -136,8 +207,8 @@ def test_a_signature_by_another_key_does_not_verify() -> None:
         ("not base64!", KNOWN_EXPIRES_AT, "not standard base64"),
         ("é" * 8, KNOWN_EXPIRES_AT, "not standard base64"),
         ("AAAA", KNOWN_EXPIRES_AT, "3 bytes, not the 64"),
-        (KNOWN_VALUE, "next tuesday", "not an ISO-8601 time"),
-        (KNOWN_VALUE, "2026-11-23T15:04:05", "no time zone"),
+        (KNOWN_SIGNATURE.value, "next tuesday", "not an ISO-8601 time"),
+        (KNOWN_SIGNATURE.value, "2026-11-23T15:04:05", "no time zone"),
     ],
 )
 def test_a_malformed_signature_is_refused_with_its_reason(
@@ -179,18 +250,20 @@ def test_an_approve_payload_signs_its_own_fields_and_a_grant_keeps_them() -> Non
         input={"path": "a.md", "content": "é"},
     )  # fmt: skip
     expires = BEFORE_EXPIRY + timedelta(minutes=5)
-    signed = decision.signed_with(KNOWN_KEY, "turn-9", "agent-9", "write_file", expires)
+    call = SignedCall("turn-9", "agent-9", "write_file", {"path": "a.md", "content": "A"})
+    signed = decision.signed_with(KNOWN_KEY, call, expires)
     assert signed.signature is not None
 
-    grant = SignedGrant.of(signed, "turn-9", "agent-9", "write_file")
+    grant = SignedGrant.of(signed, call, 2)
 
     assert grant is not None
-    assert grant.signed_fields() == signed.signed_fields("turn-9", "agent-9", "write_file")
+    assert grant.signed_fields() == signed.signed_fields(call)
+    assert grant.call_input_sha256 == input_digest({"path": "a.md", "content": "A"})
     problem = signature_problem(
         DECISION, grant.signed_fields(), grant.signature, KNOWN_PUBLIC, BEFORE_EXPIRY
     )
     assert problem is None
-    assert SignedGrant.of(decision, "turn-9", "agent-9", "write_file") is None  # unsigned
+    assert SignedGrant.of(decision, call, 2) is None  # unsigned
     # Through JSON, as Temporal carries it, the payload is the same.
     assert ApproveInput.model_validate_json(signed.model_dump_json()) == signed
 

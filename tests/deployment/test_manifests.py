@@ -1,10 +1,12 @@
 """What can be checked of docker-compose.yml and deploy/kubernetes without Docker or a cluster:
 they parse, every image is pinned, every TURNKEEPER_* variable they set is one our code reads,
 no secret is written in them, ports stay on loopback, the schema job runs before the server, the
-probes and the scrape point at the health port, and the search attributes are the contract's."""
+probes and the scrape point at the health port, the search attributes are the contract's, the
+stack will not run unencrypted, and every pod runs unprivileged behind a NetworkPolicy."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 from typing import Any
@@ -153,7 +155,7 @@ def kubernetes() -> list[dict[str, Any]]:
 
 def test_the_worker_deployment_probes_the_health_port_and_drains() -> None:
     [deployment] = [
-        d for d in kubernetes() if d["metadata"]["name"].startswith("turnkeeper-worker")
+        d for d in deployments() if d["metadata"]["name"].startswith("turnkeeper-worker")
     ]
     pod = deployment["spec"]["template"]["spec"]
     assert pod["terminationGracePeriodSeconds"] > GRACEFUL_SHUTDOWN.total_seconds()
@@ -184,3 +186,84 @@ def test_kubernetes_manifests_pin_images_read_known_variables_and_hold_no_secret
                 assert not name.startswith("TURNKEEPER_") or name in known, name
                 if SECRET_NAME.search(name):
                     assert "secretKeyRef" in variable.get("valueFrom", {}), name
+
+
+def test_the_production_stack_will_not_start_without_encryption_keys(
+    compose: dict[str, Any],
+) -> None:
+    # Unset, a worker stores prompts, files and tool output in plaintext: the stack shaped like
+    # production fails closed (compose stops on `${VAR:?…}`); only the dev profile may omit it.
+    for name in ("worker", "codec-server"):
+        keys = environment(compose["services"][name])["TURNKEEPER_ENCRYPTION_KEYS"]
+        assert re.fullmatch(r"\$\{TURNKEEPER_ENCRYPTION_KEYS:\?[^}]+\}", keys), (name, keys)
+    example = (ROOT / "deploy" / "env.example").read_text()
+    before = example.split("\nTURNKEEPER_ENCRYPTION_KEYS=", 1)[0].rsplit("\n", 1)[-1]
+    assert "Optional" not in before, before  # the comment above it says it is required
+
+
+def deployments() -> list[dict[str, Any]]:
+    return [d for d in kubernetes() if d["kind"] == "Deployment"]
+
+
+def dockerfile_env(name: str) -> str:
+    found = re.search(rf"\b{name}=(\S+)", (ROOT / "Dockerfile").read_text())
+    assert found, name
+    return found.group(1)
+
+
+def test_kubernetes_pods_run_unprivileged_on_a_read_only_root() -> None:
+    for deployment in deployments():
+        name = deployment["metadata"]["name"]
+        pod = deployment["spec"]["template"]["spec"]
+        assert pod["automountServiceAccountToken"] is False, name
+        assert pod["securityContext"]["runAsNonRoot"] is True, name
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}, name
+        empty_dirs = {v["name"] for v in pod["volumes"] if "emptyDir" in v}
+        for container in pod["containers"]:
+            context = container["securityContext"]
+            assert context["allowPrivilegeEscalation"] is False, name
+            assert context["readOnlyRootFilesystem"] is True, name
+            assert context["capabilities"] == {"drop": ["ALL"]}, name
+            writable = {
+                m["mountPath"] for m in container["volumeMounts"] if m["name"] in empty_dirs
+            }
+            assert "/tmp" in writable, name
+            if name.startswith("turnkeeper-worker"):
+                wanted = {dockerfile_env("AGENT_WORKSPACE"), dockerfile_env("TURNKEEPER_DATA_DIR")}
+                assert wanted <= writable, (name, writable)
+
+
+def policy_for(deployment: dict[str, Any]) -> dict[str, Any]:
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    [policy] = [
+        d
+        for d in kubernetes()
+        if d["kind"] == "NetworkPolicy"
+        and d["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+    ]
+    return policy["spec"]
+
+
+def test_every_pod_has_a_network_policy_that_admits_only_its_own_port() -> None:
+    for deployment in deployments():
+        policy = policy_for(deployment)
+        assert sorted(policy["policyTypes"]) == ["Egress", "Ingress"]
+        [container] = deployment["spec"]["template"]["spec"]["containers"]
+        served = {p["containerPort"] for p in container["ports"]}
+        for rule in policy["ingress"]:
+            assert rule["from"], rule  # from named peers, never from anywhere
+            assert {p["port"] for p in rule["ports"]} <= served, rule
+
+
+def test_no_pod_may_reach_the_cloud_metadata_endpoint() -> None:
+    # A tool or an MCP server steered by a prompt must not fetch the node's cloud credentials.
+    metadata = ipaddress.ip_address("169.254.169.254")
+    for deployment in deployments():
+        for rule in policy_for(deployment)["egress"]:
+            for peer in rule.get("to", [{"ipBlock": {"cidr": "0.0.0.0/0"}}]):
+                block = peer.get("ipBlock")
+                if block is None:
+                    continue
+                excepted = [ipaddress.ip_network(c) for c in block.get("except", [])]
+                if metadata in ipaddress.ip_network(block["cidr"]):
+                    assert any(metadata in network for network in excepted), block

@@ -89,7 +89,12 @@ class WorkerProcess:
     def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 30) -> int:
         if self.process.poll() is None:
             self.process.send_signal(sig)
-        return self.process.wait(timeout=timeout_s)
+        try:
+            return self.process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            # A worker frozen in C code never runs its signal handler; it must not outlive the test.
+            self.process.kill()
+            return self.process.wait(timeout=timeout_s)
 
 
 @dataclass
@@ -111,23 +116,29 @@ class SystemStack:
         env: Mapping[str, str] | None = None,
         script: Sequence[str] | None = None,
         task_queue: str | None = None,
+        wait: bool = True,
     ) -> WorkerProcess:
         """Starts `python worker.py --address … --task-queue …` (or `script`, the command of an
         application's own worker, which gets the address and queue from the environment) in a
-        working directory of its own; returns once it polls."""
+        working directory of its own; returns once it polls (at once with `wait=False`, for a
+        worker whose log level hides the line that says so). `env` may also override the
+        defaults (a second worker of a host shares the first one's workspace and store)."""
         queue = task_queue or f"system-{uuid.uuid4().hex[:10]}"
         folder = self.tmp_path / f"worker-{len(self.workers)}"
-        workspace = folder / "workspace"
-        workspace.mkdir(parents=True)
-        environment = user_environment(
-            ANTHROPIC_BASE_URL=self.fake.base_url,
-            ANTHROPIC_API_KEY="test-key",
-            AGENT_WORKSPACE=str(workspace),
-            TURNKEEPER_DATA_DIR=str(folder / "data"),
-            TEMPORAL_ADDRESS=self.address,
-            AGENT_TASK_QUEUE=queue,
-            **(env or {}),
-        )
+        defaults = {
+            "ANTHROPIC_BASE_URL": self.fake.base_url,
+            "ANTHROPIC_API_KEY": "test-key",
+            "AGENT_WORKSPACE": str(folder / "workspace"),
+            "TURNKEEPER_DATA_DIR": str(folder / "data"),
+            "TEMPORAL_ADDRESS": self.address,
+            "AGENT_TASK_QUEUE": queue,
+        }
+        # A test's own variables win: a test of the key itself sets ANTHROPIC_API_KEY, a second
+        # worker shares the first one's workspace and store.
+        environment = user_environment(**(defaults | dict(env or {})))
+        folder.mkdir(parents=True)
+        workspace = Path(environment["AGENT_WORKSPACE"])
+        workspace.mkdir(parents=True, exist_ok=True)
         command = list(script) if script else [
             sys.executable, str(WORKER_SCRIPT), "--address", self.address, "--task-queue", queue,
         ]  # fmt: skip
@@ -135,7 +146,8 @@ class SystemStack:
         process = _spawn([*command, *args], folder, environment, log_path)
         worker = WorkerProcess(process, log_path, queue, workspace, environment)
         self.workers.append(worker)
-        await self._wait_until_polling(worker)
+        if wait:
+            await self._wait_until_polling(worker)
         return worker
 
     async def _wait_until_polling(self, worker: WorkerProcess) -> None:
@@ -181,8 +193,12 @@ def _spawn(
 
 
 async def run(
-    command: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None
+    command: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    stdin: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """Runs a command to its end; `stdin` is what a user would type into it."""
     return await asyncio.to_thread(
         subprocess.run,
         list(command),
@@ -190,6 +206,7 @@ async def run(
         text=True,
         env=dict(env) if env is not None else user_environment(),
         cwd=cwd,
+        input=stdin,
         timeout=60,
     )
 

@@ -19,8 +19,13 @@ def golden_store(folder: Path = GOLDEN_STORE) -> ContentStore:
     return encrypting(LocalFolderStore(folder), Keyring.parse(GOLDEN_KEYS))
 
 
-def golden_converter(folder: Path = GOLDEN_STORE) -> DataConverter:
+def golden_converter(
+    folder: Path = GOLDEN_STORE, *, require_encryption: bool = False
+) -> DataConverter:
     """Decodes every golden history: plaintext ones pass through, encrypted ones decrypt. A
     replay encodes the commands it makes again, and large ones are stored: replays pass a copy
-    of the golden store as `folder`, so that they never add objects to the committed one."""
-    return turn_data_converter(golden_store(folder), Keyring.parse(GOLDEN_KEYS))
+    of the golden store as `folder`, so that they never add objects to the committed one.
+    `require_encryption`: as a worker that requires it (plaintext payloads are marked)."""
+    return turn_data_converter(
+        golden_store(folder), Keyring.parse(GOLDEN_KEYS), require_encryption=require_encryption
+    )

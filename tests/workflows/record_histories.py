@@ -159,10 +159,14 @@ async def signed_decisions(
     first, second = (await wait_for_pending(handle, count=2)).pending
     now = datetime.now(UTC)
 
+    status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
+
     def signed(call_id: str, expires: datetime, **fields: Any) -> dict[str, Any]:
+        """Signed for what the turn shows waiting, in the format it verifies (as clients do)."""
         decision = ApproveInput(call_id=call_id, approved=True, approver="alice", **fields)
-        tool = "*" if call_id == "*" else "write_file"
-        signed = decision.signed_with(alice, handle.id, "golden-signed", tool, expires)
+        call = status.signed_call(handle.id, call_id)
+        assert call is not None
+        signed = decision.signed_with(alice, call, expires, status.signing_version)
         return signed.model_dump(mode="json")
 
     unsigned = {"call_id": first.call_id, "approved": True, "approver": "alice"}

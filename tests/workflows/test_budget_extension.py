@@ -4,6 +4,7 @@ update's validator while the turn keeps waiting; no extension in time fails the 
 
 from __future__ import annotations
 
+import base64
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,7 +21,7 @@ from turnkeeper.contracts.budget_extension import ExtendBudgetInput, ExtendBudge
 from turnkeeper.contracts.decision_signing import public_key_line
 from turnkeeper.contracts.names import QUERY_STATUS, UPDATE_EXTEND_BUDGET, WORKFLOW_TYPE
 from turnkeeper.contracts.search_attributes import TURN_STATE
-from turnkeeper.contracts.signals import ApproveInput, TurnStatus
+from turnkeeper.contracts.signals import ApproveInput, SignedCall, TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import (
@@ -285,7 +286,7 @@ async def test_keyed_approvers_extend_only_with_a_signature_for_this_request(
     assert "does not verify" in await refusal(handle, changed)
     # A decision's signature over the same words is of another kind: it never extends a budget.
     decision = ApproveInput(call_id="1", approved=True, approver="alice").signed_with(
-        alice.key, wid, "keyed-agent", "*", datetime.now(UTC) + timedelta(minutes=5)
+        alice.key, SignedCall(wid, "keyed-agent", "*"), datetime.now(UTC) + timedelta(minutes=5)
     )
     passed_off = {**more, "approver": "alice", "signature": decision.signature.model_dump()}
     assert "does not verify" in await refusal(handle, passed_off)
@@ -301,6 +302,41 @@ async def test_keyed_approvers_extend_only_with_a_signature_for_this_request(
     report: AgentReport = await handle.result()
     assert report.output == "Done."
     assert [e.signed for e in report.budget_extensions] == [True, True]
+
+
+def as_a_javascript_signer_signs(
+    key: Ed25519PrivateKey, canonical: str, expires_at: str
+) -> dict[str, str]:
+    """The signature a JavaScript or Go client makes by the README: the context line, then the
+    fields and expiry in JCS (`canonical`, written out as `JSON.stringify` writes them)."""
+    value = key.sign(b"turnkeeper-budget-extension-v2\n" + canonical.encode())
+    return {"expires_at": expires_at, "value": base64.b64encode(value).decode()}
+
+
+async def test_a_signed_extension_of_whole_dollars_from_another_language_verifies(
+    turns: TurnRunner,
+) -> None:
+    # Python signed `"cost_usd":5.0`, which no JavaScript or Go encoder writes, so their
+    # signatures of a whole-dollar extension never verified.
+    key = new_key()
+    turns.fake.script(key, [fake.tool_calls(LIST, usage=USAGE), fake.text("Done.", usage=USAGE)])
+    alice = Approver("alice")
+    agent = {"id": "keyed-agent", "price": PRICEY, "approvers": [alice.entry()]}
+    handle = await turns.start(pausing(key, {"cost_budget_usd": 0.4}, **agent))
+    await wait_for_budget_request(handle)
+    expires_at = (datetime.now(UTC) + timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    canonical = (
+        '{"agent_id":"keyed-agent","approver":"alice","cost_usd":5,'
+        f'"expires_at":"{expires_at}","iterations":null,"reason":"","request":1,'
+        f'"time_ms":null,"tool_interactions":null,"workflow_id":"{handle.id}"}}'
+    )
+    signature = as_a_javascript_signer_signs(alice.key, canonical, expires_at)
+
+    result = await extend(handle, {"cost_usd": 5, "approver": "alice", "signature": signature})
+    report: AgentReport = await handle.result()
+
+    assert (result.extension.cost_usd, result.extension.signed) == (5, True)
+    assert report.output == "Done."
 
 
 async def test_no_extension_in_time_fails_typed_with_the_partial_report(

@@ -13,7 +13,12 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
-from turnkeeper.activities.tools.registry import LOCAL_TOOL_MAX_TIMEOUT_S, ToolError, worker_tool
+from turnkeeper.activities.tools.registry import (
+    DEFAULT_TOOL_TIMEOUT_S,
+    LOCAL_TOOL_MAX_TIMEOUT_S,
+    ToolError,
+    worker_tool,
+)
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
@@ -134,3 +139,13 @@ def test_a_tool_that_is_not_cheap_and_safe_cannot_be_local(options: dict[str, ob
 
     with pytest.raises(ValueError, match="'charge' cannot be local"):
         worker_tool(local=True, **options)(charge)  # type: ignore[arg-type]
+
+
+def test_a_local_tool_without_a_timeout_gets_the_local_limit() -> None:
+    # As the README writes it; with the general 60 s default it could not be declared at all.
+    def lookup(order_id: str) -> str:
+        return order_id
+
+    tool = worker_tool(local=True)(lookup)
+    assert (tool.local, tool.timeout_s) == (True, LOCAL_TOOL_MAX_TIMEOUT_S)
+    assert worker_tool(lookup).timeout_s == DEFAULT_TOOL_TIMEOUT_S

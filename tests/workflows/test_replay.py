@@ -58,3 +58,26 @@ async def test_golden_history_replays(path: Path, runner: str, tmp_path: Path) -
     result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
 
     assert result.replay_failure is None
+
+
+PLAINTEXT = [path for path in HISTORIES if not path.stem.endswith("-encrypted")]
+
+
+@pytest.mark.parametrize("path", PLAINTEXT, ids=lambda path: path.stem)
+async def test_a_plaintext_golden_replays_on_a_worker_that_requires_encryption(
+    path: Path, tmp_path: Path
+) -> None:
+    """Switching TURNKEEPER_REQUIRE_ENCRYPTION on while turns that began in plaintext run: their
+    payloads are marked on replay, and the turn must still take the path it took (no patch
+    marker in these histories, so nothing is refused: workflows/plaintext.py)."""
+    history = WorkflowHistory.from_json(path.stem, path.read_text())
+    store = shutil.copytree(GOLDEN_STORE, tmp_path / "store")
+    replayer = Replayer(
+        workflows=[AgentTurnWorkflow, AgentSessionWorkflow],
+        data_converter=golden_converter(store, require_encryption=True),
+        workflow_runner=workflow_runner(),
+    )
+
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
+
+    assert result.replay_failure is None

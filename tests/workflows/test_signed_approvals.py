@@ -6,7 +6,7 @@ signed decision, and a properly signed standing approval, go through."""
 from __future__ import annotations
 
 import base64
-import json
+import hashlib
 import os
 import uuid
 from dataclasses import dataclass, field
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import rfc8785
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
@@ -30,7 +31,13 @@ from turnkeeper.contracts.approvals import (
 )
 from turnkeeper.contracts.decision_signing import public_key_line
 from turnkeeper.contracts.names import QUERY_STATUS, SIGNAL_APPROVE, UPDATE_DECIDE, WORKFLOW_TYPE
-from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput, DecideResult, TurnStatus
+from turnkeeper.contracts.signals import (
+    ALL_PENDING,
+    ApproveInput,
+    DecideResult,
+    SignedCall,
+    TurnStatus,
+)
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import (
@@ -75,13 +82,16 @@ class Signer:
         *,
         agent_id: str = SIGNED_AGENT,
         tool: str = "write_file",
+        call_input: dict[str, Any] = WRITE_A[1],
     ) -> dict[str, Any]:
-        """Signs `payload` for a call of `tool` (every waiting call: `*`) in the turn."""
+        """Signs `payload` for a call of `tool` with `call_input` (default: the write of a.md,
+        which most tests decide; every waiting call: `*`) in the turn."""
         decision = ApproveInput.model_validate({"approver": self.name, **payload})
         expires = expires or datetime.now(UTC) + timedelta(minutes=10)
-        tool = ALL_PENDING if decision.call_id == ALL_PENDING else tool
-        signed = decision.signed_with(self.key, workflow_id, agent_id, tool, expires)
-        return signed.model_dump(mode="json")
+        call = SignedCall(workflow_id, agent_id, tool, call_input)
+        if decision.call_id == ALL_PENDING:
+            call = SignedCall(workflow_id, agent_id, ALL_PENDING)
+        return decision.signed_with(self.key, call, expires).model_dump(mode="json")
 
 
 def keyed_request(key: str, approvers: list[Any], agent_id: str | None = None) -> dict[str, Any]:
@@ -124,14 +134,18 @@ async def history_length(handle: WorkflowHandle) -> int:
     return len([event async for event in handle.fetch_history_events()])
 
 
-def hand_signed(payload: dict[str, Any], workflow_id: str, key: Ed25519PrivateKey) -> dict:
-    """Signs as the README documents it, without turnkeeper's helpers: what any client can do."""
+def hand_signed(
+    payload: dict[str, Any], workflow_id: str, key: Ed25519PrivateKey, call_input: dict
+) -> dict:
+    """Signs as the README documents it, with a JCS library and without turnkeeper's helpers:
+    what any client can do."""
     expires_at = (datetime.now(UTC) + timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
     signed = {
         "workflow_id": workflow_id,
         "agent_id": SIGNED_AGENT,
         "call_id": payload["call_id"],
         "tool": "write_file",
+        "call_input_sha256": hashlib.sha256(rfc8785.dumps(call_input)).hexdigest(),
         "approved": payload["approved"],
         "input": payload.get("input"),
         "reason": payload.get("reason", ""),
@@ -139,8 +153,7 @@ def hand_signed(payload: dict[str, Any], workflow_id: str, key: Ed25519PrivateKe
         "approver": payload["approver"],
         "expires_at": expires_at,
     }
-    canonical = json.dumps(signed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    value = key.sign(b"turnkeeper-decision-v1\n" + canonical.encode("utf-8"))
+    value = key.sign(b"turnkeeper-decision-v2\n" + rfc8785.dumps(signed))
     signature = {"expires_at": expires_at, "value": base64.b64encode(value).decode()}
     return {**payload, "signature": signature}
 
@@ -163,7 +176,14 @@ def forgeries(
         "malformed signature": ({**base, "signature": "trust me"}, "signature"),
         "signed by a key not listed": (impostor.sign(base, workflow_id), "does not verify"),
         "copied from another call": (
-            {**alice.sign({**base, "call_id": other_call}, workflow_id), "call_id": call},
+            {
+                **alice.sign({**base, "call_id": other_call}, workflow_id, call_input=WRITE_B[1]),
+                "call_id": call,
+            },
+            "does not verify",
+        ),
+        "signed for another input of the call": (
+            alice.sign(base, workflow_id, call_input=WRITE_B[1]),
             "does not verify",
         ),
         "copied from another workflow": (
@@ -253,10 +273,12 @@ async def test_forged_decisions_are_refused_and_the_turn_keeps_waiting(
 
     # alice's own decisions still go through: one by signal (signed by hand), one by update.
     approve_a = {"call_id": first.call_id, "approved": True, "approver": "alice"}
-    await handle.signal(SIGNAL_APPROVE, hand_signed(approve_a, handle.id, alice.key))
+    await handle.signal(SIGNAL_APPROVE, hand_signed(approve_a, handle.id, alice.key, WRITE_A[1]))
     reject_b = {"call_id": second.call_id, "approved": False, "reason": "not b"}
     applied = await handle.execute_update(
-        UPDATE_DECIDE, alice.sign(reject_b, handle.id), result_type=DecideResult
+        UPDATE_DECIDE,
+        alice.sign(reject_b, handle.id, call_input=WRITE_B[1]),
+        result_type=DecideResult,
     )
     report = await handle.result()
 
@@ -405,7 +427,7 @@ def grant_of(
     decision.update(changes.pop("signed", {}))
     signed_payload = signer.sign(decision, "turn-elsewhere", agent_id=agent_id, tool=tool)
     signed = ApproveInput.model_validate(signed_payload)
-    grant = SignedGrant.of(signed, "turn-elsewhere", agent_id, tool)
+    grant = SignedGrant.of(signed, SignedCall("turn-elsewhere", agent_id, tool, WRITE_A[1]), 2)
     assert grant is not None
     return grant.model_copy(update=changes)
 

@@ -78,7 +78,11 @@ def tool_registry(
     # (with the file's name and size) rather than the generic one.
     cap = settings.max_tool_result_bytes
     registry = (
-        builtin_tools(Workspace(settings.workspace), max_read_bytes=cap - 200)
+        builtin_tools(
+            Workspace(settings.workspace),
+            max_read_bytes=cap - 200,
+            max_write_bytes=settings.max_write_bytes,
+        )
         if builtin
         else ToolRegistry()
     )
@@ -131,9 +135,10 @@ def workflow_runner() -> DirectContextSandboxRunner:
     determinism. cryptography (which verifies signed decisions) is a native extension that must
     never be loaded twice in one process, as a sandbox re-import would, and that cannot be loaded
     from inside a sandbox at all: it is loaded here, before any workflow runs (6 MiB a worker
-    holds whether or not its turns sign anything)."""
+    holds whether or not its turns sign anything). rfc8785, the canonical JSON that signatures
+    cover, is pure and stateless: one copy serves every run."""
     decision_signing.load_cryptography()
     restrictions = SandboxRestrictions.default.with_passthrough_modules(
-        "turnkeeper", "cryptography"
+        "turnkeeper", "cryptography", "rfc8785"
     )
     return DirectContextSandboxRunner(restrictions=restrictions)

@@ -110,3 +110,11 @@ def test_the_listing_shows_each_waiting_call() -> None:
         NOW,
     )
     assert listed.input == {"path": "a.txt"}
+
+
+def test_an_ended_turn_abandons_its_waiting_calls() -> None:
+    pending = book(("a", "approval"), ("b", "external"))
+    pending.abandon()
+    assert (pending.listing(), pending.state()) == ([], "running")
+    assert pending.why_not("a", "approval") == "already decided"
+    assert pending.why_not(ALL_PENDING, "approval") == "no call waits for approval"

@@ -142,6 +142,7 @@ def test_refused_decisions_are_cut_short_and_only_the_latest_kept() -> None:
     assert t.refused_decisions[0].call_id == "call-5"
     assert len(t.refused_decisions[-1].approver) == 200
     assert len(t.refused_decisions[-1].reason) == 600
+    assert t.refused_decisions_dropped == 5  # a flood cannot hide the attempts it pushed out
 
 
 def test_the_report_s_output_is_the_last_assistant_text() -> None:
@@ -175,3 +176,19 @@ def test_a_turn_that_waits_shows_what_for_until_it_ends() -> None:
     t.end("failed", START + SECOND)
     t.follow_waits("running")
     assert (t.state, t.ended) == ("failed", START + SECOND)
+
+
+def test_active_time_stops_at_the_end_even_during_a_wait() -> None:
+    t = turn()
+    t.start_waiting(START + 2 * SECOND)
+    t.end("cancelled", START + 5 * SECOND)  # cancelled while it waited for an approval
+    assert t.active_ms(START + 5 * SECOND) == 2000
+    assert t.active_ms(START + 3600 * SECOND) == 2000  # a status read an hour later
+    assert t.elapsed_ms(START + 3600 * SECOND) == 5000
+
+
+def test_a_turn_cancelled_while_it_waits_for_budget_waits_for_nothing() -> None:
+    t = turn()
+    t.request_budget("cost", "spent", START)
+    t.end("cancelled", START + SECOND)
+    assert (t.state, t.budget_request, t.budget_requests) == ("cancelled", None, 1)

@@ -72,6 +72,22 @@ async def test_a_refusal_is_never_retried() -> None:
     assert failed.value.non_retryable
 
 
+async def test_what_a_provider_chained_to_its_failure_goes_no_further() -> None:
+    # An SDK error quoting the raw body (a key echoed in a 401) would reach the log, the spans
+    # and the turn's failure chain in history.
+    async def chained() -> None:
+        try:
+            raise RuntimeError("Error code: 401 - invalid x-api-key: sk-ant-api03-secret")
+        except RuntimeError as sdk_error:
+            raise transient("Anthropic returned 401") from sdk_error
+
+    with pytest.raises(ApplicationError) as failed:
+        await classified(chained())
+
+    assert (failed.value.__cause__, failed.value.__context__) == (None, None)
+    assert failed.value.message == "Anthropic returned 401"
+
+
 async def test_what_is_not_a_classified_failure_passes_through_unchanged() -> None:
     with pytest.raises(KeyError):
         await classified(fails(KeyError("ours")))
