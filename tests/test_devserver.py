@@ -25,6 +25,7 @@ from turnkeeper.connection import TemporalUnreachableError, connect, connect_con
 from turnkeeper.devserver import (
     DevServer,
     DevServerError,
+    _last_line,
     ensure_search_attributes,
     find_temporal_binary,
     missing_search_attributes,
@@ -315,3 +316,17 @@ async def test_worker_dev_mode_serves_then_stops_its_server_on_sigterm(tmp_path:
     assert worker.returncode == 0, stderr.decode()
     assert b'"dev server stopped"' in stderr
     assert not port_is_open(port)
+
+
+def test_a_panic_is_named_by_its_panic_line_not_its_last_stack_frame(tmp_path: Path) -> None:
+    # The CLI panics (exit 2) when another process takes a port it picked for an internal
+    # service; its log then ends in stack frames that say nothing of why.
+    log = tmp_path / "server.log"
+    log.write_text(
+        "Temporal Server:      localhost:41961\n"
+        "panic: listen tcp 127.0.0.1:41962: bind: address already in use\n\n"
+        "goroutine 1 [running]:\n"
+        "main.main()\n"
+        "\t/home/runner/work/cli/cli/cmd/temporal/main.go:18 +0x8e\n"
+    )
+    assert _last_line(log) == "panic: listen tcp 127.0.0.1:41962: bind: address already in use"

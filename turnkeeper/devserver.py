@@ -286,12 +286,14 @@ class DevServer:
     async def _start_ours(self) -> Client:
         await self._refuse_a_taken_ui_port()
         started = time.monotonic()
-        self._spawn()
         try:
-            client = await self._wait_until_ready()
-        except BaseException:
-            await self.stop()
-            raise
+            client = await self._spawn_and_wait()
+        except _ExitedDuringStartup as crash:
+            # start-dev picks free ports for its internal services and its metrics, then binds
+            # them; another process can take one in between, and the CLI panics (exit 2). Our
+            # ports were checked above, so a second start usually succeeds.
+            log.warning("dev server exited during start-up, starting it again", reason=str(crash))
+            client = await self._spawn_and_wait()
         log.info(
             "dev server started",
             address=self.address,
@@ -341,6 +343,14 @@ class DevServer:
             args += ["--ui-codec-endpoint", self.ui_codec_endpoint]
         return args
 
+    async def _spawn_and_wait(self) -> Client:
+        self._spawn()
+        try:
+            return await self._wait_until_ready()
+        except BaseException:
+            await self.stop()
+            raise
+
     def _spawn(self) -> None:
         binary = find_temporal_binary()
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -365,7 +375,7 @@ class DevServer:
         deadline = time.monotonic() + self.startup_timeout_s
         while True:
             if self._process is not None and self._process.poll() is not None:
-                raise DevServerError(
+                raise _ExitedDuringStartup(
                     f"The Temporal dev server exited with code {self._process.returncode} "
                     f"during start-up ({_last_line(self.log_path)}); see {self.log_path}."
                 )
@@ -392,13 +402,19 @@ class DevServer:
         )
 
 
+class _ExitedDuringStartup(DevServerError):
+    """The server process we started ended before it answered."""
+
+
 def _last_line(path: Path) -> str:
-    """The server's own last words, usually the reason it quit (a port in use, a bad flag)."""
+    """The server's own last words, usually the reason it quit (a port in use, a bad flag). A Go
+    panic ends with its stack, so its `panic:` line is the reason, not the last line."""
     try:
-        lines = path.read_text(errors="replace").splitlines()
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines()]
     except OSError:
         return "no log"
-    return next((line.strip() for line in reversed(lines) if line.strip()), "empty log")
+    reason = next((line for line in reversed(lines) if line.startswith("panic:")), None)
+    return reason or next((line for line in reversed(lines) if line), "empty log")
 
 
 def _wait_for_guard(process: subprocess.Popen[bytes], timeout_s: float) -> None:
