@@ -31,12 +31,7 @@ def fail(turn: Turn, error_type: str, message: str) -> NoReturn:
 
 def invalid_request(payload: Any, problem: str) -> ApplicationError:
     """The failure of a request that never became a turn; its report has what the payload had."""
-    return ApplicationError(
-        f"invalid turn request: {problem}",
-        _report_of(payload),
-        type=errors.INVALID_TURN_REQUEST,
-        non_retryable=True,
-    )
+    return _before_turn(payload, errors.INVALID_TURN_REQUEST, f"invalid turn request: {problem}")
 
 
 def unencrypted_request(payload: Any) -> ApplicationError:
@@ -46,12 +41,12 @@ def unencrypted_request(payload: Any) -> ApplicationError:
 
 def internal_error_before_turn(payload: Any, err: Exception) -> ApplicationError:
     """The failure of a turn that a defect of ours stopped before its loop began."""
-    return ApplicationError(
-        f"internal error before the turn began: {type(err).__name__}: {err}",
-        _report_of(payload),
-        type=errors.TURN_INTERNAL_ERROR,
-        non_retryable=True,
-    )
+    message = f"internal error before the turn began: {type(err).__name__}: {err}"
+    return _before_turn(payload, errors.TURN_INTERNAL_ERROR, message)
+
+
+def _before_turn(payload: Any, error_type: str, message: str) -> ApplicationError:
+    return ApplicationError(message, _report_of(payload), type=error_type, non_retryable=True)
 
 
 def _report_of(payload: Any) -> AgentReport:
