@@ -32,11 +32,11 @@ from turnkeeper.contracts.names import QUERY_STATUS, SEARCH_ATTRIBUTES, WORKFLOW
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
-from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
-from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 from tests.waiting import until
 from turnkeeper.runtime.wiring import build_activities, worker_workflows, workflow_runner
 from turnkeeper.settings import Settings
+from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from turnkeeper.testing.fake_openai import FakeOpenAI, start_fake_openai
 
 SA_KEYS = {
     "Keyword": SearchAttributeKey.for_keyword,

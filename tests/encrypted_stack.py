@@ -21,11 +21,11 @@ from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import make_settings, running_worker
-from tests.fakes.fake_anthropic import FakeAnthropic
 from turnkeeper.connection import connect
 from turnkeeper.dev_stack import dev_stack
 from turnkeeper.devserver import DevServer
 from turnkeeper.settings import Settings
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 OLD_KEY = new_key_entry("old-key")
 NEW_KEY = new_key_entry("new-key")

@@ -1,10 +1,18 @@
-"""The memory probe reads our workflow's private parts (the turn, its view, the stream's log): a
-refactor that moves them must move the probe too, so a small run of it is part of the tests."""
+"""The bench's probes, run small as tests. The memory probe reads our workflow's private parts
+(the turn, its view, the stream's log): a refactor that moves them must move the probe too. The
+history probe runs the bench's turn and its bare-Temporal floor, and keeps our history within
+1.5 times the floor's."""
 
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+from temporalio.client import Client
+from temporalio.converter import DataConverter
+
+from bench.history import floor_history, turnkeeper_history
+from bench.turnkeeper_side import bench_data_converter
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,3 +27,21 @@ def test_the_parked_memory_probe_measures_each_part_of_a_parked_turn(tmp_path: P
     parts = json.loads(out.read_text())["parts_kib_per_turn"]
     assert parts["instances"] == 6
     assert parts["Turn.request"] > 0 and parts["TurnView and stream, the rest"] > 0
+
+
+def _with_converter(client: Client, converter: DataConverter) -> Client:
+    return Client(**{**client.config(), "data_converter": converter})
+
+
+async def test_a_turn_writes_at_most_one_and_a_half_times_the_bare_floor(
+    client: Client, tmp_path: Path
+) -> None:
+    k = 10
+    floor = await floor_history(_with_converter(client, DataConverter.default), k)
+    ours = await turnkeeper_history(
+        _with_converter(client, bench_data_converter(tmp_path)), k, tmp_path
+    )
+
+    assert ours.total_bytes <= 1.5 * floor.total_bytes, (ours.as_dict(), floor.as_dict())
+    # The 2 KiB tool results are in history once (in the report), as references otherwise.
+    assert ours.tool_result_bytes < 300 * k

@@ -23,8 +23,8 @@ from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixtu
     until_shown,
 )
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.fake_anthropic import script_marker
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import script_marker
 
 ASK_USER = {
     "name": "ask_user",

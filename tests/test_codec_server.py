@@ -25,8 +25,6 @@ from turnkeeper.contracts.turn import AgentReport
 from tests.browser import find_chromium, headless_chromium
 from tests.conftest import make_settings, new_key, scripted_request, temporal_binary
 from tests.encrypted_stack import OLD_KEY, deployment, encrypted_dev_stack
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.fake_anthropic import FakeAnthropic
 from turnkeeper.codec_server import (
     Access,
     CodecServerError,
@@ -35,6 +33,8 @@ from turnkeeper.codec_server import (
     running_codec_server,
 )
 from turnkeeper.devserver import DevServer
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 PHRASE: Final = "saffron-glacier-6610"
 SECRET: Final = "harbour-keeper-2294"

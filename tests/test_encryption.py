@@ -36,10 +36,10 @@ from tests.encrypted_stack import (
     server_files,
     store_files,
 )
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.fake_anthropic import FakeAnthropic
 from turnkeeper.cli import app
 from turnkeeper.devserver import DevServer
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
 from turnkeeper.watch import turn_events
 
 REPO: Final = Path(__file__).resolve().parents[1]

@@ -24,11 +24,11 @@ from turnkeeper.activities.store.stores import open_store
 
 from tests.conftest import make_settings, new_key, temporal_binary
 from tests.encrypted_stack import OLD_KEY
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.waiting import until
 from turnkeeper.codec_server import Access, CodecService, running_codec_server
 from turnkeeper.settings import Settings
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 ROOT = Path(__file__).parent.parent
 

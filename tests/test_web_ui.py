@@ -32,8 +32,8 @@ from tests.conftest import (
     scripted_request,
     temporal_binary,
 )
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.fake_anthropic import FakeAnthropic
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
 from turnkeeper.turns import start_turn
 
 ARTIFACTS: Final = Path(__file__).resolve().parents[1] / "test-artifacts"

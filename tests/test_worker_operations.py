@@ -23,12 +23,12 @@ from turnkeeper.contracts.turn import AgentReport
 from tests import history_facts
 from tests.conftest import new_key, scripted_request
 from tests.deployment.test_upgrade import promoted
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.waiting import until
 from turnkeeper import deployments
 from turnkeeper.env_numbers import SettingsError
 from turnkeeper.health import WorkerHealth, health_port
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 ROOT = Path(__file__).parent.parent
 MODEL_CALL_S = 10.0

@@ -19,8 +19,8 @@ from turnkeeper.contracts.search_attributes import TURN_STATE
 
 from bench.chaos.stack import ChaosStack
 from bench.chaos.workload import TurnRun, send_waiting
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.fake_anthropic import Step
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import Step
 
 # The provider timeout of the chaos workers: "slower than the timeout" replies take longer.
 PROVIDER_TIMEOUT_S = 4.0

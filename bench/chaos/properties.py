@@ -15,24 +15,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from turnkeeper.contracts import errors
 from turnkeeper.contracts.messages import ToolResultBlock
 
 from bench.chaos.workload import APPROVAL_STEP, TurnRun, call_id
-from tests.fakes.fake_anthropic import FakeAnthropic
-
-CONTRACT_ERROR_TYPES = frozenset(
-    {
-        errors.INVALID_TURN_REQUEST,
-        errors.TURN_BUDGET_EXCEEDED,
-        errors.MAX_ITERATIONS_EXCEEDED,
-        errors.AUTONOMY_BOUNDARY_VIOLATION,
-        errors.TOOL_ARGUMENTS_INVALID,
-        errors.TURN_INTERNAL_ERROR,
-        errors.LLM_UNAVAILABLE,
-        *errors.LLM_REFUSALS,
-    }
-)
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from turnkeeper.testing.turn_outcomes import CONTRACT_ERROR_TYPES
 
 
 @dataclass

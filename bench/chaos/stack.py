@@ -28,9 +28,9 @@ from temporalio.client import Client
 from bench.chaos.proxy import CuttableProxy
 from bench.chaos.worker import chaos_settings
 from bench.server import BenchServer, free_port
-from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from turnkeeper.connection import connect
 from turnkeeper.settings import MCP_CONFIG_ENV, STORE_URL_ENV
+from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 # The MCP call timeout of the chaos workers: a hung server costs a turn this long.

@@ -31,11 +31,11 @@ from turnkeeper.contracts.errors import (
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.tools import ToolDefinition
 
-from tests.fakes import fake_anthropic as anthropic_fake
-from tests.fakes import openai_replies as fake
-from tests.fakes.anthropic_replies import RawReply, SlowReply
-from tests.fakes.fake_anthropic import start_fake_anthropic
-from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
+from turnkeeper.testing import fake_anthropic as anthropic_fake
+from turnkeeper.testing import openai_replies as fake
+from turnkeeper.testing.anthropic_replies import RawReply, SlowReply
+from turnkeeper.testing.fake_anthropic import start_fake_anthropic
+from turnkeeper.testing.fake_openai import FakeOpenAI, start_fake_openai
 
 MODEL = "gpt-test-1"
 READ = ToolDefinition(

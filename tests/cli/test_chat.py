@@ -14,11 +14,11 @@ from typer.testing import Result
 
 from tests.cli.helpers import address_of, restore_logging, runner  # noqa: F401 (autouse fixture)
 from tests.conftest import TurnRunner, new_key, scripted_request
-from tests.fakes import fake_anthropic as fake
 from tests.workflows.test_sessions import _settled, _turn_input
 from turnkeeper.cli import app
 from turnkeeper.sessions import session as session_handle
 from turnkeeper.sessions import start_session
+from turnkeeper.testing import fake_anthropic as fake
 
 
 async def chat(turns: TurnRunner, stdin: str, *flags: str) -> Result:

@@ -38,10 +38,10 @@ from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixtu
     runner,
 )
 from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binary, wait_for_pending
-from tests.fakes import fake_anthropic as fake
 from tests.waiting import until
 from turnkeeper.cli import app
 from turnkeeper.signing import PASSPHRASE_ENV
+from turnkeeper.testing import fake_anthropic as fake
 
 WRITE_A = ("write_file", {"path": "a.md", "content": "A"})
 WRITE_B = ("write_file", {"path": "b.md", "content": "B"})

@@ -35,12 +35,12 @@ from tests.conftest import (
     wait_for_pending,
 )
 from tests.deployment.build_b_workflow import BUILD_MEMO, BuildBTurnWorkflow
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.waiting import until
 from turnkeeper import deployments
 from turnkeeper.runtime.wiring import build_activities, worker_workflows, workflow_runner
 from turnkeeper.settings import Settings
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
 from turnkeeper.versioning import WorkerVersion
 
 T = TypeVar("T")

@@ -15,7 +15,6 @@ import subprocess
 from typing import Any
 
 from tests.conftest import new_key
-from tests.fakes import fake_anthropic as fake
 from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.test_approvals_and_budgets import (
     result,
@@ -26,6 +25,7 @@ from tests.system.test_approvals_and_budgets import (
     wait_for_state,
 )
 from tests.waiting import until
+from turnkeeper.testing import fake_anthropic as fake
 
 # What a terminal obeys: C0 controls (newline and tab aside), DEL and the C1 controls (0x9b is
 # a one-byte CSI), and the bidirectional overrides that reorder what is shown.

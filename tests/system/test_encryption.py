@@ -16,7 +16,6 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key, temporal_binary
-from tests.fakes import fake_anthropic as anthropic
 from tests.system.conftest import SystemStack, WorkerProcess, run
 from tests.system.driving import (
     agent,
@@ -30,6 +29,7 @@ from tests.system.driving import (
 )
 from tests.test_devserver import free_ports, port_is_open
 from tests.waiting import until
+from turnkeeper.testing import fake_anthropic as anthropic
 
 REFERENCE = "temporal.api.sdk.v1.ExternalStorageReference"
 

@@ -13,10 +13,10 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
-from tests.fakes import fake_anthropic as anthropic
 from tests.mcp_servers.http_process import DEMO_SERVER, HttpServerProcess
 from tests.system.conftest import SystemStack
 from tests.system.driving import agent, connect_like, task
+from turnkeeper.testing import fake_anthropic as anthropic
 
 
 def mcp_config(folder: Path, servers: dict[str, Any]) -> Path:

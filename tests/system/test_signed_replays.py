@@ -11,9 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import new_key, temporal_binary
-from tests.fakes import fake_anthropic as fake
-from tests.fakes import openai_replies as openai
-from tests.fakes.fake_openai import FakeOpenAI
 from tests.system.conftest import SystemStack, WorkerProcess, run
 from tests.system.test_approvals_and_budgets import (
     keypair,
@@ -24,6 +21,9 @@ from tests.system.test_approvals_and_budgets import (
     wait_for_state,
 )
 from tests.waiting import until
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing import openai_replies as openai
+from turnkeeper.testing.fake_openai import FakeOpenAI
 
 _BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 

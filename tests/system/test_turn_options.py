@@ -11,7 +11,6 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
-from tests.fakes import fake_anthropic as fake
 from tests.system.conftest import SystemStack
 from tests.system.steps import (
     LIST,
@@ -22,6 +21,7 @@ from tests.system.steps import (
     tool_results,
     turn_request,
 )
+from turnkeeper.testing import fake_anthropic as fake
 
 SCORE = {
     "type": "object",

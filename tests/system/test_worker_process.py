@@ -15,7 +15,6 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
-from tests.fakes import fake_anthropic as anthropic
 from tests.system.conftest import (
     WORKER_SCRIPT,
     SystemStack,
@@ -26,6 +25,7 @@ from tests.system.conftest import (
 from tests.system.driving import SONNET, agent, connect_like, task
 from tests.test_devserver import free_ports, port_is_open
 from tests.waiting import until
+from turnkeeper.testing import fake_anthropic as anthropic
 
 BAD_KEY = "k1:c2hvcnQ="  # base64 of 5 bytes, not 32
 

@@ -30,17 +30,17 @@ from tests.conftest import (
     running_worker,
     scripted_request,
 )
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.anthropic_replies import (
+from tests.telemetry_capture import capture
+from tests.workflows.test_continue_as_new import eager_env, run_ids  # noqa: F401 (a fixture)
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.anthropic_replies import (
     JsonDict,
     MessageReply,
     Reply,
     estimate_tokens,
     request_text_chars,
 )
-from tests.fakes.fake_anthropic import FakeAnthropic, ReceivedRequest, script_marker
-from tests.telemetry_capture import capture
-from tests.workflows.test_continue_as_new import eager_env, run_ids  # noqa: F401 (a fixture)
+from turnkeeper.testing.fake_anthropic import FakeAnthropic, ReceivedRequest, script_marker
 from turnkeeper.watch import turn_events
 
 LIMIT = 2_000

@@ -7,7 +7,7 @@ from rich.console import Console
 from turnkeeper.contracts.names import SIGNAL_APPROVE
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
-from tests.fakes import fake_anthropic as fake
+from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.watch import turn_events, watch
 
 

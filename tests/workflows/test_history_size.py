@@ -1,42 +1,19 @@
 """What a turn writes into history: each iteration's new content once, never the conversation
 again, and never a payload over Temporal's limits. History bytes are deterministic enough to
-assert (timings are not: those live in `bench/`)."""
+assert (timings are not: those live in `bench/`); the ratio to a bare-Temporal floor of the same
+turn runs the bench's own turns, in tests/test_bench_probes.py."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
-from temporalio.client import Client
-from temporalio.converter import DataConverter
 from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL, QUERY_TRANSCRIPT
 from turnkeeper.contracts.turn import AgentReport
 
-from bench.history import floor_history, turnkeeper_history
-from bench.turnkeeper_side import bench_data_converter
 from tests.conftest import TurnRunner, new_key, scripted_request
-from tests.fakes import fake_anthropic as fake
+from turnkeeper.testing import fake_anthropic as fake
 
 _REFERENCE_TYPE = b"temporal.api.sdk.v1.ExternalStorageReference"
-
-
-def _with_converter(client: Client, converter: DataConverter) -> Client:
-    return Client(**{**client.config(), "data_converter": converter})
-
-
-async def test_a_turn_writes_at_most_one_and_a_half_times_the_bare_floor(
-    client: Client, tmp_path: Path
-) -> None:
-    k = 10
-    floor = await floor_history(_with_converter(client, DataConverter.default), k)
-    ours = await turnkeeper_history(
-        _with_converter(client, bench_data_converter(tmp_path)), k, tmp_path
-    )
-
-    assert ours.total_bytes <= 1.5 * floor.total_bytes, (ours.as_dict(), floor.as_dict())
-    # The 2 KiB tool results are in history once (in the report), as references otherwise.
-    assert ours.tool_result_bytes < 300 * k
 
 
 def _completed_result(events: list[HistoryEvent]) -> bytes:

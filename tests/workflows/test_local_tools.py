@@ -24,8 +24,8 @@ from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
 
 from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.fake_anthropic import FakeAnthropic
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 
 def _scheduled_tool_activities(events: list[HistoryEvent]) -> int:

@@ -47,11 +47,11 @@ from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 
 from tests.conftest import make_settings, new_key, running_worker, scripted_request
 from tests.conftest import wait_for_pending as pending_of
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.waiting import until
 from turnkeeper.runtime.wiring import workflow_runner
 from turnkeeper.settings import Settings
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 KEYS = new_key_entry("required")
 

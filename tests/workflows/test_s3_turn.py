@@ -24,11 +24,11 @@ from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import make_settings, new_key, running_worker, scripted_request
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.s3_server import bucket_objects, create_bucket, moto_s3
 from turnkeeper.runtime import wiring
 from turnkeeper.settings import Settings
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 _REFERENCE_TYPE = b"temporal.api.sdk.v1.ExternalStorageReference"
 

@@ -24,10 +24,10 @@ from tests.conftest import (
     scripted_request,
     temporal_binary,
 )
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.workflows.test_sessions import _settled
 from turnkeeper.sessions import start_session
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 TURNS = 200
 # Temporal suggests continue-as-new after 4 Ki events by default; 120 makes a 200-turn session

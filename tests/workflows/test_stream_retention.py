@@ -7,7 +7,7 @@ from rich.console import Console
 from turnkeeper.workflows.stream_retention import RETAINED_ITERATIONS
 
 from tests.conftest import TurnRunner, new_key, scripted_request
-from tests.fakes import fake_anthropic as fake
+from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.watch import turn_events, watch
 
 ITERATIONS = RETAINED_ITERATIONS + 5

@@ -20,9 +20,9 @@ from turnkeeper.contracts.turn import AgentReport
 
 from tests import history_facts
 from tests.conftest import new_key, scripted_request
-from tests.fakes import fake_anthropic as fake
-from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.workers.ledger_worker import ledger_worker
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 ROOT = Path(__file__).parent.parent.parent
 

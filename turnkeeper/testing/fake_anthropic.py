@@ -28,8 +28,8 @@ from typing import TypeVar
 
 from aiohttp import web
 
-from tests.fakes.anthropic_cache import PromptCache
-from tests.fakes.anthropic_replies import (
+from turnkeeper.testing.anthropic_cache import PromptCache
+from turnkeeper.testing.anthropic_replies import (
     ErrorReply,
     JsonDict,
     MessageReply,
@@ -57,7 +57,7 @@ from tests.fakes.anthropic_replies import (
     text,
     tool_calls,
 )
-from tests.fakes.anthropic_validation import check_messages, find_request_problem
+from turnkeeper.testing.anthropic_validation import check_messages, find_request_problem
 
 __all__ = [
     "BilledCall",
