@@ -1,16 +1,14 @@
-"""The measurements of issue #16: many parked turns on one worker, a turn of a thousand
-iterations, parked turns with a long transcript, with encryption and in a session."""
+"""The long-turn section: one turn of a thousand iterations per side, on the in-process workers;
+time and CPU per iteration, and the size of each run of its history (ours continues as new)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from bench.history import fetch_chain
-from bench.parked import park
 from bench.sections import TURN_TIMEOUT_S, Bench, progress
 from bench.server import Meter
-from bench.sides import FLOOR, OURS, Side, in_turns, turnkeeper_side
+from bench.sides import Side, in_turns
 
 
 async def long_turn(bench: Bench, k: int) -> dict[str, Any]:
@@ -39,19 +37,3 @@ async def _one_long_turn(bench: Bench, side: Side, k: int) -> dict[str, Any]:
         "run_events": [len(run) for run in runs],
         "total_kib": round(sum(run_bytes) / 1024, 1),
     }
-
-
-async def parked_encrypted(
-    bench: Bench, n: int, encrypting_client: Any, data_dir: Path, worker_argv: list[str]
-) -> dict[str, Any]:
-    """`n` turns parked on our worker with every payload and stored object encrypted (as with
-    TURNKEEPER_ENCRYPTION_KEYS), against the floor's parked workflows in the same section."""
-    ours = turnkeeper_side(encrypting_client, "unused: each parked worker has its own queue")
-    argv = [*worker_argv, "--encrypt"] if "--encrypt" not in worker_argv else worker_argv
-    address = bench.server.address
-    result: dict[str, Any] = {"n": n, "k": 0}
-    result[FLOOR] = await park(bench.floor, n, address, data_dir / "parked-floor", [])
-    progress(f"parked encrypted n={n} {FLOOR}: {result[FLOOR]}")
-    result[OURS] = await park(ours, n, address, data_dir / "parked-encrypted", argv)
-    progress(f"parked encrypted n={n} {OURS}: {result[OURS]}")
-    return result

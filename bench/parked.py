@@ -1,6 +1,7 @@
 """Resident memory of N parked turns: each side's worker runs alone in a subprocess, so its RSS
 is the worker's and nothing else's; the turns are started from this process. With K > 0 each
-turn first runs K iterations (a transcript of K iterations) and then parks."""
+turn first runs K iterations (a transcript of K iterations) and then parks; the parked sections
+differ in how many turns, after how many iterations, in sessions or encrypted."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from temporalio.service import RPCError
 from turnkeeper.contracts.names import SA_TURN_STATE
 
 from bench.floor import PARKED_QUERY, start_floor_parked
-from bench.sections import progress
+from bench.sections import Bench, progress
 from bench.server import rss_bytes
-from bench.sides import FLOOR, Side
+from bench.sides import FLOOR, OURS, Side, turnkeeper_side
 from bench.turnkeeper_side import start_parked_session_turn, start_turnkeeper_turn
 
 _READY_TIMEOUT_S = 60.0
@@ -44,6 +45,22 @@ async def parked(
         folder = data_dir / f"parked-{side.name}"
         result[side.name] = await park(side, n, address, folder, worker_argv, k=k, session=session)
         progress(f"parked n={n} k={k} {side.name}: {result[side.name]}")
+    return result
+
+
+async def parked_encrypted(
+    bench: Bench, n: int, encrypting_client: Any, data_dir: Path, worker_argv: list[str]
+) -> dict[str, Any]:
+    """`n` turns parked on our worker with every payload and stored object encrypted (as with
+    TURNKEEPER_ENCRYPTION_KEYS), against the floor's parked workflows in the same section."""
+    ours = turnkeeper_side(encrypting_client, "unused: each parked worker has its own queue")
+    argv = [*worker_argv, "--encrypt"] if "--encrypt" not in worker_argv else worker_argv
+    address = bench.server.address
+    result: dict[str, Any] = {"n": n, "k": 0}
+    result[FLOOR] = await park(bench.floor, n, address, data_dir / "parked-floor", [])
+    progress(f"parked encrypted n={n} {FLOOR}: {result[FLOOR]}")
+    result[OURS] = await park(ours, n, address, data_dir / "parked-encrypted", argv)
+    progress(f"parked encrypted n={n} {OURS}: {result[OURS]}")
     return result
 
 

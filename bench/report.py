@@ -1,5 +1,5 @@
-"""The markdown tables of a bench run: every figure for the floor and for us, their ratio, the
-target of issue #6 and whether we meet it."""
+"""The markdown tables of a bench run: every figure for the floor and for us, their ratio, its
+target (history, overhead, worker CPU, concurrency, parked RSS) and whether we meet it."""
 
 from __future__ import annotations
 

@@ -28,11 +28,12 @@ from typing import Any
 
 from temporalio.client import Client
 
-from bench import report, scale, scale_report, sections
+from bench import report, report_at_scale, sections
 from bench.core_log import CoreWarnings, install_core_warnings
 from bench.floor import floor_worker
+from bench.long_turn import long_turn
 from bench.options import add_worker_arguments, describe, worker_argv, worker_options
-from bench.parked import parked
+from bench.parked import parked, parked_encrypted
 from bench.server import BenchServer, machine
 from bench.sides import FLOOR, OURS, floor_side, turnkeeper_side
 from bench.turnkeeper_side import bench_data_converter, turnkeeper_worker
@@ -174,7 +175,7 @@ async def _parked_section(
     encrypting = await Client.connect(
         address, data_converter=bench_data_converter(data_dir / "parked-encrypted", encrypt=True)
     )
-    return await scale.parked_encrypted(bench, args.parked_n, encrypting, data_dir, argv)
+    return await parked_encrypted(bench, args.parked_n, encrypting, data_dir, argv)
 
 
 async def _section(name: str, args: argparse.Namespace, bench: sections.Bench) -> Any:
@@ -184,7 +185,7 @@ async def _section(name: str, args: argparse.Namespace, bench: sections.Bench) -
     if name == "overhead":
         return await sections.overhead(bench, args.overhead_ks, args.latency_ms, args.reps)
     if name == "long-turn":
-        return await scale.long_turn(bench, args.long_k)
+        return await long_turn(bench, args.long_k)
     if name == "concurrency":
         return await sections.concurrency(
             bench, args.conc_n, args.conc_k, args.conc_latency_ms, args.conc_reps, bench.sides
@@ -199,12 +200,12 @@ async def _section(name: str, args: argparse.Namespace, bench: sections.Bench) -
 def render(results: dict[str, Any]) -> str:
     summary = report.summary_rows(results)
     parts = [report.markdown(summary)] if summary else []
-    goals = scale_report.goal_rows(results)
+    goals = report_at_scale.scale_goal_rows(results)
     if goals:
-        parts += ["The goals of issue #16:", report.markdown(goals)]
-    scale_rows = scale_report.scale_rows(results)
-    if scale_rows:
-        parts += ["Scale (issue #16):", report.markdown(scale_rows)]
+        parts += ["Goals at scale:", report.markdown(goals)]
+    reported = report_at_scale.reported_scale_rows(results)
+    if reported:
+        parts += ["At scale, reported:", report.markdown(reported)]
     if "history" in results:
         parts += [report.history_detail(results["history"])]
         parts += [report.per_iteration_detail(results["history"])]

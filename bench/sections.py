@@ -1,5 +1,5 @@
-"""The measurements of issue #6, one coroutine each; both sides run in this process, against
-the same dev server, interleaved rep by rep."""
+"""The history, overhead and concurrency sections, one coroutine each; both sides run in this
+process, against the same dev server, interleaved rep by rep."""
 
 from __future__ import annotations
 
