@@ -30,6 +30,7 @@ from bench.chaos.worker import chaos_settings
 from bench.server import BenchServer, free_port
 from turnkeeper.connection import connect
 from turnkeeper.settings import MCP_CONFIG_ENV, STORE_URL_ENV
+from turnkeeper.testing import MCP_DEMO_SERVER
 from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -162,9 +163,10 @@ async def _s3_store() -> AsyncIterator[CuttableProxy]:
 
 
 def _mcp_config(data_dir: Path) -> Path:
-    """The workers' MCP servers: the tests' demo server over stdio, with a short call timeout."""
+    """The workers' MCP servers: the demo server of `turnkeeper.testing` over stdio, with a short
+    call timeout."""
     server = {
-        "command": [sys.executable, str(ROOT / "tests" / "mcp_servers" / "demo_server.py")],
+        "command": [sys.executable, str(MCP_DEMO_SERVER)],
         "timeout_s": MCP_TIMEOUT_S,
     }
     path = data_dir / "mcp.json"

@@ -1,5 +1,6 @@
-"""The MCP activities against a real MCP server (`tests/mcp_servers/demo_server.py`), over stdio
-(the activity starts it) and over streamable HTTP (a subprocess the tests kill and restart)."""
+"""The MCP activities against a real MCP server (`turnkeeper/testing/mcp_demo_server.py`), over
+stdio (the activity starts it) and over streamable HTTP (a subprocess the tests kill and
+restart)."""
 
 from __future__ import annotations
 

@@ -7,9 +7,8 @@ import asyncio
 import socket
 import sys
 import time
-from pathlib import Path
 
-DEMO_SERVER = Path(__file__).with_name("demo_server.py")
+from turnkeeper.testing import MCP_DEMO_SERVER as DEMO_SERVER
 
 
 def free_port() -> int:
