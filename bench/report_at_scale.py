@@ -30,37 +30,20 @@ def scale_goal_rows(results: dict[str, Any]) -> list[Row]:
     rows: list[Row] = []
     parked = results.get("parked")
     if parked:
-        rows.append(
-            _row(
-                f"RSS MiB, {parked['n']} turns parked on an approval",
-                parked[FLOOR]["rss_parked_mib"],
-                parked[OURS]["rss_parked_mib"],
-                ".1f",
-                PARKED_RSS_GOAL,
-            )
-        )
+        figure = f"RSS MiB, {parked['n']} turns parked on an approval"
+        rows.append(_goal_row(figure, parked, "rss_parked_mib", ".1f", PARKED_RSS_GOAL))
     large = results.get("concurrency_large")
     if large and FLOOR in large and OURS in large:
-        rows.append(
-            _row(
-                f"{large['n']} concurrent turns on one worker, wall s",
-                large[FLOOR]["wall_s"],
-                large[OURS]["wall_s"],
-                ".2f",
-                LARGE_WALL_GOAL,
-            )
-        )
+        figure = f"{large['n']} concurrent turns on one worker, wall s"
+        rows.append(_goal_row(figure, large, "wall_s", ".2f", LARGE_WALL_GOAL))
     for row in results.get("overhead", []):
-        rows.append(
-            _row(
-                f"worker CPU ms per iteration (K={row['k']}, L={row['latency_ms']:g} ms)",
-                row[FLOOR]["worker_cpu_ms_per_iter"],
-                row[OURS]["worker_cpu_ms_per_iter"],
-                ".1f",
-                CPU_PER_ITER_GOAL,
-            )
-        )
+        figure = f"worker CPU ms per iteration (K={row['k']}, L={row['latency_ms']:g} ms)"
+        rows.append(_goal_row(figure, row, "worker_cpu_ms_per_iter", ".1f", CPU_PER_ITER_GOAL))
     return rows
+
+
+def _goal_row(figure: str, section: dict[str, Any], key: str, fmt: str, goal: float) -> Row:
+    return _row(figure, section[FLOOR][key], section[OURS][key], fmt, goal)
 
 
 def reported_scale_rows(results: dict[str, Any]) -> list[Row]:
