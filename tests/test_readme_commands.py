@@ -1,4 +1,4 @@
-"""Every command the README and the reference show is valid as written.
+"""Every command the README and the documentation pages show is valid as written.
 
 Running them would need a model key, a server and minutes, so each is checked the way its
 program would read it, without its side effects: a `turnkeeper` command is parsed by the typer
@@ -55,7 +55,8 @@ from turnkeeper.cli import app
 from turnkeeper.requests import RunOptions, build_request
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = ("README.md", "docs/reference.md")
+# The README and every page of the documentation site (docs/, built by mkdocs.yml).
+DOCUMENTS = ("README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")))
 SHELL_BLOCKS = {"bash", "sh", "shell", "console"}
 # What a signal or update named `--name` takes, and what each workflow type starts from.
 PAYLOADS: dict[str, type[BaseModel]] = {
@@ -379,7 +380,25 @@ def _check_export(command: Command, words: tuple[str, ...]) -> None:
             named_endpoints(value)  # the worker's own reading of it
 
 
+def _check_mkdocs(command: Command, words: tuple[str, ...]) -> None:
+    # MkDocs' own command-line parser: the subcommand and its options, as the prompt reads them.
+    from mkdocs.__main__ import cli
+
+    subcommand = cli.commands.get(words[1]) if len(words) > 1 else None
+    assert subcommand is not None, f"mkdocs has no command {words[1:2]}"
+    subcommand.make_context(f"mkdocs {words[1]}", list(words[2:]))
+    assert (ROOT / "mkdocs.yml").exists()
+
+
+def _check_ruff(command: Command, words: tuple[str, ...]) -> None:
+    assert words[1:2] in (("check",), ("format",)), "ruff is documented for checking only"
+    for word in words[2:]:
+        assert word.startswith("-") or (ROOT / word).exists(), f"ruff {words[1]}: no {word}"
+
+
 CHECKS: dict[str, Callable[[Command, tuple[str, ...]], None]] = {
+    "ruff": _check_ruff,
+    "mkdocs": _check_mkdocs,
     "turnkeeper": _check_turnkeeper,
     "temporal": _check_temporal,
     "worker.py": _check_worker,

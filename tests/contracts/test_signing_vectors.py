@@ -1,6 +1,6 @@
 """docs/signing-vectors.json, the known answers that signers in other languages test against:
-our code produces every byte of them, and so does the JavaScript the README prints (run by node,
-when the machine has it)."""
+our code produces every byte of them, and so does the JavaScript the security page prints
+(docs/security.md; run by node, when the machine has it)."""
 
 from __future__ import annotations
 
@@ -74,16 +74,17 @@ def test_our_verifier_accepts_the_vector_and_nothing_else(vector: dict[str, Any]
     )
 
 
-def readme_javascript() -> str:
-    """The JavaScript of the README's signed approvals section, as a client would copy it."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```js\n(.*?)```", readme, flags=re.DOTALL)
+def documented_javascript() -> str:
+    """The JavaScript of the security page's signed approvals section, as a client would copy
+    it."""
+    page = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```js\n(.*?)```", page, flags=re.DOTALL)
     [block] = [block for block in blocks if "function canonicalize" in block]
     return block
 
 
-# Runs the README's functions over every vector: the bytes, the input digest and the signature
-# a JavaScript client would make with node's own Ed25519.
+# Runs the security page's functions over every vector: the bytes, the input digest and the
+# signature a JavaScript client would make with node's own Ed25519.
 _HARNESS = """
 const crypto = require("node:crypto");
 const doc = JSON.parse(require("node:fs").readFileSync(process.argv[2], "utf8"));
@@ -106,11 +107,11 @@ console.log(JSON.stringify(answers));
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed here")
-def test_the_readme_javascript_signer_gives_the_same_bytes_and_signatures(
+def test_the_documented_javascript_signer_gives_the_same_bytes_and_signatures(
     tmp_path: Path,
 ) -> None:
     script = tmp_path / "sign.cjs"
-    script.write_text(readme_javascript() + _HARNESS, encoding="utf-8")
+    script.write_text(documented_javascript() + _HARNESS, encoding="utf-8")
     vectors_file = str(ROOT / "docs" / "signing-vectors.json")
 
     done = subprocess.run(
