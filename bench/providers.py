@@ -27,8 +27,8 @@ from typing import Any
 
 from temporalio.client import Client
 from temporalio.worker import Worker
-from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
-from turnkeeper.activities.llm.openai_provider import OpenAICompatibleProvider
+from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
+from turnkeeper.activities.providers.openai_provider import OpenAICompatibleProvider
 from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.pricing import PRICING_TABLE, cache_read_price, cache_write_price
 from turnkeeper.contracts.turn import AgentReport, Usage
@@ -39,9 +39,9 @@ from tests.fakes import fake_anthropic as anthropic
 from tests.fakes import openai_replies as openai
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
-from turnkeeper.logging import configure_logging
-from turnkeeper.runtime.wiring import build_activities, worker_workflows, workflow_runner
-from turnkeeper.settings import Settings
+from turnkeeper.worker.logging import configure_logging
+from turnkeeper.worker.settings import Settings
+from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
 
 SONNET = "anthropic:claude-sonnet-4-6"
 GPT = "openai:gpt-4.1"

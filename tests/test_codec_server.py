@@ -17,8 +17,6 @@ import pytest
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payload, Payloads
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.stores import open_store
 from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
@@ -27,14 +25,16 @@ from tests.conftest import make_settings, new_key, scripted_request, temporal_bi
 from tests.encrypted_stack import OLD_KEY, deployment, encrypted_dev_stack
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
-from turnkeeper.codec_server import (
+from turnkeeper.devtools.codec_server import (
     Access,
     CodecServerError,
     CodecService,
     check_exposure,
     running_codec_server,
 )
-from turnkeeper.devserver import DevServer
+from turnkeeper.devtools.devserver import DevServer
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.stores import open_store
 
 PHRASE: Final = "saffron-glacier-6610"
 SECRET: Final = "harbour-keeper-2294"

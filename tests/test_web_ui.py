@@ -34,7 +34,7 @@ from tests.conftest import (
 )
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
-from turnkeeper.turns import start_turn
+from turnkeeper.client.turns import start_turn
 
 ARTIFACTS: Final = Path(__file__).resolve().parents[1] / "test-artifacts"
 SCREENSHOT: Final = ARTIFACTS / "web-ui-turn.png"

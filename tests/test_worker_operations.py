@@ -26,9 +26,9 @@ from tests.deployment.test_upgrade import promoted
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.waiting import until
-from turnkeeper import deployments
-from turnkeeper.env_numbers import SettingsError
-from turnkeeper.health import WorkerHealth, health_port
+from turnkeeper.devtools import deployments
+from turnkeeper.worker.env_numbers import SettingsError
+from turnkeeper.worker.health import WorkerHealth, health_port
 
 ROOT = Path(__file__).parent.parent
 MODEL_CALL_S = 10.0

@@ -24,7 +24,8 @@ from anthropic.types import (
     ToolUseBlockParam,
 )
 from anthropic.types import Usage as SdkUsage
-from turnkeeper.activities.llm.provider import (
+from turnkeeper.activities.logs import get_logger
+from turnkeeper.activities.providers.provider import (
     ModelCallError,
     ModelRequest,
     ModelResponse,
@@ -32,10 +33,9 @@ from turnkeeper.activities.llm.provider import (
     estimate_input_tokens,
     parse_retry_after,
 )
-from turnkeeper.activities.llm.provider import cancellation_pending as _cancellation_pending
-from turnkeeper.activities.llm.provider import transient as _transient
-from turnkeeper.activities.llm.redaction import api_message_excerpt, failure_without_secrets
-from turnkeeper.activities.logs import get_logger
+from turnkeeper.activities.providers.provider import cancellation_pending as _cancellation_pending
+from turnkeeper.activities.providers.provider import transient as _transient
+from turnkeeper.activities.providers.redaction import api_message_excerpt, failure_without_secrets
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,

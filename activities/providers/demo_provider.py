@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from turnkeeper.activities.llm.provider import (
+from turnkeeper.activities.providers.provider import (
     ModelCallError,
     ModelRequest,
     ModelResponse,

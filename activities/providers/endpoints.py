@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
-from turnkeeper.activities.llm.demo_provider import DemoProvider
-from turnkeeper.activities.llm.openai_provider import OpenAICompatibleProvider
-from turnkeeper.activities.llm.provider import (
+from turnkeeper.activities.providers.demo_provider import DemoProvider
+from turnkeeper.activities.providers.openai_provider import OpenAICompatibleProvider
+from turnkeeper.activities.providers.provider import (
     ModelCallError,
     ModelProvider,
     ModelRequest,
@@ -72,7 +72,7 @@ class AnthropicOnFirstCall:
 
     def _loaded(self) -> ModelProvider:
         if self._provider is None:
-            from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
+            from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 
             self._provider = AnthropicProvider(**self._options)
         return self._provider

@@ -13,13 +13,14 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-from turnkeeper.activities.llm.openai_messages import (
+from turnkeeper.activities.logs import get_logger
+from turnkeeper.activities.providers.openai_messages import (
     MalformedAnswer,
     from_chat_message,
     to_chat_messages,
     to_chat_tools,
 )
-from turnkeeper.activities.llm.provider import (
+from turnkeeper.activities.providers.provider import (
     ModelCallError,
     ModelRequest,
     ModelResponse,
@@ -27,10 +28,9 @@ from turnkeeper.activities.llm.provider import (
     estimate_input_tokens,
     parse_retry_after,
 )
-from turnkeeper.activities.llm.provider import cancellation_pending as _cancellation_pending
-from turnkeeper.activities.llm.provider import transient as _transient
-from turnkeeper.activities.llm.redaction import api_message_excerpt, failure_without_secrets
-from turnkeeper.activities.logs import get_logger
+from turnkeeper.activities.providers.provider import cancellation_pending as _cancellation_pending
+from turnkeeper.activities.providers.provider import transient as _transient
+from turnkeeper.activities.providers.redaction import api_message_excerpt, failure_without_secrets
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,

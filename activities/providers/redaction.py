@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from turnkeeper.activities.llm.provider import ModelCallError
+from turnkeeper.activities.providers.provider import ModelCallError
 
 REDACTED: Final = "[redacted]"
 # The shortest run of a key's first characters that counts as the key: a cut message can end in

@@ -29,8 +29,8 @@ from bench.chaos.proxy import CuttableProxy
 from bench.chaos.worker import chaos_settings
 from bench.server import BenchServer, free_port
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
-from turnkeeper.connection import connect
-from turnkeeper.settings import MCP_CONFIG_ENV, STORE_URL_ENV
+from turnkeeper.client.connection import connect
+from turnkeeper.worker.settings import MCP_CONFIG_ENV, STORE_URL_ENV
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 # The MCP call timeout of the chaos workers: a hung server costs a turn this long.

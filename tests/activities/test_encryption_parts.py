@@ -10,20 +10,20 @@ from pathlib import Path
 
 import pytest
 from temporalio.api.common.v1 import Payload
-from turnkeeper.activities.store.content_store import LocalFolderStore, hex_digest
-from turnkeeper.activities.store.encrypted_store import ContentCorruptedError, EncryptedStore
-from turnkeeper.activities.store.encryption_codec import EncryptionCodec
-from turnkeeper.activities.store.keyring import (
+from typer.testing import CliRunner
+
+from tests.cli.helpers import restore_logging  # noqa: F401 (autouse fixture)
+from turnkeeper.console.cli import app
+from turnkeeper.payloads.content_store import LocalFolderStore, hex_digest
+from turnkeeper.payloads.encrypted_store import ContentCorruptedError, EncryptedStore
+from turnkeeper.payloads.encryption_codec import EncryptionCodec
+from turnkeeper.payloads.keyring import (
     EncryptionKeyError,
     Keyring,
     MissingEncryptionKeyError,
     UndecryptableContentError,
     new_key_entry,
 )
-from typer.testing import CliRunner
-
-from tests.cli.helpers import restore_logging  # noqa: F401 (autouse fixture)
-from turnkeeper.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
 K1 = new_key_entry("k1")

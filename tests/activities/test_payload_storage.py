@@ -7,19 +7,7 @@ from pathlib import Path
 import pytest
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import StorageDriverClaim, StorageDriverRetrieveContext
-from turnkeeper.activities.store.content_store import (
-    ContentMissingError,
-    LocalFolderStore,
-    content_ref,
-    hex_digest,
-)
 from turnkeeper.activities.store.conversation_store import ConversationStore
-from turnkeeper.activities.store.payload_driver import ContentStoreDriver
-from turnkeeper.activities.store.payload_storage import (
-    CLAIM_CHECK_BYTES,
-    LARGE_PAYLOAD_BYTES,
-    turn_data_converter,
-)
 from turnkeeper.contracts.activity_io import (
     CallContext,
     ConversationDelta,
@@ -28,6 +16,19 @@ from turnkeeper.contracts.activity_io import (
 )
 from turnkeeper.contracts.messages import Message, TextBlock
 from turnkeeper.contracts.signals import ApproveInput
+
+from turnkeeper.payloads.content_store import (
+    ContentMissingError,
+    LocalFolderStore,
+    content_ref,
+    hex_digest,
+)
+from turnkeeper.payloads.payload_driver import ContentStoreDriver
+from turnkeeper.payloads.payload_storage import (
+    CLAIM_CHECK_BYTES,
+    LARGE_PAYLOAD_BYTES,
+    turn_data_converter,
+)
 
 _REFERENCE_TYPE = b"temporal.api.sdk.v1.ExternalStorageReference"
 

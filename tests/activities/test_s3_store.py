@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 from botocore.exceptions import ClientError
-from turnkeeper.activities.store.content_store import ContentMissingError, content_ref, hex_digest
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.payload_storage import CLAIM_CHECK_BYTES, turn_data_converter
-from turnkeeper.activities.store.s3_store import MISSING_EXTRA, S3Store
-from turnkeeper.activities.store.stores import open_store
 from turnkeeper.contracts.activity_io import ToolCallResult
 
 from tests.conftest import make_settings
 from tests.s3_server import bucket_objects, create_bucket, moto_s3
-from turnkeeper.settings import Settings
+from turnkeeper.payloads.content_store import ContentMissingError, content_ref, hex_digest
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.payload_storage import CLAIM_CHECK_BYTES, turn_data_converter
+from turnkeeper.payloads.s3_store import MISSING_EXTRA, S3Store
+from turnkeeper.payloads.stores import open_store
+from turnkeeper.worker.settings import Settings
 
 _REFERENCE_TYPE = b"temporal.api.sdk.v1.ExternalStorageReference"
 
@@ -203,11 +203,11 @@ def test_the_store_modules_import_without_the_s3_extra(tmp_path: Path) -> None:
     script = (
         f"import sys; sys.modules.update(dict.fromkeys({blocked!r}))\n"
         "from pathlib import Path\n"
-        "from turnkeeper.activities.store.stores import open_store\n"
-        "import turnkeeper.connection, turnkeeper.runtime.wiring\n"
-        "from turnkeeper.settings import Settings\n"
+        "from turnkeeper.payloads.stores import open_store\n"
+        "import turnkeeper.client.connection, turnkeeper.worker.wiring\n"
+        "from turnkeeper.worker.settings import Settings\n"
         f"p = Path({str(tmp_path)!r})\n"
-        "from turnkeeper.activities.store.keyring import Keyring\n"
+        "from turnkeeper.payloads.keyring import Keyring\n"
         "print(type(open_store(Settings('q', p, p, p), Keyring())).__name__)\n"
     )
 

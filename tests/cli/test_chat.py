@@ -16,9 +16,9 @@ from tests.cli.helpers import address_of, restore_logging, runner  # noqa: F401 
 from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.workflows.test_sessions import _settled, _turn_input
-from turnkeeper.cli import app
-from turnkeeper.sessions import session as session_handle
-from turnkeeper.sessions import start_session
+from turnkeeper.client.sessions import session as session_handle
+from turnkeeper.client.sessions import start_session
+from turnkeeper.console.cli import app
 
 
 async def chat(turns: TurnRunner, stdin: str, *flags: str) -> Result:

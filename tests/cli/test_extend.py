@@ -30,8 +30,8 @@ from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binar
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import script_marker
 from tests.workflows.test_budget_extension import wait_for_budget_request
-from turnkeeper.client import TurnHandle
-from turnkeeper.errors import DecisionRefused
+from turnkeeper.client.client import TurnHandle
+from turnkeeper.client.errors import DecisionRefused
 
 LIST = ("list_files", {"path": "."})
 

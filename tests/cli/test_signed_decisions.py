@@ -40,8 +40,8 @@ from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixtu
 from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binary, wait_for_pending
 from tests.fakes import fake_anthropic as fake
 from tests.waiting import until
-from turnkeeper.cli import app
-from turnkeeper.signing import PASSPHRASE_ENV
+from turnkeeper.console.cli import app
+from turnkeeper.console.signing import PASSPHRASE_ENV
 
 WRITE_A = ("write_file", {"path": "a.md", "content": "A"})
 WRITE_B = ("write_file", {"path": "b.md", "content": "B"})

@@ -52,7 +52,7 @@ from tests.fakes import openai_replies as openai
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 from tests.workflows.golden_keys import golden_converter
-from turnkeeper.sessions import start_session
+from turnkeeper.client.sessions import start_session
 
 HISTORIES = Path(__file__).parent.parent / "histories"
 ASK_USER = {"name": "ask_user", "input_schema": {"type": "object"}}

@@ -41,7 +41,7 @@ from tests.fakes.anthropic_replies import (
 from tests.fakes.fake_anthropic import FakeAnthropic, ReceivedRequest, script_marker
 from tests.telemetry_capture import capture
 from tests.workflows.test_continue_as_new import eager_env, run_ids  # noqa: F401 (a fixture)
-from turnkeeper.watch import turn_events
+from turnkeeper.client.events import turn_events
 
 LIMIT = 2_000
 READS = 14

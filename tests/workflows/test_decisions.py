@@ -13,7 +13,7 @@ from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
 from tests.fakes import fake_anthropic as fake
-from turnkeeper.approvals import list_standing, revoke
+from turnkeeper.client.approvals import list_standing, revoke
 
 WRITE_A = ("write_file", {"path": "a.md", "content": "A"})
 WRITE_B = ("write_file", {"path": "b.md", "content": "B"})

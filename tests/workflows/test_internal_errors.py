@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client
-from turnkeeper.activities.store.content_store import LocalFolderStore
 
 import turnkeeper
 from tests.conftest import (
@@ -23,6 +22,7 @@ from tests.conftest import (
 )
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
+from turnkeeper.payloads.content_store import LocalFolderStore
 
 
 async def test_a_token_count_without_input_tokens_is_a_turn_internal_error(

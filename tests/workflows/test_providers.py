@@ -27,7 +27,7 @@ from tests.fakes.anthropic_replies import SlowReply
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.fakes.fake_openai import FakeOpenAI
 from tests.workflows.test_continue_as_new import eager_env, run_ids
-from turnkeeper.watch import turn_events
+from turnkeeper.client.events import turn_events
 
 GPT = "openai:gpt-4.1"
 __all__ = ["eager_env"]  # the fixture of the continue-as-new tests, used here too

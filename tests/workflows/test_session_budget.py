@@ -14,7 +14,7 @@ from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.waiting import until
 from tests.workflows.test_sessions import _settled
-from turnkeeper.sessions import SessionHandle, start_session
+from turnkeeper.client.sessions import SessionHandle, start_session
 
 PRICEY = {"input_per_mtok": 10_000.0, "output_per_mtok": 100_000.0}
 USAGE = {"input_tokens": 20, "output_tokens": 3}  # $0.5 a call

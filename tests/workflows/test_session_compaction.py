@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from turnkeeper.activities.store.conversation_store import ConversationStore
-from turnkeeper.activities.store.stores import open_store
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
 
@@ -22,7 +21,8 @@ from tests.fakes.anthropic_replies import JsonDict, MessageReply, Reply
 from tests.fakes.fake_anthropic import script_marker
 from tests.workflows.test_compaction import CHAPTER, request_tokens, sizes
 from tests.workflows.test_sessions import _settled, _turn_input
-from turnkeeper.sessions import SessionHandle, start_session
+from turnkeeper.client.sessions import SessionHandle, start_session
+from turnkeeper.payloads.stores import open_store
 
 LIMIT = 2_000
 READS = 3  # ~1,450 tokens a turn: one turn fits under the limit, the conversation does not

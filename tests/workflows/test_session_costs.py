@@ -25,7 +25,7 @@ from tests.fakes.fake_anthropic import FakeAnthropic, script_marker
 from tests.workflows.test_compaction import CHAPTER
 from tests.workflows.test_prompt_cache import LONG_PROMPT
 from tests.workflows.test_sessions import _settled, _turn_input
-from turnkeeper.sessions import start_session
+from turnkeeper.client.sessions import start_session
 
 SONNET = "anthropic:claude-sonnet-4-6"
 GPT = "openai:gpt-4.1"

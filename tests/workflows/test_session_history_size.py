@@ -11,9 +11,6 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
-from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.payload_storage import turn_data_converter
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
 
 from tests.conftest import (
@@ -27,7 +24,10 @@ from tests.conftest import (
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.workflows.test_sessions import _settled
-from turnkeeper.sessions import start_session
+from turnkeeper.client.sessions import start_session
+from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.payload_storage import turn_data_converter
 
 TURNS = 200
 # Temporal suggests continue-as-new after 4 Ki events by default; 120 makes a 200-turn session

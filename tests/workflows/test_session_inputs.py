@@ -16,8 +16,8 @@ from turnkeeper.contracts.session import SessionStatus
 
 from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
-from turnkeeper.errors import InvalidSessionRequest
-from turnkeeper.sessions import start_session
+from turnkeeper.client.errors import InvalidSessionRequest
+from turnkeeper.client.sessions import start_session
 
 AGENT = {"id": "a", "model": "anthropic:claude-sonnet-4-6"}
 

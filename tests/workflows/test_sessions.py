@@ -14,8 +14,8 @@ from turnkeeper.contracts.session import SessionStatus
 from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.waiting import until
-from turnkeeper.errors import SessionRefused
-from turnkeeper.sessions import SessionHandle, start_session
+from turnkeeper.client.errors import SessionRefused
+from turnkeeper.client.sessions import SessionHandle, start_session
 
 
 def agent_for(key: str, **overrides: Any) -> dict[str, Any]:

@@ -53,7 +53,7 @@ from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.waiting import until
 from tests.workflows.test_continue_as_new import eager_env  # noqa: F401 (a fixture)
-from turnkeeper.approvals import list_standing
+from turnkeeper.client.approvals import list_standing
 
 # The agent of the keyed turns; tests that remember use an agent (and approval cache) of their own.
 SIGNED_AGENT = "signed-agent"

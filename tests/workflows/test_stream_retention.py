@@ -8,7 +8,8 @@ from turnkeeper.workflows.stream_retention import RETAINED_ITERATIONS
 
 from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
-from turnkeeper.watch import turn_events, watch
+from turnkeeper.client.events import turn_events
+from turnkeeper.console.watch import watch
 
 ITERATIONS = RETAINED_ITERATIONS + 5
 

@@ -29,6 +29,10 @@ from temporalio.client import (
 )
 from temporalio.exceptions import ApplicationError
 
+from turnkeeper.client.errors import DecisionRefused, InvalidTurnRequest, turn_error
+from turnkeeper.client.events import turn_events
+from turnkeeper.client.turns import WaitingTurn, list_waiting, short_id, turn_workflow_id
+from turnkeeper.client.turns import start_turn as start_workflow
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput, ExtendBudgetResult
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.messages import Message
@@ -51,10 +55,6 @@ from turnkeeper.contracts.signals import (
     TurnStatus,
 )
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
-from turnkeeper.errors import DecisionRefused, InvalidTurnRequest, turn_error
-from turnkeeper.turns import WaitingTurn, list_waiting, short_id, turn_workflow_id
-from turnkeeper.turns import start_turn as start_workflow
-from turnkeeper.watch import turn_events
 
 _MESSAGES = TypeAdapter(list[Message])
 _DECISIONS = TypeAdapter(list[DecisionRecord])

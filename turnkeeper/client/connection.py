@@ -9,14 +9,14 @@ from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
 
 from turnkeeper.activities.logs import get_logger
-from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.encryption_codec import MissingKeyHook
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.payload_storage import turn_data_converter
-from turnkeeper.activities.store.stores import open_store
-from turnkeeper.env_numbers import SettingsError
-from turnkeeper.settings import Settings
-from turnkeeper.telemetry import client_options
+from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.encryption_codec import MissingKeyHook
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.payload_storage import turn_data_converter
+from turnkeeper.payloads.stores import open_store
+from turnkeeper.worker.env_numbers import SettingsError
+from turnkeeper.worker.settings import Settings
+from turnkeeper.worker.telemetry import client_options
 
 DEFAULT_ADDRESS: Final = "localhost:7233"
 DEFAULT_NAMESPACE: Final = "default"

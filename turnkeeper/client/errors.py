@@ -88,6 +88,12 @@ class TurnCancelled(TurnError):
     type = "TurnCancelled"
 
 
+class TurnUnavailable(Exception):
+    """A turn operation found no turn to act on: the id is taken by a running turn, no turn has
+    it, no worker answered its query, or nothing of that kind is pending (the message says which
+    and what to do)."""
+
+
 class DecisionRefused(Exception):
     """The turn refused a decision (`approve`, `reject`): an unknown or settled call, an approver
     it does not accept, an edit that does not fit, a signature that does not verify."""

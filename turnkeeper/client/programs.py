@@ -42,7 +42,7 @@ def turnkeeper_program() -> str:
 def temporal_program() -> str:
     """The `temporal` CLI that `--dev` starts (`temporal` when there is none)."""
     # Imported here: the client side, which never starts a server, does not load it.
-    from turnkeeper.devserver import DevServerError, find_temporal_binary
+    from turnkeeper.devtools.devserver import DevServerError, find_temporal_binary
 
     try:
         return spelled(find_temporal_binary())

@@ -29,7 +29,8 @@ from temporalio.client import (
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError
 
-from turnkeeper.client import TurnHandle, turn
+from turnkeeper.client.client import TurnHandle, turn
+from turnkeeper.client.errors import InvalidSessionRequest, SessionRefused
 from turnkeeper.contracts.errors import SESSION_CONVERSATION_LOADING
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import (
@@ -50,7 +51,6 @@ from turnkeeper.contracts.session import (
     SessionStatus,
 )
 from turnkeeper.contracts.turn import AgentSpec, Constraints
-from turnkeeper.errors import InvalidSessionRequest, SessionRefused
 
 _MESSAGES = TypeAdapter(list[Message])
 # About a minute of asking (backoff to 1 s) while a continued session reads its conversation back.

@@ -32,13 +32,13 @@ from temporalio.exceptions import TimeoutError as TemporalTimeoutError
 from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.activities.logs import get_logger
-from turnkeeper.console import CommandError
+from turnkeeper.client.errors import TurnUnavailable
+from turnkeeper.client.programs import temporal_program, turnkeeper_program
 from turnkeeper.contracts.budget_extension import BudgetRequest
 from turnkeeper.contracts.names import QUERY_STATUS, SA_AGENT_ID, SA_TURN_STATE, WORKFLOW_TYPE
 from turnkeeper.contracts.search_attributes import identity_search_attributes
 from turnkeeper.contracts.signals import PendingCall, PendingKind, TurnStatus
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
-from turnkeeper.programs import temporal_program, turnkeeper_program
 
 DEFAULT_UI_URL: Final = "http://localhost:8233"
 WAITING_QUERY: Final = (
@@ -60,7 +60,7 @@ class Target:
 
     Attributes:
         turnkeeper, temporal: How a printed command calls our program and the `temporal` CLI so
-            that it runs as printed (see `turnkeeper.programs`).
+            that it runs as printed (see `turnkeeper.client.programs`).
         environment: Variables that a printed command of ours sets first so that it finds the
             same files (the demo's `--data-dir`), as (name, value) pairs.
     """
@@ -139,7 +139,7 @@ async def start_turn(
     """Start one `AgentTurnWorkflow`.
 
     Raises:
-        CommandError: A workflow with this id is already running.
+        TurnUnavailable: A workflow with this id is already running.
     """
     try:
         return await client.start_workflow(
@@ -154,7 +154,7 @@ async def start_turn(
             search_attributes=identity_search_attributes(request),
         )
     except WorkflowAlreadyStartedError:
-        raise CommandError(f"A turn with id {workflow_id!r} is already running.") from None
+        raise TurnUnavailable(f"A turn with id {workflow_id!r} is already running.") from None
 
 
 def turn_handle(client: Client, workflow_id: str) -> WorkflowHandle[Any, AgentReport]:
@@ -165,14 +165,14 @@ async def read_status(handle: WorkflowHandle[Any, Any]) -> TurnStatus:
     """The `status` query.
 
     Raises:
-        CommandError: No such turn, or no worker answered.
+        TurnUnavailable: No such turn, or no worker answered.
     """
     try:
         return await handle.query(QUERY_STATUS, result_type=TurnStatus, rpc_timeout=QUERY_TIMEOUT)
     except RPCError as err:
-        raise CommandError(_rpc_problem(err, handle.id)) from None
+        raise TurnUnavailable(_rpc_problem(err, handle.id)) from None
     except WorkflowQueryFailedError as err:
-        raise CommandError(f"The status query of {handle.id!r} failed: {err}") from None
+        raise TurnUnavailable(f"The status query of {handle.id!r} failed: {err}") from None
 
 
 def _rpc_problem(err: RPCError, workflow_id: str) -> str:
@@ -190,7 +190,7 @@ def waiting_calls(status: TurnStatus, kind: PendingKind, call_id: str) -> list[P
     """The pending calls of `kind` that `call_id` names (`all`: every one of them).
 
     Raises:
-        CommandError: Nothing of that kind is pending under that id; says what is.
+        TurnUnavailable: Nothing of that kind is pending under that id; says what is.
     """
     of_kind = [call for call in status.pending if call.kind == kind]
     chosen = of_kind if call_id == "all" else [c for c in of_kind if c.call_id == call_id]
@@ -202,9 +202,9 @@ def waiting_calls(status: TurnStatus, kind: PendingKind, call_id: str) -> list[P
     else:
         problem = f"Call {call_id!r} is not waiting for {wanted}."
     if not status.pending:
-        raise CommandError(f"{problem} The turn ({status.state}) has no pending calls.")
+        raise TurnUnavailable(f"{problem} The turn ({status.state}) has no pending calls.")
     listing = ", ".join(f"{c.call_id} ({c.tool}, waits for {c.kind})" for c in status.pending)
-    raise CommandError(f"{problem} Pending: {listing}.")
+    raise TurnUnavailable(f"{problem} Pending: {listing}.")
 
 
 async def follow(
@@ -277,7 +277,7 @@ def outcome_of(workflow_id: str, result: asyncio.Future[AgentReport]) -> TurnOut
     except WorkflowFailureError as err:
         return TurnOutcome(workflow_id, failure=_failure(err))
     except RPCError as err:
-        raise CommandError(_rpc_problem(err, workflow_id)) from None
+        raise TurnUnavailable(_rpc_problem(err, workflow_id)) from None
 
 
 def _failure(err: WorkflowFailureError) -> TurnFailure:

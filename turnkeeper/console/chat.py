@@ -16,24 +16,24 @@ from rich.text import Text
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
-from turnkeeper import render
-from turnkeeper.client import TurnHandle
-from turnkeeper.client import turn as turn_by_id
-from turnkeeper.connection import connect
-from turnkeeper.console import CommandError, out
-from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, BudgetKind, BudgetRequest
-from turnkeeper.contracts.events import TurnEvent
-from turnkeeper.contracts.turn import AgentReport
-from turnkeeper.demo import ask, read_line, show_call
-from turnkeeper.errors import (
+from turnkeeper.client.client import TurnHandle
+from turnkeeper.client.client import turn as turn_by_id
+from turnkeeper.client.connection import connect
+from turnkeeper.client.errors import (
     DecisionRefused,
     InvalidSessionRequest,
     SessionRefused,
     TurnError,
 )
-from turnkeeper.requests import read_agent_file
-from turnkeeper.sessions import SessionHandle, session, start_session
-from turnkeeper.turns import DEFAULT_UI_URL, Target, short_id
+from turnkeeper.client.requests import read_agent_file
+from turnkeeper.client.sessions import SessionHandle, session, start_session
+from turnkeeper.client.turns import DEFAULT_UI_URL, Target, short_id
+from turnkeeper.console import render
+from turnkeeper.console.demo import ask, read_line, show_call
+from turnkeeper.console.terminal import CommandError, out
+from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, BudgetKind, BudgetRequest
+from turnkeeper.contracts.events import TurnEvent
+from turnkeeper.contracts.turn import AgentReport
 
 QUIT: Final = ("/quit", "/exit")
 CLOSE: Final = "/close"

@@ -18,28 +18,29 @@ import typer
 from pydantic import ValidationError
 from rich.text import Text
 
-from turnkeeper import codec_command, commands, demo, deploy_command, extend_command
-from turnkeeper.activities.store.keyring import EncryptionKeyError, UnreadableContentError
-from turnkeeper.activities.store.stores import StoreLocationError
-from turnkeeper.chat import ChatOptions, run_chat
-from turnkeeper.codec_server import (
+from turnkeeper.client.connection import TemporalUnreachableError
+from turnkeeper.client.errors import TurnUnavailable
+from turnkeeper.client.requests import RequestError, RunOptions
+from turnkeeper.client.turns import DEFAULT_UI_URL
+from turnkeeper.console import codec_command, commands, demo, deploy_command, extend_command
+from turnkeeper.console.chat import ChatOptions, run_chat
+from turnkeeper.console.render import local_user
+from turnkeeper.console.signing import DEFAULT_EXPIRES_IN, PASSPHRASE_ENV, signer_for
+from turnkeeper.console.terminal import CommandError, ConsoleApp, err, log_to_stderr, out
+from turnkeeper.contracts.budget_extension import ExtendBudgetInput
+from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
+from turnkeeper.contracts.signals import ApproveInput
+from turnkeeper.devtools.codec_server import (
     CODEC_TOKEN_ENV,
     DEFAULT_CODEC_HOST,
     DEFAULT_CODEC_PORT,
     DEFAULT_UI_ORIGIN,
     CodecServerError,
 )
-from turnkeeper.connection import TemporalUnreachableError
-from turnkeeper.console import CommandError, ConsoleApp, err, log_to_stderr, out
-from turnkeeper.contracts.budget_extension import ExtendBudgetInput
-from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
-from turnkeeper.contracts.signals import ApproveInput
-from turnkeeper.devserver import DevServerError
-from turnkeeper.env_numbers import SettingsError
-from turnkeeper.render import local_user
-from turnkeeper.requests import RequestError, RunOptions
-from turnkeeper.signing import DEFAULT_EXPIRES_IN, PASSPHRASE_ENV, signer_for
-from turnkeeper.turns import DEFAULT_UI_URL
+from turnkeeper.devtools.devserver import DevServerError
+from turnkeeper.payloads.keyring import EncryptionKeyError, UnreadableContentError
+from turnkeeper.payloads.stores import StoreLocationError
+from turnkeeper.worker.env_numbers import SettingsError
 
 app = ConsoleApp(
     name="turnkeeper",
@@ -683,6 +684,7 @@ def _execute(command: Coroutine[Any, Any, int]) -> None:
         err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
         raise typer.Exit(error.exit_code) from None
     except (
+        TurnUnavailable,
         TemporalUnreachableError,
         DevServerError,
         SettingsError,

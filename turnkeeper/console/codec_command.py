@@ -9,11 +9,16 @@ import os
 import signal
 from collections.abc import Sequence
 
-from turnkeeper.activities.store.keyring import Keyring, new_key_entry
-from turnkeeper.activities.store.stores import open_store
-from turnkeeper.codec_server import CODEC_TOKEN_ENV, Access, CodecService, running_codec_server
-from turnkeeper.console import out
-from turnkeeper.settings import Settings
+from turnkeeper.console.terminal import out
+from turnkeeper.devtools.codec_server import (
+    CODEC_TOKEN_ENV,
+    Access,
+    CodecService,
+    running_codec_server,
+)
+from turnkeeper.payloads.keyring import Keyring, new_key_entry
+from turnkeeper.payloads.stores import open_store
+from turnkeeper.worker.settings import Settings
 
 
 async def serve_codec(

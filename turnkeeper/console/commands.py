@@ -19,11 +19,26 @@ from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
-from turnkeeper import render
-from turnkeeper import watch as live_view
-from turnkeeper.approvals import list_standing, revoke
-from turnkeeper.connection import connect
-from turnkeeper.console import CommandError, err, out
+from turnkeeper.client.approvals import list_standing, revoke
+from turnkeeper.client.connection import connect
+from turnkeeper.client.requests import RunOptions, build_request
+from turnkeeper.client.turns import (
+    QUERY_TIMEOUT,
+    Target,
+    TurnOutcome,
+    follow,
+    list_waiting,
+    read_status,
+    short_id,
+    start_turn,
+    turn_handle,
+    turn_workflow_id,
+    waiting_calls,
+)
+from turnkeeper.console import render
+from turnkeeper.console import watch as live_view
+from turnkeeper.console.signing import Signer
+from turnkeeper.console.terminal import CommandError, err, out
 from turnkeeper.contracts.budget_extension import BudgetRequest
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import (
@@ -40,21 +55,6 @@ from turnkeeper.contracts.signals import (
     SubmitToolResultInput,
 )
 from turnkeeper.contracts.turn import AgentReport
-from turnkeeper.requests import RunOptions, build_request
-from turnkeeper.signing import Signer
-from turnkeeper.turns import (
-    QUERY_TIMEOUT,
-    Target,
-    TurnOutcome,
-    follow,
-    list_waiting,
-    read_status,
-    short_id,
-    start_turn,
-    turn_handle,
-    turn_workflow_id,
-    waiting_calls,
-)
 
 _MESSAGES = TypeAdapter(list[Message])
 

@@ -22,22 +22,29 @@ from rich.panel import Panel
 from rich.text import Text
 from temporalio.client import Client, WorkflowHandle
 
-from turnkeeper import demo_revisit, render
-from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.stores import open_store
-from turnkeeper.commands import show_outcome
-from turnkeeper.connection import connect
-from turnkeeper.console import CommandError, logging_to_file, out
+from turnkeeper.client.connection import connect
+from turnkeeper.client.requests import validate_request
+from turnkeeper.client.turns import (
+    Target,
+    follow,
+    read_status,
+    short_id,
+    start_turn,
+    turn_workflow_id,
+)
+from turnkeeper.console import demo_revisit, render
+from turnkeeper.console.commands import show_outcome
+from turnkeeper.console.terminal import CommandError, logging_to_file, out
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, SIGNAL_APPROVE
 from turnkeeper.contracts.signals import ApproveInput, PendingCall
 from turnkeeper.contracts.turn import AgentReport
-from turnkeeper.dev_stack import dev_stack
-from turnkeeper.devserver import DevServer, PortFlags
-from turnkeeper.requests import validate_request
-from turnkeeper.settings import Settings
-from turnkeeper.turns import Target, follow, read_status, short_id, start_turn, turn_workflow_id
-from turnkeeper.worker import run_turn_worker
+from turnkeeper.devtools.dev_stack import dev_stack
+from turnkeeper.devtools.devserver import DevServer, PortFlags
+from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.stores import open_store
+from turnkeeper.worker.run import run_turn_worker
+from turnkeeper.worker.settings import Settings
 
 DEMO_AGENT_ID: Final = "demo-summarizer"
 DEMO_MODEL: Final = "demo:workspace-summarizer"

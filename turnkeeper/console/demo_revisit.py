@@ -5,7 +5,7 @@ queries, which a worker polling the turn's task queue answers even for a closed 
 replays the history); without one they fail ("no poller seen for task queue"). The demo therefore
 runs on the task queue `python worker.py` polls, and the way back is `python worker.py --dev` on
 the demo's data folder and ports: the same server with its Web UI, and a worker that answers.
-Every command is written as it runs from the demo's folder (`turnkeeper.programs`).
+Every command is written as it runs from the demo's folder (`turnkeeper.client.programs`).
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ from typing import Final
 from rich.console import Console
 from rich.text import Text
 
-from turnkeeper.devserver import DEFAULT_PORT, DevServer
-from turnkeeper.programs import python_program
-from turnkeeper.settings import DATA_DIR_ENV, STORE_DIR_ENV, Settings
-from turnkeeper.turns import Target, shell
+from turnkeeper.client.programs import python_program
+from turnkeeper.client.turns import Target, shell
+from turnkeeper.devtools.devserver import DEFAULT_PORT, DevServer
+from turnkeeper.worker.settings import DATA_DIR_ENV, STORE_DIR_ENV, Settings
 
 # `python worker.py` of the checkout this package is installed from (editable); an installed
 # package has no such file and runs the same command line as a module.
 CHECKOUT_WORKER: Final = Path(__file__).resolve().parents[1] / "worker.py"
-WORKER_MODULE: Final = "turnkeeper.worker_cli"
+WORKER_MODULE: Final = "turnkeeper.console.worker_cli"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """`turnkeeper deploy status|promote|ramp|rollback`: a Worker Deployment's routing, from the
-terminal. The work is `turnkeeper.deployments`; this module connects, prints, and turns the
+terminal. The work is `turnkeeper.devtools.deployments`; this module connects, prints, and turns the
 server's refusals into a sentence."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import TypeVar
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from turnkeeper import deployments
-from turnkeeper.connection import connect
-from turnkeeper.console import CommandError, out
-from turnkeeper.versioning import DEPLOYMENT_NAME_ENV
+from turnkeeper.client.connection import connect
+from turnkeeper.console.terminal import CommandError, out
+from turnkeeper.devtools import deployments
+from turnkeeper.worker.versioning import DEPLOYMENT_NAME_ENV
 
 T = TypeVar("T")
 

@@ -13,17 +13,17 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
-from turnkeeper.commands import Connection
-from turnkeeper.connection import connect
-from turnkeeper.console import CommandError, err, out
+from turnkeeper.client.connection import connect
+from turnkeeper.client.turns import read_status, turn_handle
+from turnkeeper.console.commands import Connection
+from turnkeeper.console.signing import Signer
+from turnkeeper.console.terminal import CommandError, err, out
 from turnkeeper.contracts.budget_extension import (
     BudgetRequest,
     ExtendBudgetInput,
     ExtendBudgetResult,
 )
 from turnkeeper.contracts.names import UPDATE_EXTEND_BUDGET
-from turnkeeper.signing import Signer
-from turnkeeper.turns import read_status, turn_handle
 
 
 async def extend(

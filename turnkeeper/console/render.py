@@ -18,6 +18,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from turnkeeper.client.turns import Target, TurnFailure, WaitingTurn
 from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, BudgetRequest
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.names import (
@@ -27,7 +28,6 @@ from turnkeeper.contracts.names import (
 )
 from turnkeeper.contracts.signals import PendingCall, RefusedDecision, TurnStatus
 from turnkeeper.contracts.turn import AgentReport
-from turnkeeper.turns import Target, TurnFailure, WaitingTurn
 
 SUMMARY_CHARS = 80
 # Before each line of a long argument shown whole.

@@ -20,7 +20,7 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import SSHPrivateKeyTypes, load_ssh_private_key
 
-from turnkeeper.console import CommandError
+from turnkeeper.console.terminal import CommandError
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.signals import ApproveInput, SignedCall
 

@@ -25,7 +25,7 @@ import typer
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 
-from turnkeeper.logging import configure_logging
+from turnkeeper.worker.logging import configure_logging
 
 # What a terminal obeys rather than shows: the C0 controls but newline and tab, DEL, the C1
 # controls (0x9b is a one-byte CSI on many terminals) and the bidirectional controls that

@@ -1,13 +1,12 @@
 """`turnkeeper watch`: follow a turn live from its event stream (Temporal workflow streams).
 
-It reads the stream from offset 0, so it can attach at any time, also to a finished turn,
-and replays the turn's story before following what comes next.
+It reads the stream from offset 0 (`turnkeeper.client.events`), so it can attach at any time,
+also to a finished turn, and replays the turn's story before following what comes next.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from rich.console import Console, Group, RenderableType
@@ -15,21 +14,12 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 from temporalio.client import Client
-from temporalio.contrib.workflow_streams import WorkflowStreamClient
 
-from turnkeeper.contracts.events import TURN_EVENTS_TOPIC, TurnEvent
+from turnkeeper.client.events import turn_events
+from turnkeeper.contracts.events import TurnEvent
 
 _RECENT = 40  # log lines kept on screen
 _INPUT_CHARS = 80
-
-
-async def turn_events(client: Client, workflow_id: str) -> AsyncIterator[TurnEvent]:
-    """Every event of the turn from the first, then live ones until the turn ends."""
-    stream = WorkflowStreamClient.create(client, workflow_id)
-    async for item in stream.subscribe(TURN_EVENTS_TOPIC, from_offset=0, result_type=TurnEvent):
-        yield item.data
-        if item.data.kind in ("turn_finished", "turn_failed"):
-            return
 
 
 @dataclass

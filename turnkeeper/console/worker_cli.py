@@ -1,4 +1,4 @@
-"""`python worker.py [--dev]`: the worker's command line, over `turnkeeper.worker`."""
+"""`python worker.py [--dev]`: the worker's command line, over `turnkeeper.worker.run`."""
 
 from __future__ import annotations
 
@@ -8,27 +8,27 @@ import contextlib
 from collections.abc import Sequence
 from typing import NoReturn
 
-from turnkeeper.activities.llm.endpoints import ProvidersConfigError
 from turnkeeper.activities.mcp.config import McpConfigError
-from turnkeeper.activities.store.keyring import EncryptionKeyError
-from turnkeeper.activities.store.stores import StoreLocationError
-from turnkeeper.codec_server import CodecServerError
-from turnkeeper.connection import TemporalUnreachableError
-from turnkeeper.console import exit_without_teardown
+from turnkeeper.activities.providers.endpoints import ProvidersConfigError
+from turnkeeper.client.connection import TemporalUnreachableError
+from turnkeeper.console.terminal import exit_without_teardown
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
-from turnkeeper.devserver import DEFAULT_PORT, DevServer, DevServerError, PortFlags
-from turnkeeper.env_numbers import SettingsError
-from turnkeeper.health import HEALTH_PORT_ENV
-from turnkeeper.logging import configure_logging
-from turnkeeper.telemetry import TelemetryConfigError, configure_telemetry
-from turnkeeper.versioning import BUILD_ID_ENV, DEPLOYMENT_NAME_ENV, VersioningConfigError
-from turnkeeper.worker import (
+from turnkeeper.devtools.codec_server import CodecServerError
+from turnkeeper.devtools.devserver import DEFAULT_PORT, DevServer, DevServerError, PortFlags
+from turnkeeper.payloads.keyring import EncryptionKeyError
+from turnkeeper.payloads.stores import StoreLocationError
+from turnkeeper.worker.env_numbers import SettingsError
+from turnkeeper.worker.health import HEALTH_PORT_ENV
+from turnkeeper.worker.logging import configure_logging
+from turnkeeper.worker.run import (
     NamespaceMissingError,
     SearchAttributesMissingError,
     WorkerLacksKeyError,
     WorkerOptions,
     serve,
 )
+from turnkeeper.worker.telemetry import TelemetryConfigError, configure_telemetry
+from turnkeeper.worker.versioning import BUILD_ID_ENV, DEPLOYMENT_NAME_ENV, VersioningConfigError
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -154,5 +154,6 @@ def _show_web_ui(server: DevServer) -> None:
         print(f"Temporal Web UI: {server.ui_url}", flush=True)
 
 
-if __name__ == "__main__":  # `python -m turnkeeper.worker_cli`: worker.py without a checkout
+# `python -m turnkeeper.console.worker_cli`: worker.py without a checkout.
+if __name__ == "__main__":
     main()

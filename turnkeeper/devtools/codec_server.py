@@ -35,11 +35,11 @@ from temporalio.converter import (
 )
 
 from turnkeeper.activities.logs import get_logger
-from turnkeeper.activities.store.content_store import ContentMissingError, ContentStore
-from turnkeeper.activities.store.encrypted_store import ContentCorruptedError
-from turnkeeper.activities.store.encryption_codec import EncryptionCodec
-from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
-from turnkeeper.activities.store.payload_driver import ContentStoreDriver
+from turnkeeper.payloads.content_store import ContentMissingError, ContentStore
+from turnkeeper.payloads.encrypted_store import ContentCorruptedError
+from turnkeeper.payloads.encryption_codec import EncryptionCodec
+from turnkeeper.payloads.keyring import Keyring, UnreadableContentError
+from turnkeeper.payloads.payload_driver import ContentStoreDriver
 
 CODEC_TOKEN_ENV: Final = "TURNKEEPER_CODEC_TOKEN"
 DEFAULT_CODEC_HOST: Final = "127.0.0.1"

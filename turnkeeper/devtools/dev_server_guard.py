@@ -1,6 +1,6 @@
-"""`python -m turnkeeper.dev_server_guard GRACE_S COMMAND…`: runs the dev server as its child and
-stops it once its own stdin reaches end of file, so that the server never outlives the process
-that started it.
+"""`python -m turnkeeper.devtools.dev_server_guard GRACE_S COMMAND…`: runs the dev server as its
+child and stops it once its own stdin reaches end of file, so that the server never outlives the
+process that started it.
 
 `DevServer` starts this guard with stdin the read end of a pipe whose write end only the starting
 process holds. The kernel closes that end when the process ends, however it ends (SIGKILL, the

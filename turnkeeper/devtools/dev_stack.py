@@ -8,16 +8,21 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.codec_server import DEFAULT_CODEC_HOST, Access, CodecService, running_codec_server
-from turnkeeper.devserver import (
+from turnkeeper.devtools.codec_server import (
+    DEFAULT_CODEC_HOST,
+    Access,
+    CodecService,
+    running_codec_server,
+)
+from turnkeeper.devtools.devserver import (
     DEFAULT_NAMESPACE,
     DEFAULT_PORT,
     DEFAULT_PORT_FLAGS,
     DevServer,
     PortFlags,
 )
+from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.keyring import Keyring
 
 
 @contextlib.asynccontextmanager

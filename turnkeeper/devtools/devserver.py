@@ -5,8 +5,8 @@ lives in a SQLite file under the data directory so that turns survive a restart 
 
 The server dies with the process that started it, however that process ends (a SIGKILL
 included): it runs under a small guard process that stops it when a pipe from its parent closes
-(`turnkeeper.dev_server_guard` says why not PR_SET_PDEATHSIG). A Temporal server that is already
-running on the port, started by someone else, is reused and left running.
+(`turnkeeper.devtools.dev_server_guard` says why not PR_SET_PDEATHSIG). A Temporal server that is
+already running on the port, started by someone else, is reused and left running.
 
 Not `WorkflowEnvironment.start_local`: that one downloads a CLI unless given one and never reuses
 a running server; this one also keeps its SQLite file between runs.
@@ -40,13 +40,13 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
-from turnkeeper.settings import DEV_SERVER_DB_FILENAME
 
 DEFAULT_IP: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 7233
 DEFAULT_NAMESPACE: Final = "default"
 LOG_FILENAME: Final = "temporal-dev-server.log"
-GUARD_MODULE: Final = "turnkeeper.dev_server_guard"
+DEV_SERVER_DB_FILENAME: Final = "temporal.sqlite"
+GUARD_MODULE: Final = "turnkeeper.devtools.dev_server_guard"
 
 # The spellings `temporal operator search-attribute create --type` accepts.
 _INDEXED_VALUE_TYPES: Final[dict[str, IndexedValueType.ValueType]] = {

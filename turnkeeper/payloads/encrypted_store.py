@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 from typing import Final
 
-from turnkeeper.activities.store.content_store import ContentMissingError, ContentStore, hex_digest
-from turnkeeper.activities.store.keyring import Keyring
+from turnkeeper.payloads.content_store import ContentMissingError, ContentStore, hex_digest
+from turnkeeper.payloads.keyring import Keyring
 
 _MAGIC: Final = b"TKE1"
 

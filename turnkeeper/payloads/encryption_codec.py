@@ -22,8 +22,9 @@ from typing import Final
 
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
-from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
+
 from turnkeeper.contracts.plaintext import marked, unmarked
+from turnkeeper.payloads.keyring import Keyring, UnreadableContentError
 
 ENCODING: Final = b"binary/encrypted"
 KEY_ID_METADATA: Final = "encryption-key-id"

@@ -19,7 +19,8 @@ from temporalio.converter import (
     StorageDriverRetrieveContext,
     StorageDriverStoreContext,
 )
-from turnkeeper.activities.store.content_store import ContentStore
+
+from turnkeeper.payloads.content_store import ContentStore
 
 _REF: Final = "ref"
 

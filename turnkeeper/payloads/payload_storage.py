@@ -36,13 +36,14 @@ from temporalio.converter import (
     StorageDriverSelectContext,
 )
 from temporalio.exceptions import ApplicationError
-from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.encryption_codec import EncryptionCodec, MissingKeyHook
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.payload_driver import ContentStoreDriver
+
 from turnkeeper.contracts.claim_check import ClaimChecked
 from turnkeeper.contracts.errors import ENCRYPTION_REQUIRED
 from turnkeeper.contracts.plaintext import is_marked
+from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.encryption_codec import EncryptionCodec, MissingKeyHook
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.payload_driver import ContentStoreDriver
 
 CLAIM_CHECK_BYTES: Final = 1024
 LARGE_PAYLOAD_BYTES: Final = 256 * 1024

@@ -13,7 +13,7 @@ import asyncio
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Final
 
-from turnkeeper.activities.store.content_store import ContentMissingError, content_ref, hex_digest
+from turnkeeper.payloads.content_store import ContentMissingError, content_ref, hex_digest
 
 if TYPE_CHECKING:
     from temporalio.contrib.aws.s3driver import S3StorageDriverClient

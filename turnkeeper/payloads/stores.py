@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from turnkeeper.activities.store.content_store import ContentStore, LocalFolderStore
-from turnkeeper.activities.store.encrypted_store import encrypting
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.s3_store import S3Store
+from turnkeeper.payloads.content_store import ContentStore, LocalFolderStore
+from turnkeeper.payloads.encrypted_store import encrypting
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.s3_store import S3Store
 
 
 class StoreLocationError(ValueError):

@@ -16,7 +16,7 @@ import temporalio.workflow
 from structlog.tracebacks import ExceptionDictTransformer
 from structlog.typing import Processor
 
-from turnkeeper.activities.store.keyring import UnreadableContentError
+from turnkeeper.payloads.keyring import UnreadableContentError
 
 # Applied to structlog events and to stdlib records alike, before rendering.
 _SHARED_PROCESSORS: list[Processor] = [

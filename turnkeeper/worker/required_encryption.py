@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from temporalio.client import Client
 
-from turnkeeper.activities.store.encryption_codec import EncryptionCodec
-from turnkeeper.activities.store.keyring import ENCRYPTION_KEYS_ENV, EncryptionKeyError, Keyring
 from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
-from turnkeeper.settings import Settings
+from turnkeeper.payloads.encryption_codec import EncryptionCodec
+from turnkeeper.payloads.keyring import ENCRYPTION_KEYS_ENV, EncryptionKeyError, Keyring
+from turnkeeper.worker.settings import Settings
 
 
 def encryption_of(client: Client) -> str:

@@ -25,36 +25,36 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
-from turnkeeper.activities.llm.endpoints import named_endpoints
 from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.mcp.config import load_mcp_config
-from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.keyring import Keyring, UnreadableContentError
-from turnkeeper.activities.store.stores import open_store
+from turnkeeper.activities.providers.endpoints import named_endpoints
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
-from turnkeeper.connection import connect
+from turnkeeper.client.connection import connect
 from turnkeeper.contracts.names import PROVIDERS_ENV, SEARCH_ATTRIBUTES
-from turnkeeper.dev_stack import dev_stack
-from turnkeeper.devserver import (
+from turnkeeper.devtools.dev_stack import dev_stack
+from turnkeeper.devtools.devserver import (
     DEFAULT_NAMESPACE,
     DEFAULT_PORT,
     DevServer,
     PortFlags,
     missing_search_attributes,
 )
-from turnkeeper.env_numbers import SettingsError
-from turnkeeper.health import WorkerHealth, health_port, health_server
-from turnkeeper.logging import configure_logging
-from turnkeeper.required_encryption import check_required_encryption, encryption_of
-from turnkeeper.runtime.wiring import (
+from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.keyring import Keyring, UnreadableContentError
+from turnkeeper.payloads.stores import open_store
+from turnkeeper.worker.env_numbers import SettingsError
+from turnkeeper.worker.health import WorkerHealth, health_port, health_server
+from turnkeeper.worker.logging import configure_logging
+from turnkeeper.worker.required_encryption import check_required_encryption, encryption_of
+from turnkeeper.worker.settings import WORKSPACE_ENV, Settings
+from turnkeeper.worker.telemetry import configure_telemetry
+from turnkeeper.worker.versioning import WorkerVersion, worker_version
+from turnkeeper.worker.wiring import (
     build_activities,
     tool_registry,
     worker_workflows,
     workflow_runner,
 )
-from turnkeeper.settings import WORKSPACE_ENV, Settings
-from turnkeeper.telemetry import configure_telemetry
-from turnkeeper.versioning import WorkerVersion, worker_version
 
 # How long in-flight activities (a model call, a tool) may run on after a shutdown request before
 # they are cancelled; a cancelled one is retried by the next worker, so this only saves work.
@@ -265,7 +265,7 @@ async def run_turn_worker(
 
     Args:
         settings: Task queue and folders.
-        client: A client from `turnkeeper.connection.connect`.
+        client: A client from `turnkeeper.client.connection.connect`.
         stop: Set it to stop the worker. Without one, SIGINT and SIGTERM stop it (which needs the
             main thread); the console command passes its own to run a worker in-process.
         store: The content store the client's converter uses (default: one opened from

@@ -20,8 +20,9 @@ from turnkeeper.contracts.result_limits import (
     MIN_RESULT_BYTES,
 )
 from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
-from turnkeeper.env_numbers import SettingsError, whole_number
-from turnkeeper.worker_tuning import WorkerTuning
+from turnkeeper.devtools.devserver import DEV_SERVER_DB_FILENAME
+from turnkeeper.worker.env_numbers import SettingsError, whole_number
+from turnkeeper.worker.worker_tuning import WorkerTuning
 
 WORKSPACE_ENV = "AGENT_WORKSPACE"
 DATA_DIR_ENV = "TURNKEEPER_DATA_DIR"
@@ -36,7 +37,6 @@ _NO = frozenset({"", "0", "false", "no", "off"})
 
 DEFAULT_WORKSPACE = "./workspace"
 DEFAULT_DATA_DIR = "./.turnkeeper"
-DEV_SERVER_DB_FILENAME = "temporal.sqlite"
 
 
 @dataclass(frozen=True)

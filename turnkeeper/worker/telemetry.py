@@ -7,7 +7,7 @@
 - Prometheus serves `/metrics` on `OTEL_EXPORTER_PROMETHEUS_HOST`:`OTEL_EXPORTER_PROMETHEUS_PORT`
   (localhost:9464).
 - `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` name the resource.
-- Temporal's own SDK metrics: see `turnkeeper.temporal_metrics`.
+- Temporal's own SDK metrics: see `turnkeeper.worker.temporal_metrics`.
 - `TURNKEEPER_TRACE_TEMPORAL_SPANS=1` adds Temporal's StartActivity/RunActivity/… spans;
   `TURNKEEPER_TRACE_CONTENT=1` puts message contents on spans (`activities.tracing`).
 
@@ -36,8 +36,8 @@ from temporalio.contrib.opentelemetry import (
 from temporalio.runtime import Runtime, TelemetryConfig
 
 from turnkeeper.activities.logs import get_logger
-from turnkeeper.telemetry_exporters import metric_readers, span_exporters
-from turnkeeper.temporal_metrics import TelemetryConfigError, temporal_metrics_config
+from turnkeeper.worker.telemetry_exporters import metric_readers, span_exporters
+from turnkeeper.worker.temporal_metrics import TelemetryConfigError, temporal_metrics_config
 
 __all__ = ["Telemetry", "TelemetryConfigError", "client_options", "configure_telemetry"]
 

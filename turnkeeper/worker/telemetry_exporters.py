@@ -14,7 +14,7 @@ from opentelemetry.sdk.metrics.export import (
 )
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
 
-from turnkeeper.temporal_metrics import otlp_protocol, prometheus_host_port
+from turnkeeper.worker.temporal_metrics import otlp_protocol, prometheus_host_port
 
 
 def span_exporters(names: list[str], env: Mapping[str, str]) -> list[SpanExporter]:
@@ -66,8 +66,8 @@ def _otlp_metric_exporter(protocol: str) -> MetricExporter:
 
 
 def _prometheus_reader(env: Mapping[str, str]) -> MetricReader:
-    from turnkeeper.health import HEALTH_PORT_ENV
-    from turnkeeper.prometheus_reader import ServedPrometheusReader
+    from turnkeeper.worker.health import HEALTH_PORT_ENV
+    from turnkeeper.worker.prometheus_reader import ServedPrometheusReader
 
     if env.get(HEALTH_PORT_ENV, "").strip():
         # The worker's health server serves the default registry on its /metrics: one port for

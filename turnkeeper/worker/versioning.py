@@ -4,7 +4,8 @@ A versioned worker (`worker.py --deployment NAME`) polls as one version, `NAME.B
 Temporal Worker Deployment. Turns are PINNED to the version they started on, so a turn parked on
 an approval for a week finishes on the code that started it, however many deploys happen
 meanwhile; new turns go to the deployment's current (or ramping) version. Promoting, ramping and
-rolling back are the server's routing state (`turnkeeper deploy …`, `turnkeeper.deployments`).
+rolling back are the server's routing state (`turnkeeper deploy …`,
+`turnkeeper.devtools.deployments`).
 
 Without a deployment name the worker is unversioned, as the demo and most tests run it.
 """

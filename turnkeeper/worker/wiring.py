@@ -1,6 +1,6 @@
 """The worker's composition root: builds its activities from its settings and names its workflows
 and their sandbox. One place that knows every provider, the tool registry and the content store,
-so `turnkeeper.worker` and the tests wire the same thing."""
+so `turnkeeper.worker.run` and the tests wire the same thing."""
 
 from __future__ import annotations
 
@@ -12,24 +12,24 @@ from temporalio.client import Client
 from temporalio.worker.workflow_sandbox import SandboxRestrictions
 
 from turnkeeper.activities.approval_cache import ApprovalCacheActivities
-from turnkeeper.activities.llm import endpoints
 from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
-from turnkeeper.activities.llm.provider import ModelProvider
 from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
 from turnkeeper.activities.mcp.unconfigured import NoMcpServers
-from turnkeeper.activities.store.content_store import ContentStore
+from turnkeeper.activities.providers import endpoints
+from turnkeeper.activities.providers.provider import ModelProvider
 from turnkeeper.activities.store.conversation_activity import ConversationActivities
 from turnkeeper.activities.store.conversation_store import ConversationStore
-from turnkeeper.activities.store.stores import open_store
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
 from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 from turnkeeper.contracts import decision_signing
-from turnkeeper.runtime.sandbox_runner import DirectContextSandboxRunner
+from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.stores import open_store
+from turnkeeper.worker.sandbox_runner import DirectContextSandboxRunner
 
 if TYPE_CHECKING:
     from turnkeeper.activities.mcp.mcp_activity import McpActivities
-    from turnkeeper.settings import Settings
+    from turnkeeper.worker.settings import Settings
 
 
 def default_providers() -> dict[str, ModelProvider]:

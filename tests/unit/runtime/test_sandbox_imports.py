@@ -37,7 +37,7 @@ def test_a_fresh_worker_has_loaded_every_module_workflow_code_imports_late() -> 
     assert "cryptography.hazmat.primitives.serialization" in late  # the scan sees them
     probe = (
         "import json, sys\n"
-        "from turnkeeper.runtime.wiring import workflow_runner\n"
+        "from turnkeeper.worker.wiring import workflow_runner\n"
         "workflow_runner()\n"
         f"print(json.dumps(sorted(set({sorted(late)!r}) - set(sys.modules))))\n"
     )

@@ -1,4 +1,4 @@
-"""The seam `turnkeeper.runtime.sandbox_runner` relies on, checked against the installed SDK: a
+"""The seam `turnkeeper.worker.sandbox_runner` relies on, checked against the installed SDK: a
 run's sandbox answers the payload-context questions the same as Temporal's own runner, without
 entering the sandbox, and execs each snippet from one compiled code object."""
 
@@ -17,12 +17,12 @@ from temporalio.worker.workflow_sandbox._importer import Importer
 from temporalio.worker.workflow_sandbox._runner import _fake_info
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 
-from turnkeeper.runtime.sandbox_runner import (
+from turnkeeper.worker.sandbox_runner import (
     IN_SANDBOX_GLOBAL,
     DirectContextSandboxRunner,
     compiled_snippet,
 )
-from turnkeeper.runtime.wiring import workflow_runner
+from turnkeeper.worker.wiring import workflow_runner
 
 
 def _details() -> WorkflowInstanceDetails:
