@@ -12,7 +12,7 @@ the snippets it still `exec`s (activations, run creation) once per process inste
 (about 22 µs each here).
 
 Hand-written because the SDK has no option for either: the class it instantiates per run is
-private (`workflow_sandbox._runner._Instance`), so `tests/unit/runtime/test_sandbox_runner.py`
+private (`workflow_sandbox._runner._Instance`), so `tests/unit/worker/test_sandbox_runner.py`
 pins the seam this depends on and fails loudly if an SDK upgrade moves it. Workflow code still
 runs only inside the sandbox; the replay and workflow tests run through this runner.
 """
