@@ -25,7 +25,7 @@ from turnkeeper.worker.settings import DATA_DIR_ENV, STORE_DIR_ENV, Settings
 
 # `python worker.py` of the checkout this package is installed from (editable); an installed
 # package has no such file and runs the same command line as a module.
-CHECKOUT_WORKER: Final = Path(__file__).resolve().parents[1] / "worker.py"
+CHECKOUT_WORKER: Final = Path(__file__).resolve().parents[2] / "worker.py"
 WORKER_MODULE: Final = "turnkeeper.console.worker_cli"
 
 
