@@ -3,7 +3,7 @@
 structlog left unconfigured prints every event, DEBUG included, on the application's stdout, so
 `turnkeeper.connect()` wrote a line into the output of any script that called it. Our loggers
 therefore follow the application's structlog configuration when it has one (our worker and
-console configure it: `turnkeeper.logging`), and otherwise hand their lines to the standard
+console configure it: `turnkeeper.worker.logging`), and otherwise hand their lines to the standard
 `logging` logger of the module, whose configuration the application owns (by default: warnings
 and errors on stderr, nothing below).
 

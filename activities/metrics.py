@@ -1,7 +1,7 @@
 """The activities' OpenTelemetry metrics: model calls, tokens, cost, tool calls.
 
 Instruments come from the global meter provider through OpenTelemetry's proxy, so they exist at
-import time and start recording once `turnkeeper.telemetry.configure_telemetry` installs a
+import time and start recording once `turnkeeper.worker.telemetry.configure_telemetry` installs a
 provider; until then (and with `OTEL_METRICS_EXPORTER=none`) every call is a no-op.
 
 Call these from activities and the worker only: a turn's own metrics (turns by outcome, approval

@@ -8,9 +8,10 @@ import time
 from typing import Any
 
 from turnkeeper.activities.logs import get_logger
-from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.contracts.activity_io import ToolCallResult, ToolOutcome
 from turnkeeper.contracts.messages import ToolResultBlock
+
+from turnkeeper.payloads.content_store import ContentStore
 
 log = get_logger(__name__)
 

@@ -31,7 +31,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 from temporalio.exceptions import ApplicationError
 from turnkeeper.activities import metrics
-from turnkeeper.activities.llm.provider import ModelRequest, ModelResponse
+from turnkeeper.activities.providers.provider import ModelRequest, ModelResponse
 from turnkeeper.activities.trace_messages import FlatMessage, indexed, openinference_messages
 from turnkeeper.contracts.turn import split_model
 

@@ -20,7 +20,7 @@ _FLAGS = (
 
 def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
-        "worker options of our side (default: turnkeeper's, see turnkeeper/worker_tuning.py)"
+        "worker options of our side (default: turnkeeper's, see turnkeeper/worker/worker_tuning.py)"
     )
     group.add_argument("--max-concurrent-workflow-tasks", type=int)
     group.add_argument("--max-concurrent-activities", type=int)

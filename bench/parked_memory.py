@@ -43,7 +43,7 @@ from bench.parked import park_turns
 from bench.server import BenchServer, rss_bytes
 from bench.sides import FLOOR, OURS, floor_side, turnkeeper_side
 from bench.turnkeeper_side import bench_data_converter, turnkeeper_worker
-from turnkeeper.logging import configure_logging
+from turnkeeper.worker.logging import configure_logging
 
 _SETTLE_S = 2.0
 # Files of each category, by a fragment of their path (first match wins).

@@ -28,7 +28,7 @@ async def _floor_worker(args: argparse.Namespace) -> Worker:
 
 async def _turnkeeper_worker(args: argparse.Namespace) -> Worker:
     from bench.turnkeeper_side import bench_data_converter, turnkeeper_worker
-    from turnkeeper.logging import configure_logging
+    from turnkeeper.worker.logging import configure_logging
 
     configure_logging("WARNING")
     data_dir = Path(args.data_dir)

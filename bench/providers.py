@@ -27,21 +27,21 @@ from typing import Any
 
 from temporalio.client import Client
 from temporalio.worker import Worker
-from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
-from turnkeeper.activities.llm.openai_provider import OpenAICompatibleProvider
+from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
+from turnkeeper.activities.providers.openai_provider import OpenAICompatibleProvider
 from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.pricing import PRICING_TABLE, cache_read_price, cache_write_price
 from turnkeeper.contracts.turn import AgentReport, Usage
 
 from bench.server import BenchServer
 from bench.turnkeeper_side import bench_data_converter
-from turnkeeper.logging import configure_logging
-from turnkeeper.runtime.wiring import build_activities, worker_workflows, workflow_runner
-from turnkeeper.settings import Settings
 from turnkeeper.testing import fake_anthropic as anthropic
 from turnkeeper.testing import openai_replies as openai
 from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from turnkeeper.testing.fake_openai import FakeOpenAI, start_fake_openai
+from turnkeeper.worker.logging import configure_logging
+from turnkeeper.worker.settings import Settings
+from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
 
 SONNET = "anthropic:claude-sonnet-4-6"
 GPT = "openai:gpt-4.1"

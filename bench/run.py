@@ -37,7 +37,7 @@ from bench.parked import parked, parked_encrypted
 from bench.server import BenchServer, machine
 from bench.sides import FLOOR, OURS, floor_side, turnkeeper_side
 from bench.turnkeeper_side import bench_data_converter, turnkeeper_worker
-from turnkeeper.logging import configure_logging
+from turnkeeper.worker.logging import configure_logging
 
 ALL_SECTIONS = [
     "history",

@@ -1,8 +1,8 @@
 """A fresh embedded dev server for one bench run, and what we read about processes and the host.
 
-The server is `turnkeeper.devserver.DevServer` (the project's own, with its search attributes
-registered) on free loopback ports, headless, with its SQLite file in a throwaway folder (on
-tmpfs when the host has one, so disk speed does not enter the figures).
+The server is `turnkeeper.devtools.devserver.DevServer` (the project's own, with its search
+attributes registered) on free loopback ports, headless, with its SQLite file in a throwaway
+folder (on tmpfs when the host has one, so disk speed does not enter the figures).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 import psutil
 
-from turnkeeper.devserver import DevServer, find_temporal_binary
+from turnkeeper.devtools.devserver import DevServer, find_temporal_binary
 
 WARN_LIMIT_MARKERS = ("exceeds warn limit", "exceeds error limit")
 
@@ -47,7 +47,7 @@ class BenchServer(DevServer):
     @property
     def server_pid(self) -> int | None:
         """The `temporal` process itself, whose CPU the figures count: `pid` is its guard's
-        (`turnkeeper.dev_server_guard`), a parent that only waits."""
+        (`turnkeeper.devtools.dev_server_guard`), a parent that only waits."""
         if self.pid is None:
             return None
         children = psutil.Process(self.pid).children()

@@ -17,19 +17,19 @@ from typing import Any, Final
 from temporalio.client import Client, WorkflowHandle
 from temporalio.converter import DataConverter
 from temporalio.worker import Worker
-from turnkeeper.activities.llm.provider import ModelRequest, ModelResponse, TextSink
-from turnkeeper.activities.store.content_store import ContentStore, LocalFolderStore
-from turnkeeper.activities.store.encrypted_store import encrypting
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.payload_storage import turn_data_converter
+from turnkeeper.activities.providers.provider import ModelRequest, ModelResponse, TextSink
 from turnkeeper.activities.tools.registry import ToolRegistry, worker_tool
 from turnkeeper.contracts.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL, ACTIVITY_TOOL_CALL
 from turnkeeper.contracts.turn import AgentReport, TurnRequest, Usage
 
 from bench.scenario import BLOB, MODEL, PARK_TOOL_NAME, TOOL_NAME, parse_task_text, task_text
-from turnkeeper.runtime.wiring import build_activities, worker_workflows, workflow_runner
-from turnkeeper.settings import Settings
+from turnkeeper.payloads.content_store import ContentStore, LocalFolderStore
+from turnkeeper.payloads.encrypted_store import encrypting
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.payload_storage import turn_data_converter
+from turnkeeper.worker.settings import Settings
+from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
 
 MODEL_ACTIVITY: Final = ACTIVITY_MODEL_CALL
 TOOL_ACTIVITY: Final = ACTIVITY_TOOL_CALL
@@ -208,7 +208,7 @@ async def start_turnkeeper_turn(
     """Starts a turn the way `turnkeeper run` does."""
     # The client's modules (typer, rich) are imported here, not at the top: a parked worker's
     # process imports this module and should hold only what a deployed worker holds.
-    from turnkeeper.turns import start_turn
+    from turnkeeper.client.turns import start_turn
 
     return await start_turn(
         client,
@@ -221,7 +221,7 @@ async def start_turnkeeper_turn(
 async def start_parked_session_turn(client: Client, task_queue: str) -> WorkflowHandle[Any, Any]:
     """Starts a session whose first turn parks on the approval of its `fetch_blob` call; the
     session's handle (terminating it terminates the turn, its child)."""
-    from turnkeeper.sessions import start_session
+    from turnkeeper.client.sessions import start_session
 
     handle = await start_session(
         client,

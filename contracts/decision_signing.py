@@ -72,7 +72,7 @@ def _cryptography() -> AbstractContextManager[None]:
 def load_cryptography() -> None:
     """Loads, outside any workflow sandbox, every `cryptography` module that signed decisions use.
 
-    Called by whatever builds a worker's sandbox (`turnkeeper.runtime.wiring.workflow_runner`):
+    Called by whatever builds a worker's sandbox (`turnkeeper.worker.wiring.workflow_runner`):
     a turn may name keyed approvers at any moment, and its first check runs inside the sandbox.
     Clients and the console need not call it: outside a sandbox the imports below just work.
     """

@@ -20,23 +20,23 @@ from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
-from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
-from turnkeeper.activities.llm.demo_provider import DemoProvider
-from turnkeeper.activities.llm.openai_provider import OpenAICompatibleProvider
-from turnkeeper.activities.store.content_store import ContentStore, LocalFolderStore
-from turnkeeper.activities.store.encrypted_store import encrypting
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.payload_storage import turn_data_converter
+from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
+from turnkeeper.activities.providers.demo_provider import DemoProvider
+from turnkeeper.activities.providers.openai_provider import OpenAICompatibleProvider
 from turnkeeper.activities.tools.registry import ToolRegistry
 from turnkeeper.contracts.names import QUERY_STATUS, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.waiting import until
-from turnkeeper.runtime.wiring import build_activities, worker_workflows, workflow_runner
-from turnkeeper.settings import Settings
+from turnkeeper.payloads.content_store import ContentStore, LocalFolderStore
+from turnkeeper.payloads.encrypted_store import encrypting
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.payload_storage import turn_data_converter
 from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from turnkeeper.testing.fake_openai import FakeOpenAI, start_fake_openai
+from turnkeeper.worker.settings import Settings
+from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
 
 SA_KEYS = {
     "Keyword": SearchAttributeKey.for_keyword,

@@ -14,18 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
-from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.keyring import Keyring, new_key_entry
-from turnkeeper.activities.store.stores import open_store
 from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import make_settings, running_worker
-from turnkeeper.connection import connect
-from turnkeeper.dev_stack import dev_stack
-from turnkeeper.devserver import DevServer
-from turnkeeper.settings import Settings
+from turnkeeper.client.connection import connect
+from turnkeeper.devtools.dev_stack import dev_stack
+from turnkeeper.devtools.devserver import DevServer
+from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.keyring import Keyring, new_key_entry
+from turnkeeper.payloads.stores import open_store
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from turnkeeper.worker.settings import Settings
 
 OLD_KEY = new_key_entry("old-key")
 NEW_KEY = new_key_entry("new-key")

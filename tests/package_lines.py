@@ -20,18 +20,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "turnkeeper"
-# The layers of the architecture, lowest first; a module belongs to the first that prefixes it.
-SUBPACKAGES = (
+# The rooms of the package, lowest first; every module belongs to the one that prefixes it.
+ROOMS = (
     "turnkeeper.contracts",
+    "turnkeeper.payloads",
     "turnkeeper.workflows",
     "turnkeeper.activities",
-    "turnkeeper.runtime",
+    "turnkeeper.devtools",
+    "turnkeeper.client",
+    "turnkeeper.worker",
+    "turnkeeper.console",
 )
-# The flat modules of `turnkeeper/` a worker process loads (those `turnkeeper.worker_cli`
-# reaches), as against the console and client modules; computed, not listed by hand.
-WORKER_ENTRY = "turnkeeper.worker_cli"
-WORKER_SIDE = "turnkeeper/* (worker side)"
-CONSOLE_SIDE = "turnkeeper/* (console, client)"
+ROOT_MODULE = "turnkeeper (its lazy exports)"
 SCRIPT = "worker.py"
 SIBLINGS = ("turnkeeper.workflows", "turnkeeper.activities")
 
@@ -51,23 +51,19 @@ def installed_layout(dest: Path) -> Path:
     return dest
 
 
-# How low each layer sits: a module may import lower layers; workflows and activities not each
-# other. The runtime is the composition root (`turnkeeper.runtime`) with the flat modules of the
-# worker process it runs in (settings, connection, worker); the console and client sit above it.
+# How low each room sits: a module may import lower rooms; workflows and activities not each
+# other. pyproject.toml's layers contract says the same, with the one crossing it names.
 RANK = {
-    "turnkeeper.contracts": 0,
-    "turnkeeper.workflows": 1,
-    "turnkeeper.activities": 1,
-    "turnkeeper.runtime": 2,
-    WORKER_SIDE: 2,
-    CONSOLE_SIDE: 3,
-    SCRIPT: 4,
+    **{room: rank for rank, room in enumerate(ROOMS)},
+    "turnkeeper.activities": ROOMS.index("turnkeeper.workflows"),
+    ROOT_MODULE: len(ROOMS),
+    SCRIPT: len(ROOMS) + 1,
 }
 
 
 def layer_edges(layout: Path) -> tuple[dict[str, set[str]], list[str]]:
-    """importer layer -> imported layers over the package copied into `layout`, and each
-    module-level import that crosses a line (a layer importing its sibling or one above it)."""
+    """importer room -> imported rooms over the package copied into `layout`, and each
+    module-level import that crosses a line (a room importing its sibling or one above it)."""
     import grimp
 
     sys.path.insert(0, str(layout))
@@ -75,13 +71,12 @@ def layer_edges(layout: Path) -> tuple[dict[str, set[str]], list[str]]:
         graph = grimp.build_graph(PACKAGE, cache_dir=None)
     finally:
         sys.path.remove(str(layout))
-    worker_side = _flat_modules_reached(graph, WORKER_ENTRY)
 
     def layer(module: str) -> str:
-        for subpackage in SUBPACKAGES:
-            if module == subpackage or module.startswith(subpackage + "."):
-                return subpackage
-        return WORKER_SIDE if module in worker_side else CONSOLE_SIDE
+        for room in ROOMS:
+            if module == room or module.startswith(room + "."):
+                return room
+        return ROOT_MODULE
 
     edges: dict[str, set[str]] = defaultdict(set)
     crossings: list[str] = []
@@ -95,11 +90,6 @@ def layer_edges(layout: Path) -> tuple[dict[str, set[str]], list[str]]:
                 crossings.append(f"{module} -> {imported}")
     edges[SCRIPT] = {layer(name) for name in _script_imports(ROOT / SCRIPT)}
     return edges, crossings
-
-
-def _flat_modules_reached(graph: object, entry: str) -> set[str]:
-    reached = {entry} | graph.find_upstream_modules(entry)  # type: ignore[attr-defined]
-    return {name for name in reached if not name.startswith(SUBPACKAGES)}
 
 
 def _script_imports(path: Path) -> set[str]:

@@ -11,8 +11,8 @@ import pytest
 from temporalio.client import Client
 from temporalio.service import TLSConfig
 
-from turnkeeper.connection import connect, connect_config
-from turnkeeper.worker import check_search_attributes
+from turnkeeper.client.connection import connect, connect_config
+from turnkeeper.worker.run import check_search_attributes
 
 
 def use_profile(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, profile: str, toml: str) -> None:

@@ -17,22 +17,22 @@ import pytest
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payload, Payloads
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.stores import open_store
 from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.browser import find_chromium, headless_chromium
 from tests.conftest import make_settings, new_key, scripted_request, temporal_binary
 from tests.encrypted_stack import OLD_KEY, deployment, encrypted_dev_stack
-from turnkeeper.codec_server import (
+from turnkeeper.devtools.codec_server import (
     Access,
     CodecServerError,
     CodecService,
     check_exposure,
     running_codec_server,
 )
-from turnkeeper.devserver import DevServer
+from turnkeeper.devtools.devserver import DevServer
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.stores import open_store
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 

@@ -22,18 +22,18 @@ import pytest
 from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.api.sdk.v1.external_storage_pb2 import ExternalStorageReference
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.stores import open_store
 
 from tests.conftest import make_settings, temporal_binary
 from tests.encrypted_stack import OLD_KEY
-from turnkeeper.codec_server import (
+from turnkeeper.devtools.codec_server import (
     MAX_PAYLOADS_PER_REQUEST,
     MAX_REQUEST_BYTES,
     Access,
     CodecService,
     running_codec_server,
 )
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.stores import open_store
 
 SECRET: Final = "lantern-ferry-5521"
 REFERENCE_TYPE: Final = ExternalStorageReference.DESCRIPTOR.full_name.encode()

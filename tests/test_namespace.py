@@ -47,8 +47,8 @@ def test_the_card_folders_are_the_packages_subpackages() -> None:
 
 
 def test_the_runtime_that_wires_a_worker_is_a_subpackage_of_turnkeeper() -> None:
-    import turnkeeper.runtime
+    import turnkeeper.worker
 
-    assert Path(turnkeeper.runtime.__file__).parent == REPO / "turnkeeper" / "runtime"
-    names = {info.name for info in pkgutil.iter_modules(turnkeeper.runtime.__path__)}
+    assert Path(turnkeeper.worker.__file__).parent == REPO / "turnkeeper" / "runtime"
+    names = {info.name for info in pkgutil.iter_modules(turnkeeper.worker.__path__)}
     assert "wiring" in names

@@ -1,6 +1,6 @@
-"""The package lines of pyproject.toml's `[tool.importlinter]` hold: contracts <- workflows |
-activities <- runtime <- the worker process and the console. An import that crosses one fails CI
-here, naming the import."""
+"""The package lines of pyproject.toml's `[tool.importlinter]` hold: contracts <- payloads <-
+workflows | activities <- devtools <- client <- worker <- console, and the client loads neither the
+console nor typer nor rich. An import that crosses one fails CI here, naming the import."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def test_every_import_keeps_to_the_package_lines(tmp_path: Path) -> None:
     [
         pytest.param(
             "activities/crossing.py",
-            "import turnkeeper.settings\n",
-            "turnkeeper.activities.crossing -> turnkeeper.settings",
+            "import turnkeeper.worker.settings\n",
+            "turnkeeper.activities.crossing -> turnkeeper.worker.settings",
             id="an activity that reads the settings",
         ),
         pytest.param(
@@ -54,9 +54,27 @@ def test_every_import_keeps_to_the_package_lines(tmp_path: Path) -> None:
         ),
         pytest.param(
             "activities/crossing.py",
-            "from turnkeeper.runtime import wiring\n",
-            "turnkeeper.activities is not allowed to import turnkeeper.runtime",
+            "from turnkeeper.worker import wiring\n",
+            "turnkeeper.activities is not allowed to import turnkeeper.worker",
             id="an activity that imports the composition root",
+        ),
+        pytest.param(
+            "client/crossing.py",
+            "import rich\n",
+            "turnkeeper.client.crossing -> rich",
+            id="a client module that draws on the terminal",
+        ),
+        pytest.param(
+            "client/crossing.py",
+            "from turnkeeper.console import terminal\n",
+            "turnkeeper.client.crossing -> turnkeeper.console.terminal",
+            id="a client module that imports the console",
+        ),
+        pytest.param(
+            "workflows/crossing.py",
+            "from turnkeeper.payloads import keyring\n",
+            "turnkeeper.workflows.crossing -> turnkeeper.payloads.keyring",
+            id="a workflow that reads payloads itself",
         ),
         pytest.param(
             "contracts/crossing.py",

@@ -32,7 +32,7 @@ import pytest
 import typer.main
 from pydantic import BaseModel
 from temporalio import workflow
-from turnkeeper.activities.llm.endpoints import named_endpoints
+from turnkeeper.activities.providers.endpoints import named_endpoints
 from turnkeeper.contracts import names
 from turnkeeper.contracts.approvals import (
     SIGNAL_REMEMBER,
@@ -50,9 +50,9 @@ from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
 from turnkeeper.workflows.request_checks import request_problem
 
 from tests.conftest import temporal_binary
-from turnkeeper import worker_cli
-from turnkeeper.cli import app
-from turnkeeper.requests import RunOptions, build_request
+from turnkeeper.client.requests import RunOptions, build_request
+from turnkeeper.console import worker_cli
+from turnkeeper.console.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
 # The README and every page of the documentation site (docs/, built by mkdocs.yml).

@@ -19,16 +19,16 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.stores import open_store
 
 from tests.conftest import make_settings, new_key, temporal_binary
 from tests.encrypted_stack import OLD_KEY
 from tests.waiting import until
-from turnkeeper.codec_server import Access, CodecService, running_codec_server
-from turnkeeper.settings import Settings
+from turnkeeper.devtools.codec_server import Access, CodecService, running_codec_server
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.stores import open_store
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from turnkeeper.worker.settings import Settings
 
 ROOT = Path(__file__).parent.parent
 

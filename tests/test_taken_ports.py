@@ -20,7 +20,7 @@ import pytest
 import turnkeeper
 from tests.cli.test_demo import turnkeeper_command
 from tests.test_devserver import REPO_ROOT, free_ports, own_environment
-from turnkeeper.devserver import DevServer, DevServerError, PortFlags
+from turnkeeper.devtools.devserver import DevServer, DevServerError, PortFlags
 
 FLAGS = PortFlags("--the-port", "--the-ui-port")
 

@@ -15,7 +15,7 @@ from temporalio.contrib.opentelemetry import OpenTelemetryPlugin, ReplaySafeTrac
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.runtime import OpenTelemetryConfig, PrometheusConfig
-from turnkeeper.activities.llm.provider import ModelRequest, ModelResponse
+from turnkeeper.activities.providers.provider import ModelRequest, ModelResponse
 from turnkeeper.activities.tracing import (
     CONTENT_ENV,
     MAX_ARGUMENTS_CHARS,
@@ -27,9 +27,9 @@ from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import Usage
 
 from tests.telemetry_capture import Capture, capture
-from turnkeeper import telemetry as telemetry_module
-from turnkeeper.telemetry import TelemetryConfigError, build_telemetry, configure_telemetry
-from turnkeeper.temporal_metrics import temporal_metrics_config
+from turnkeeper.worker import telemetry as telemetry_module
+from turnkeeper.worker.telemetry import TelemetryConfigError, build_telemetry, configure_telemetry
+from turnkeeper.worker.temporal_metrics import temporal_metrics_config
 
 MODEL = "anthropic:claude-sonnet-4-6"
 

@@ -9,14 +9,14 @@ import pytest
 from temporalio import workflow
 from temporalio.common import VersioningBehavior
 
-from turnkeeper.runtime.wiring import worker_workflows
-from turnkeeper.versioning import (
+from turnkeeper.console.worker_cli import options_of, parse_args
+from turnkeeper.worker.versioning import (
     VersioningConfigError,
     WorkerVersion,
     default_build_id,
     worker_version,
 )
-from turnkeeper.worker_cli import options_of, parse_args
+from turnkeeper.worker.wiring import worker_workflows
 
 ENV = {"TURNKEEPER_DEPLOYMENT_NAME": "support", "TURNKEEPER_BUILD_ID": "2026-11-23.1"}
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from turnkeeper.contracts.events import TurnEvent
 
-from turnkeeper.watch import describe
+from turnkeeper.console.watch import describe
 
 AT = datetime(2026, 11, 23, 15, 4, 5, tzinfo=UTC)
 

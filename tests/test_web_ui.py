@@ -32,9 +32,9 @@ from tests.conftest import (
     scripted_request,
     temporal_binary,
 )
+from turnkeeper.client.turns import start_turn
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
-from turnkeeper.turns import start_turn
 
 ARTIFACTS: Final = Path(__file__).resolve().parents[1] / "test-artifacts"
 SCREENSHOT: Final = ARTIFACTS / "web-ui-turn.png"

@@ -81,7 +81,7 @@ def test_the_wheel_installs_beside_an_application_of_the_same_shape(tmp_path: Pa
         import activities, worker, workflows
         import turnkeeper
         from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
-        from turnkeeper.runtime.wiring import build_activities
+        from turnkeeper.worker.wiring import build_activities
         from turnkeeper.contracts.pricing import PRICING_FILE
         assert workflows.OWNER.endswith("workflows") and activities.OWNER.endswith("activities")
         assert worker.OWNER.endswith("worker")

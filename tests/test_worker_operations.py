@@ -24,11 +24,11 @@ from tests import history_facts
 from tests.conftest import new_key, scripted_request
 from tests.deployment.test_upgrade import promoted
 from tests.waiting import until
-from turnkeeper import deployments
-from turnkeeper.env_numbers import SettingsError
-from turnkeeper.health import WorkerHealth, health_port
+from turnkeeper.devtools import deployments
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from turnkeeper.worker.env_numbers import SettingsError
+from turnkeeper.worker.health import WorkerHealth, health_port
 
 ROOT = Path(__file__).parent.parent
 MODEL_CALL_S = 10.0

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from temporalio.worker import PollerBehaviorSimpleMaximum
 
-from turnkeeper.settings import Settings
-from turnkeeper.worker_tuning import WorkerTuning
+from turnkeeper.worker.settings import Settings
+from turnkeeper.worker.worker_tuning import WorkerTuning
 
 ROOT = Path(__file__).parent.parent
 

@@ -81,18 +81,18 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "tool": ("turnkeeper.activities.tools.registry", "worker_tool"),
     "ToolContext": ("turnkeeper.activities.tools.registry", "ToolContext"),
     "ToolError": ("turnkeeper.activities.tools.registry", "ToolError"),
-    "run_worker": ("turnkeeper.worker", "run_worker"),
-    "connect": ("turnkeeper.connection", "connect"),
-    "exit_without_teardown": ("turnkeeper.console", "exit_without_teardown"),
-    "start_turn": ("turnkeeper.client", "start_turn"),
-    "turn": ("turnkeeper.client", "turn"),
-    "pending": ("turnkeeper.client", "pending"),
-    "start_session": ("turnkeeper.sessions", "start_session"),
-    "session": ("turnkeeper.sessions", "session"),
-    "SessionHandle": ("turnkeeper.sessions", "SessionHandle"),
+    "run_worker": ("turnkeeper.worker.run", "run_worker"),
+    "connect": ("turnkeeper.client.connection", "connect"),
+    "exit_without_teardown": ("turnkeeper.console.terminal", "exit_without_teardown"),
+    "start_turn": ("turnkeeper.client.client", "start_turn"),
+    "turn": ("turnkeeper.client.client", "turn"),
+    "pending": ("turnkeeper.client.client", "pending"),
+    "start_session": ("turnkeeper.client.sessions", "start_session"),
+    "session": ("turnkeeper.client.sessions", "session"),
+    "SessionHandle": ("turnkeeper.client.sessions", "SessionHandle"),
     "SessionStatus": ("turnkeeper.contracts.session", "SessionStatus"),
-    "TurnHandle": ("turnkeeper.client", "TurnHandle"),
-    "WaitingTurn": ("turnkeeper.turns", "WaitingTurn"),
+    "TurnHandle": ("turnkeeper.client.client", "TurnHandle"),
+    "WaitingTurn": ("turnkeeper.client.turns", "WaitingTurn"),
     "TurnRequest": ("turnkeeper.contracts.turn", "TurnRequest"),
     "Agent": ("turnkeeper.contracts.turn", "AgentSpec"),
     "Task": ("turnkeeper.contracts.turn", "TaskSpec"),
@@ -109,7 +109,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Compaction": ("turnkeeper.contracts.compaction", "CompactionSpec"),
     "CompactedHistory": ("turnkeeper.contracts.compaction", "CompactedHistory"),
     **{
-        name: ("turnkeeper.errors", name)
+        name: ("turnkeeper.client.errors", name)
         for name in (
             "TurnError",
             "InvalidTurnRequest",
@@ -150,23 +150,9 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from turnkeeper.activities.tools.registry import ToolContext, ToolError
     from turnkeeper.activities.tools.registry import worker_tool as tool
-    from turnkeeper.client import TurnHandle, pending, start_turn, turn
-    from turnkeeper.connection import connect
-    from turnkeeper.contracts.budget_extension import (
-        BudgetExtension,
-        BudgetRequest,
-        ExtendBudgetResult,
-    )
-    from turnkeeper.contracts.compaction import CompactedHistory
-    from turnkeeper.contracts.compaction import CompactionSpec as Compaction
-    from turnkeeper.contracts.events import TurnEvent
-    from turnkeeper.contracts.messages import Message
-    from turnkeeper.contracts.session import SessionStatus
-    from turnkeeper.contracts.signals import DecisionRecord, PendingCall, TurnStatus
-    from turnkeeper.contracts.turn import AgentReport, Constraints, TurnRequest
-    from turnkeeper.contracts.turn import AgentSpec as Agent
-    from turnkeeper.contracts.turn import TaskSpec as Task
-    from turnkeeper.errors import (
+    from turnkeeper.client.client import TurnHandle, pending, start_turn, turn
+    from turnkeeper.client.connection import connect
+    from turnkeeper.client.errors import (
         AutonomyBoundaryViolation,
         DecisionRefused,
         EncryptionRequired,
@@ -185,6 +171,20 @@ if TYPE_CHECKING:
         TurnError,
         TurnInternalError,
     )
-    from turnkeeper.sessions import SessionHandle, session, start_session
-    from turnkeeper.turns import WaitingTurn
-    from turnkeeper.worker import run_worker
+    from turnkeeper.client.sessions import SessionHandle, session, start_session
+    from turnkeeper.client.turns import WaitingTurn
+    from turnkeeper.contracts.budget_extension import (
+        BudgetExtension,
+        BudgetRequest,
+        ExtendBudgetResult,
+    )
+    from turnkeeper.contracts.compaction import CompactedHistory
+    from turnkeeper.contracts.compaction import CompactionSpec as Compaction
+    from turnkeeper.contracts.events import TurnEvent
+    from turnkeeper.contracts.messages import Message
+    from turnkeeper.contracts.session import SessionStatus
+    from turnkeeper.contracts.signals import DecisionRecord, PendingCall, TurnStatus
+    from turnkeeper.contracts.turn import AgentReport, Constraints, TurnRequest
+    from turnkeeper.contracts.turn import AgentSpec as Agent
+    from turnkeeper.contracts.turn import TaskSpec as Task
+    from turnkeeper.worker.run import run_worker

@@ -5,7 +5,7 @@ the price of its answer."""
 from __future__ import annotations
 
 from temporalio.exceptions import ApplicationError
-from turnkeeper.activities.llm.provider import ModelProvider, ModelRequest
+from turnkeeper.activities.providers.provider import ModelProvider, ModelRequest
 from turnkeeper.contracts.activity_io import ModelCallInput
 from turnkeeper.contracts.errors import TURN_BUDGET_EXCEEDED
 from turnkeeper.contracts.pricing import cost_usd, input_cost_usd, price_for

@@ -5,7 +5,9 @@ It resolves the conversation from the content store, offers the named tools (wor
 looked up here, on the worker, so their definitions never travel through history), checks the
 cost budget, makes one provider attempt while heartbeating, stores the answer and returns only
 the new assistant message plus references. Failures are mapped to typed `ApplicationError`s;
-Temporal's retry policy decides whether to try again.
+Temporal's retry policy decides whether to try again. The conversation steps and the answer's
+size check live here, at the end; the cost check, the offered tools and the provider attempt,
+each with a reason of its own to change, have modules of their own.
 """
 
 from __future__ import annotations
@@ -15,26 +17,32 @@ from collections.abc import Mapping
 from typing import Any
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 from turnkeeper.activities.defects import defects_fail_once
-from turnkeeper.activities.llm.answer_size import check_payload_size
-from turnkeeper.activities.llm.conversation_steps import resolve_conversation, store_answer
 from turnkeeper.activities.llm.cost_check import answer_cost, check_cost_budget
 from turnkeeper.activities.llm.offered_tools import (
     approval_required,
     tool_definitions,
     tool_traits,
 )
-from turnkeeper.activities.llm.provider import ModelProvider, ModelRequest
 from turnkeeper.activities.llm.provider_call import call_provider, provider_for
 from turnkeeper.activities.logs import get_logger
+from turnkeeper.activities.providers.provider import ModelProvider, ModelRequest, ModelResponse
 from turnkeeper.activities.store.conversation_store import Conversation, ConversationStore
 from turnkeeper.activities.tools.registry import ToolRegistry
 from turnkeeper.activities.tracing import model_call_span
 from turnkeeper.activities.turn_identity import bound_to_turn
 from turnkeeper.contracts.activity_io import CallContext, ModelCallInput, ModelCallResult
+from turnkeeper.contracts.errors import CONTENT_MISSING, LLM_PAYLOAD_REJECTED
+from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL
 
+from turnkeeper.payloads.content_store import ContentMissingError
+
 log = get_logger(__name__)
+
+# Temporal's default limit on one payload is 2 MiB; keep a margin for the envelope.
+PAYLOAD_LIMIT_BYTES = 2_000_000
 
 
 class ModelCallActivities:
@@ -125,3 +133,58 @@ def log_model_call(call: ModelCallInput, result: ModelCallResult) -> None:
         duration_ms=result.duration_ms,
         stop_reason=result.stop_reason,
     )
+
+
+async def resolve_conversation(
+    conversations: ConversationStore, call: ModelCallInput
+) -> tuple[Conversation, CallContext]:
+    """The call's conversation, its new messages stored, and the turn's context (its root, or
+    for a chain older than context roots the object `call.context_ref` names).
+
+    Raises:
+        ApplicationError: ContentMissing, not retried: the store lost part of the conversation;
+            the workflow re-sends it inline.
+    """
+    try:
+        conversation = await conversations.resolve(call.conversation, call.context)
+        context = conversation.context or await _legacy_context(conversations, call)
+    except ContentMissingError as err:
+        raise ApplicationError(str(err), type=CONTENT_MISSING, non_retryable=True) from err
+    return conversation, context
+
+
+async def _legacy_context(conversations: ConversationStore, call: ModelCallInput) -> CallContext:
+    if call.context_ref is None:
+        return CallContext()
+    return await conversations.get_context(call.context_ref)
+
+
+async def store_answer(
+    conversations: ConversationStore, conversation: Conversation, response: ModelResponse
+) -> tuple[Message, str]:
+    """The provider's answer as the assistant message, appended to the stored conversation (in
+    place), and the reference of the conversation that ends with it."""
+    assistant = Message(role="assistant", content=response.content)
+    return assistant, await conversations.append(conversation, assistant)
+
+
+def check_payload_size(result: ModelCallResult) -> None:
+    """Raises ApplicationError (LLMPayloadRejected, not retried) when `result` serializes to
+    more than Temporal's payload limit."""
+    # A full serialization only when the answer could come near the limit: JSON escaping at
+    # most sextuples a character, so text under a sixth of the limit is always safe.
+    rough = sum(
+        len(getattr(block, "text", "")) + len(str(getattr(block, "input", "")))
+        for block in result.message.content
+    )
+    if rough * 6 < PAYLOAD_LIMIT_BYTES:
+        return
+    size = len(result.model_dump_json())
+    if size > PAYLOAD_LIMIT_BYTES:
+        # Temporal would reject the completion and the call would be retried (and billed) again.
+        raise ApplicationError(
+            f"the model's answer is {size} bytes, over Temporal's {PAYLOAD_LIMIT_BYTES}-byte "
+            f"payload limit; lower agent.max_tokens or ask for a shorter answer",
+            type=LLM_PAYLOAD_REJECTED,
+            non_retryable=True,
+        )

@@ -12,7 +12,7 @@ from typing import TypeVar
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.exceptions import ApplicationError
 from turnkeeper.activities.heartbeating import heartbeating
-from turnkeeper.activities.llm.provider import (
+from turnkeeper.activities.providers.provider import (
     ModelCallError,
     ModelProvider,
     ModelRequest,

@@ -37,7 +37,6 @@ from turnkeeper.activities.mcp.failures import (
     root_cause,
 )
 from turnkeeper.activities.mcp.results import result_text
-from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.tool_results import stored_result
 from turnkeeper.activities.turn_identity import bound_to_turn
 from turnkeeper.contracts.activity_io import ToolCallResult
@@ -55,6 +54,8 @@ from turnkeeper.contracts.result_limits import (
     MIN_RESULT_BYTES,
     capped,
 )
+
+from turnkeeper.payloads.content_store import ContentStore
 
 log = get_logger(__name__)
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from temporalio import activity
 from turnkeeper.activities.mcp.config import unknown_server, unknown_server_call
-from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.activities.tool_results import stored_result
 from turnkeeper.activities.turn_identity import bound_to_turn
 from turnkeeper.contracts.activity_io import ToolCallResult
@@ -25,6 +24,8 @@ from turnkeeper.contracts.mcp import (
     McpListToolsResult,
     split_qualified_name,
 )
+
+from turnkeeper.payloads.content_store import ContentStore
 
 
 class NoMcpServers:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
-from turnkeeper.activities.store.content_store import ContentMissingError
 from turnkeeper.activities.store.conversation_store import ConversationStore
 from turnkeeper.contracts.errors import CONTENT_MISSING
 from turnkeeper.contracts.names import ACTIVITY_LOAD_CONVERSATION, ACTIVITY_STORE_CONVERSATION
@@ -17,6 +16,8 @@ from turnkeeper.contracts.session import (
     StoreConversationInput,
     StoredConversation,
 )
+
+from turnkeeper.payloads.content_store import ContentMissingError
 
 
 class ConversationActivities:

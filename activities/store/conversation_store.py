@@ -16,9 +16,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from pydantic import TypeAdapter
-from turnkeeper.activities.store.content_store import ContentStore
 from turnkeeper.contracts.activity_io import BlockRef, CallContext, ConversationDelta, MessageDraft
 from turnkeeper.contracts.messages import ContentBlock, Message
+
+from turnkeeper.payloads.content_store import ContentStore
 
 _BLOCK = TypeAdapter(ContentBlock)
 

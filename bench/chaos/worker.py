@@ -19,12 +19,12 @@ import sys
 from pathlib import Path
 
 from temporalio.worker import Worker
-from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
+from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 from turnkeeper.activities.tools.registry import ToolContext, ToolRegistry, WorkerTool, worker_tool
 
-from turnkeeper.connection import connect
-from turnkeeper.runtime.wiring import build_activities, worker_workflows, workflow_runner
-from turnkeeper.settings import MCP_CONFIG_ENV, STORE_URL_ENV, Settings
+from turnkeeper.client.connection import connect
+from turnkeeper.worker.settings import MCP_CONFIG_ENV, STORE_URL_ENV, Settings
+from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
 
 TOOL_SECONDS = (0.2, 1.2)
 

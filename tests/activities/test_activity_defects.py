@@ -10,11 +10,12 @@ import structlog.testing
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from turnkeeper.activities.defects import defects_fail_once
-from turnkeeper.activities.store.content_store import LocalFolderStore
 from turnkeeper.activities.tools.registry import ToolRegistry, worker_tool
 from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.contracts.activity_io import ToolCallInput
 from turnkeeper.contracts.errors import TURN_INTERNAL_ERROR
+
+from turnkeeper.payloads.content_store import LocalFolderStore
 
 
 class _StoreFailingWith(LocalFolderStore):

@@ -15,13 +15,13 @@ from pathlib import Path
 import anthropic
 import httpx2
 import pytest
-from turnkeeper.activities.llm.anthropic_provider import (
+from turnkeeper.activities.providers.anthropic_provider import (
     AnthropicProvider,
     _to_sdk_messages,
     classify_error,
     parse_retry_after,
 )
-from turnkeeper.activities.llm.provider import ModelCallError, ModelRequest
+from turnkeeper.activities.providers.provider import ModelCallError, ModelRequest
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
     LLM_CONTENT_FILTERED,

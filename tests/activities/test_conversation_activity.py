@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
-from turnkeeper.activities.store.content_store import LocalFolderStore
 from turnkeeper.activities.store.conversation_activity import ConversationActivities
 from turnkeeper.activities.store.conversation_store import ConversationStore
 from turnkeeper.contracts.activity_io import CallContext, ConversationDelta
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.session import LoadConversationInput
+
+from turnkeeper.payloads.content_store import LocalFolderStore
 
 
 async def test_it_reads_a_stored_conversation_without_its_context(tmp_path: Path) -> None:

@@ -26,12 +26,12 @@ from turnkeeper.activities.mcp.config import (
     StdioServerConfig,
 )
 from turnkeeper.activities.mcp.mcp_activity import McpActivities
-from turnkeeper.activities.store.content_store import LocalFolderStore
 from turnkeeper.contracts.activity_io import ToolCallResult
 from turnkeeper.contracts.mcp import McpCallInput, McpListToolsInput, McpListToolsResult
 from turnkeeper.contracts.messages import ToolResultBlock
 
 from tests.mcp_servers.http_process import DEMO_SERVER, HttpServerProcess, free_port
+from turnkeeper.payloads.content_store import LocalFolderStore
 
 
 def stdio_server(name: str = "demo", **options: Any) -> StdioServerConfig:

@@ -18,7 +18,7 @@ from turnkeeper.activities.mcp.config import (
 from turnkeeper.activities.mcp.results import result_text
 from turnkeeper.contracts.mcp import is_mcp_tool_name, qualified_name, split_qualified_name
 
-from turnkeeper.settings import Settings
+from turnkeeper.worker.settings import Settings
 
 
 def write_config(tmp_path: Path, content: Any) -> Path:

@@ -13,14 +13,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from turnkeeper.activities.llm.endpoints import (
+from turnkeeper.activities.providers.endpoints import (
     NO_KEY,
     ProvidersConfigError,
     default_providers,
     named_endpoints,
 )
-from turnkeeper.activities.llm.openai_provider import OpenAICompatibleProvider
-from turnkeeper.activities.llm.provider import ModelCallError, ModelRequest
+from turnkeeper.activities.providers.openai_provider import OpenAICompatibleProvider
+from turnkeeper.activities.providers.provider import ModelCallError, ModelRequest
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
     LLM_CONTENT_FILTERED,

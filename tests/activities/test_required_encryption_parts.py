@@ -14,15 +14,15 @@ from temporalio.api.common.v1 import Payload
 from temporalio.api.failure.v1 import Failure
 from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
-from turnkeeper.activities.store.content_store import LocalFolderStore
-from turnkeeper.activities.store.encryption_codec import ENCODING, EncryptionCodec
-from turnkeeper.activities.store.keyring import Keyring, new_key_entry
-from turnkeeper.activities.store.payload_storage import turn_data_converter
 from turnkeeper.contracts.errors import ENCRYPTION_REQUIRED
 from turnkeeper.contracts.plaintext import PLAINTEXT_MARK, is_marked
 
-from turnkeeper.env_numbers import SettingsError
-from turnkeeper.settings import Settings
+from turnkeeper.payloads.content_store import LocalFolderStore
+from turnkeeper.payloads.encryption_codec import ENCODING, EncryptionCodec
+from turnkeeper.payloads.keyring import Keyring, new_key_entry
+from turnkeeper.payloads.payload_storage import turn_data_converter
+from turnkeeper.worker.env_numbers import SettingsError
+from turnkeeper.worker.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 KEYS = new_key_entry("k1")

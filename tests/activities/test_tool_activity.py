@@ -14,7 +14,6 @@ import pytest
 import structlog
 from pydantic import BaseModel, Field
 from temporalio.testing import ActivityEnvironment
-from turnkeeper.activities.store.content_store import LocalFolderStore
 from turnkeeper.activities.tools.registry import (
     ToolContext,
     ToolError,
@@ -26,6 +25,8 @@ from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult
 from turnkeeper.contracts.messages import ToolResultBlock
+
+from turnkeeper.payloads.content_store import LocalFolderStore
 
 
 class Window(BaseModel):

@@ -13,7 +13,6 @@ from temporalio import workflow
 from temporalio.client import Client
 from temporalio.exceptions import ActivityError
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
-from turnkeeper.activities.store.content_store import LocalFolderStore
 from turnkeeper.activities.tools.registry import ToolContext, ToolRegistry, WorkerTool, worker_tool
 from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult
@@ -24,6 +23,8 @@ from turnkeeper.workflows.tool_retries import (
     interrupted_call_text,
     tool_retry_policy,
 )
+
+from turnkeeper.payloads.content_store import LocalFolderStore
 
 RUNS: list[tuple[str, str, int]] = []  # (tool, idempotency key, attempt) of every run
 

@@ -17,8 +17,8 @@ import temporalio.workflow
 from temporalio.client import Client
 from typer.testing import CliRunner, Result
 
-from turnkeeper import render
-from turnkeeper.cli import app
+from turnkeeper.console import render
+from turnkeeper.console.cli import app
 
 runner = CliRunner()
 

@@ -15,9 +15,9 @@ from typer.testing import Result
 from tests.cli.helpers import address_of, restore_logging, runner  # noqa: F401 (autouse fixture)
 from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.workflows.test_sessions import _settled, _turn_input
-from turnkeeper.cli import app
-from turnkeeper.sessions import session as session_handle
-from turnkeeper.sessions import start_session
+from turnkeeper.client.sessions import session as session_handle
+from turnkeeper.client.sessions import start_session
+from turnkeeper.console.cli import app
 from turnkeeper.testing import fake_anthropic as fake
 
 

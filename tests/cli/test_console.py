@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from turnkeeper.console import ShowingConsole, visible
+from turnkeeper.console.terminal import ShowingConsole, visible
 
 CLEAR_AND_FAKE = "\x1b[2J\x1b[32mapproved\x1b[0m"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from turnkeeper.demo import SAMPLE_NOTES
+from turnkeeper.console.demo import SAMPLE_NOTES
 
 DEMO_TIMEOUT_S = 60
 
@@ -35,7 +35,7 @@ def turnkeeper_command() -> list[str]:
     script = Path(sys.executable).with_name("turnkeeper")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "from turnkeeper.cli import app; app()"]
+    return [sys.executable, "-c", "from turnkeeper.console.cli import app; app()"]
 
 
 def user_environment() -> dict[str, str]:

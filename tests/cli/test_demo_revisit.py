@@ -87,7 +87,8 @@ def test_the_commands_the_demo_prints_work_after_it_ended(tmp_path: Path, where:
     worker, status, transcript, web_ui = printed_way_back(output)
     approve = printed_line(output, " approve turn-demo-summarizer-")
     temporal = printed_line(output, " workflow signal --workflow-id turn-demo-summarizer-")
-    script = " worker.py --dev" if where == "checkout" else " -m turnkeeper.worker_cli --dev"
+    module = " -m turnkeeper.console.worker_cli --dev"
+    script = " worker.py --dev" if where == "checkout" else module
     assert script in worker
 
     with running(worker, cwd, tmp_path / "worker.log"):

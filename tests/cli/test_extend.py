@@ -28,8 +28,8 @@ from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixtu
 )
 from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binary
 from tests.workflows.test_budget_extension import wait_for_budget_request
-from turnkeeper.client import TurnHandle
-from turnkeeper.errors import DecisionRefused
+from turnkeeper.client.client import TurnHandle
+from turnkeeper.client.errors import DecisionRefused
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import script_marker
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from tests.cli.helpers import restore_logging, runner  # noqa: F401 (an autouse fixture)
-from turnkeeper.cli import app
-from turnkeeper.commands import parse_output
-from turnkeeper.requests import RequestError, RunOptions, build_request
+from turnkeeper.client.requests import RequestError, RunOptions, build_request
+from turnkeeper.console.cli import app
+from turnkeeper.console.commands import parse_output
 
 
 def write_json(path: Path, value: Any) -> Path:

@@ -39,8 +39,8 @@ from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixtu
 )
 from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binary, wait_for_pending
 from tests.waiting import until
-from turnkeeper.cli import app
-from turnkeeper.signing import PASSPHRASE_ENV
+from turnkeeper.console.cli import app
+from turnkeeper.console.signing import PASSPHRASE_ENV
 from turnkeeper.testing import fake_anthropic as fake
 
 WRITE_A = ("write_file", {"path": "a.md", "content": "A"})

@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
-from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.payload_storage import turn_data_converter
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
 
 from tests.conftest import SA_KEYS, temporal_binary
+from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.payload_storage import turn_data_converter
 
 # The server re-checks a draining version every few minutes by default; a test cannot wait that.
 FAST_DRAINAGE = [

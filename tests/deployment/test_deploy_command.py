@@ -14,9 +14,9 @@ from temporalio.worker import Worker
 
 from tests.cli.helpers import address_of, invoke, restore_logging  # noqa: F401 (autouse fixture)
 from tests.waiting import until
-from turnkeeper import deployments
-from turnkeeper.runtime.wiring import worker_workflows, workflow_runner
-from turnkeeper.versioning import WorkerVersion
+from turnkeeper.devtools import deployments
+from turnkeeper.worker.versioning import WorkerVersion
+from turnkeeper.worker.wiring import worker_workflows, workflow_runner
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
 
-from turnkeeper.worker import GRACEFUL_SHUTDOWN
+from turnkeeper.worker.run import GRACEFUL_SHUTDOWN
 
 ROOT = Path(__file__).parent.parent.parent
 SOURCES = ("turnkeeper", "activities", "contracts", "workflows")

@@ -36,12 +36,12 @@ from tests.conftest import (
 )
 from tests.deployment.build_b_workflow import BUILD_MEMO, BuildBTurnWorkflow
 from tests.waiting import until
-from turnkeeper import deployments
-from turnkeeper.runtime.wiring import build_activities, worker_workflows, workflow_runner
-from turnkeeper.settings import Settings
+from turnkeeper.devtools import deployments
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
-from turnkeeper.versioning import WorkerVersion
+from turnkeeper.worker.settings import Settings
+from turnkeeper.worker.versioning import WorkerVersion
+from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
 
 T = TypeVar("T")
 

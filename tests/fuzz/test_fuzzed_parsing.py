@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.types import CallToolResult
 from pydantic import ValidationError
-from turnkeeper.activities.llm.anthropic_provider import _from_sdk_response
-from turnkeeper.activities.llm.provider import ModelCallError, ModelResponse
 from turnkeeper.activities.mcp.results import compact_json, result_text
+from turnkeeper.activities.providers.anthropic_provider import _from_sdk_response
+from turnkeeper.activities.providers.provider import ModelCallError, ModelResponse
 from turnkeeper.contracts.result_limits import capped
 from turnkeeper.contracts.signals import ApproveInput, SubmitToolResultInput
 from turnkeeper.contracts.turn import TurnRequest

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from turnkeeper.programs import spelled
+from turnkeeper.client.programs import spelled
 
 
 @pytest.fixture

@@ -24,8 +24,8 @@ import temporalio.bridge
 import typer.main
 from pydantic import BaseModel, TypeAdapter
 from temporalio import workflow
-from turnkeeper.activities.llm.endpoints import Endpoint
 from turnkeeper.activities.mcp.config import HttpServerConfig, StdioServerConfig
+from turnkeeper.activities.providers.endpoints import Endpoint
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 from turnkeeper.contracts import approvals, errors, mcp, names
 from turnkeeper.contracts.approvals import (
@@ -57,8 +57,8 @@ from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
 
 import turnkeeper
-from turnkeeper import worker_cli
-from turnkeeper.cli import app
+from turnkeeper.console import worker_cli
+from turnkeeper.console.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "reference.md"

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from temporalio.client import Client
 from temporalio.worker import Worker
-from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
-from turnkeeper.activities.llm.demo_provider import DemoProvider
+from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
+from turnkeeper.activities.providers.demo_provider import DemoProvider
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool, worker_tool
 
-from turnkeeper.connection import connect
-from turnkeeper.runtime.wiring import build_activities, worker_workflows
-from turnkeeper.settings import Settings
+from turnkeeper.client.connection import connect
+from turnkeeper.worker.settings import Settings
+from turnkeeper.worker.wiring import build_activities, worker_workflows
 
 
 def ledger_tool(ledger: Path, seconds: float) -> WorkerTool:

@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Final
 
 from temporalio.converter import DataConverter
-from turnkeeper.activities.store.content_store import ContentStore, LocalFolderStore
-from turnkeeper.activities.store.encrypted_store import encrypting
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.payload_storage import turn_data_converter
+
+from turnkeeper.payloads.content_store import ContentStore, LocalFolderStore
+from turnkeeper.payloads.encrypted_store import encrypting
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.payload_storage import turn_data_converter
 
 GOLDEN_KEYS: Final = "golden-2026:Z29sZGVuIGhpc3RvcmllcyBrZXksIHRlc3RzIG9ubHk="
 GOLDEN_STORE: Final = Path(__file__).parent.parent / "histories" / "store"

@@ -48,7 +48,7 @@ from tests.conftest import (
     wait_for_pending,
 )
 from tests.workflows.golden_keys import golden_converter
-from turnkeeper.sessions import start_session
+from turnkeeper.client.sessions import start_session
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing import openai_replies as openai
 from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic

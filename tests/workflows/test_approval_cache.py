@@ -31,7 +31,7 @@ from turnkeeper.contracts.approvals import (
 from turnkeeper.contracts.search_attributes import AGENT_ID
 from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
 
-from turnkeeper.approvals import list_standing, revoke
+from turnkeeper.client.approvals import list_standing, revoke
 
 DECIDED_AT = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
 

@@ -32,6 +32,7 @@ from tests.conftest import (
 )
 from tests.telemetry_capture import capture
 from tests.workflows.test_continue_as_new import eager_env, run_ids  # noqa: F401 (a fixture)
+from turnkeeper.client.events import turn_events
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.anthropic_replies import (
     JsonDict,
@@ -41,7 +42,6 @@ from turnkeeper.testing.anthropic_replies import (
     request_text_chars,
 )
 from turnkeeper.testing.fake_anthropic import FakeAnthropic, ReceivedRequest, script_marker
-from turnkeeper.watch import turn_events
 
 LIMIT = 2_000
 READS = 14

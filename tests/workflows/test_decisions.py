@@ -12,7 +12,7 @@ from turnkeeper.contracts.signals import DecideResult, TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
-from turnkeeper.approvals import list_standing, revoke
+from turnkeeper.client.approvals import list_standing, revoke
 from turnkeeper.testing import fake_anthropic as fake
 
 WRITE_A = ("write_file", {"path": "a.md", "content": "A"})

@@ -8,10 +8,9 @@ import hashlib
 import json
 from typing import Any
 
-from turnkeeper.activities.store.content_store import content_ref
-
 from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.workflows.test_invalid_requests import assert_invalid
+from turnkeeper.payloads.content_store import content_ref
 from turnkeeper.testing import fake_anthropic as fake
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client
-from turnkeeper.activities.store.content_store import LocalFolderStore
 
 import turnkeeper
 from tests.conftest import (
@@ -21,6 +20,7 @@ from tests.conftest import (
     running_worker,
     scripted_request,
 )
+from turnkeeper.payloads.content_store import LocalFolderStore
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 

@@ -15,13 +15,13 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
 from turnkeeper.activities.mcp.unconfigured import NoMcpServers
-from turnkeeper.activities.store.content_store import LocalFolderStore
 from turnkeeper.contracts.mcp import McpCallInput
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
 from tests.mcp_servers.http_process import DEMO_SERVER, HttpServerProcess
+from turnkeeper.payloads.content_store import LocalFolderStore
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
@@ -120,8 +120,8 @@ def test_a_worker_without_mcp_servers_does_not_load_the_mcp_sdk(tmp_path: Path) 
     # The SDK is 25 MiB of a worker's memory; only workers with servers should pay for it.
     code = (
         "import sys; from pathlib import Path; "
-        "from turnkeeper.runtime.wiring import build_activities; "
-        "from turnkeeper.settings import Settings; "
+        "from turnkeeper.worker.wiring import build_activities; "
+        "from turnkeeper.worker.settings import Settings; "
         f"build_activities(Settings('q', Path({str(tmp_path)!r}), Path({str(tmp_path)!r}), "
         f"Path({str(tmp_path)!r}))); print('mcp' in sys.modules)"
     )

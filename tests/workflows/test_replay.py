@@ -21,7 +21,7 @@ from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 
 from tests.workflows.golden_keys import GOLDEN_STORE, golden_converter
 from tests.workflows.record_histories import SCENARIOS
-from turnkeeper.runtime.wiring import workflow_runner
+from turnkeeper.worker.wiring import workflow_runner
 
 # The recording made when the pre-release `workflow.patched` branches were removed (issue 15).
 GOLDEN_VERSION = "v7"

@@ -17,10 +17,6 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailed
 from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Replayer
-from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.keyring import Keyring, new_key_entry
-from turnkeeper.activities.store.payload_storage import turn_data_converter
-from turnkeeper.activities.store.stores import open_store
 from turnkeeper.contracts.approvals import (
     APPROVAL_CACHE_WORKFLOW,
     QUERY_STANDING,
@@ -48,10 +44,14 @@ from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 from tests.conftest import make_settings, new_key, running_worker, scripted_request
 from tests.conftest import wait_for_pending as pending_of
 from tests.waiting import until
-from turnkeeper.runtime.wiring import workflow_runner
-from turnkeeper.settings import Settings
+from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.keyring import Keyring, new_key_entry
+from turnkeeper.payloads.payload_storage import turn_data_converter
+from turnkeeper.payloads.stores import open_store
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from turnkeeper.worker.settings import Settings
+from turnkeeper.worker.wiring import workflow_runner
 
 KEYS = new_key_entry("required")
 

@@ -13,22 +13,22 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
-from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.encrypted_store import EncryptedStore, encrypting
-from turnkeeper.activities.store.keyring import Keyring, new_key_entry
-from turnkeeper.activities.store.payload_storage import turn_data_converter
-from turnkeeper.activities.store.s3_store import S3Store
-from turnkeeper.activities.store.stores import open_store
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import make_settings, new_key, running_worker, scripted_request
 from tests.s3_server import bucket_objects, create_bucket, moto_s3
-from turnkeeper.runtime import wiring
-from turnkeeper.settings import Settings
+from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.encrypted_store import EncryptedStore, encrypting
+from turnkeeper.payloads.keyring import Keyring, new_key_entry
+from turnkeeper.payloads.payload_storage import turn_data_converter
+from turnkeeper.payloads.s3_store import S3Store
+from turnkeeper.payloads.stores import open_store
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from turnkeeper.worker import wiring
+from turnkeeper.worker.settings import Settings
 
 _REFERENCE_TYPE = b"temporal.api.sdk.v1.ExternalStorageReference"
 

@@ -13,7 +13,7 @@ from turnkeeper.contracts.session import SessionStatus
 from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.waiting import until
 from tests.workflows.test_sessions import _settled
-from turnkeeper.sessions import SessionHandle, start_session
+from turnkeeper.client.sessions import SessionHandle, start_session
 from turnkeeper.testing import fake_anthropic as fake
 
 PRICEY = {"input_per_mtok": 10_000.0, "output_per_mtok": 100_000.0}

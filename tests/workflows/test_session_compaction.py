@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 from turnkeeper.activities.store.conversation_store import ConversationStore
-from turnkeeper.activities.store.stores import open_store
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
 
 from tests.conftest import TurnRunner, failure_of, new_key, scripted_request
 from tests.workflows.test_compaction import CHAPTER, request_tokens, sizes
 from tests.workflows.test_sessions import _settled, _turn_input
-from turnkeeper.sessions import SessionHandle, start_session
+from turnkeeper.client.sessions import SessionHandle, start_session
+from turnkeeper.payloads.stores import open_store
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.anthropic_replies import JsonDict, MessageReply, Reply
 from turnkeeper.testing.fake_anthropic import script_marker

@@ -21,7 +21,7 @@ from tests.conftest import TurnRunner, make_settings, new_key, run_on_server, sc
 from tests.workflows.test_compaction import CHAPTER
 from tests.workflows.test_prompt_cache import LONG_PROMPT
 from tests.workflows.test_sessions import _settled, _turn_input
-from turnkeeper.sessions import start_session
+from turnkeeper.client.sessions import start_session
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing import openai_replies as openai
 from turnkeeper.testing.anthropic_replies import JsonDict, MessageReply, Reply, estimate_tokens

@@ -11,9 +11,6 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
-from turnkeeper.activities.store.content_store import ContentStore
-from turnkeeper.activities.store.keyring import Keyring
-from turnkeeper.activities.store.payload_storage import turn_data_converter
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
 
 from tests.conftest import (
@@ -25,7 +22,10 @@ from tests.conftest import (
     temporal_binary,
 )
 from tests.workflows.test_sessions import _settled
-from turnkeeper.sessions import start_session
+from turnkeeper.client.sessions import start_session
+from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.payloads.payload_storage import turn_data_converter
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 

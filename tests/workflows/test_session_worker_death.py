@@ -11,14 +11,14 @@ import uuid
 from pathlib import Path
 
 from temporalio.client import Client
-from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
+from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 
 from tests.conftest import new_key, scripted_request
 from tests.waiting import until
 from tests.workers.ledger_worker import ledger_settings, ledger_worker
-from turnkeeper.connection import connect
-from turnkeeper.sessions import session as session_handle
-from turnkeeper.sessions import start_session
+from turnkeeper.client.connection import connect
+from turnkeeper.client.sessions import session as session_handle
+from turnkeeper.client.sessions import start_session
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 

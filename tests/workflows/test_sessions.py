@@ -13,8 +13,8 @@ from turnkeeper.contracts.session import SessionStatus
 
 from tests.conftest import TurnRunner, new_key, scripted_request
 from tests.waiting import until
-from turnkeeper.errors import SessionRefused
-from turnkeeper.sessions import SessionHandle, start_session
+from turnkeeper.client.errors import SessionRefused
+from turnkeeper.client.sessions import SessionHandle, start_session
 from turnkeeper.testing import fake_anthropic as fake
 
 

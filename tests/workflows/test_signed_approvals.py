@@ -51,7 +51,7 @@ from tests.conftest import (
 )
 from tests.waiting import until
 from tests.workflows.test_continue_as_new import eager_env  # noqa: F401 (a fixture)
-from turnkeeper.approvals import list_standing
+from turnkeeper.client.approvals import list_standing
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from temporalio.api.enums.v1 import TimeoutType
 from temporalio.client import Client
-from turnkeeper.activities.llm.anthropic_provider import AnthropicProvider
+from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport

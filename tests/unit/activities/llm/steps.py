@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from turnkeeper.activities.store.content_store import LocalFolderStore
 from turnkeeper.activities.store.conversation_store import ConversationStore
 from turnkeeper.activities.tools.registry import ToolRegistry, worker_tool
 from turnkeeper.contracts.activity_io import ConversationDelta, MessageDraft, ModelCallInput
 from turnkeeper.contracts.messages import TextBlock
+
+from turnkeeper.payloads.content_store import LocalFolderStore
 
 DEMO = "demo:workspace-summarizer"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from temporalio.exceptions import ApplicationError
-from turnkeeper.activities.llm.answer_size import PAYLOAD_LIMIT_BYTES, check_payload_size
+from turnkeeper.activities.llm.model_call_activity import PAYLOAD_LIMIT_BYTES, check_payload_size
 from turnkeeper.contracts.activity_io import ModelCallResult
 from turnkeeper.contracts.errors import LLM_PAYLOAD_REJECTED
 from turnkeeper.contracts.messages import Message, TextBlock, ToolUseBlock

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 from temporalio.exceptions import ApplicationError
-from turnkeeper.activities.llm.conversation_steps import resolve_conversation, store_answer
-from turnkeeper.activities.llm.provider import ModelResponse
-from turnkeeper.activities.store.content_store import LocalFolderStore
+from turnkeeper.activities.llm.model_call_activity import resolve_conversation, store_answer
+from turnkeeper.activities.providers.provider import ModelResponse
 from turnkeeper.activities.store.conversation_store import ConversationStore
 from turnkeeper.contracts.activity_io import CallContext, ConversationDelta
 from turnkeeper.contracts.errors import CONTENT_MISSING
@@ -17,6 +16,7 @@ from turnkeeper.contracts.messages import Message, TextBlock
 from turnkeeper.contracts.turn import Usage
 
 from tests.unit.activities.llm.steps import call, conversations, user
+from turnkeeper.payloads.content_store import LocalFolderStore
 
 CONTEXT = CallContext(system_prompt="You are terse.")
 ANSWER = ModelResponse(

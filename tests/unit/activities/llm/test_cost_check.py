@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from temporalio.exceptions import ApplicationError
 from turnkeeper.activities.llm.cost_check import answer_cost, check_cost_budget
-from turnkeeper.activities.llm.demo_provider import DemoProvider
-from turnkeeper.activities.llm.provider import ModelRequest, estimate_input_tokens
+from turnkeeper.activities.providers.demo_provider import DemoProvider
+from turnkeeper.activities.providers.provider import ModelRequest, estimate_input_tokens
 from turnkeeper.contracts.errors import TURN_BUDGET_EXCEEDED
 from turnkeeper.contracts.messages import Message, TextBlock
 from turnkeeper.contracts.turn import Price, Usage

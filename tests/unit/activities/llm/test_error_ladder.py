@@ -10,9 +10,9 @@ import anthropic
 import httpx2
 import openai
 import pytest
-from turnkeeper.activities.llm.anthropic_provider import classify_error
-from turnkeeper.activities.llm.openai_provider import OpenAICompatibleProvider
-from turnkeeper.activities.llm.provider import ModelCallError
+from turnkeeper.activities.providers.anthropic_provider import classify_error
+from turnkeeper.activities.providers.openai_provider import OpenAICompatibleProvider
+from turnkeeper.activities.providers.provider import ModelCallError
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
     LLM_CONTENT_FILTERED,

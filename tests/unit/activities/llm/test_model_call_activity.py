@@ -8,8 +8,8 @@ from pathlib import Path
 
 from structlog.testing import capture_logs
 from temporalio.testing import ActivityEnvironment
-from turnkeeper.activities.llm.demo_provider import DemoProvider
 from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
+from turnkeeper.activities.providers.demo_provider import DemoProvider
 from turnkeeper.activities.tools.registry import ToolRegistry
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 from turnkeeper.contracts.activity_io import CallContext, ModelCallResult

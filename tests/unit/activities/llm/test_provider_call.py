@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
-from turnkeeper.activities.llm.demo_provider import DemoProvider
-from turnkeeper.activities.llm.provider import ModelCallError, ModelRequest, transient
 from turnkeeper.activities.llm.provider_call import call_provider, classified, provider_for
+from turnkeeper.activities.providers.demo_provider import DemoProvider
+from turnkeeper.activities.providers.provider import ModelCallError, ModelRequest, transient
 from turnkeeper.contracts.errors import LLM_INVALID_REQUEST, LLM_TRANSIENT
 from turnkeeper.contracts.messages import Message, TextBlock
 

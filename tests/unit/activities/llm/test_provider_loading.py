@@ -6,8 +6,8 @@ import sys
 # A fresh interpreter: the test process has long imported `anthropic` for other tests.
 _PROBE = """
 import asyncio, sys
-from turnkeeper.activities.llm.endpoints import default_providers
-from turnkeeper.activities.llm.provider import ModelRequest
+from turnkeeper.activities.providers.endpoints import default_providers
+from turnkeeper.activities.providers.provider import ModelRequest
 from turnkeeper.contracts.messages import Message
 
 providers = default_providers({})

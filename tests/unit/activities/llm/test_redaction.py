@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from turnkeeper.activities.llm.provider import ModelCallError
-from turnkeeper.activities.llm.redaction import (
+from turnkeeper.activities.providers.provider import ModelCallError
+from turnkeeper.activities.providers.redaction import (
     api_message_excerpt,
     failure_without_secrets,
     redact,

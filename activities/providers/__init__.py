@@ -1,0 +1,11 @@
+"""The model providers behind the model-call activity: one `ModelProvider` per API, and the
+table of them a worker serves.
+
+- `provider`: the seam: `ModelProvider`, `ModelRequest`, `ModelResponse`, classified failures.
+- `anthropic_provider`: the Anthropic Messages API.
+- `openai_provider`: any OpenAI-compatible Chat Completions endpoint.
+- `openai_messages`: our conversation as Chat Completions messages, and back.
+- `demo_provider`: the offline demo model, no key, no network.
+- `endpoints`: the built-in providers and the named endpoints of `TURNKEEPER_PROVIDERS`.
+- `redaction`: a provider's credentials kept out of the failures a call raises.
+"""

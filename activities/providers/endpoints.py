@@ -1,0 +1,158 @@
+"""The worker's model providers: the built-in ones and the named endpoints of
+`TURNKEEPER_PROVIDERS`, e.g.
+
+    {"local": {"kind": "openai", "base_url": "http://127.0.0.1:8000/v1",
+               "api_key_env": "LOCAL_KEY"}}
+
+makes `local:qwen3-8b` a model string. Keys stay in the environment: the JSON names the variable
+that holds one, never the key itself, so the configuration can be logged and committed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from turnkeeper.activities.providers.demo_provider import DemoProvider
+from turnkeeper.activities.providers.openai_provider import OpenAICompatibleProvider
+from turnkeeper.activities.providers.provider import (
+    ModelCallError,
+    ModelProvider,
+    ModelRequest,
+    ModelResponse,
+    TextSink,
+    estimate_input_tokens,
+)
+from turnkeeper.contracts.errors import LLM_AUTH_ERROR
+from turnkeeper.contracts.names import (
+    KNOWN_PROVIDERS,
+    PROVIDER_ANTHROPIC,
+    PROVIDER_DEMO,
+    PROVIDER_NAME_PATTERN,
+    PROVIDER_OPENAI,
+    PROVIDERS_ENV,
+)
+
+# Sent to an endpoint configured without `api_key_env` (a local server that wants no key), so
+# that the SDK never falls back to OPENAI_API_KEY and hands OpenAI's key to another server.
+NO_KEY = "no-key"
+
+
+class Endpoint(BaseModel):
+    """One named endpoint of `TURNKEEPER_PROVIDERS`."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["openai", "anthropic"]
+    base_url: str
+    api_key_env: str | None = None
+    # Local servers read `max_tokens`; OpenAI's own reasoning models need the newer name.
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+
+
+class AnthropicOnFirstCall:
+    """The Anthropic provider, with its SDK imported at the first call rather than when the
+    worker starts: the `anthropic` package is about 55 MiB of memory and 3,000 modules, which a
+    worker that serves only other providers (or the demo) should not hold."""
+
+    def __init__(self, name: str, **options: str) -> None:
+        self.name = name
+        self._options = options
+        self._provider: ModelProvider | None = None
+
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        return await self._loaded().complete(request, on_text)
+
+    async def count_input_tokens(self, request: ModelRequest) -> int:
+        return await self._loaded().count_input_tokens(request)
+
+    def _loaded(self) -> ModelProvider:
+        if self._provider is None:
+            from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
+
+            self._provider = AnthropicProvider(**self._options)
+        return self._provider
+
+
+class ProvidersConfigError(ValueError):
+    """`TURNKEEPER_PROVIDERS` cannot be used; the message names the entry and the field."""
+
+
+def default_providers(env: Mapping[str, str]) -> dict[str, ModelProvider]:
+    """Anthropic, OpenAI (both read their SDK's own variables), the demo, and each named
+    endpoint of `env[TURNKEEPER_PROVIDERS]`."""
+    providers: dict[str, ModelProvider] = {
+        PROVIDER_ANTHROPIC: AnthropicOnFirstCall(PROVIDER_ANTHROPIC),
+        PROVIDER_OPENAI: OpenAICompatibleProvider(PROVIDER_OPENAI),
+        PROVIDER_DEMO: DemoProvider(),
+    }
+    for name, endpoint in named_endpoints(env.get(PROVIDERS_ENV, "")).items():
+        providers[name] = endpoint_provider(name, endpoint, env)
+    return providers
+
+
+def named_endpoints(raw: str) -> dict[str, Endpoint]:
+    if not raw.strip():
+        return {}
+    try:
+        entries = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise ProvidersConfigError(f"{PROVIDERS_ENV} is not JSON ({err.msg})") from None
+    if not isinstance(entries, dict):
+        raise ProvidersConfigError(f"{PROVIDERS_ENV} must be a JSON object of named endpoints")
+    endpoints = {}
+    for name, entry in entries.items():
+        if name in KNOWN_PROVIDERS or not re.match(PROVIDER_NAME_PATTERN, name):
+            raise ProvidersConfigError(
+                f"{PROVIDERS_ENV}: {name!r} cannot name an endpoint (lower-case letters, digits, "
+                f"'-' and '_', not one of {', '.join(sorted(KNOWN_PROVIDERS))})"
+            )
+        try:
+            endpoints[name] = Endpoint.model_validate(entry)
+        except ValidationError as err:
+            problem = "; ".join(
+                f"{'.'.join([PROVIDERS_ENV, name, *map(str, e['loc'])])}: {e['msg']}"
+                for e in err.errors()
+            )
+            raise ProvidersConfigError(problem) from None
+    return endpoints
+
+
+class MissingKey:
+    """A named endpoint whose key variable is unset: each call fails with LLMAuthError naming
+    the variable. Never the SDK's own default variable, which holds another server's key."""
+
+    def __init__(self, name: str, variable: str) -> None:
+        self.name = name
+        self._variable = variable
+
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        raise ModelCallError(
+            f"No API key for provider {self.name!r}: {self._variable} is not set on the worker.",
+            error_type=LLM_AUTH_ERROR,
+            retryable=False,
+        )
+
+    async def count_input_tokens(self, request: ModelRequest) -> int:
+        return estimate_input_tokens(request)
+
+
+def endpoint_provider(name: str, endpoint: Endpoint, env: Mapping[str, str]) -> ModelProvider:
+    if endpoint.api_key_env and not env.get(endpoint.api_key_env):
+        return MissingKey(name, endpoint.api_key_env)
+    key = env[endpoint.api_key_env] if endpoint.api_key_env else NO_KEY
+    if endpoint.kind == "anthropic":
+        return AnthropicOnFirstCall(name, api_key=key, base_url=endpoint.base_url)
+    return OpenAICompatibleProvider(
+        name,
+        api_key=key,
+        base_url=endpoint.base_url,
+        key_hint=endpoint.api_key_env or f"{PROVIDERS_ENV}.{name}.api_key_env",
+        max_tokens_field=endpoint.max_tokens_field,
+    )

@@ -1,0 +1,1 @@
+"""Tests of turnkeeper.payloads: the content store, encryption and the data converter."""

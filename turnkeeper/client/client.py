@@ -1,0 +1,280 @@
+"""Turns from Python: start one, follow it, decide what waits for a human, read its report.
+
+client = await turnkeeper.connect()
+handle = await turnkeeper.start_turn(
+    client,
+    agent={"id": "support", "model": "anthropic:claude-sonnet-4-6", "tools": ["refund"]},
+    task={"id": "ticket-7", "input": "Refund order 1042"},
+)
+async for event in handle.events():
+    if event.kind == "approval_requested":
+        await handle.approve(event.call_id, approver="alice")
+report = await handle.result()
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from pydantic import JsonValue, TypeAdapter, ValidationError
+from temporalio.client import (
+    Client,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.exceptions import ApplicationError
+
+from turnkeeper.client.errors import DecisionRefused, InvalidTurnRequest, turn_error
+from turnkeeper.client.events import turn_events
+from turnkeeper.client.turns import WaitingTurn, list_waiting, short_id, turn_workflow_id
+from turnkeeper.client.turns import start_turn as start_workflow
+from turnkeeper.contracts.budget_extension import ExtendBudgetInput, ExtendBudgetResult
+from turnkeeper.contracts.events import TurnEvent
+from turnkeeper.contracts.messages import Message
+from turnkeeper.contracts.names import (
+    DEFAULT_TASK_QUEUE,
+    QUERY_DECISIONS,
+    QUERY_STATUS,
+    QUERY_TRANSCRIPT,
+    SIGNAL_SUBMIT_TOOL_RESULT,
+    TASK_QUEUE_ENV,
+    UPDATE_DECIDE,
+    UPDATE_EXTEND_BUDGET,
+)
+from turnkeeper.contracts.signals import (
+    ALL_PENDING,
+    ApproveInput,
+    DecideResult,
+    DecisionRecord,
+    SubmitToolResultInput,
+    TurnStatus,
+)
+from turnkeeper.contracts.turn import AgentReport, TurnRequest
+
+_MESSAGES = TypeAdapter(list[Message])
+_DECISIONS = TypeAdapter(list[DecisionRecord])
+DEFAULT_SIGNATURE_LIFETIME = timedelta(minutes=10)
+
+
+class TurnHandle:
+    """One turn: its workflow id, and what a caller can do with it."""
+
+    def __init__(self, client: Client, workflow: WorkflowHandle[Any, AgentReport]) -> None:
+        self.client = client
+        self.workflow = workflow
+
+    @property
+    def id(self) -> str:
+        return self.workflow.id
+
+    async def status(self) -> TurnStatus:
+        """State, iteration, counters, cost, the time worked (`elapsed_ms`, which leaves out
+        waits for humans, as the time budget does) and the calls waiting for a human or the
+        caller."""
+        return await self.workflow.query(QUERY_STATUS, result_type=TurnStatus)
+
+    async def transcript(self) -> list[Message]:
+        return _MESSAGES.validate_python(await self.workflow.query(QUERY_TRANSCRIPT))
+
+    async def decisions(self) -> list[DecisionRecord]:
+        return _DECISIONS.validate_python(await self.workflow.query(QUERY_DECISIONS))
+
+    async def approve(
+        self,
+        call_id: str = ALL_PENDING,
+        *,
+        approver: str = "",
+        reason: str = "",
+        remember: bool = False,
+        input: dict[str, JsonValue] | None = None,
+        key: Ed25519PrivateKey | None = None,
+        expires_in: timedelta = DEFAULT_SIGNATURE_LIFETIME,
+    ) -> list[DecisionRecord]:
+        """Approve a waiting call (`*`: every one), optionally with an edited `input`, and return
+        the decisions as the turn applied them. With `key` the decision is signed (required when
+        the agent's approvers have public keys).
+
+        Raises:
+            DecisionRefused: The turn refused it (the message says why).
+        """
+        decision = ApproveInput(
+            call_id=call_id,
+            approved=True,
+            approver=approver,
+            reason=reason,
+            remember=remember,
+            input=input,
+        )
+        return await self._decide(decision, key, expires_in)
+
+    async def reject(
+        self,
+        call_id: str = ALL_PENDING,
+        *,
+        reason: str,
+        approver: str = "",
+        key: Ed25519PrivateKey | None = None,
+        expires_in: timedelta = DEFAULT_SIGNATURE_LIFETIME,
+    ) -> list[DecisionRecord]:
+        """Reject a waiting call: the model gets an error result carrying `reason`.
+
+        Raises:
+            DecisionRefused: The turn refused it (the message says why).
+        """
+        decision = ApproveInput(call_id=call_id, approved=False, approver=approver, reason=reason)
+        return await self._decide(decision, key, expires_in)
+
+    async def extend_budget(
+        self,
+        *,
+        cost_usd: float | None = None,
+        time_ms: int | None = None,
+        iterations: int | None = None,
+        tool_interactions: int | None = None,
+        approver: str = "",
+        reason: str = "",
+        key: Ed25519PrivateKey | None = None,
+        expires_in: timedelta = DEFAULT_SIGNATURE_LIFETIME,
+    ) -> ExtendBudgetResult:
+        """Give a turn waiting in state `awaiting_budget` more budget (amounts are added; at
+        least one). With `key` the extension is signed for the request the turn waits on
+        (required when the agent's approvers have public keys).
+
+        Raises:
+            pydantic.ValidationError: No amount, or one that is not positive.
+            DecisionRefused: The turn refused it (the message says why).
+        """
+        extension = ExtendBudgetInput(
+            cost_usd=cost_usd,
+            time_ms=time_ms,
+            iterations=iterations,
+            tool_interactions=tool_interactions,
+            approver=approver,
+            reason=reason,
+        )
+        if key is not None:
+            status = await self.status()
+            request = status.budget_request
+            if request is None:
+                raise DecisionRefused(f"{self.id} is not waiting for a budget extension")
+            expires = datetime.now(UTC) + expires_in
+            extension = extension.signed_with(
+                key, self.id, status.agent_id, request.number, expires, status.signing_version
+            )
+        try:
+            return await self.workflow.execute_update(
+                UPDATE_EXTEND_BUDGET,
+                extension.model_dump(mode="json", exclude_none=True),
+                result_type=ExtendBudgetResult,
+            )
+        except WorkflowUpdateFailedError as error:
+            cause = error.cause
+            message = cause.message if isinstance(cause, ApplicationError) else str(cause)
+            raise DecisionRefused(message) from None
+
+    async def submit(self, call_id: str, output: JsonValue, *, is_error: bool = False) -> None:
+        """The caller's result for an external tool call."""
+        result = SubmitToolResultInput(call_id=call_id, output=output, is_error=is_error)
+        await self.workflow.signal(SIGNAL_SUBMIT_TOOL_RESULT, result.model_dump(mode="json"))
+
+    async def result(self) -> AgentReport:
+        """Waits for the turn's report.
+
+        Raises:
+            TurnError: A subclass named like the contract's error type (`TurnBudgetExceeded`,
+                `LLMUnavailable`, …, or `TurnCancelled`), with the partial report.
+        """
+        try:
+            return await self.workflow.result()
+        except WorkflowFailureError as failure:
+            raise turn_error(failure) from failure
+
+    def events(self) -> AsyncIterator[TurnEvent]:
+        """The turn's events from its first, then live ones until it ends."""
+        return turn_events(self.client, self.id)
+
+    async def cancel(self) -> None:
+        await self.workflow.cancel()
+
+    async def _decide(
+        self, decision: ApproveInput, key: Ed25519PrivateKey | None, expires_in: timedelta
+    ) -> list[DecisionRecord]:
+        if key is not None:
+            decision = await self._signed(decision, key, expires_in)
+        try:
+            applied = await self.workflow.execute_update(
+                UPDATE_DECIDE, decision.model_dump(mode="json"), result_type=DecideResult
+            )
+        except WorkflowUpdateFailedError as error:
+            cause = error.cause
+            message = cause.message if isinstance(cause, ApplicationError) else str(cause)
+            raise DecisionRefused(message) from None
+        return applied.decisions
+
+    async def _signed(
+        self, decision: ApproveInput, key: Ed25519PrivateKey, expires_in: timedelta
+    ) -> ApproveInput:
+        """Signs for what the turn says it is waiting on (its agent, the call's tool and input),
+        in the signing format the turn says it verifies."""
+        status = await self.status()
+        call = status.signed_call(self.id, decision.call_id)
+        if call is None:
+            raise DecisionRefused(f"call {decision.call_id!r} is not waiting in {self.id}")
+        expires = datetime.now(UTC) + expires_in
+        try:
+            return decision.signed_with(key, call, expires, status.signing_version)
+        except ValueError as err:
+            raise DecisionRefused(f"call {decision.call_id!r} cannot be signed: {err}") from None
+
+
+async def start_turn(
+    client: Client,
+    request: TurnRequest | Mapping[str, Any] | None = None,
+    /,
+    *,
+    id: str | None = None,
+    task_queue: str | None = None,
+    **fields: Any,
+) -> TurnHandle:
+    """Start one agent turn and return its handle (the turn runs on its own).
+
+    Args:
+        client: From `turnkeeper.connect()`: our data converter, store and encryption.
+        request: A `TurnRequest`, or its JSON as a dict; or leave it out and pass its fields
+            (`agent=…, task=…, external_tools=…, history=…`) as keyword arguments.
+        id: The workflow id (default: `turn-<agent id>-<random>`).
+        task_queue: The workers' queue (default: `AGENT_TASK_QUEUE` or `agent-turns`, as the
+            worker reads it).
+
+    Raises:
+        InvalidTurnRequest: The request does not validate (the message names the field).
+    """
+    if request is not None and fields:
+        raise TypeError("give the request or its fields, not both")
+    try:
+        turn = (
+            request
+            if isinstance(request, TurnRequest)
+            else TurnRequest.model_validate(fields if request is None else request)
+        )
+    except ValidationError as error:
+        raise InvalidTurnRequest(f"invalid turn request: {error}") from None
+    workflow_id = id or turn_workflow_id(turn.agent.id, short_id())
+    queue = task_queue or os.environ.get(TASK_QUEUE_ENV) or DEFAULT_TASK_QUEUE
+    workflow = await start_workflow(client, turn, workflow_id=workflow_id, task_queue=queue)
+    return TurnHandle(client, workflow)
+
+
+def turn(client: Client, workflow_id: str) -> TurnHandle:
+    """The handle of a turn started earlier, by id."""
+    return TurnHandle(client, client.get_workflow_handle(workflow_id, result_type=AgentReport))
+
+
+async def pending(client: Client, task_queue: str | None = None) -> list[WaitingTurn]:
+    """Every running turn waiting for a human or a caller, with its status."""
+    return await list_waiting(client, task_queue)

@@ -1,0 +1,318 @@
+"""Client-side operations on turns: start one, follow it to its end, read what waits for a
+human, and find every turn that does. Only the contract's names and JSON are used, so anything
+done here can also be done with the `temporal` CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Final
+from urllib.parse import quote
+
+from pydantic import ValidationError
+from temporalio.client import (
+    Client,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+)
+from temporalio.common import SearchAttributeKey
+from temporalio.exceptions import (
+    ApplicationError,
+    CancelledError,
+    TerminatedError,
+    WorkflowAlreadyStartedError,
+)
+from temporalio.exceptions import TimeoutError as TemporalTimeoutError
+from temporalio.service import RPCError, RPCStatusCode
+
+from turnkeeper.activities.logs import get_logger
+from turnkeeper.client.errors import TurnUnavailable
+from turnkeeper.client.programs import temporal_program, turnkeeper_program
+from turnkeeper.contracts.budget_extension import BudgetRequest
+from turnkeeper.contracts.names import QUERY_STATUS, SA_AGENT_ID, SA_TURN_STATE, WORKFLOW_TYPE
+from turnkeeper.contracts.search_attributes import identity_search_attributes
+from turnkeeper.contracts.signals import PendingCall, PendingKind, TurnStatus
+from turnkeeper.contracts.turn import AgentReport, TurnRequest
+
+DEFAULT_UI_URL: Final = "http://localhost:8233"
+WAITING_QUERY: Final = (
+    f'({SA_TURN_STATE} = "awaiting_approval" OR {SA_TURN_STATE} = "awaiting_external" '
+    f'OR {SA_TURN_STATE} = "awaiting_budget") AND ExecutionStatus = "Running"'
+)
+# A query is answered by a worker; without one it would block until the server gives up.
+QUERY_TIMEOUT: Final = timedelta(seconds=10)
+
+log = get_logger(__name__)
+
+OnPending = Callable[[list[PendingCall]], Awaitable[None]]
+OnBudget = Callable[[BudgetRequest], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the turns live, for links and for the commands printed for the user to copy.
+
+    Attributes:
+        turnkeeper, temporal: How a printed command calls our program and the `temporal` CLI so
+            that it runs as printed (see `turnkeeper.client.programs`).
+        environment: Variables that a printed command of ours sets first so that it finds the
+            same files (the demo's `--data-dir`), as (name, value) pairs.
+    """
+
+    address: str
+    namespace: str
+    ui_url: str = DEFAULT_UI_URL
+    turnkeeper: str = field(default_factory=turnkeeper_program)
+    temporal: str = field(default_factory=temporal_program)
+    environment: tuple[tuple[str, str], ...] = ()
+
+    def workflow_url(self, workflow_id: str) -> str:
+        base = self.ui_url.rstrip("/")
+        return f"{base}/namespaces/{quote(self.namespace)}/workflows/{quote(workflow_id, safe='')}"
+
+    def connection_flags(self) -> list[str]:
+        """`--address`/`--namespace` to repeat in a printed command, when not the defaults."""
+        flags: list[str] = []
+        if self.address not in ("localhost:7233", "127.0.0.1:7233"):
+            flags += ["--address", self.address]
+        if self.namespace != "default":
+            flags += ["--namespace", self.namespace]
+        return flags
+
+    def ours(self, *words: str) -> str:
+        """A `turnkeeper` command to copy: its variables, the program, `words`, the flags."""
+        return shell([self.turnkeeper, *words, *self.connection_flags()], self.environment)
+
+    def temporal_cli(self, *words: str) -> str:
+        """A `temporal` command to copy, with the flags that reach the same server."""
+        return shell([self.temporal, *words, *self.connection_flags()])
+
+
+def shell(words: list[str], environment: tuple[tuple[str, str], ...] = ()) -> str:
+    """`words` as one shell command line, each quoted where the shell would split it, after the
+    `NAME=value` assignments of `environment`."""
+    variables = [f"{name}={shlex.quote(value)}" for name, value in environment]
+    return " ".join([*variables, *(shlex.quote(word) for word in words)])
+
+
+@dataclass(frozen=True)
+class TurnFailure:
+    """Why a turn did not complete: the error type of the contract (or how it was closed)."""
+
+    type: str
+    message: str
+    report: AgentReport | None
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    workflow_id: str
+    report: AgentReport | None = None
+    failure: TurnFailure | None = None
+
+
+@dataclass(frozen=True)
+class WaitingTurn:
+    workflow_id: str
+    agent_id: str
+    started: datetime | None
+    status: TurnStatus | None
+
+
+def short_id() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+def turn_workflow_id(agent_id: str, suffix: str) -> str:
+    return f"turn-{agent_id}-{suffix}"
+
+
+async def start_turn(
+    client: Client, request: TurnRequest, *, workflow_id: str, task_queue: str
+) -> WorkflowHandle[Any, AgentReport]:
+    """Start one `AgentTurnWorkflow`.
+
+    Raises:
+        TurnUnavailable: A workflow with this id is already running.
+    """
+    try:
+        return await client.start_workflow(
+            WORKFLOW_TYPE,
+            # Only what the caller set: the Web UI shows the request as written, and history
+            # does not carry every default of the contract (the workflow applies them).
+            request.model_dump(mode="json", exclude_defaults=True),
+            id=workflow_id,
+            task_queue=task_queue,
+            result_type=AgentReport,
+            static_summary=request.summary(),
+            search_attributes=identity_search_attributes(request),
+        )
+    except WorkflowAlreadyStartedError:
+        raise TurnUnavailable(f"A turn with id {workflow_id!r} is already running.") from None
+
+
+def turn_handle(client: Client, workflow_id: str) -> WorkflowHandle[Any, AgentReport]:
+    return client.get_workflow_handle(workflow_id, result_type=AgentReport)
+
+
+async def read_status(handle: WorkflowHandle[Any, Any]) -> TurnStatus:
+    """The `status` query.
+
+    Raises:
+        TurnUnavailable: No such turn, or no worker answered.
+    """
+    try:
+        return await handle.query(QUERY_STATUS, result_type=TurnStatus, rpc_timeout=QUERY_TIMEOUT)
+    except RPCError as err:
+        raise TurnUnavailable(_rpc_problem(err, handle.id)) from None
+    except WorkflowQueryFailedError as err:
+        raise TurnUnavailable(f"The status query of {handle.id!r} failed: {err}") from None
+
+
+def _rpc_problem(err: RPCError, workflow_id: str) -> str:
+    if err.status == RPCStatusCode.NOT_FOUND:
+        return f"No turn with id {workflow_id!r} in this namespace."
+    if err.status == RPCStatusCode.DEADLINE_EXCEEDED:
+        return (
+            f"No worker answered for turn {workflow_id!r}: is a worker running on its task "
+            "queue (`python worker.py`)?"
+        )
+    return f"Temporal refused the request for {workflow_id!r}: {err.message}"
+
+
+def waiting_calls(status: TurnStatus, kind: PendingKind, call_id: str) -> list[PendingCall]:
+    """The pending calls of `kind` that `call_id` names (`all`: every one of them).
+
+    Raises:
+        TurnUnavailable: Nothing of that kind is pending under that id; says what is.
+    """
+    of_kind = [call for call in status.pending if call.kind == kind]
+    chosen = of_kind if call_id == "all" else [c for c in of_kind if c.call_id == call_id]
+    if chosen:
+        return chosen
+    wanted = "approval" if kind == "approval" else "an external result"
+    if call_id == "all":
+        problem = f"Nothing in this turn waits for {wanted}."
+    else:
+        problem = f"Call {call_id!r} is not waiting for {wanted}."
+    if not status.pending:
+        raise TurnUnavailable(f"{problem} The turn ({status.state}) has no pending calls.")
+    listing = ", ".join(f"{c.call_id} ({c.tool}, waits for {c.kind})" for c in status.pending)
+    raise TurnUnavailable(f"{problem} Pending: {listing}.")
+
+
+async def follow(
+    handle: WorkflowHandle[Any, AgentReport],
+    on_pending: OnPending,
+    poll_s: float = 0.5,
+    on_budget: OnBudget | None = None,
+) -> TurnOutcome:
+    """Wait for the turn's end, calling `on_pending` once for each call that starts waiting, and
+    `on_budget` once for each budget request (state `awaiting_budget`).
+
+    The `status` query is polled every `poll_s` while the turn moves, and less often once it has
+    sat still for a while (a turn may wait a day for an approval; each query costs the worker).
+    """
+    result = asyncio.ensure_future(handle.result())
+    announced: set[str] = set()
+    pacing = _Pacing(poll_s)
+    try:
+        while not result.done():
+            status = await _status_if_any(handle)
+            fresh = [c for c in status.pending if c.call_id not in announced] if status else []
+            if fresh:
+                announced.update(call.call_id for call in fresh)
+                await on_pending(fresh)
+            request = status.budget_request if status else None
+            asked = f"budget request {request.number}" if request else ""
+            if on_budget is not None and request is not None and asked not in announced:
+                announced.add(asked)
+                await on_budget(request)
+            await asyncio.wait({result}, timeout=pacing.next(status))
+        return outcome_of(handle.id, result)
+    finally:
+        result.cancel()
+
+
+class _Pacing:
+    """Poll intervals: `base` until the status has not changed for `QUIET_S`, then growing."""
+
+    QUIET_S: Final = 10.0
+    MAX_S: Final = 5.0
+
+    def __init__(self, base: float) -> None:
+        self.base = base
+        self.interval = base
+        self.last: tuple[str, ...] = ()
+        self.since = time.monotonic()
+
+    def next(self, status: TurnStatus | None) -> float:
+        seen = (status.state, *(c.call_id for c in status.pending)) if status else self.last
+        if seen != self.last:
+            self.last, self.since, self.interval = seen, time.monotonic(), self.base
+        elif time.monotonic() - self.since > self.QUIET_S:
+            self.interval = min(self.MAX_S, self.interval * 1.5)
+        return self.interval
+
+
+async def _status_if_any(handle: WorkflowHandle[Any, Any]) -> TurnStatus | None:
+    # A missed poll only delays the announcement of a pending call; the result is what counts.
+    try:
+        return await handle.query(QUERY_STATUS, result_type=TurnStatus, rpc_timeout=QUERY_TIMEOUT)
+    except (RPCError, WorkflowQueryFailedError) as err:
+        log.debug("status poll failed", workflow_id=handle.id, error=str(err))
+        return None
+
+
+def outcome_of(workflow_id: str, result: asyncio.Future[AgentReport]) -> TurnOutcome:
+    """The report, or the failure with its partial report, of a finished `handle.result()`."""
+    try:
+        return TurnOutcome(workflow_id, report=result.result())
+    except WorkflowFailureError as err:
+        return TurnOutcome(workflow_id, failure=_failure(err))
+    except RPCError as err:
+        raise TurnUnavailable(_rpc_problem(err, workflow_id)) from None
+
+
+def _failure(err: WorkflowFailureError) -> TurnFailure:
+    cause = err.cause
+    if isinstance(cause, ApplicationError):
+        return TurnFailure(cause.type or "ApplicationError", cause.message, _report(cause.details))
+    if isinstance(cause, CancelledError):
+        return TurnFailure("Cancelled", "the turn was cancelled", _report(cause.details))
+    if isinstance(cause, TerminatedError):
+        return TurnFailure("Terminated", cause.message or "the turn was terminated", None)
+    if isinstance(cause, TemporalTimeoutError):
+        return TurnFailure("TimedOut", "the workflow run timed out", None)
+    return TurnFailure(type(cause).__name__, str(cause), None)
+
+
+def _report(details: Any) -> AgentReport | None:
+    try:
+        return AgentReport.model_validate(details[0]) if details else None
+    except ValidationError:
+        return None
+
+
+async def list_waiting(client: Client, task_queue: str | None = None) -> list[WaitingTurn]:
+    """Every running turn whose `TurnState` says it waits for a human or a caller."""
+    query = WAITING_QUERY + (f' AND TaskQueue = "{task_queue}"' if task_queue else "")
+    agent_key = SearchAttributeKey.for_keyword(SA_AGENT_ID)
+    waiting: list[WaitingTurn] = []
+    async for execution in client.list_workflows(query):
+        handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
+        waiting.append(
+            WaitingTurn(
+                workflow_id=execution.id,
+                agent_id=execution.typed_search_attributes.get(agent_key) or "",
+                started=execution.start_time,
+                status=await _status_if_any(handle),
+            )
+        )
+    return waiting

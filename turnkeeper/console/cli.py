@@ -1,0 +1,700 @@
+"""`turnkeeper`: start agent turns, follow them, decide what waits for a human, run the demo.
+
+Only the command line lives here; `commands.py` and `demo.py` do the work. Exit codes: 0 done,
+1 the turn failed or the command was refused, 2 the command line or the request is invalid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.text import Text
+
+from turnkeeper.client.connection import TemporalUnreachableError
+from turnkeeper.client.errors import TurnUnavailable
+from turnkeeper.client.requests import RequestError, RunOptions
+from turnkeeper.client.turns import DEFAULT_UI_URL
+from turnkeeper.console import codec_command, commands, demo, deploy_command, extend_command
+from turnkeeper.console.chat import ChatOptions, run_chat
+from turnkeeper.console.render import local_user
+from turnkeeper.console.signing import DEFAULT_EXPIRES_IN, PASSPHRASE_ENV, signer_for
+from turnkeeper.console.terminal import CommandError, ConsoleApp, err, log_to_stderr, out
+from turnkeeper.contracts.budget_extension import ExtendBudgetInput
+from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
+from turnkeeper.contracts.signals import ApproveInput
+from turnkeeper.devtools.codec_server import (
+    CODEC_TOKEN_ENV,
+    DEFAULT_CODEC_HOST,
+    DEFAULT_CODEC_PORT,
+    DEFAULT_UI_ORIGIN,
+    CodecServerError,
+)
+from turnkeeper.devtools.devserver import DevServerError
+from turnkeeper.payloads.keyring import EncryptionKeyError, UnreadableContentError
+from turnkeeper.payloads.stores import StoreLocationError
+from turnkeeper.worker.env_numbers import SettingsError
+
+app = ConsoleApp(
+    name="turnkeeper",
+    help="Durable AI-agent turns on Temporal: run, follow, approve. Try `turnkeeper demo`.",
+    no_args_is_help=True,
+    # Frame locals can hold prompts and API keys; a traceback must never print them.
+    pretty_exceptions_show_locals=False,
+)
+
+_LOG_LEVELS = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)
+_CONNECTION = "Connection"
+_REQUEST = "Request"
+Address = Annotated[
+    str | None,
+    typer.Option(
+        help="Temporal host:port (default: TEMPORAL_ADDRESS, profile, localhost:7233)",
+        rich_help_panel=_CONNECTION,
+        show_default=False,
+    ),
+]
+Namespace = Annotated[
+    str | None,
+    typer.Option(
+        help="Temporal namespace (default: TEMPORAL_NAMESPACE, profile, default)",
+        rich_help_panel=_CONNECTION,
+        show_default=False,
+    ),
+]
+UiUrl = Annotated[
+    str,
+    typer.Option(
+        "--ui-url",
+        envvar="TURNKEEPER_UI_URL",
+        help="Base URL of the Temporal Web UI",
+        rich_help_panel=_CONNECTION,
+    ),
+]
+TaskQueue = Annotated[
+    str,
+    typer.Option(
+        "--task-queue",
+        envvar=TASK_QUEUE_ENV,
+        help="Task queue of the worker",
+        rich_help_panel=_CONNECTION,
+    ),
+]
+Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables")]
+Full = Annotated[
+    bool,
+    typer.Option("--full", help="Every pending call's input whole (a file's content too)"),
+]
+WorkflowId = Annotated[str, typer.Argument(metavar="ID", help="Workflow id of the turn")]
+CallId = Annotated[
+    str, typer.Argument(metavar="CALL_ID", help="Tool call id, or 'all' for every pending one")
+]
+Approver = Annotated[
+    str | None, typer.Option(help="Who decides (default: your user name)", show_default=False)
+]
+
+
+def _flag(help_text: str) -> Any:
+    """An optional override of the request: None means "keep the agent file's or the default"."""
+    return typer.Option(help=help_text, rich_help_panel=_REQUEST, show_default=False)
+
+
+@app.callback()
+def main(
+    log_level: Annotated[
+        str, typer.Option(envvar="TURNKEEPER_LOG_LEVEL", help="Level of diagnostics on stderr")
+    ] = "WARNING",
+) -> None:
+    if logging.getLevelName(log_level.upper()) not in _LOG_LEVELS:
+        raise typer.BadParameter(f"not a level: {log_level!r}", param_hint="--log-level")
+    log_to_stderr(log_level.upper())
+
+
+@app.command()
+def run(
+    task_input: Annotated[
+        str | None, typer.Argument(metavar="INPUT", help="The task; '-' reads it from stdin")
+    ] = None,
+    agent: Annotated[Path | None, _flag("Agent definition file (JSON)")] = None,
+    agent_id: Annotated[str | None, _flag("Agent id (default: assistant)")] = None,
+    model: Annotated[str | None, _flag("provider:model, e.g. anthropic:claude-sonnet-4-6")] = None,
+    fallback_model: Annotated[list[str] | None, _flag("Fallback model (repeatable)")] = None,
+    fallback_cooldown_s: Annotated[
+        float | None, _flag("Seconds a failed model is passed over (default 60)")
+    ] = None,
+    fallback_after_attempts: Annotated[
+        int | None, _flag("Attempts before moving to the next model (default 2)")
+    ] = None,
+    fallback_on: Annotated[
+        list[str] | None, _flag("Refusal that moves to the next model: auth, … (repeatable)")
+    ] = None,
+    prompt_cache: Annotated[
+        bool | None, typer.Option("--prompt-cache/--no-prompt-cache", help="Anthropic caching")
+    ] = None,
+    system: Annotated[str | None, _flag("System prompt")] = None,
+    tool: Annotated[list[str] | None, _flag("Worker tool the agent has (repeatable)")] = None,
+    max_iterations: Annotated[int | None, _flag("Most model calls in the turn")] = None,
+    max_tokens: Annotated[int | None, _flag("Most tokens per answer")] = None,
+    time_budget_ms: Annotated[int | None, _flag("Time budget (ms, human waits excluded)")] = None,
+    cost_budget_usd: Annotated[float | None, _flag("Cost budget (USD)")] = None,
+    max_tool_interactions: Annotated[int | None, _flag("Most rounds of tool calls")] = None,
+    allowed_tool: Annotated[list[str] | None, _flag("Tool this task may use (repeatable)")] = None,
+    require_approval: Annotated[
+        list[str] | None, _flag("Tool needing approval, or '*' (repeatable)")
+    ] = None,
+    approval_timeout_s: Annotated[float | None, _flag("Seconds to wait for a decision")] = None,
+    task_id: Annotated[str | None, _flag("Task id (default: task-<random>)")] = None,
+    external_tools: Annotated[Path | None, _flag("External tools file (JSON list)")] = None,
+    history: Annotated[Path | None, _flag("Earlier report or messages (JSON) to continue")] = None,
+    workflow_id: Annotated[
+        str | None, typer.Option("--id", help="Workflow id (default: turn-<agent>-<random>)")
+    ] = None,
+    wait: Annotated[bool, typer.Option(help="Follow the turn to its report")] = True,
+    as_json: Json = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    task_queue: TaskQueue = DEFAULT_TASK_QUEUE,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Start a turn from flags or an agent file, and follow it to its report."""
+    if task_input == "-":
+        task_input = sys.stdin.read().strip()
+    options = RunOptions(
+        input=task_input,
+        agent_file=agent,
+        agent_id=agent_id,
+        model=model,
+        fallback_models=fallback_model,
+        fallback_cooldown_s=fallback_cooldown_s,
+        fallback_after_attempts=fallback_after_attempts,
+        fallback_on=fallback_on,
+        prompt_cache=prompt_cache,
+        system=system,
+        tools=tool,
+        max_iterations=max_iterations,
+        max_tokens=max_tokens,
+        time_budget_ms=time_budget_ms,
+        cost_budget_usd=cost_budget_usd,
+        max_tool_interactions=max_tool_interactions,
+        allowed_tools=allowed_tool,
+        require_approval=require_approval,
+        approval_timeout_s=approval_timeout_s,
+        task_id=task_id,
+        external_tools_file=external_tools,
+        history_file=history,
+    )
+    flags = commands.RunFlags(task_queue, workflow_id, wait, as_json)
+    _execute(commands.run(commands.Connection(address, namespace, ui_url), options, flags))
+
+
+@app.command()
+def status(
+    workflow_id: WorkflowId,
+    as_json: Json = False,
+    full: Full = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Show a turn's state, counters and pending calls."""
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(commands.status(connection, workflow_id, as_json, full))
+
+
+@app.command()
+def transcript(
+    workflow_id: WorkflowId,
+    as_json: Json = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Show a turn's messages so far."""
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(commands.transcript(connection, workflow_id, as_json))
+
+
+@app.command()
+def standing(
+    agent_id: Annotated[str, typer.Argument(help="The agent's id")],
+    as_json: Json = False,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """List the tools an agent may run without asking (standing approvals)."""
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    _execute(commands.standing(connection, agent_id, as_json))
+
+
+@app.command()
+def revoke(
+    agent_id: Annotated[str, typer.Argument(help="The agent's id")],
+    tool: Annotated[str, typer.Argument(help="The tool whose standing approval ends")],
+    by: Approver = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Revoke a standing approval: the agent's next turns ask again."""
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    _execute(commands.revoke_standing(connection, agent_id, tool, by or local_user()))
+
+
+@app.command()
+def watch(
+    workflow_id: WorkflowId,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Follow a turn live (iteration, cost against budget, tool calls, pending approvals); a
+    finished turn is replayed from its first event."""
+    _execute(commands.watch(commands.Connection(address, namespace, ui_url), workflow_id))
+
+
+@app.command()
+def result(
+    workflow_id: WorkflowId,
+    as_json: Json = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Wait for a turn's end and show its report."""
+    _execute(commands.result(commands.Connection(address, namespace, ui_url), workflow_id, as_json))
+
+
+_SIGNING = "Signing"
+KeyFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--key",
+        help="Sign with this OpenSSH Ed25519 private key (needs --approver); passphrase from "
+        f"{PASSPHRASE_ENV} or asked",
+        rich_help_panel=_SIGNING,
+        show_default=False,
+    ),
+]
+ExpiresIn = Annotated[
+    str,
+    typer.Option(
+        "--expires-in",
+        help="How long the signature stays valid: seconds, or 90s, 15m, 2h",
+        rich_help_panel=_SIGNING,
+    ),
+]
+PrintPayload = Annotated[
+    bool,
+    typer.Option(
+        "--print",
+        help="Print the approve signal's payload (signed, with --key) instead of sending it",
+        rich_help_panel=_SIGNING,
+    ),
+]
+
+
+@app.command()
+def approve(
+    workflow_id: WorkflowId,
+    call_id: CallId,
+    reason: Annotated[str, typer.Option(help="Why")] = "",
+    approver: Approver = None,
+    remember: Annotated[
+        bool, typer.Option(help="Approve this tool for this agent from now on")
+    ] = False,
+    key: KeyFile = None,
+    expires_in: ExpiresIn = DEFAULT_EXPIRES_IN,
+    print_payload: PrintPayload = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Approve a pending tool call."""
+    decision = ApproveInput(
+        call_id=call_id,
+        approved=True,
+        reason=reason,
+        remember=remember,
+        approver=_approver_name(approver, key),
+    )
+    connection = commands.Connection(address, namespace, ui_url)
+    _decide(connection, workflow_id, decision, key, expires_in, print_payload)
+
+
+@app.command()
+def reject(
+    workflow_id: WorkflowId,
+    call_id: CallId,
+    reason: Annotated[str, typer.Option(help="Why; the model reads it")],
+    approver: Approver = None,
+    key: KeyFile = None,
+    expires_in: ExpiresIn = DEFAULT_EXPIRES_IN,
+    print_payload: PrintPayload = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Reject a pending tool call; the model gets an error result with the reason."""
+    decision = ApproveInput(
+        call_id=call_id,
+        approved=False,
+        reason=reason,
+        approver=_approver_name(approver, key),
+    )
+    connection = commands.Connection(address, namespace, ui_url)
+    _decide(connection, workflow_id, decision, key, expires_in, print_payload)
+
+
+def _approver_name(approver: str | None, key: Path | None) -> str:
+    """The user name stands in for an unsigned decision only: a key is listed under the name
+    the approver chose, which `--approver` must give."""
+    if approver is None:
+        return "" if key is not None else local_user()
+    return approver
+
+
+def _decide(
+    connection: commands.Connection,
+    workflow_id: str,
+    decision: ApproveInput,
+    key: Path | None,
+    expires_in: str,
+    print_payload: bool,
+) -> None:
+    """approve and reject: sign the decision when there is a key, then send it or print it."""
+    try:
+        signer = signer_for(key, decision.approver, expires_in)
+    except CommandError as error:
+        err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
+        raise typer.Exit(error.exit_code) from None
+    if print_payload:
+        _execute(
+            commands.print_decision(connection, workflow_id, decision.call_id, decision, signer)
+        )
+    _execute(commands.decide(connection, workflow_id, decision.call_id, decision, signer))
+
+
+_AMOUNTS = "Amounts (at least one)"
+
+
+@app.command()
+def extend(
+    workflow_id: WorkflowId,
+    cost_usd: Annotated[
+        float | None,
+        typer.Option(help="USD added to the cost budget", rich_help_panel=_AMOUNTS),
+    ] = None,
+    time_ms: Annotated[
+        int | None,
+        typer.Option(help="Milliseconds added to the time budget", rich_help_panel=_AMOUNTS),
+    ] = None,
+    iterations: Annotated[
+        int | None,
+        typer.Option(help="Iterations added to max_iterations", rich_help_panel=_AMOUNTS),
+    ] = None,
+    tool_interactions: Annotated[
+        int | None,
+        typer.Option(
+            help="Tool interactions added to max_tool_interactions", rich_help_panel=_AMOUNTS
+        ),
+    ] = None,
+    reason: Annotated[str, typer.Option(help="Why")] = "",
+    approver: Approver = None,
+    key: KeyFile = None,
+    expires_in: ExpiresIn = DEFAULT_EXPIRES_IN,
+    print_payload: Annotated[
+        bool,
+        typer.Option(
+            "--print",
+            help="Print the extend_budget payload (signed, with --key) instead of sending it",
+            rich_help_panel=_SIGNING,
+        ),
+    ] = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Give a turn waiting for a budget extension (state awaiting_budget) more budget."""
+    try:
+        extension = ExtendBudgetInput(
+            cost_usd=cost_usd,
+            time_ms=time_ms,
+            iterations=iterations,
+            tool_interactions=tool_interactions,
+            reason=reason,
+            approver=_approver_name(approver, key),
+        )
+    except ValidationError as error:
+        problems = "; ".join(
+            f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-') or 'extension'}: {e['msg']}"
+            if e["loc"]
+            else e["msg"].removeprefix("Value error, ")
+            for e in error.errors()
+        )
+        err.print(Text(f"error: {problems}", style="red"), soft_wrap=True)
+        raise typer.Exit(2) from None
+    try:
+        signer = signer_for(key, extension.approver, expires_in)
+    except CommandError as error:
+        err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
+        raise typer.Exit(error.exit_code) from None
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(extend_command.extend(connection, workflow_id, extension, signer, print_payload))
+
+
+@app.command()
+def submit(
+    workflow_id: WorkflowId,
+    call_id: Annotated[str, typer.Argument(metavar="CALL_ID", help="The external call's id")],
+    output: Annotated[str, typer.Option(help="The result: JSON if it parses, else text")],
+    error: Annotated[bool, typer.Option("--error", help="The result is an error")] = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Submit the result of an external tool call."""
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(commands.submit(connection, workflow_id, call_id, output, error))
+
+
+@app.command()
+def pending(
+    as_json: Json = False,
+    full: Full = False,
+    task_queue: Annotated[
+        str | None, typer.Option(help="Only turns on this task queue", show_default=False)
+    ] = None,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """List every turn waiting for an approval or an external result."""
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(commands.pending(connection, task_queue, as_json, full))
+
+
+@app.command()
+def chat(
+    agent: Annotated[
+        Path | None, typer.Option(help="Agent definition file (JSON); needed for a new session")
+    ] = None,
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session", help="Session id: go on with it, or start it (default: a new id)"
+        ),
+    ] = None,
+    address: Address = None,
+    namespace: Namespace = None,
+    task_queue: TaskQueue = DEFAULT_TASK_QUEUE,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Talk to an agent: a session of many turns, each remembering the earlier ones."""
+    options = ChatOptions(
+        agent_file=agent,
+        session_id=session,
+        task_queue=task_queue,
+        address=address,
+        namespace=namespace,
+        ui_url=ui_url,
+    )
+    _execute(run_chat(options))
+
+
+@app.command("demo")
+def demo_command(
+    yes: Annotated[bool, typer.Option("--yes", help="Approve without asking")] = False,
+    no: Annotated[bool, typer.Option("--no", help="Reject without asking")] = False,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Folder to summarise (default: ./workspace)")
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Dev server database and logs (default: ./.turnkeeper)")
+    ] = None,
+    port: Annotated[int, typer.Option(help="gRPC port of the dev server")] = 7233,
+    ui_port: Annotated[int, typer.Option(help="Web UI port of the dev server")] = 8233,
+    task_queue: TaskQueue = DEFAULT_TASK_QUEUE,
+) -> None:
+    """The offline demo: dev server, worker and a turn on the scripted demo model."""
+    if yes and no:
+        err.print("error: --yes and --no exclude each other")
+        raise typer.Exit(2)
+    answer = "yes" if yes else "no" if no else None
+    options = demo.DemoOptions(
+        answer=answer,
+        workspace=workspace,
+        data_dir=data_dir,
+        port=port,
+        ui_port=ui_port,
+        task_queue=task_queue,
+    )
+    _execute(demo.run_demo(options))
+
+
+keys_app = typer.Typer(help="Encryption keys for TURNKEEPER_ENCRYPTION_KEYS.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("new")
+def keys_new(
+    key_id: Annotated[
+        str | None,
+        typer.Option(
+            "--id", help="Key id (default: k and the current UTC time)", show_default=False
+        ),
+    ] = None,
+) -> None:
+    """Print a fresh key entry: put it first in TURNKEEPER_ENCRYPTION_KEYS, keep the old ones."""
+    try:
+        line = codec_command.new_key_line(key_id)
+    except EncryptionKeyError as error:
+        err.print(Text(f"error: {error}", style="red"), soft_wrap=True)
+        raise typer.Exit(2) from None
+    out.print(line, soft_wrap=True)
+
+
+deploy_app = typer.Typer(
+    help="Worker Deployment Versioning: which build takes new turns (see README, Deployment).",
+    no_args_is_help=True,
+)
+app.add_typer(deploy_app, name="deploy")
+Deployment = Annotated[
+    str | None,
+    typer.Option(
+        "--deployment",
+        help="Worker Deployment name (default: TURNKEEPER_DEPLOYMENT_NAME)",
+        show_default=False,
+    ),
+]
+
+
+@deploy_app.command("status")
+def deploy_status(
+    deployment: Deployment = None,
+    address: Address = None,
+    namespace: Namespace = None,
+    as_json: Json = False,
+) -> None:
+    """The current and ramping versions, and each version's state (draining, drained, …)."""
+    name = _deployment(deployment)
+    _execute(deploy_command.show_status(address, namespace, name, as_json))
+
+
+@deploy_app.command("promote")
+def deploy_promote(
+    build_id: Annotated[str, typer.Argument(help="Build id that takes every new turn")],
+    deployment: Deployment = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Make a version current; turns already running stay pinned to their version."""
+    name = _deployment(deployment)
+    _execute(deploy_command.promote(address, namespace, name, build_id))
+
+
+@deploy_app.command("ramp")
+def deploy_ramp(
+    percent: Annotated[float, typer.Argument(help="Share of new turns, 0-100 (0 ends the ramp)")],
+    build_id: Annotated[
+        str | None, typer.Option(help="Version to ramp (not needed for 0)", show_default=False)
+    ] = None,
+    deployment: Deployment = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Send a share of new turns to a version; the rest go to the current one."""
+    name = _deployment(deployment)
+    _execute(deploy_command.ramp(address, namespace, name, build_id, percent))
+
+
+@deploy_app.command("rollback")
+def deploy_rollback(
+    build_id: Annotated[
+        str | None,
+        typer.Option(help="Version to go back to (default: the one just replaced)"),
+    ] = None,
+    deployment: Deployment = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Make the previous version current again; new turns go back to it."""
+    name = _deployment(deployment)
+    _execute(deploy_command.rollback(address, namespace, name, build_id))
+
+
+def _deployment(given: str | None) -> str:
+    try:
+        return deploy_command.deployment_name(given)
+    except CommandError as error:
+        err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
+        raise typer.Exit(error.exit_code) from None
+
+
+@app.command("codec-server")
+def codec_server(
+    port: Annotated[int, typer.Option(help="Port to listen on")] = DEFAULT_CODEC_PORT,
+    host: Annotated[
+        str, typer.Option(help=f"Address to listen on (beyond loopback needs {CODEC_TOKEN_ENV})")
+    ] = DEFAULT_CODEC_HOST,
+    ui_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=f"Web UI origin allowed to call from a browser (default {DEFAULT_UI_ORIGIN})"
+        ),
+    ] = None,
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option(help="Namespace served (default: TEMPORAL_NAMESPACE or default)"),
+    ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A name clients reach this server by, besides localhost, 127.0.0.1, ::1 and "
+            "--host; other Host headers are refused (with a token: once one is given)"
+        ),
+    ] = None,
+) -> None:
+    """Decrypt payloads and resolve stored ones for the Web UI and the temporal CLI."""
+    namespaces = namespace or [os.environ.get("TEMPORAL_NAMESPACE") or "default"]
+    _execute(
+        codec_command.serve_codec(
+            host=host,
+            port=port,
+            ui_origins=ui_origin or [DEFAULT_UI_ORIGIN],
+            namespaces=namespaces,
+            allowed_hosts=allowed_host or [],
+        )
+    )
+
+
+def _execute(command: Coroutine[Any, Any, int]) -> None:
+    """Run one command's coroutine; turn the errors a user can act on into a line and a code."""
+    try:
+        code = asyncio.run(command)
+    except RequestError as error:
+        err.print(Text(f"error: invalid request: {error}", style="red"), soft_wrap=True)
+        raise typer.Exit(2) from None
+    except CommandError as error:
+        err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
+        raise typer.Exit(error.exit_code) from None
+    except (
+        TurnUnavailable,
+        TemporalUnreachableError,
+        DevServerError,
+        SettingsError,
+        StoreLocationError,
+        EncryptionKeyError,
+        UnreadableContentError,
+        CodecServerError,
+    ) as error:
+        err.print(Text(f"error: {error}", style="red"), soft_wrap=True)
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    raise typer.Exit(code)

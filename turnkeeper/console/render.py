@@ -1,0 +1,324 @@
+"""How the console command shows turns: reports, failures, status, transcripts, and the calls
+waiting for a human together with the exact commands that decide them.
+
+Everything a model or a user wrote is wrapped in `Text`, never parsed as rich markup: the demo's
+answers start with "[offline demo model]", which markup would swallow as a style tag.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from turnkeeper.client.turns import Target, TurnFailure, WaitingTurn
+from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, BudgetRequest
+from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from turnkeeper.contracts.names import (
+    SIGNAL_APPROVE,
+    SIGNAL_SUBMIT_TOOL_RESULT,
+    UPDATE_EXTEND_BUDGET,
+)
+from turnkeeper.contracts.signals import PendingCall, RefusedDecision, TurnStatus
+from turnkeeper.contracts.turn import AgentReport
+
+SUMMARY_CHARS = 80
+# Before each line of a long argument shown whole.
+_MARGIN = "      │ "
+
+
+def local_user() -> str:
+    """The approver name used when `--approver` is not given."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (some containers) and no USER variable
+        return ""
+
+
+def started(console: Console, workflow_id: str, target: Target) -> None:
+    console.print(Text.assemble("turn ", (workflow_id, "bold")), soft_wrap=True)
+    console.print(
+        Text.assemble("Web UI: ", (target.workflow_url(workflow_id), "cyan")), soft_wrap=True
+    )
+
+
+def report(console: Console, turn_report: AgentReport) -> None:
+    if turn_report.output:
+        console.print(Panel(Text(turn_report.output), title="output", title_align="left"))
+    console.print(counters(turn_report))
+
+
+def counters(turn_report: AgentReport) -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim")
+    grid.add_column()
+    usage = turn_report.usage
+    rows = [
+        ("outcome", turn_report.outcome),
+        ("model calls", str(turn_report.llm_calls)),
+        ("tool calls", str(turn_report.tool_calls)),
+        ("iterations", str(turn_report.iterations)),
+        ("tokens", f"{usage.input_tokens:,} in / {usage.output_tokens:,} out"),
+        ("cache", f"{usage.cache_read_tokens:,} read / {usage.cache_write_tokens:,} written"),
+        ("cost", f"${turn_report.cost_usd:.6f}"),
+        ("duration", f"{turn_report.duration_ms / 1000:.1f} s"),
+        ("models", ", ".join(turn_report.models_used) or "none"),
+    ]
+    for name, value in rows:
+        grid.add_row(name, Text(value))
+    return grid
+
+
+def failure(console: Console, turn_failure: TurnFailure) -> None:
+    console.print(
+        Text.assemble(
+            ("turn failed: ", "bold red"), (turn_failure.type, "bold"), ": ", turn_failure.message
+        ),
+        soft_wrap=True,
+    )
+    if turn_failure.report is not None:
+        console.print(Text("partial report:", style="dim"))
+        report(console, turn_failure.report)
+
+
+def status(
+    console: Console,
+    workflow_id: str,
+    turn_status: TurnStatus,
+    target: Target,
+    *,
+    full: bool = False,
+) -> None:
+    grid = Table(title=Text(workflow_id), show_header=False, title_justify="left")
+    grid.add_column(style="dim")
+    grid.add_column()
+    grid.add_row("state", Text(turn_status.state, style=_state_style(turn_status.state)))
+    grid.add_row("iteration", str(turn_status.iteration))
+    grid.add_row("model calls", str(turn_status.llm_calls))
+    grid.add_row("tool calls", str(turn_status.tool_calls))
+    grid.add_row("cost", f"${turn_status.cost_usd:.6f}")
+    grid.add_row("elapsed (excluding human waits)", f"{turn_status.elapsed_ms / 1000:.1f} s")
+    console.print(grid)
+    if turn_status.pending:
+        pending(console, workflow_id, turn_status.pending, target, full=full)
+    if turn_status.budget_request is not None:
+        budget_request(console, workflow_id, turn_status.budget_request, target)
+    if turn_status.refused_decisions:
+        refused(console, turn_status.refused_decisions, turn_status.refused_decisions_dropped)
+
+
+def refused(console: Console, decisions: Sequence[RefusedDecision], dropped: int = 0) -> None:
+    """The signals the turn ignored (mostly `approve`), and why: a signal has no other answer.
+    The turn keeps the latest 20; `dropped` older ones were pushed out (by a flood, perhaps)."""
+    console.print(Text("refused decisions (latest last):", style="dim"))
+    if dropped:
+        noun = "decision" if dropped == 1 else "decisions"
+        console.print(Text(f"  … {dropped} earlier refused {noun} dropped", style="yellow"))
+    for decision in decisions:
+        who = f" from {decision.approver}" if decision.approver else ""
+        signal = "" if decision.signal == SIGNAL_APPROVE else f"{decision.signal} "
+        console.print(
+            Text.assemble(
+                ("  ✗ ", "red"),
+                f"{signal}call {decision.call_id or '?'}{who} at {_clock(decision.at)}: ",
+                (decision.reason, "dim"),
+            ),
+            soft_wrap=True,
+        )
+
+
+def _state_style(state: str) -> str:
+    return {"completed": "green", "failed": "red", "cancelled": "red"}.get(state, "yellow")
+
+
+def pending(
+    console: Console,
+    workflow_id: str,
+    calls: Sequence[PendingCall],
+    target: Target,
+    *,
+    full: bool = False,
+) -> None:
+    """Each waiting call and the commands that decide it; its input on one line, abridged, or
+    with `full` every argument whole (what an approver approves)."""
+    for call in calls:
+        verb = "approval" if call.kind == "approval" else "an external result"
+        console.print(
+            Text.assemble(
+                ("⏸ ", "yellow"),
+                (call.tool, "bold"),
+                f" waits for {verb} ",
+                (f"(call {call.call_id}, since {_clock(call.since)})", "dim"),
+            ),
+            soft_wrap=True,
+        )
+        if full:
+            console.print(whole_input(call.input), soft_wrap=True)
+        else:
+            console.print(Text(f"  input: {summarize(call.input)}"), soft_wrap=True)
+            if abridged(call.input):
+                where = target.ours("status", workflow_id, "--full")
+                console.print(Text(f"  (abridged; in full: {where})", style="dim"), soft_wrap=True)
+        for command in decide_commands(workflow_id, call, target):
+            console.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
+
+
+def budget_request(
+    console: Console, workflow_id: str, request: BudgetRequest, target: Target
+) -> None:
+    """What the turn waits to have extended, and the commands that extend it."""
+    console.print(
+        Text.assemble(
+            ("⏸ ", "yellow"),
+            ("budget", "bold"),
+            f" waits for an extension of its {request.budget.replace('_', ' ')} ",
+            (f"(request {request.number}, since {_clock(request.since)})", "dim"),
+        ),
+        soft_wrap=True,
+    )
+    console.print(Text(f"  {request.message}"), soft_wrap=True)
+    for command in extend_commands(workflow_id, request, target):
+        console.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
+
+
+# An amount to show in the printed commands, per budget, in the payload's units.
+_EXAMPLE_AMOUNTS = {"cost": "1", "time": "60000", "iterations": "5", "tool_interactions": "5"}
+
+
+def extend_commands(workflow_id: str, request: BudgetRequest, target: Target) -> list[str]:
+    """Ours, then the plain `temporal` CLI update with the contract's JSON."""
+    field, amount = AMOUNT_FIELDS[request.budget], _EXAMPLE_AMOUNTS[request.budget]
+    payload = {field: json.loads(amount), "approver": local_user(), "reason": ""}
+    return [
+        target.ours("extend", workflow_id, "--" + field.replace("_", "-"), amount),
+        target.temporal_cli(
+            "workflow",
+            "update",
+            "execute",
+            "--workflow-id",
+            workflow_id,
+            "--name",
+            UPDATE_EXTEND_BUDGET,
+            "--input",
+            json.dumps(payload),
+        ),
+    ]
+
+
+def decide_commands(workflow_id: str, call: PendingCall, target: Target) -> list[str]:
+    """Ours, then the plain `temporal` CLI signal with the contract's JSON."""
+    if call.kind == "approval":
+        payload: dict[str, Any] = {
+            "call_id": call.call_id,
+            "approved": True,
+            "reason": "",
+            "approver": local_user(),
+        }
+        ours = [
+            target.ours("approve", workflow_id, call.call_id),
+            target.ours("reject", workflow_id, call.call_id, "--reason", "why not"),
+        ]
+        signal = SIGNAL_APPROVE
+    else:
+        payload = {"call_id": call.call_id, "output": "…", "is_error": False}
+        ours = [target.ours("submit", workflow_id, call.call_id, "--output", "…")]
+        signal = SIGNAL_SUBMIT_TOOL_RESULT
+    temporal = target.temporal_cli(
+        "workflow",
+        "signal",
+        "--workflow-id",
+        workflow_id,
+        "--name",
+        signal,
+        "--input",
+        json.dumps(payload),
+    )
+    return [*ours, temporal]
+
+
+def summarize(value: dict[str, Any], limit: int = SUMMARY_CHARS) -> str:
+    """One line of a tool input; long strings (a file's content) shown by their size."""
+    shown = {
+        key: f"<{len(item)} chars>" if isinstance(item, str) and len(item) > 40 else item
+        for key, item in value.items()
+    }
+    text = json.dumps(shown, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def abridged(value: dict[str, Any]) -> bool:
+    """Whether `summarize` leaves out any of `value`."""
+    return summarize(value) != json.dumps(value, ensure_ascii=False)
+
+
+def whole_input(value: dict[str, Any]) -> Text:
+    """Every argument of a call, whole. Names and one-line values are JSON, so their bounds
+    show; a value of several lines (a file's content) follows its name line by line, each
+    after a `│` margin, so no line of it can pass for another argument."""
+    lines = [Text("  input, in full:")]
+    for name, item in value.items():
+        label = Text(f"    {json.dumps(name, ensure_ascii=False)}:", style="dim")
+        if isinstance(item, str) and "\n" in item:
+            lines.append(label)
+            lines += [Text.assemble((_MARGIN, "dim"), line) for line in item.split("\n")]
+        else:
+            lines.append(Text.assemble(label, f" {json.dumps(item, ensure_ascii=False)}"))
+    return Text("\n").join(lines)
+
+
+def _clock(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def transcript(console: Console, messages: Sequence[Message]) -> None:
+    for message in messages:
+        style = "bold blue" if message.role == "user" else "bold green"
+        console.print(Text(message.role, style=style))
+        for block in message.content:
+            console.print(_block(block), soft_wrap=True)
+
+
+def _block(block: TextBlock | ToolUseBlock | ToolResultBlock) -> Text | Group:
+    if isinstance(block, TextBlock):
+        return Text("  " + block.text)
+    if isinstance(block, ToolUseBlock):
+        return Text.assemble(
+            "  → ",
+            (block.name, "bold"),
+            f" {summarize(block.input, 200)} ",
+            (f"[{block.id}]", "dim"),
+        )
+    mark = ("✗ error", "red") if block.is_error else ("←", "dim")
+    body = block.text()
+    shown = body if len(body) <= 300 else body[:299] + "…"
+    return Group(
+        Text.assemble("  ", mark, (f" [{block.tool_use_id}]", "dim")),
+        Text("    " + shown.replace("\n", "\n    ")),
+    )
+
+
+def waiting_turns(
+    console: Console, turns: Sequence[WaitingTurn], target: Target, *, full: bool = False
+) -> None:
+    """One block per turn: who waits, then each pending call with its commands."""
+    for turn in turns:
+        state = turn.status.state if turn.status else "state unknown"
+        console.print(
+            Text.assemble(
+                (turn.workflow_id, "bold"), (f"  agent {turn.agent_id} · {state}", "dim")
+            ),
+            soft_wrap=True,
+        )
+        if turn.status is None:
+            console.print(Text("  no worker answered its status query", style="yellow"))
+        else:
+            pending(console, turn.workflow_id, turn.status.pending, target, full=full)
+            if turn.status.budget_request is not None:
+                budget_request(console, turn.workflow_id, turn.status.budget_request, target)

@@ -1,0 +1,126 @@
+"""Worker settings read from the environment.
+
+Only paths and names live here. Secrets (`ANTHROPIC_API_KEY`, `TEMPORAL_API_KEY`) stay in the
+environment and are read by the libraries that need them, so a logged or repr'd `Settings` never
+leaks one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
+from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
+from turnkeeper.contracts.result_limits import (
+    DEFAULT_MAX_RESULT_BYTES,
+    MAX_RESULT_BYTES,
+    MIN_RESULT_BYTES,
+)
+from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
+from turnkeeper.devtools.devserver import DEV_SERVER_DB_FILENAME
+from turnkeeper.worker.env_numbers import SettingsError, whole_number
+from turnkeeper.worker.worker_tuning import WorkerTuning
+
+WORKSPACE_ENV = "AGENT_WORKSPACE"
+DATA_DIR_ENV = "TURNKEEPER_DATA_DIR"
+STORE_DIR_ENV = "TURNKEEPER_STORE_DIR"
+MAX_TOOL_RESULT_BYTES_ENV = "TURNKEEPER_MAX_TOOL_RESULT_BYTES"
+MAX_WRITE_BYTES_ENV = "TURNKEEPER_MAX_WRITE_BYTES"
+MCP_CONFIG_ENV = "TURNKEEPER_MCP_CONFIG"
+STORE_URL_ENV = "TURNKEEPER_STORE_URL"
+
+_YES = frozenset({"1", "true", "yes", "on"})
+_NO = frozenset({"", "0", "false", "no", "off"})
+
+DEFAULT_WORKSPACE = "./workspace"
+DEFAULT_DATA_DIR = "./.turnkeeper"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the worker listens and where it keeps files.
+
+    Attributes:
+        task_queue: Temporal task queue the worker polls.
+        workspace: Sandbox folder of the built-in file tools.
+        data_dir: Local state: the dev server's SQLite file, its log and the content store.
+        store_dir: Folder of the content store (claim-checked conversation content), used when
+            `store_url` is unset.
+        max_tool_result_bytes: Cap on one tool result; larger ones are truncated with a marker.
+        max_write_bytes: Cap on the content of one write_file call; longer content is refused.
+        mcp_config: JSON file of the worker's MCP servers (`activities/mcp/config.py`); None: none.
+        store_url: A content store shared by every host of a cluster, `s3://bucket` or
+            `s3://bucket/optional/prefix` on S3 or an S3-compatible service (needs the `s3`
+            extra; endpoint, region and credentials come from boto3's `AWS_*` variables).
+            None: the local folder `store_dir`.
+        tuning: The worker's Temporal settings (pollers, sticky cache, concurrency).
+        require_encryption: Refuse turn requests, signals and updates that reach the worker
+            unencrypted (`TURNKEEPER_REQUIRE_ENCRYPTION`); it needs `TURNKEEPER_ENCRYPTION_KEYS`.
+    """
+
+    task_queue: str
+    workspace: Path
+    data_dir: Path
+    store_dir: Path
+    max_tool_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES
+    mcp_config: Path | None = None
+    store_url: str | None = None
+    tuning: WorkerTuning = field(default_factory=WorkerTuning)
+    require_encryption: bool = False
+
+    @property
+    def dev_server_db(self) -> Path:
+        """SQLite file of the embedded dev server, so that runs survive a restart."""
+        return self.data_dir / DEV_SERVER_DB_FILENAME
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read the settings from `env` (default: the process environment).
+
+        Relative paths are resolved against the current directory now, so that a later `chdir`
+        cannot move the workspace under a running worker. An empty variable counts as unset.
+        """
+        source = os.environ if env is None else env
+        data_dir = _absolute(source.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR)
+        store_dir = source.get(STORE_DIR_ENV)
+        return cls(
+            task_queue=source.get(TASK_QUEUE_ENV) or DEFAULT_TASK_QUEUE,
+            workspace=_absolute(source.get(WORKSPACE_ENV) or DEFAULT_WORKSPACE),
+            data_dir=data_dir,
+            store_dir=_absolute(store_dir) if store_dir else data_dir / "store",
+            max_tool_result_bytes=whole_number(
+                source,
+                MAX_TOOL_RESULT_BYTES_ENV,
+                DEFAULT_MAX_RESULT_BYTES,
+                minimum=MIN_RESULT_BYTES,
+                maximum=MAX_RESULT_BYTES,
+            ),
+            max_write_bytes=whole_number(
+                source, MAX_WRITE_BYTES_ENV, DEFAULT_MAX_WRITE_BYTES, minimum=1
+            ),
+            mcp_config=_optional_path(source.get(MCP_CONFIG_ENV)),
+            store_url=source.get(STORE_URL_ENV) or None,
+            tuning=WorkerTuning.from_env(source),
+            require_encryption=_yes_or_no(source, REQUIRE_ENCRYPTION_ENV),
+        )
+
+
+def _yes_or_no(env: Mapping[str, str], name: str) -> bool:
+    """A switch. Anything but a plain yes or no is refused rather than read as no: a typo must
+    not turn a security requirement off without a word."""
+    value = env.get(name, "").strip().lower()
+    if value in _YES or value in _NO:
+        return value in _YES
+    raise SettingsError(f"{name} must be 1 or 0 (or true/false, yes/no), got {env[name]!r}")
+
+
+def _absolute(path: str) -> Path:
+    return Path(path).expanduser().resolve()
+
+
+def _optional_path(path: str | None) -> Path | None:
+    return _absolute(path) if path else None

@@ -1,0 +1,144 @@
+"""The worker's composition root: builds its activities from its settings and names its workflows
+and their sandbox. One place that knows every provider, the tool registry and the content store,
+so `turnkeeper.worker.run` and the tests wire the same thing."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from temporalio.client import Client
+from temporalio.worker.workflow_sandbox import SandboxRestrictions
+
+from turnkeeper.activities.approval_cache import ApprovalCacheActivities
+from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
+from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
+from turnkeeper.activities.mcp.unconfigured import NoMcpServers
+from turnkeeper.activities.providers import endpoints
+from turnkeeper.activities.providers.provider import ModelProvider
+from turnkeeper.activities.store.conversation_activity import ConversationActivities
+from turnkeeper.activities.store.conversation_store import ConversationStore
+from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
+from turnkeeper.activities.tools.tool_activity import ToolActivities
+from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
+from turnkeeper.contracts import decision_signing
+from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.stores import open_store
+from turnkeeper.worker.sandbox_runner import DirectContextSandboxRunner
+
+if TYPE_CHECKING:
+    from turnkeeper.activities.mcp.mcp_activity import McpActivities
+    from turnkeeper.worker.settings import Settings
+
+
+def default_providers() -> dict[str, ModelProvider]:
+    """The built-in providers and the named endpoints of `TURNKEEPER_PROVIDERS`."""
+    return endpoints.default_providers(os.environ)
+
+
+def build_activities(
+    settings: Settings,
+    *,
+    client: Client | None = None,
+    providers: dict[str, ModelProvider] | None = None,
+    tools: ToolRegistry | None = None,
+    store: ContentStore | None = None,
+) -> list[Callable[..., Any]]:
+    store = store or open_store(settings)
+    cap = settings.max_tool_result_bytes
+    tools = tools or tool_registry(settings)
+    conversations = ConversationStore(store)
+    model_calls = ModelCallActivities(providers or default_providers(), conversations, tools)
+    stored = ConversationActivities(conversations)
+    tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
+    mcp = _mcp_activities(load_mcp_config(settings.mcp_config, os.environ), store, cap)
+    activities: list[Callable[..., Any]] = [
+        model_calls.model_call,
+        tool_calls.tool_call,
+        stored.load_conversation,
+        stored.store_conversation,
+        *mcp.activities(),
+    ]
+    if client is not None:
+        cache = ApprovalCacheActivities(client)
+        activities += [cache.approval_cache_lookup, cache.approval_cache_remember]
+    return activities
+
+
+def tool_registry(
+    settings: Settings, extra: Iterable[WorkerTool] = (), *, builtin: bool = True
+) -> ToolRegistry:
+    """The worker's tools: the workspace tools (unless `builtin` is False), then `extra`.
+
+    Raises:
+        ValueError: Two tools share a name (`ToolRegistry.add` says which).
+    """
+    # read_file's own cap sits under the result cap, so the model sees read_file's marker
+    # (with the file's name and size) rather than the generic one.
+    cap = settings.max_tool_result_bytes
+    registry = (
+        builtin_tools(
+            Workspace(settings.workspace),
+            max_read_bytes=cap - 200,
+            max_write_bytes=settings.max_write_bytes,
+        )
+        if builtin
+        else ToolRegistry()
+    )
+    for tool in extra:
+        registry.add(tool)
+    return registry
+
+
+def _mcp_activities(
+    config: McpConfig, store: ContentStore, max_result_bytes: int
+) -> McpActivities | NoMcpServers:
+    if not config.servers:
+        return NoMcpServers(store)
+    # Imported only when servers are configured: the mcp SDK is a large import.
+    from turnkeeper.activities.mcp.mcp_activity import McpActivities
+
+    return McpActivities(config, store, max_result_bytes=max_result_bytes)
+
+
+def worker_workflows(*, versioned: bool = False) -> list[type]:
+    """Every workflow a turnkeeper worker runs: the turn, the session of many turns, and the
+    per-agent approval cache.
+
+    A versioned worker (Worker Deployment Versioning) registers the same workflows under the same
+    names with their versioning behaviours: turns and sessions PINNED, the approval cache
+    AUTO_UPGRADE.
+    """
+    from turnkeeper.workflows.agent_session_workflow import (
+        AgentSessionWorkflow,
+        PinnedAgentSessionWorkflow,
+    )
+    from turnkeeper.workflows.agent_turn_workflow import (
+        AgentTurnWorkflow,
+        PinnedAgentTurnWorkflow,
+    )
+    from turnkeeper.workflows.approval_cache_workflow import (
+        ApprovalCacheWorkflow,
+        UpgradingApprovalCacheWorkflow,
+    )
+
+    if versioned:
+        return [PinnedAgentTurnWorkflow, PinnedAgentSessionWorkflow, UpgradingApprovalCacheWorkflow]
+    return [AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow]
+
+
+def workflow_runner() -> DirectContextSandboxRunner:
+    """The sandbox, with our own deterministic modules imported once per worker instead of once
+    per workflow run: they hold no state, and re-importing them (and rebuilding their pydantic
+    models) was a fifth of a worker's CPU. Replay tests, not the sandbox, guard their
+    determinism. cryptography (which verifies signed decisions) is a native extension that must
+    never be loaded twice in one process, as a sandbox re-import would, and that cannot be loaded
+    from inside a sandbox at all: it is loaded here, before any workflow runs (6 MiB a worker
+    holds whether or not its turns sign anything). rfc8785, the canonical JSON that signatures
+    cover, is pure and stateless: one copy serves every run."""
+    decision_signing.load_cryptography()
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(
+        "turnkeeper", "cryptography", "rfc8785"
+    )
+    return DirectContextSandboxRunner(restrictions=restrictions)
