@@ -18,6 +18,7 @@ from pydantic import (
     model_serializer,
 )
 from turnkeeper.contracts.claim_check import ClaimChecked
+from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.messages import ContentBlock, Message
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import ExternalToolSpec, Price, Usage
@@ -25,7 +26,7 @@ from turnkeeper.contracts.turn import ExternalToolSpec, Price, Usage
 _SIMPLE_DEFAULTS = (type(None), bool, int, float, str)
 
 
-class CompactModel(BaseModel):
+class CompactModel(ContractModel):
     """Leaves out fields that hold their default when serialized: these models travel through
     history on every iteration, and every byte there is paid again by every replay."""
 
@@ -57,7 +58,7 @@ def _is_default(value: object, default: object) -> bool:
     return False
 
 
-class BlockRef(BaseModel):
+class BlockRef(ContractModel):
     """A content block already in the content store (e.g. a tool result the tool activity put)."""
 
     type: Literal["ref"] = "ref"

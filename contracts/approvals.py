@@ -12,7 +12,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import ConfigDict, Field, JsonValue
+from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.decision_signing import (
     LEGACY_SIGNING_VERSION,
     Signature,
@@ -42,7 +43,7 @@ def approval_cache_id(agent_id: str) -> str:
     return APPROVAL_CACHE_ID_PREFIX + agent_id
 
 
-class SignedGrant(BaseModel):
+class SignedGrant(ContractModel):
     """The signed decision a standing approval was granted with. Anyone may signal the cache, so
     a turn whose approvers have keys trusts a standing approval only when this re-verifies
     against one of its own keys."""
@@ -89,7 +90,7 @@ class SignedGrant(BaseModel):
         )
 
 
-class StandingApproval(BaseModel):
+class StandingApproval(ContractModel):
     """A tool that `agent_id`'s turns may run without asking, and who allowed it."""
 
     tool: str
@@ -99,7 +100,7 @@ class StandingApproval(BaseModel):
     grant: SignedGrant | None = None  # when it came from a signed decision
 
 
-class RememberInput(BaseModel):
+class RememberInput(ContractModel):
     """The payload of the `remember` signal. Without `at`, the cache records when it got it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -110,7 +111,7 @@ class RememberInput(BaseModel):
     grant: SignedGrant | None = None
 
 
-class RevokeInput(BaseModel):
+class RevokeInput(ContractModel):
     """The payload of the `revoke` signal."""
 
     model_config = ConfigDict(extra="forbid")
@@ -118,14 +119,14 @@ class RevokeInput(BaseModel):
     by: str = ""
 
 
-class LookupInput(BaseModel):
+class LookupInput(ContractModel):
     """The argument of the `lookup` update: the tools a turn is about to call."""
 
     model_config = ConfigDict(extra="forbid")
     tools: list[str] = Field(max_length=MAX_LOOKUP_TOOLS)
 
 
-class LookupResult(BaseModel):
+class LookupResult(ContractModel):
     """The tools among those asked for that have a standing approval, in the order asked."""
 
     approved: list[str] = Field(default_factory=list)
@@ -133,7 +134,7 @@ class LookupResult(BaseModel):
     standing: list[StandingApproval] = Field(default_factory=list)
 
 
-class ApprovalCacheInput(BaseModel):
+class ApprovalCacheInput(ContractModel):
     """The workflow's argument; a continued run receives the standing approvals it carries."""
 
     agent_id: str = Field(min_length=1)
@@ -141,14 +142,14 @@ class ApprovalCacheInput(BaseModel):
     max_history_events: int = Field(default=DEFAULT_MAX_HISTORY_EVENTS, ge=1)
 
 
-class ApprovalCacheLookupInput(BaseModel):
+class ApprovalCacheLookupInput(ContractModel):
     """The `approval_cache_lookup` activity's input."""
 
     agent_id: str
     tools: list[str] = Field(max_length=MAX_LOOKUP_TOOLS)
 
 
-class ApprovalCacheRememberInput(BaseModel):
+class ApprovalCacheRememberInput(ContractModel):
     """The `approval_cache_remember` activity's input."""
 
     agent_id: str

@@ -13,7 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import ConfigDict, Field, JsonValue, model_validator
+from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.decision_signing import (
     BUDGET_EXTENSION,
     SIGNING_VERSION,
@@ -36,7 +37,7 @@ AMOUNT_FIELDS: Final[dict[BudgetKind, str]] = {
 }
 
 
-class ExtendBudgetInput(BaseModel):
+class ExtendBudgetInput(ContractModel):
     """The payload of the `extend_budget` update: amounts added to the turn's budgets."""
 
     model_config = ConfigDict(extra="forbid")
@@ -95,7 +96,7 @@ class ExtendBudgetInput(BaseModel):
         return self.model_copy(update={"signature": signature})
 
 
-class BudgetRequest(BaseModel):
+class BudgetRequest(ContractModel):
     """What a turn in state `awaiting_budget` waits for (the status query's `budget_request`)."""
 
     number: int  # 1 for the turn's first request; a signed extension names it
@@ -104,7 +105,7 @@ class BudgetRequest(BaseModel):
     since: datetime
 
 
-class BudgetExtension(BaseModel):
+class BudgetExtension(ContractModel):
     """One applied extension, as the report and the status query list it."""
 
     request: int
@@ -119,7 +120,7 @@ class BudgetExtension(BaseModel):
     at: datetime
 
 
-class BudgetLimits(BaseModel):
+class BudgetLimits(ContractModel):
     """A turn's budgets with every extension applied; None: unlimited."""
 
     cost_budget_usd: float | None = None
@@ -128,7 +129,7 @@ class BudgetLimits(BaseModel):
     max_tool_interactions: int | None = None
 
 
-class ExtendBudgetResult(BaseModel):
+class ExtendBudgetResult(ContractModel):
     """What the `extend_budget` update applied, and the budgets now."""
 
     extension: BudgetExtension

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+from turnkeeper.contracts.contract_model import ContractModel
 
 CompactionStrategy = Literal["drop_oldest", "summarize"]
 CompactionTrigger = Literal["max_input_tokens", "context_too_long"]
@@ -28,7 +29,7 @@ CHARS_PER_TOKEN: Final = 4
 COMPACT_TO_SHARE: Final = 0.5
 
 
-class CompactionSpec(BaseModel):
+class CompactionSpec(ContractModel):
     """`agent.compaction`."""
 
     model_config = ConfigDict(extra="forbid")
@@ -36,7 +37,7 @@ class CompactionSpec(BaseModel):
     max_input_tokens: int = Field(ge=256)
 
 
-class CompactedHistory(BaseModel):
+class CompactedHistory(ContractModel):
     """How a compacted turn's last request saw the conversation its report's `conversation_ref`
     names: the first message, then (with the note or the summary) everything after message
     `left_out`. A turn that continues that conversation (`history_ref`) with this as its

@@ -9,7 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final, Literal
 
-from pydantic import BaseModel, JsonValue
+from pydantic import JsonValue
+from turnkeeper.contracts.contract_model import ContractModel
 
 TURN_EVENTS_TOPIC: Final = "turn-events"
 
@@ -32,7 +33,7 @@ EventKind = Literal[
 ]
 
 
-class TurnEvent(BaseModel):
+class TurnEvent(ContractModel):
     kind: EventKind
     at: datetime
     iteration: int = 0

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import Field, JsonValue
 from turnkeeper.contracts.claim_check import ClaimChecked
+from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import TOOL_NAME_PATTERN
 
@@ -28,7 +29,7 @@ MAX_SERVER_NAME_LENGTH: Final = MAX_TOOL_NAME_LENGTH - len(MCP_TOOL_PREFIX) - le
 _NOT_IN_TOOL_NAMES: Final = re.compile(r"[^a-zA-Z0-9_-]")
 
 
-class McpToolSpec(BaseModel):
+class McpToolSpec(ContractModel):
     """One tool of one MCP server, as discovered at the start of a turn.
 
     Attributes:
@@ -61,14 +62,14 @@ class McpToolSpec(BaseModel):
         )
 
 
-class McpListToolsInput(BaseModel):
+class McpListToolsInput(ContractModel):
     """Which servers to list: `None` lists every server the worker is configured with."""
 
     servers: list[str] | None = None
     turn_id: str | None = None  # only to correlate the worker's logs with the turn
 
 
-class McpListToolsResult(BaseModel):
+class McpListToolsResult(ContractModel):
     """The tools of the servers that answered, and one sentence per server that did not (a
     server that is down costs its tools, never the turn)."""
 
@@ -76,7 +77,7 @@ class McpListToolsResult(BaseModel):
     errors: list[str] = Field(default_factory=list)
 
 
-class McpCallInput(BaseModel, ClaimChecked):
+class McpCallInput(ContractModel, ClaimChecked):
     turn_id: str = ""  # as in ModelCallInput
     call_id: str
     name: str  # the qualified name, as the model called it

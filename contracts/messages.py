@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import ConfigDict, Field, JsonValue, field_validator
+from turnkeeper.contracts.contract_model import ContractModel
 
 
-class TextBlock(BaseModel):
+class TextBlock(ContractModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["text"] = "text"
     text: str
 
 
-class ToolUseBlock(BaseModel):
+class ToolUseBlock(ContractModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["tool_use"] = "tool_use"
     id: str = Field(min_length=1)
@@ -21,7 +22,7 @@ class ToolUseBlock(BaseModel):
     input: dict[str, JsonValue] = Field(default_factory=dict)
 
 
-class ToolResultBlock(BaseModel):
+class ToolResultBlock(ContractModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str = Field(min_length=1)
@@ -37,7 +38,7 @@ class ToolResultBlock(BaseModel):
 ContentBlock = Annotated[TextBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")]
 
 
-class Message(BaseModel):
+class Message(ContractModel):
     model_config = ConfigDict(extra="forbid")
     role: Literal["user", "assistant"]
     content: list[ContentBlock]

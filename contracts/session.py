@@ -6,11 +6,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from turnkeeper.contracts.activity_io import CallContext, ConversationDelta
 from turnkeeper.contracts.budget_extension import BudgetRequest
 from turnkeeper.contracts.claim_check import ClaimChecked
 from turnkeeper.contracts.compaction import CompactedHistory
+from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.signals import TurnState
 from turnkeeper.contracts.turn import AgentSpec, Constraints, Outcome
@@ -24,7 +25,7 @@ RECENT_TURNS = 20
 SessionState = Literal["idle", "running", "closed"]
 
 
-class SessionRequest(BaseModel):
+class SessionRequest(ContractModel):
     """The session's start input: the agent of every turn and the default constraints of each.
     `constraints.cost_budget_usd` is the budget of the whole session."""
 
@@ -34,7 +35,7 @@ class SessionRequest(BaseModel):
     constraints: Constraints = Field(default_factory=Constraints)
 
 
-class SendInput(BaseModel):
+class SendInput(ContractModel):
     """The `send` update: the user's next message, and constraints of this turn only (each
     field given replaces the session's default; the cost budget is capped by what is left)."""
 
@@ -43,16 +44,16 @@ class SendInput(BaseModel):
     constraints: Constraints | None = None
 
 
-class SendResult(BaseModel):
+class SendResult(ContractModel):
     turn_workflow_id: str
 
 
-class CloseInput(BaseModel):
+class CloseInput(ContractModel):
     model_config = ConfigDict(extra="forbid")
     reason: str = Field(default="", max_length=1000)
 
 
-class SessionTurn(BaseModel):
+class SessionTurn(ContractModel):
     """One finished turn of the session."""
 
     number: int
@@ -64,7 +65,7 @@ class SessionTurn(BaseModel):
     joined_conversation: bool = True
 
 
-class SessionStatus(BaseModel):
+class SessionStatus(ContractModel):
     """The `status` query of a session, and its result once closed."""
 
     state: SessionState
@@ -93,17 +94,17 @@ class SessionStatus(BaseModel):
         return max(0.0, self.cost_budget_usd + self.cost_extended_usd - self.cost_usd)
 
 
-class LoadConversationInput(BaseModel):
+class LoadConversationInput(ContractModel):
     conversation_ref: str
 
 
-class LoadedConversation(BaseModel, ClaimChecked):
+class LoadedConversation(ContractModel, ClaimChecked):
     """A stored conversation read back; claim-checked, so history keeps only its reference."""
 
     messages: list[Message] = Field(default_factory=list)
 
 
-class StoreConversationInput(BaseModel, ClaimChecked):
+class StoreConversationInput(ContractModel, ClaimChecked):
     """A conversation to store without a model call: `conversation.append` on top of
     `conversation.base`, or, without a base, on a new chain rooted at `context`. A compacted
     turn stores its whole (uncompacted) conversation this way, so that the turn after it
@@ -113,11 +114,11 @@ class StoreConversationInput(BaseModel, ClaimChecked):
     context: CallContext | None = None
 
 
-class StoredConversation(BaseModel):
+class StoredConversation(ContractModel):
     conversation_ref: str
 
 
-class TurnStateNote(BaseModel):
+class TurnStateNote(ContractModel):
     """The `turn_state` signal a session's turn sends its session when it starts or stops
     waiting for a human."""
 
@@ -126,7 +127,7 @@ class TurnStateNote(BaseModel):
     budget_request: BudgetRequest | None = None
 
 
-class CarriedSession(BaseModel):
+class CarriedSession(ContractModel):
     """What a session hands to its next run: references and figures, never the conversation
     (the next run reads it back from the store by `conversation_ref`)."""
 

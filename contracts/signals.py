@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import ConfigDict, Field, JsonValue
 from turnkeeper.contracts.budget_extension import BudgetExtension, BudgetRequest
+from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.decision_signing import (
     DECISION,
     LEGACY_SIGNING_VERSION,
@@ -50,7 +51,7 @@ class SignedCall:
     call_input: dict[str, JsonValue] | None = None
 
 
-class ApproveInput(BaseModel):
+class ApproveInput(ContractModel):
     """The payload of the `approve` signal and of the `decide` update."""
 
     model_config = ConfigDict(extra="forbid")
@@ -102,7 +103,7 @@ class ApproveInput(BaseModel):
         return self.model_copy(update={"signature": signature})
 
 
-class DecisionRecord(BaseModel):
+class DecisionRecord(ContractModel):
     """One settled approval, as the report and the `decisions` query show it."""
 
     call_id: str
@@ -116,7 +117,7 @@ class DecisionRecord(BaseModel):
     at: datetime
 
 
-class RefusedDecision(BaseModel):
+class RefusedDecision(ContractModel):
     """A signal the turn ignored, and why: a signal has no other way to answer. Mostly
     `approve` signals (unsigned, forged, stale); any signal that arrived unencrypted where the
     worker requires encryption."""
@@ -128,20 +129,20 @@ class RefusedDecision(BaseModel):
     signal: str = "approve"  # its name; refusals listed before it was recorded were all `approve`
 
 
-class DecideResult(BaseModel):
+class DecideResult(ContractModel):
     """What the `decide` update applied."""
 
     decisions: list[DecisionRecord]
 
 
-class SubmitToolResultInput(BaseModel):
+class SubmitToolResultInput(ContractModel):
     model_config = ConfigDict(extra="forbid")
     call_id: str = Field(min_length=1)
     output: JsonValue = None
     is_error: bool = False
 
 
-class PendingCall(BaseModel):
+class PendingCall(ContractModel):
     call_id: str
     tool: str
     input: dict[str, JsonValue]
@@ -149,7 +150,7 @@ class PendingCall(BaseModel):
     since: datetime
 
 
-class TurnStatus(BaseModel):
+class TurnStatus(ContractModel):
     """The `status` query's answer: where a turn is and what it waits for.
 
     Attributes:

@@ -6,7 +6,6 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Discriminator,
     Field,
@@ -17,6 +16,7 @@ from pydantic import (
 )
 from turnkeeper.contracts.budget_extension import BudgetExtension, OnBudgetExhausted
 from turnkeeper.contracts.compaction import CompactedHistory, CompactionSpec
+from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
@@ -33,7 +33,7 @@ DEFAULT_FALLBACK_AFTER_ATTEMPTS = 2
 FallbackRefusal = Literal["auth", "invalid_request", "context_too_long", "content_filtered"]
 
 
-class Price(BaseModel):
+class Price(ContractModel):
     """USD per million tokens; overrides the pricing table for this request's model."""
 
     model_config = ConfigDict(extra="forbid")
@@ -62,7 +62,7 @@ def _check_model(model: str) -> str:
     return model
 
 
-class Approver(BaseModel):
+class Approver(ContractModel):
     """An approver whose decisions must be signed with the key of `public_key`."""
 
     model_config = ConfigDict(extra="forbid")
@@ -90,7 +90,7 @@ ApproverEntry = Annotated[
 ]
 
 
-class AgentSpec(BaseModel):
+class AgentSpec(ContractModel):
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1)
     model: str
@@ -166,7 +166,7 @@ def _approver_name(entry: str | Approver) -> str:
     return entry if isinstance(entry, str) else entry.name
 
 
-class Constraints(BaseModel):
+class Constraints(ContractModel):
     model_config = ConfigDict(extra="forbid")
     allowed_tools: list[str] | None = None
     time_budget_ms: int | None = Field(default=None, gt=0)
@@ -185,14 +185,14 @@ class Constraints(BaseModel):
         return "*" in self.require_approval or tool in self.require_approval
 
 
-class TaskSpec(BaseModel):
+class TaskSpec(ContractModel):
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1)
     input: str = Field(min_length=1)
     constraints: Constraints = Field(default_factory=Constraints)
 
 
-class ExternalToolSpec(BaseModel):
+class ExternalToolSpec(ContractModel):
     """A tool the caller executes: the turn pauses until `submit_tool_result` brings its output."""
 
     model_config = ConfigDict(extra="forbid")
@@ -201,7 +201,7 @@ class ExternalToolSpec(BaseModel):
     input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object"})
 
 
-class TurnRequest(BaseModel):
+class TurnRequest(ContractModel):
     model_config = ConfigDict(extra="forbid")
     agent: AgentSpec
     task: TaskSpec
@@ -241,7 +241,7 @@ class TurnRequest(BaseModel):
         return self
 
 
-class Usage(BaseModel):
+class Usage(ContractModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -259,7 +259,7 @@ class Usage(BaseModel):
 Outcome = Literal["completed", "max_tokens", "failed", "cancelled"]
 
 
-class AgentReport(BaseModel):
+class AgentReport(ContractModel):
     agent_id: str
     task_id: str
     outcome: Outcome
