@@ -30,11 +30,14 @@ COMPACT_TO_SHARE: Final = 0.5
 
 
 class CompactionSpec(ContractModel):
-    """`agent.compaction`."""
+    """`agent.compaction` (`turnkeeper.Compaction`): how, and from which input size on, a turn
+    shortens what it sends to the model."""
 
     model_config = ConfigDict(extra="forbid")
     strategy: CompactionStrategy
+    """How earlier exchanges leave the request: `drop_oldest` or `summarize` (see the module)."""
     max_input_tokens: int = Field(ge=256)
+    """The counted input that triggers a compaction, which then goes down to half of it."""
 
 
 class CompactedHistory(ContractModel):
@@ -45,5 +48,7 @@ class CompactedHistory(ContractModel):
     whole conversation again (for `summarize`, a summary call every turn)."""
 
     model_config = ConfigDict(extra="forbid")
-    left_out: int = Field(ge=1)  # messages after the first
+    left_out: int = Field(ge=1)
+    """How many messages after the first the last request left out."""
     summary: str | None = None
+    """The summary that stood in for them (`summarize`), or None (`drop_oldest`)."""

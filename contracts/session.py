@@ -31,8 +31,11 @@ class SessionRequest(ContractModel):
 
     model_config = ConfigDict(extra="forbid")
     agent: AgentSpec
+    """The agent of every turn."""
     session_id: str = Field(pattern=SESSION_ID_PATTERN)
+    """The session's id; must equal the workflow id."""
     constraints: Constraints = Field(default_factory=Constraints)
+    """Each turn's default constraints; `cost_budget_usd` is the whole session's."""
 
 
 class SendInput(ContractModel):
@@ -41,54 +44,84 @@ class SendInput(ContractModel):
 
     model_config = ConfigDict(extra="forbid")
     input: str = Field(min_length=1)
+    """The user's next message."""
     constraints: Constraints | None = None
+    """Constraints of this turn only; None: the session's defaults."""
 
 
 class SendResult(ContractModel):
+    """The `send` update's answer, once the turn has started."""
+
     turn_workflow_id: str
+    """The started turn's workflow id, `<session id>/turn-<n>`."""
 
 
 class CloseInput(ContractModel):
+    """The `close` update's payload (optional)."""
+
     model_config = ConfigDict(extra="forbid")
     reason: str = Field(default="", max_length=1000)
+    """Why the session is closed; kept as `SessionStatus.closed_reason`."""
 
 
 class SessionTurn(ContractModel):
     """One finished turn of the session."""
 
     number: int
+    """The n of `<session id>/turn-<n>`."""
     turn_workflow_id: str
+    """The turn's workflow id."""
     outcome: Outcome
+    """How it ended: its report's `outcome`."""
     cost_usd: float = 0.0
-    error_type: str | None = None  # of a failed turn: the contract's error type
-    # False: the turn ended without an answer, so its exchange did not join the conversation.
+    """What it cost."""
+    error_type: str | None = None
+    """Of a failed turn: the contract's error type (`TurnCancelled` for a cancelled one)."""
     joined_conversation: bool = True
+    """False: the turn ended without an answer, so its exchange did not join the
+    conversation."""
 
 
 class SessionStatus(ContractModel):
     """The `status` query of a session, and its result once closed."""
 
     state: SessionState
+    """`idle`, `running` or `closed`; the `SessionState` search attribute."""
     session_id: str
+    """The session's id, which is its workflow id."""
     agent_id: str
+    """The `agent.id` of its turns."""
     turns: int = 0
+    """Turns started."""
     cost_usd: float = 0.0
+    """The cost of every turn so far."""
     cost_budget_usd: float | None = None
+    """The session's budget, `constraints.cost_budget_usd` of its start input. None:
+    unlimited."""
     running_turn_id: str | None = None
-    # What the running turn does: `running`, or waiting for a human (`awaiting_approval`,
-    # `awaiting_external`, `awaiting_budget`, with its `budget_request`); the turn's own
-    # `status` query has the details.
+    """The workflow id of the turn running now."""
     running_turn_state: TurnState | None = None
+    """What the running turn does: `running`, or waiting for a human (`awaiting_approval`,
+    `awaiting_external`, `awaiting_budget`, with its `budget_request`); the turn's own
+    `status` query has the details."""
     budget_request: BudgetRequest | None = None
-    # Cost budget extensions granted to its turns: they extend the session's budget too.
+    """The running turn's, when it waits for a budget extension."""
     cost_extended_usd: float = 0.0
+    """Cost budget extensions granted to its turns: they extend the session's budget too."""
     conversation_ref: str | None = None
+    """The stored conversation so far (the next turn's `history_ref`)."""
     messages: int = 0
+    """Messages in the conversation."""
     recent_turns: list[SessionTurn] = Field(default_factory=list)
+    """The last `RECENT_TURNS` finished turns; older ones are in the Web UI
+    (`SessionId = "…"`)."""
     started: datetime | None = None
+    """When the session started."""
     closed_reason: str | None = None
+    """The `close` update's reason, once closed."""
 
     def cost_left_usd(self) -> float | None:
+        """What the session may still spend, extensions included; None: unlimited."""
         if self.cost_budget_usd is None:
             return None
         return max(0.0, self.cost_budget_usd + self.cost_extended_usd - self.cost_usd)
@@ -123,8 +156,11 @@ class TurnStateNote(ContractModel):
     waiting for a human."""
 
     turn_workflow_id: str
+    """The turn that sends it."""
     state: TurnState
+    """The turn's state now."""
     budget_request: BudgetRequest | None = None
+    """When the turn waits for a budget extension: what it waits for."""
 
 
 class CarriedSession(ContractModel):
