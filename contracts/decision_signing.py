@@ -57,8 +57,10 @@ class Signature(ContractModel):
     malformed one is refused with a reason instead of making the whole payload unreadable."""
 
     model_config = ConfigDict(extra="forbid")
-    expires_at: str = Field(min_length=1, max_length=64)  # ISO-8601 UTC, signed as written
-    value: str = Field(min_length=1, max_length=256)  # standard base64 of 64 bytes
+    expires_at: str = Field(min_length=1, max_length=64)
+    """Until when the signature counts: an ISO-8601 UTC time, signed exactly as written."""
+    value: str = Field(min_length=1, max_length=256)
+    """The standard base64 of the 64-byte Ed25519 signature."""
 
 
 def _cryptography() -> AbstractContextManager[None]:

@@ -128,13 +128,17 @@ class SessionStatus(ContractModel):
 
 
 class LoadConversationInput(ContractModel):
+    """The `load_conversation` activity's input."""
+
     conversation_ref: str
+    """The stored conversation to read back."""
 
 
 class LoadedConversation(ContractModel, ClaimChecked):
     """A stored conversation read back; claim-checked, so history keeps only its reference."""
 
     messages: list[Message] = Field(default_factory=list)
+    """The conversation's messages, oldest first."""
 
 
 class StoreConversationInput(ContractModel, ClaimChecked):
@@ -144,11 +148,16 @@ class StoreConversationInput(ContractModel, ClaimChecked):
     continues everything that was said, not what the compacted requests showed the model."""
 
     conversation: ConversationDelta
+    """What to store: `append` on top of `base`."""
     context: CallContext | None = None
+    """Without a base: the context the new chain is rooted at."""
 
 
 class StoredConversation(ContractModel):
+    """The `store_conversation` activity's result."""
+
     conversation_ref: str
+    """The stored conversation, the appended messages included."""
 
 
 class TurnStateNote(ContractModel):
@@ -168,9 +177,17 @@ class CarriedSession(ContractModel):
     (the next run reads it back from the store by `conversation_ref`)."""
 
     turns: int
+    """Turns started so far."""
     cost_usd: float
+    """The cost of every turn so far."""
     cost_extended_usd: float = 0.0
+    """Cost budget extensions granted to its turns so far."""
     conversation_ref: str | None = None
+    """The stored conversation so far."""
     history_compaction: CompactedHistory | None = None
+    """How the last compacted turn's requests saw the conversation: the next turn goes on from
+    there instead of compacting the whole conversation again."""
     recent_turns: list[SessionTurn] = Field(default_factory=list)
+    """The last finished turns, as the status query lists them."""
     started: datetime
+    """When the session's first run started."""

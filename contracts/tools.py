@@ -13,6 +13,11 @@ DEFAULT_MAX_WRITE_BYTES: Final = 1024 * 1024
 
 
 class ToolDefinition(ContractModel):
+    """A tool as the model is offered it."""
+
     name: str
+    """The name the model calls it by."""
     description: str = ""
+    """What the model reads about the tool."""
     input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object"})
+    """The JSON Schema of its arguments."""
