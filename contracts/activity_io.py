@@ -18,6 +18,7 @@ from pydantic import (
     model_serializer,
 )
 from turnkeeper.contracts.claim_check import ClaimChecked
+from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.messages import ContentBlock, Message
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import ExternalToolSpec, Price, Usage
@@ -25,7 +26,7 @@ from turnkeeper.contracts.turn import ExternalToolSpec, Price, Usage
 _SIMPLE_DEFAULTS = (type(None), bool, int, float, str)
 
 
-class CompactModel(BaseModel):
+class CompactModel(ContractModel):
     """Leaves out fields that hold their default when serialized: these models travel through
     history on every iteration, and every byte there is paid again by every replay."""
 
@@ -57,92 +58,136 @@ def _is_default(value: object, default: object) -> bool:
     return False
 
 
-class BlockRef(BaseModel):
+class BlockRef(ContractModel):
     """A content block already in the content store (e.g. a tool result the tool activity put)."""
 
     type: Literal["ref"] = "ref"
+    """Tells it apart from the content blocks it stands for."""
     ref: str
+    """The block's key in the content store."""
 
 
 class MessageDraft(CompactModel):
     """A message to append to the stored conversation; large blocks travel as references."""
 
     role: Literal["user", "assistant"]
+    """Who speaks."""
     content: list[Annotated[ContentBlock | BlockRef, Field(discriminator="type")]]
+    """The message's blocks, each given by value or, when stored already, by reference."""
 
 
 class ConversationDelta(CompactModel):
     """The stored conversation `base` (None: empty) followed by `append`."""
 
     base: str | None = None
+    """The stored conversation it continues; None: a new one."""
     append: list[MessageDraft] = Field(default_factory=list)
+    """The messages that follow `base`, oldest first."""
 
 
 class CallContext(CompactModel):
     """What stays the same across a turn's model calls; stored once, then sent by reference."""
 
     system_prompt: str = ""
+    """The agent's system prompt."""
     external_tools: list[ExternalToolSpec] = Field(default_factory=list)
-    # The MCP tools this turn discovered, offered under their server-qualified names.
+    """The request's external tools."""
     mcp_tools: list[ToolDefinition] = Field(default_factory=list)
+    """The MCP tools this turn discovered, offered under their server-qualified names."""
 
 
 class ToolTraits(CompactModel):
     """What the workflow must know of a worker tool to dispatch its calls safely."""
 
     name: str
+    """The tool's name."""
     input_schema: dict[str, JsonValue] = Field(default_factory=dict)
+    """The JSON Schema its calls' arguments are checked against."""
     requires_approval: bool = False
+    """Every call waits for a human decision, whatever the request says."""
     idempotent: bool = True
+    """Temporal may run a call again when the worker running it died; False: at most once
+    (workflows/tool_retries.py)."""
     timeout_s: float = 60.0
-    priority: int = 0  # when one response asks for several tiers, only the highest runs
-    local: bool = False  # runs as a local activity (the fast path for cheap tools)
+    """How long one call may run."""
+    priority: int = 0
+    """When one response asks for several tiers, only the highest runs."""
+    local: bool = False
+    """Runs as a local activity (the fast path for cheap tools)."""
 
 
 class ModelCallInput(CompactModel, ClaimChecked):
-    # Empty: the activity reads the turn's id from its own info. Set only by older workflows.
+    """The `model_call` activity's input: one model call of a turn's iteration."""
+
     turn_id: str = ""
+    """Empty: the activity reads the turn's id from its own info. Set only by older
+    workflows."""
     iteration: int
+    """The iteration the call belongs to."""
     model: str
+    """The `provider:model` to call."""
     max_tokens: int
-    price: Price | None = None  # the request's override of the pricing table
-    # What is left of the turn's cost budget: a call whose input alone would cost more is not made.
+    """The longest answer, in tokens."""
+    price: Price | None = None
+    """The request's override of the pricing table."""
     cost_budget_left_usd: float | None = None
-    # Ask for the traits of the offered worker tools (once per turn; they are kept in state).
+    """What is left of the turn's cost budget: a call whose input alone would cost more is not
+    made."""
     want_tool_traits: bool = False
-    # Publish the answer's text to the turn's event stream as it streams in.
+    """Ask for the traits of the offered worker tools (once per turn; they are kept in
+    state)."""
     stream_text: bool = False
-    # Anthropic prompt caching (cache breakpoints on tools, system prompt and newest messages).
+    """Publish the answer's text to the turn's event stream as it streams in."""
     prompt_cache: bool = True
-    # Models of the fallback chain this call stands in for, each with why it was passed over.
+    """Anthropic prompt caching (cache breakpoints on tools, system prompt and newest
+    messages)."""
     skipped: list[str] = Field(default_factory=list)
-    # The turn's context, sent when there is no stored conversation yet: it becomes the root.
+    """Models of the fallback chain this call stands in for, each with why it was passed
+    over."""
     context: CallContext | None = None
-    # Only for turns whose conversation chain predates context roots.
+    """The turn's context, sent when there is no stored conversation yet: it becomes the
+    root."""
     context_ref: str | None = None
+    """Only for turns whose conversation chain predates context roots."""
     offered_tools: list[str] = Field(default_factory=list)
+    """The names of the tools the model is offered, in order; empty once the turn's tool
+    interactions are spent."""
     conversation: ConversationDelta
+    """The conversation so far: the stored one and what the turn has not sent yet."""
 
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"]
 
 
 class ModelCallResult(CompactModel, ClaimChecked):
+    """The `model_call` activity's result: the model's answer, what it cost, and where the
+    conversation that now ends with it is stored."""
+
     message: Message
+    """The model's answer."""
     stop_reason: StopReason
+    """Why the model stopped."""
     usage: Usage
+    """The call's tokens."""
     cost_usd: float
-    model: str = ""  # empty: the model the call asked for (the workflow knows it)
+    """What the call cost."""
+    model: str = ""
+    """The `provider:model` that answered; empty: the model the call asked for (the workflow
+    knows it)."""
     conversation_ref: str
-    # Only from workers that stored the context apart from the conversation (it is now the
-    # conversation's root, named by `conversation_ref`).
+    """The stored conversation, the answer included."""
     context_ref: str | None = None
+    """Only from workers that stored the context apart from the conversation (it is now the
+    conversation's root, named by `conversation_ref`)."""
     duration_ms: int
-    # What the workflow keeps of the offered worker tools, only in answer to `want_tool_traits`
-    # (once per turn; workers before that sent `approval_required` with every answer): those
-    # that declare they always need a human approval (e.g. write_file), and their traits.
+    """How long the call took."""
+    # The two fields below are what the workflow keeps of the offered worker tools (workers
+    # before `want_tool_traits` sent `approval_required` with every answer).
     approval_required: list[str] = Field(default_factory=list)
+    """Only in answer to `want_tool_traits`: the offered worker tools that declare they always
+    need a human approval (e.g. write_file)."""
     tool_traits: list[ToolTraits] = Field(default_factory=list)
+    """Only in answer to `want_tool_traits`: the offered worker tools' traits."""
 
     @field_serializer("usage")
     def _nonzero_usage(self, usage: Usage) -> dict[str, int]:
@@ -153,10 +198,16 @@ ToolOutcome = Literal["ok", "error"]
 
 
 class ToolCallInput(CompactModel, ClaimChecked):
-    turn_id: str = ""  # as in ModelCallInput
+    """The `tool_call` activity's input: one call of a worker tool that the model made."""
+
+    turn_id: str = ""
+    """As in ModelCallInput."""
     call_id: str
+    """The call's id."""
     tool: str
+    """The tool called."""
     input: dict[str, JsonValue]
+    """The arguments."""
 
     @property
     def idempotency_key(self) -> str:
@@ -167,6 +218,10 @@ class ToolCallResult(CompactModel, ClaimChecked):
     """The tool's `tool_result` block, already in the content store under `block_ref`."""
 
     block_ref: str
+    """The `tool_result` block's key in the content store."""
     is_error: bool
+    """The call failed, timed out or was refused."""
     content: str
+    """The result's text, as the model reads it."""
     duration_ms: int
+    """How long the call took."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import ConfigDict, Field, JsonValue
+from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.decision_signing import (
     LEGACY_SIGNING_VERSION,
     Signature,
@@ -42,25 +43,38 @@ def approval_cache_id(agent_id: str) -> str:
     return APPROVAL_CACHE_ID_PREFIX + agent_id
 
 
-class SignedGrant(BaseModel):
+class SignedGrant(ContractModel):
     """The signed decision a standing approval was granted with. Anyone may signal the cache, so
     a turn whose approvers have keys trusts a standing approval only when this re-verifies
     against one of its own keys."""
 
     model_config = ConfigDict(extra="forbid")
     workflow_id: str
+    """The turn the decision was made in."""
     agent_id: str
+    """The turn's agent."""
     call_id: str
+    """The call decided."""
     tool: str
+    """The decided call's tool."""
     approved: bool
+    """The decision's verdict."""
     input: dict[str, JsonValue] | None = None
+    """The decision's edited arguments, if any."""
     reason: str = ""
+    """The decision's reason."""
     remember: bool
+    """The decision's `remember` (true: it asked for this standing approval)."""
     approver: str
+    """Who decided."""
     signature: Signature
-    call_input_sha256: str | None = None  # format 2 only
-    # Grants stored before format 2 carry none, and stay valid: they verify in format 1.
+    """The decision's signature, re-verified by every turn that relies on it."""
+    call_input_sha256: str | None = None
+    """Signing format 2 only: the SHA-256 of the canonical JSON of the call's original input,
+    as signed."""
     signing_version: int = LEGACY_SIGNING_VERSION
+    """The format the grant was signed in. Grants stored before format 2 carry none, and stay
+    valid: they verify in format 1."""
 
     @classmethod
     def of(cls, decision: ApproveInput, call: SignedCall, version: int) -> SignedGrant | None:
@@ -89,71 +103,97 @@ class SignedGrant(BaseModel):
         )
 
 
-class StandingApproval(BaseModel):
+class StandingApproval(ContractModel):
     """A tool that `agent_id`'s turns may run without asking, and who allowed it."""
 
     tool: str
+    """The tool allowed."""
     approver: str = ""
+    """Who allowed it."""
     reason: str = ""
+    """Why."""
     at: datetime
-    grant: SignedGrant | None = None  # when it came from a signed decision
+    """When."""
+    grant: SignedGrant | None = None
+    """When it came from a signed decision: that decision."""
 
 
-class RememberInput(BaseModel):
+class RememberInput(ContractModel):
     """The payload of the `remember` signal. Without `at`, the cache records when it got it."""
 
     model_config = ConfigDict(extra="forbid")
     tool: str = Field(pattern=TOOL_NAME_PATTERN)
+    """The tool to allow."""
     approver: str = ""
+    """Who allowed it."""
     reason: str = ""
+    """Why."""
     at: datetime | None = None
+    """When; the cache's clock when left out."""
     grant: SignedGrant | None = None
+    """The signed decision it came from."""
 
 
-class RevokeInput(BaseModel):
+class RevokeInput(ContractModel):
     """The payload of the `revoke` signal."""
 
     model_config = ConfigDict(extra="forbid")
     tool: str = Field(min_length=1)
+    """The tool whose standing approval ends."""
     by: str = ""
+    """Who revoked it."""
 
 
-class LookupInput(BaseModel):
+class LookupInput(ContractModel):
     """The argument of the `lookup` update: the tools a turn is about to call."""
 
     model_config = ConfigDict(extra="forbid")
     tools: list[str] = Field(max_length=MAX_LOOKUP_TOOLS)
+    """The tools asked about."""
 
 
-class LookupResult(BaseModel):
+class LookupResult(ContractModel):
     """The tools among those asked for that have a standing approval, in the order asked."""
 
     approved: list[str] = Field(default_factory=list)
-    # The same approvals in full, with their grants, for turns that must re-verify them.
+    """The tools with a standing approval, in the order asked."""
     standing: list[StandingApproval] = Field(default_factory=list)
+    """The same approvals in full, with their grants, for turns that must re-verify them."""
 
 
-class ApprovalCacheInput(BaseModel):
+class ApprovalCacheInput(ContractModel):
     """The workflow's argument; a continued run receives the standing approvals it carries."""
 
     agent_id: str = Field(min_length=1)
+    """The agent whose standing approvals the cache keeps."""
     standing: list[StandingApproval] = Field(default_factory=list)
+    """The standing approvals, carried across continue-as-new."""
     max_history_events: int = Field(default=DEFAULT_MAX_HISTORY_EVENTS, ge=1)
+    """Continue as new after this many history events (or sooner, when Temporal suggests
+    it)."""
 
 
-class ApprovalCacheLookupInput(BaseModel):
+class ApprovalCacheLookupInput(ContractModel):
     """The `approval_cache_lookup` activity's input."""
 
     agent_id: str
+    """The agent whose cache is asked."""
     tools: list[str] = Field(max_length=MAX_LOOKUP_TOOLS)
+    """The tools a turn is about to call."""
 
 
-class ApprovalCacheRememberInput(BaseModel):
+class ApprovalCacheRememberInput(ContractModel):
     """The `approval_cache_remember` activity's input."""
 
     agent_id: str
+    """The agent whose cache records it."""
     tool: str
+    """The tool to allow."""
     approver: str = ""
+    """Who allowed it."""
     reason: str = ""
-    at: datetime | None = None  # the decision's time; the cache's clock when absent
+    """Why."""
+    at: datetime | None = None
+    """The decision's time; the cache's clock when absent."""
     grant: SignedGrant | None = None
+    """The signed decision it came from."""

@@ -13,7 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import ConfigDict, Field, JsonValue, model_validator
+from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.decision_signing import (
     BUDGET_EXTENSION,
     SIGNING_VERSION,
@@ -36,19 +37,25 @@ AMOUNT_FIELDS: Final[dict[BudgetKind, str]] = {
 }
 
 
-class ExtendBudgetInput(BaseModel):
-    """The payload of the `extend_budget` update: amounts added to the turn's budgets."""
+class ExtendBudgetInput(ContractModel):
+    """The payload of the `extend_budget` update: amounts added to the turn's budgets, at least
+    one. Amounts are strict: `true` or "5" is a mistake to refuse, not an amount to guess."""
 
     model_config = ConfigDict(extra="forbid")
-    # Strict: `true` or "5" is a mistake to refuse, not an amount to guess.
     cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    """USD added to the cost budget."""
     time_ms: int | None = Field(default=None, gt=0, strict=True)
+    """Milliseconds added to the time budget."""
     iterations: int | None = Field(default=None, gt=0, strict=True)
+    """Iterations added to `max_iterations`."""
     tool_interactions: int | None = Field(default=None, gt=0, strict=True)
+    """Tool interactions added to `max_tool_interactions`."""
     approver: str = ""
+    """Who extends; must be one of `agent.approvers` when that is set."""
     reason: str = ""
-    # Required when the agent's approvers have public keys.
+    """Why."""
     signature: Signature | None = None
+    """Of kind `budget-extension`; required when the agent's approvers have public keys."""
 
     @model_validator(mode="after")
     def _extends_something(self) -> ExtendBudgetInput:
@@ -95,41 +102,61 @@ class ExtendBudgetInput(BaseModel):
         return self.model_copy(update={"signature": signature})
 
 
-class BudgetRequest(BaseModel):
+class BudgetRequest(ContractModel):
     """What a turn in state `awaiting_budget` waits for (the status query's `budget_request`)."""
 
-    number: int  # 1 for the turn's first request; a signed extension names it
+    number: int
+    """1 for the turn's first request; a signed extension names it."""
     budget: BudgetKind
-    message: str  # why the turn stopped, with figures
+    """The budget that was spent."""
+    message: str
+    """Why the turn stopped, with figures."""
     since: datetime
+    """Since when the turn waits."""
 
 
-class BudgetExtension(BaseModel):
+class BudgetExtension(ContractModel):
     """One applied extension, as the report and the status query list it."""
 
     request: int
-    budget: BudgetKind  # the budget that was exhausted
+    """The `number` of the budget request it answered."""
+    budget: BudgetKind
+    """The budget that was exhausted."""
     cost_usd: float | None = None
+    """USD added to the cost budget."""
     time_ms: int | None = None
+    """Milliseconds added to the time budget."""
     iterations: int | None = None
+    """Iterations added to `max_iterations`."""
     tool_interactions: int | None = None
+    """Tool interactions added to `max_tool_interactions`."""
     approver: str = ""
+    """Who extended."""
     reason: str = ""
+    """Why."""
     signed: bool = False
+    """Its signature was verified."""
     at: datetime
+    """When it was applied."""
 
 
-class BudgetLimits(BaseModel):
+class BudgetLimits(ContractModel):
     """A turn's budgets with every extension applied; None: unlimited."""
 
     cost_budget_usd: float | None = None
+    """USD the turn may spend."""
     time_budget_ms: int | None = None
+    """Milliseconds the turn may work, waits for humans not counted."""
     max_iterations: int
+    """Model calls the turn may make."""
     max_tool_interactions: int | None = None
+    """Iterations in which the model may call tools."""
 
 
-class ExtendBudgetResult(BaseModel):
+class ExtendBudgetResult(ContractModel):
     """What the `extend_budget` update applied, and the budgets now."""
 
     extension: BudgetExtension
+    """The extension as applied."""
     limits: BudgetLimits
+    """The turn's budgets now, every extension applied."""

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+from turnkeeper.contracts.contract_model import ContractModel
 
 CompactionStrategy = Literal["drop_oldest", "summarize"]
 CompactionTrigger = Literal["max_input_tokens", "context_too_long"]
@@ -28,15 +29,18 @@ CHARS_PER_TOKEN: Final = 4
 COMPACT_TO_SHARE: Final = 0.5
 
 
-class CompactionSpec(BaseModel):
-    """`agent.compaction`."""
+class CompactionSpec(ContractModel):
+    """`agent.compaction` (`turnkeeper.Compaction`): how, and from which input size on, a turn
+    shortens what it sends to the model."""
 
     model_config = ConfigDict(extra="forbid")
     strategy: CompactionStrategy
+    """How earlier exchanges leave the request: `drop_oldest` or `summarize` (see the module)."""
     max_input_tokens: int = Field(ge=256)
+    """The counted input that triggers a compaction, which then goes down to half of it."""
 
 
-class CompactedHistory(BaseModel):
+class CompactedHistory(ContractModel):
     """How a compacted turn's last request saw the conversation its report's `conversation_ref`
     names: the first message, then (with the note or the summary) everything after message
     `left_out`. A turn that continues that conversation (`history_ref`) with this as its
@@ -44,5 +48,7 @@ class CompactedHistory(BaseModel):
     whole conversation again (for `summarize`, a summary call every turn)."""
 
     model_config = ConfigDict(extra="forbid")
-    left_out: int = Field(ge=1)  # messages after the first
+    left_out: int = Field(ge=1)
+    """How many messages after the first the last request left out."""
     summary: str | None = None
+    """The summary that stood in for them (`summarize`), or None (`drop_oldest`)."""

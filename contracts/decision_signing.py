@@ -27,8 +27,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
 import rfc8785
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import ConfigDict, Field, JsonValue
 from temporalio import workflow
+from turnkeeper.contracts.contract_model import ContractModel
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (
@@ -51,13 +52,15 @@ _KIND = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 _EXAMPLE_TIME = "2026-11-23T15:04:05Z"
 
 
-class Signature(BaseModel):
+class Signature(ContractModel):
     """The `signature` field of a signed payload. Checked by the turn, not here, so that a
     malformed one is refused with a reason instead of making the whole payload unreadable."""
 
     model_config = ConfigDict(extra="forbid")
-    expires_at: str = Field(min_length=1, max_length=64)  # ISO-8601 UTC, signed as written
-    value: str = Field(min_length=1, max_length=256)  # standard base64 of 64 bytes
+    expires_at: str = Field(min_length=1, max_length=64)
+    """Until when the signature counts: an ISO-8601 UTC time, signed exactly as written."""
+    value: str = Field(min_length=1, max_length=256)
+    """The standard base64 of the 64-byte Ed25519 signature."""
 
 
 def _cryptography() -> AbstractContextManager[None]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final, Literal
 
-from pydantic import BaseModel, JsonValue
+from pydantic import JsonValue
+from turnkeeper.contracts.contract_model import ContractModel
 
 TURN_EVENTS_TOPIC: Final = "turn-events"
 
@@ -32,42 +33,81 @@ EventKind = Literal[
 ]
 
 
-class TurnEvent(BaseModel):
+class TurnEvent(ContractModel):
+    """One event of a turn's live event stream (`turnkeeper.TurnEvent`). Which of the optional
+    fields an event sets depends on its `kind`; the others stay None."""
+
     kind: EventKind
+    """What happened."""
     at: datetime
+    """When it happened (workflow time)."""
     iteration: int = 0
+    """The iteration it belongs to."""
     max_iterations: int | None = None
+    """The iteration limit, extensions included."""
     # model calls
     model: str | None = None
+    """The `provider:model` called or passed over."""
     input_tokens: int | None = None
+    """Not set by this version (the report's `usage` and the `llm_call` log line carry
+    tokens)."""
     output_tokens: int | None = None
+    """Not set by this version (the report's `usage` and the `llm_call` log line carry
+    tokens)."""
     call_cost_usd: float | None = None
+    """The cost of one model call."""
     stop_reason: str | None = None
-    text: str | None = None  # text deltas of streamed model calls
+    """Why the model stopped (`end_turn`, `tool_use`, `max_tokens`)."""
+    text: str | None = None
+    """An answer's text, or a text delta of a streamed model call."""
     # tool calls and approvals
     call_id: str | None = None
+    """The tool call."""
     tool: str | None = None
+    """The tool call's tool."""
     input: dict[str, JsonValue] | None = None
+    """The tool call's arguments."""
     is_error: bool | None = None
+    """The tool call's result is an error."""
     approved: bool | None = None
+    """The decision's verdict."""
     approver: str | None = None
+    """Who decided, or extended a budget."""
     reason: str | None = None
+    """Why: of a decision, of a budget extension, or why a model was passed over."""
     # budgets and the end of the turn
-    budget: str | None = None  # which budget was spent or extended
+    budget: str | None = None
+    """Which budget was spent or extended."""
     cost_usd: float | None = None
+    """The turn's cost so far."""
     cost_budget_usd: float | None = None
+    """The turn's cost budget."""
     elapsed_ms: int | None = None
+    """Time counted against the time budget so far."""
     time_budget_ms: int | None = None
+    """The turn's time budget."""
     llm_calls: int | None = None
+    """Model calls so far."""
     tool_calls: int | None = None
+    """Tool calls so far."""
     outcome: str | None = None
+    """The report's `outcome`."""
     # compaction: what was left out of the model's requests (counts, never content)
     strategy: str | None = None
+    """The compaction strategy (`drop_oldest`, `summarize`)."""
     trigger: str | None = None
+    """What made the turn compact: `max_input_tokens` or `context_too_long`."""
     removed_messages: int | None = None
+    """Messages left out of the request."""
     kept_messages: int | None = None
+    """Messages the request sent."""
     tokens_before: int | None = None
+    """The counted input before the compaction."""
     tokens_after: int | None = None
+    """The counted input after the compaction."""
     max_input_tokens: int | None = None
+    """The compaction's limit."""
     error_type: str | None = None
+    """A failure's type (one of the contract's error types)."""
     message: str | None = None
+    """A failure's message, or why a budget request stopped the turn."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import Field, JsonValue
 from turnkeeper.contracts.claim_check import ClaimChecked
+from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import TOOL_NAME_PATTERN
 
@@ -28,31 +29,30 @@ MAX_SERVER_NAME_LENGTH: Final = MAX_TOOL_NAME_LENGTH - len(MCP_TOOL_PREFIX) - le
 _NOT_IN_TOOL_NAMES: Final = re.compile(r"[^a-zA-Z0-9_-]")
 
 
-class McpToolSpec(BaseModel):
-    """One tool of one MCP server, as discovered at the start of a turn.
-
-    Attributes:
-        name: the qualified name the model sees, `mcp__<server>__<tool>`.
-        server: the server's name in the worker's MCP configuration.
-        tool: the tool's name on that server (before sanitising).
-        timeout_s: how long one call may run before it becomes an `is_error` result.
-        activity_timeout_s: the start-to-close timeout the `mcp_call_tool` activity needs to
-            answer in every case: checking or re-opening the connection, then the call.
-        read_only_hint: the server says the tool changes nothing. A hint from the server, not a
-            guarantee: use it for conveniences, never to skip an approval.
-        idempotent_hint: the server says repeating a call has no further effect (or the tool is
-            read-only), so a call interrupted by a lost worker may be retried. Also a hint.
-    """
+class McpToolSpec(ContractModel):
+    """One tool of one MCP server, as discovered at the start of a turn."""
 
     name: str
+    """The qualified name the model sees, `mcp__<server>__<tool>`."""
     server: str
+    """The server's name in the worker's MCP configuration."""
     tool: str
+    """The tool's name on that server (before sanitising)."""
     description: str = ""
+    """What the server says of the tool; the model reads it."""
     input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object"})
+    """The JSON Schema of the tool's arguments, as the server gives it."""
     timeout_s: float = 60.0
+    """How long one call may run before it becomes an `is_error` result."""
     activity_timeout_s: float = 160.0
+    """The start-to-close timeout the `mcp_call_tool` activity needs to answer in every case:
+    checking or re-opening the connection, then the call."""
     read_only_hint: bool = False
+    """The server says the tool changes nothing. A hint from the server, not a guarantee: use it
+    for conveniences, never to skip an approval."""
     idempotent_hint: bool = False
+    """The server says repeating a call has no further effect (or the tool is read-only), so a
+    call interrupted by a lost worker may be retried. Also a hint."""
 
     def definition(self) -> ToolDefinition:
         """The tool as the model is offered it."""
@@ -61,26 +61,36 @@ class McpToolSpec(BaseModel):
         )
 
 
-class McpListToolsInput(BaseModel):
+class McpListToolsInput(ContractModel):
     """Which servers to list: `None` lists every server the worker is configured with."""
 
     servers: list[str] | None = None
-    turn_id: str | None = None  # only to correlate the worker's logs with the turn
+    """The servers' names in the worker's MCP configuration."""
+    turn_id: str | None = None
+    """Only to correlate the worker's logs with the turn."""
 
 
-class McpListToolsResult(BaseModel):
+class McpListToolsResult(ContractModel):
     """The tools of the servers that answered, and one sentence per server that did not (a
     server that is down costs its tools, never the turn)."""
 
     tools: list[McpToolSpec] = Field(default_factory=list)
+    """The tools of the servers that answered."""
     errors: list[str] = Field(default_factory=list)
+    """One sentence per server that did not answer."""
 
 
-class McpCallInput(BaseModel, ClaimChecked):
-    turn_id: str = ""  # as in ModelCallInput
+class McpCallInput(ContractModel, ClaimChecked):
+    """The `mcp_call_tool` activity's input: one call of an MCP tool that the model made."""
+
+    turn_id: str = ""
+    """As in ModelCallInput."""
     call_id: str
-    name: str  # the qualified name, as the model called it
+    """The call's id."""
+    name: str
+    """The qualified name, as the model called it."""
     input: dict[str, JsonValue] = Field(default_factory=dict)
+    """The arguments."""
 
     @property
     def idempotency_key(self) -> str:

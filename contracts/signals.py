@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import ConfigDict, Field, JsonValue
 from turnkeeper.contracts.budget_extension import BudgetExtension, BudgetRequest
+from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.decision_signing import (
     DECISION,
     LEGACY_SIGNING_VERSION,
@@ -50,19 +51,26 @@ class SignedCall:
     call_input: dict[str, JsonValue] | None = None
 
 
-class ApproveInput(BaseModel):
+class ApproveInput(ContractModel):
     """The payload of the `approve` signal and of the `decide` update."""
 
     model_config = ConfigDict(extra="forbid")
-    call_id: str = Field(min_length=1)  # or "*": every call of the turn waiting for approval
+    call_id: str = Field(min_length=1)
+    """The waiting call, or "*": every call of the turn waiting for approval."""
     approved: bool
+    """The verdict; a rejection gives the model an `is_error` result carrying `reason`."""
     reason: str = ""
+    """Why."""
     remember: bool = False
+    """With an approval: the agent may run this tool without asking from now on (a standing
+    approval)."""
     approver: str = ""
-    # Replacement arguments for the call (edit before approve); checked against its schema.
+    """Who decides; must be one of `agent.approvers` when that is set."""
     input: dict[str, JsonValue] | None = None
-    # Required when the agent's approvers have public keys (contracts/decision_signing.py).
+    """Replacement arguments for the call (edit before approve); checked against its schema.
+    The model is told of the edit."""
     signature: Signature | None = None
+    """Required when the agent's approvers have public keys (contracts/decision_signing.py)."""
 
     def signed_fields(
         self, call: SignedCall, version: int = SIGNING_VERSION
@@ -102,86 +110,119 @@ class ApproveInput(BaseModel):
         return self.model_copy(update={"signature": signature})
 
 
-class DecisionRecord(BaseModel):
+class DecisionRecord(ContractModel):
     """One settled approval, as the report and the `decisions` query show it."""
 
     call_id: str
+    """The decided call."""
     tool: str
+    """The decided call's tool."""
     approved: bool
+    """The verdict."""
     approver: str = ""
+    """Who decided."""
     reason: str = ""
+    """Why (the model reads a rejection's reason)."""
     edited: bool = False
-    standing: bool = False  # approved by a standing approval (remember: true earlier)
-    signed: bool = False  # the approver's signature (or the standing grant's) was verified
+    """The decision replaced the call's arguments."""
+    standing: bool = False
+    """Approved by a standing approval (`remember: true` earlier), without asking."""
+    signed: bool = False
+    """The approver's signature (or the standing approval's signed grant) was verified."""
     at: datetime
+    """When the decision was applied."""
 
 
-class RefusedDecision(BaseModel):
+class RefusedDecision(ContractModel):
     """A signal the turn ignored, and why: a signal has no other way to answer. Mostly
     `approve` signals (unsigned, forged, stale); any signal that arrived unencrypted where the
     worker requires encryption."""
 
     call_id: str
+    """The call the signal named."""
     approver: str = ""
+    """The approver the signal named."""
     reason: str
+    """Why the signal was ignored."""
     at: datetime
-    signal: str = "approve"  # its name; refusals listed before it was recorded were all `approve`
+    """When it was ignored."""
+    signal: str = "approve"
+    """The signal's name (`submit_tool_result` too, where the worker requires encryption).
+    Refusals listed before this field was recorded were all `approve`."""
 
 
-class DecideResult(BaseModel):
+class DecideResult(ContractModel):
     """What the `decide` update applied."""
 
     decisions: list[DecisionRecord]
+    """The decisions the update applied."""
 
 
-class SubmitToolResultInput(BaseModel):
+class SubmitToolResultInput(ContractModel):
+    """The payload of the `submit_tool_result` signal: the result of an external tool's call."""
+
     model_config = ConfigDict(extra="forbid")
     call_id: str = Field(min_length=1)
+    """The external call answered."""
     output: JsonValue = None
+    """The result; a string reaches the model as it is, anything else as JSON."""
     is_error: bool = False
+    """The call failed."""
 
 
-class PendingCall(BaseModel):
+class PendingCall(ContractModel):
+    """A tool call that waits for a human or the caller (`TurnStatus.pending`,
+    `turnkeeper.PendingCall`)."""
+
     call_id: str
+    """The waiting call."""
     tool: str
+    """The waiting call's tool."""
     input: dict[str, JsonValue]
+    """The call's arguments, as the model sent them."""
     kind: PendingKind
+    """`approval`: waits for a decision; `external`: waits for `submit_tool_result`."""
     since: datetime
+    """When it began to wait."""
 
 
-class TurnStatus(BaseModel):
-    """The `status` query's answer: where a turn is and what it waits for.
-
-    Attributes:
-        elapsed_ms: Time the turn has worked, excluding the time it waited for humans (approvals,
-            external results, budget extensions): the time that counts against
-            `time_budget_ms`. The report's `duration_ms` is the wall-clock time, waits included.
-    """
+class TurnStatus(ContractModel):
+    """The `status` query's answer (`turnkeeper.TurnStatus`): where a turn is and what it waits
+    for."""
 
     state: TurnState
-    agent_id: str = ""  # what a signed decision binds, besides the workflow and call ids
-    # The signing format the turn verifies (contracts/decision_signing.py); workers from before
-    # format 2 do not say, and verify format 1.
+    """Where the turn is; the `TurnState` search attribute."""
+    agent_id: str = ""
+    """The request's `agent.id`: what a signed decision binds, besides the workflow and call
+    ids."""
     signing_version: int = LEGACY_SIGNING_VERSION
+    """The signing format the turn verifies (contracts/decision_signing.py); workers from before
+    format 2 do not say, and verify format 1."""
     iteration: int = 0
+    """The current iteration."""
     llm_calls: int = 0
+    """Model calls so far."""
     tool_calls: int = 0
+    """Tool calls so far."""
     cost_usd: float = 0.0
-    elapsed_ms: int = Field(
-        default=0,
-        description="Time worked, excluding waits for humans: what counts against the time "
-        "budget (the report's duration_ms includes them).",
-    )
+    """What the turn has cost so far."""
+    elapsed_ms: int = 0
+    """Time the turn has worked, excluding the time it waited for humans (approvals, external
+    results, budget extensions): the time that counts against `time_budget_ms`. The report's
+    `duration_ms` is the wall-clock time, waits included."""
     pending: list[PendingCall] = Field(default_factory=list)
-    # The latest signals that were ignored (`approve` unsigned, forged, expired or stale; any
-    # signal that arrived unencrypted where encryption is required), newest last; at most
-    # MAX_REFUSED_DECISIONS.
+    """Calls waiting for a human or the caller."""
     refused_decisions: list[RefusedDecision] = Field(default_factory=list)
-    # How many older ones were pushed out of `refused_decisions` (a flood hides none unseen).
+    """The latest signals that were ignored (`approve` unsigned, forged, expired or stale; any
+    signal that arrived unencrypted where encryption is required), newest last; at most
+    `MAX_REFUSED_DECISIONS`."""
     refused_decisions_dropped: int = 0
-    # In state `awaiting_budget`: the budget the turn waits to have extended.
+    """How many older ones were pushed out of `refused_decisions` (a flood hides none
+    unseen)."""
     budget_request: BudgetRequest | None = None
+    """In state `awaiting_budget`: the budget the turn waits to have extended."""
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
+    """The budget extensions applied so far."""
 
     def signed_call(self, workflow_id: str, call_id: str) -> SignedCall | None:
         """What a signed decision on `call_id` of this turn (`workflow_id`) binds: `*` for every

@@ -6,7 +6,6 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Discriminator,
     Field,
@@ -17,6 +16,7 @@ from pydantic import (
 )
 from turnkeeper.contracts.budget_extension import BudgetExtension, OnBudgetExhausted
 from turnkeeper.contracts.compaction import CompactedHistory, CompactionSpec
+from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
@@ -33,14 +33,18 @@ DEFAULT_FALLBACK_AFTER_ATTEMPTS = 2
 FallbackRefusal = Literal["auth", "invalid_request", "context_too_long", "content_filtered"]
 
 
-class Price(BaseModel):
+class Price(ContractModel):
     """USD per million tokens; overrides the pricing table for this request's model."""
 
     model_config = ConfigDict(extra="forbid")
     input_per_mtok: float = Field(ge=0)
+    """USD per million input tokens."""
     output_per_mtok: float = Field(ge=0)
+    """USD per million output tokens."""
     cache_read_per_mtok: float | None = Field(default=None, ge=0)
+    """USD per million tokens read from the prompt cache; None: a tenth of `input_per_mtok`."""
     cache_write_per_mtok: float | None = Field(default=None, ge=0)
+    """USD per million tokens written to the prompt cache; None: 1.25 times `input_per_mtok`."""
 
 
 def split_model(model: str) -> tuple[str, str]:
@@ -62,13 +66,15 @@ def _check_model(model: str) -> str:
     return model
 
 
-class Approver(BaseModel):
+class Approver(ContractModel):
     """An approver whose decisions must be signed with the key of `public_key`."""
 
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1)
-    # An OpenSSH public key line, `ssh-ed25519 AAAA… comment`; Ed25519 only.
+    """The name decisions are made under (`approver` in the payloads)."""
     public_key: str | None = None
+    """An OpenSSH public key line, `ssh-ed25519 AAAA… comment`; Ed25519 only. Decisions under
+    this name must carry a signature made with its private key. None: unsigned decisions."""
 
     @field_validator("public_key")
     @classmethod
@@ -90,41 +96,59 @@ ApproverEntry = Annotated[
 ]
 
 
-class AgentSpec(BaseModel):
+class AgentSpec(ContractModel):
+    """`TurnRequest.agent` (`turnkeeper.Agent`): who answers the turn, with which model, tools
+    and limits."""
+
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1)
+    """The agent's name: the `AgentId` search attribute, and the key of its standing
+    approvals."""
     model: str
+    """The first model of the fallback chain, as `provider:model` (`anthropic:claude-sonnet-4-6`);
+    the provider is a built-in one or a named endpoint of the worker's `TURNKEEPER_PROVIDERS`."""
     fallback_models: list[str] = Field(default_factory=list)
+    """Further `provider:model`s, tried in order when the models before them fail."""
     system_prompt: str = ""
+    """The system prompt of every model call."""
     tools: list[str] = Field(
         default_factory=lambda: ["list_files", "read_file", "search_files", "write_file"]
     )
+    """The tools the model may call: worker tools by name, and MCP tools
+    (`mcp__<server>__<tool>`, or `mcp__<server>__*` for all of a server's)."""
     max_iterations: int = Field(default=DEFAULT_MAX_ITERATIONS, ge=1, le=10_000)
+    """Model calls in the turn; one more fails it with `MaxIterationsExceeded`."""
     max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=1)
+    """The longest answer of one model call, in tokens."""
     output_schema: dict[str, JsonValue] | None = None
+    """A JSON Schema the answer must fit: the model is asked for JSON, and the report's
+    `structured_output` holds the parsed answer. None: a text answer."""
     price: Price | None = None
-    # When set, only these approvers' decisions count (the update refuses others; the signal
-    # ignores and logs them). When any of them has a public key, every decision must be signed.
+    """Overrides the pricing table for `model` (not for `fallback_models`)."""
     approvers: list[ApproverEntry] | None = None
-    # False: the calls of one response run one by one, in call order.
+    """Names or `Approver`s. When set, only these approvers' decisions count (the update refuses
+    others; the signal ignores and logs them). When any of them has a public key, every decision
+    must be signed. None: anyone may decide."""
     parallel_tool_calls: bool = True
-    # True: model calls stream, and their text reaches the turn's event stream (`turnkeeper
-    # watch`) as it arrives, at the cost of a few more history events per call.
+    """False: the calls of one response run one by one, in call order."""
     stream: bool = False
-    # Opt-in: shorten what model calls send once it would exceed a token limit
-    # (contracts/compaction.py). None: never.
+    """True: model calls stream, and their text reaches the turn's event stream (`turnkeeper
+    watch`, `text_delta` events) as it arrives, at the cost of a few more history events per
+    call."""
     compaction: CompactionSpec | None = None
-    # The fallback chain (`model`, then `fallback_models`): a model that exhausted its retries is
-    # skipped for this long by the turn's later model calls.
+    """Opt-in: shorten what model calls send once it would exceed a token limit
+    (contracts/compaction.py). None: never."""
     fallback_cooldown_s: float = Field(default=DEFAULT_FALLBACK_COOLDOWN_S, ge=0)
-    # With a model after it in the chain, a model gets this many attempts, not the full retry
-    # schedule, before the turn moves on.
+    """Seconds for which a model of the fallback chain (`model`, then `fallback_models`) that
+    exhausted its retries is skipped by the turn's later model calls; 0: never skipped."""
     fallback_after_attempts: int = Field(default=DEFAULT_FALLBACK_AFTER_ATTEMPTS, ge=1, le=6)
-    # Refusals that move on to the next model instead of failing the turn (none by default:
-    # a refusal is a fault to fix, not an outage to ride out).
+    """With a model after it in the chain, a model gets this many attempts, not the full retry
+    schedule, before the turn moves on (the last model gets the full schedule)."""
     fallback_on: list[FallbackRefusal] = Field(default_factory=list)
-    # Anthropic prompt caching: each call reads the previous call's prefix from the cache.
+    """Refusals that move on to the next model instead of failing the turn (none by default:
+    a refusal is a fault to fix, not an outage to ride out)."""
     prompt_cache: bool = True
+    """Anthropic prompt caching: each call reads the previous call's prefix from the cache."""
 
     @field_validator("model")
     @classmethod
@@ -166,53 +190,87 @@ def _approver_name(entry: str | Approver) -> str:
     return entry if isinstance(entry, str) else entry.name
 
 
-class Constraints(BaseModel):
+class Constraints(ContractModel):
+    """`TaskSpec.constraints` (`turnkeeper.Constraints`): a turn's budgets and approval rules;
+    every field has a default. In a session, the default constraints of each turn."""
+
     model_config = ConfigDict(extra="forbid")
     allowed_tools: list[str] | None = None
+    """Narrows the agent's tools and the external tools to these names. None: all of them."""
     time_budget_ms: int | None = Field(default=None, gt=0)
+    """Wall time the turn may take, time spent waiting for a human not counted. None:
+    unlimited."""
     cost_budget_usd: float | None = Field(default=None, gt=0)
+    """USD the turn may spend; a model call whose input alone would cost more than is left is
+    not made. In a session's start input, the budget of the whole session. None: unlimited."""
     max_tool_interactions: int | None = Field(default=None, ge=0)
+    """Iterations in which the model may call tools; once spent, the next call offers no tools.
+    None: unlimited."""
     require_approval: list[str] = Field(default_factory=list)
+    """Tools whose calls wait for a human decision, or `["*"]` for every tool (tools that declare
+    it themselves, like `write_file`, always do)."""
     approval_timeout_s: float = Field(default=DEFAULT_APPROVAL_TIMEOUT_S, gt=0)
-    # Tool calls whose arguments do not match the tool's schema are sent back to the model to
-    # correct, this many times per turn; one more fails the turn with ToolArgumentsInvalid.
+    """How long a decision (or a budget extension) may take; a call without a decision in time
+    counts as rejected ("approval timed out")."""
     max_argument_corrections: int = Field(default=3, ge=0)
-    # "pause": a turn that would exceed a budget waits up to approval_timeout_s for the
-    # `extend_budget` update instead of failing (contracts/budget_extension.py).
+    """Tool calls whose arguments do not match the tool's schema are sent back to the model to
+    correct, this many times per turn; one more fails the turn with `ToolArgumentsInvalid`."""
     on_budget_exhausted: OnBudgetExhausted = "fail"
+    """`"fail"`: a turn that would exceed a budget fails. `"pause"`: it waits (state
+    `awaiting_budget`) up to `approval_timeout_s` for the `extend_budget` update instead
+    (contracts/budget_extension.py)."""
 
     def needs_approval(self, tool: str) -> bool:
         return "*" in self.require_approval or tool in self.require_approval
 
 
-class TaskSpec(BaseModel):
+class TaskSpec(ContractModel):
+    """`TurnRequest.task` (`turnkeeper.Task`): what the turn is to do, and within which
+    constraints."""
+
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1)
+    """The caller's task id: the `TaskId` search attribute."""
     input: str = Field(min_length=1)
+    """The user message that starts the turn."""
     constraints: Constraints = Field(default_factory=Constraints)
+    """Budgets and approval rules."""
 
 
-class ExternalToolSpec(BaseModel):
+class ExternalToolSpec(ContractModel):
     """A tool the caller executes: the turn pauses until `submit_tool_result` brings its output."""
 
     model_config = ConfigDict(extra="forbid")
     name: str = Field(pattern=TOOL_NAME_PATTERN)
+    """The tool's name, 1 to 64 of `a-z A-Z 0-9 _ -`; unique among the external tools."""
     description: str = ""
+    """What the model reads about the tool."""
     input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object"})
+    """A JSON Schema of the arguments; the model's calls are checked against it before the turn
+    waits."""
 
 
-class TurnRequest(BaseModel):
+class TurnRequest(ContractModel):
+    """The input of `AgentTurnWorkflow` (`turnkeeper.TurnRequest`): one turn of an agent on a
+    task. A request that does not validate fails the turn at once with `InvalidTurnRequest`."""
+
     model_config = ConfigDict(extra="forbid")
     agent: AgentSpec
+    """Who answers: model, tools, limits."""
     task: TaskSpec
+    """What to do, and within which constraints."""
     external_tools: list[ExternalToolSpec] = Field(default_factory=list)
+    """Tools the caller runs itself: the turn waits for `submit_tool_result`."""
     history: list[Message] = Field(default_factory=list)
-    # The earlier conversation by reference: an earlier report's `conversation_ref` (a chain in
-    # the content store, rooted at the first turn's system prompt and tool definitions). A
-    # session passes it so that no turn carries the conversation through history by value.
+    """An earlier conversation by value (the `messages` of an earlier report); alternates
+    `user` and `assistant`, starting with `user`. Not together with `history_ref`."""
     history_ref: str | None = Field(default=None, min_length=1)
-    # With history_ref and agent.compaction: the earlier report's `history_compaction`.
+    """The earlier conversation by reference: an earlier report's `conversation_ref` (a chain in
+    the content store, rooted at the first turn's system prompt and tool definitions). A
+    session passes it so that no turn carries the conversation through history by value."""
     history_compaction: CompactedHistory | None = None
+    """With `history_ref` and `agent.compaction`: the earlier report's `history_compaction`, to
+    go on from that compaction."""
 
     def summary(self) -> str:
         """One line for the Web UI's static summary: agent, task and the input's first line."""
@@ -241,11 +299,17 @@ class TurnRequest(BaseModel):
         return self
 
 
-class Usage(BaseModel):
+class Usage(ContractModel):
+    """Tokens of one model call, or summed over several (`AgentReport.usage`)."""
+
     input_tokens: int = 0
+    """Input tokens, not counting cache reads and writes."""
     output_tokens: int = 0
+    """Output tokens."""
     cache_read_tokens: int = 0
+    """Input tokens read from the prompt cache."""
     cache_write_tokens: int = 0
+    """Input tokens written to the prompt cache."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -259,25 +323,44 @@ class Usage(BaseModel):
 Outcome = Literal["completed", "max_tokens", "failed", "cancelled"]
 
 
-class AgentReport(BaseModel):
+class AgentReport(ContractModel):
+    """The result of `AgentTurnWorkflow` (`turnkeeper.AgentReport`). A failed turn carries the
+    same object, filled in as far as the turn got, as `details[0]` of its failure."""
+
     agent_id: str
+    """The request's `agent.id`."""
     task_id: str
+    """The request's `task.id`."""
     outcome: Outcome
+    """`completed`: the model ended its turn; `max_tokens`: its last answer was cut by
+    `agent.max_tokens`; `failed` and `cancelled` appear in the partial reports of failures."""
     output: str = ""
+    """The text of the last answer."""
     structured_output: JsonValue = None
+    """With `agent.output_schema`: the parsed answer."""
     messages: list[Message] = Field(default_factory=list)
+    """The turn's conversation (with `history_ref`: its own exchange only)."""
     usage: Usage = Field(default_factory=Usage)
+    """Tokens over every model call, summary calls of compaction included."""
     cost_usd: float = 0.0
+    """What the model calls cost, each priced by the model that answered."""
     llm_calls: int = 0
+    """Model calls made, each counted once however often it was retried."""
     tool_calls: int = 0
+    """Tool calls settled."""
     iterations: int = 0
+    """Iterations of the loop."""
     duration_ms: int = 0
+    """Wall-clock time from start to end, waits for humans included."""
     models_used: list[str] = Field(default_factory=list)
+    """The `provider:model`s that answered."""
     decisions: list[DecisionRecord] = Field(default_factory=list)
-    # The stored conversation after this turn (a later turn's `history_ref` continues it); None
-    # when nothing was stored (no model call and no history_ref).
+    """Every approval decision."""
     conversation_ref: str | None = None
-    # Of a compacted turn: how its last request saw that conversation; pass it as the next
-    # turn's `history_compaction` (sessions do) to go on compacted.
+    """The stored conversation after this turn (a later turn's `history_ref` continues it); None
+    when nothing was stored (no model call and no history_ref)."""
     history_compaction: CompactedHistory | None = None
+    """Of a compacted turn: how its last request saw that conversation; pass it as the next
+    turn's `history_compaction` (sessions do) to go on compacted."""
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
+    """Every budget extension applied."""
