@@ -16,6 +16,7 @@ import pytest
 import turnkeeper
 from tests.conftest import new_key
 from tests.system.conftest import SystemStack
+from tests.system.driving import agent, task
 from tests.system.steps import connect_as_user, model_saw, tool_results
 from turnkeeper.testing import fake_anthropic as fake
 
@@ -118,13 +119,8 @@ async def test_an_application_worker_runs_turns_beside_its_own_workflow(
     client = await connect_as_user(worker, monkeypatch)
     handle = await turnkeeper.start_turn(
         client,
-        agent={
-            "id": "support",
-            "model": "anthropic:claude-sonnet-4-6",
-            "system_prompt": f"You help customers. [script:{key}]",
-            "tools": ["refund"],
-        },
-        task={"id": f"ticket-{key}", "input": "Refund $25 on order 1042"},
+        agent=agent(key, tools=["refund"]),
+        task=task(key, "Refund $25 on order 1042"),
         task_queue=worker.task_queue,
     )
     async for event in handle.events():
