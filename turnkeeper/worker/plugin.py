@@ -143,9 +143,9 @@ class TurnkeeperPlugin(SimplePlugin):
             if self._given_to_client_and_worker(config):
                 return config  # the SDK warned; this instance already joined the worker
             raise ValueError(
-                "turnkeeper is already in this worker: a plugin given to Client.connect joins "
-                "every Worker of that client; give one TurnkeeperPlugin to the client or to the "
-                "worker, not both"
+                "turnkeeper's workflows are already in this worker (another TurnkeeperPlugin, or "
+                "listed in workflows=): a plugin given to Client.connect joins every Worker of "
+                "that client; give one TurnkeeperPlugin to the client or to the worker, not both"
             )
         if client.data_converter.payload_converter_class is not TurnPayloadConverter:
             raise ValueError(

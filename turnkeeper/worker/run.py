@@ -164,6 +164,8 @@ async def run_worker(
     (`AGENT_WORKSPACE`, `TURNKEEPER_*`, `TEMPORAL_*`, `ANTHROPIC_*`, `OTEL_*`), its clients'
     converter encrypts with `TURNKEEPER_ENCRYPTION_KEYS`, and it logs the same JSON lines at
     INFO on stderr (the turn record) unless the application configured logging itself.
+    Its worker is a plain Temporal `Worker` with a `TurnkeeperPlugin`; to run turns inside a
+    worker of your own, beside your own workflows, give that plugin to it instead.
 
     Args:
         tools: Functions decorated with `@turnkeeper.tool`; an agent offers them by name

@@ -145,13 +145,13 @@ def workflow_runner(
 ) -> DirectContextSandboxRunner:
     """The sandbox (`restrictions` and `runner_class` as the SDK's own sandbox takes them), with
     our own deterministic modules imported once per worker instead of once per workflow run:
-    they hold no state, and re-importing them (and rebuilding their pydantic
-    models) was a fifth of a worker's CPU. Replay tests, not the sandbox, guard their
-    determinism. cryptography (which verifies signed decisions) is a native extension that must
-    never be loaded twice in one process, as a sandbox re-import would, and that cannot be loaded
-    from inside a sandbox at all: it is loaded here, before any workflow runs (6 MiB a worker
-    holds whether or not its turns sign anything). rfc8785, the canonical JSON that signatures
-    cover, is pure and stateless: one copy serves every run."""
+    they hold no state, and re-importing them (and rebuilding their pydantic models) was a fifth
+    of a worker's CPU. Replay tests, not the sandbox, guard their determinism. cryptography
+    (which verifies signed decisions) is a native extension that must never be loaded twice in
+    one process, as a sandbox re-import would, and that cannot be loaded from inside a sandbox
+    at all: it is loaded here, before any workflow runs (6 MiB a worker holds whether or not its
+    turns sign anything). rfc8785, the canonical JSON that signatures cover, is pure and
+    stateless: one copy serves every run."""
     decision_signing.load_cryptography()
     return DirectContextSandboxRunner(
         restrictions=restrictions.with_passthrough_modules(*SANDBOX_PASSTHROUGH),

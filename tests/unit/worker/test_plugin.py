@@ -163,7 +163,7 @@ def test_one_plugin_given_to_client_and_worker_joins_the_worker_once(
     assert _workflow_names(config) == ["InvoiceWorkflow", *TURN_WORKFLOWS]
 
     other = TurnkeeperPlugin(settings=settings, keyring=Keyring())
-    with pytest.raises(ValueError, match="turnkeeper is already in this worker"):
+    with pytest.raises(ValueError, match="turnkeeper's workflows are already in this worker"):
         _worker(_client([plugin]), [other])
 
 
