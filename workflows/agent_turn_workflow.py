@@ -177,17 +177,7 @@ class AgentTurnWorkflow:
             if report is not None:
                 return report
             # A pausing turn waits here for more iterations; any other fails.
-            try:
-                budgets.exhaust(
-                    turn,
-                    "iterations",
-                    errors.MAX_ITERATIONS_EXCEEDED,
-                    f"the turn reached max_iterations={budgets.iteration_limit(turn)} and the "
-                    f"model still asked for tools ({turn.model_calls} model calls, "
-                    f"{turn.tool_calls} tool calls)",
-                )
-            except budgets.BudgetExhausted as exhausted:
-                await self._budget.await_extension(turn, exhausted)
+            await self._budget.checking(turn, budgets.check_iterations)
 
     async def _iterate(self, turn: Turn, request: RawValue) -> AgentReport | None:
         """Iterates until the model answers (its report) or the iterations run out (None)."""
@@ -195,7 +185,9 @@ class AgentTurnWorkflow:
             if turn.iteration > 0 and workflow.info().is_continue_as_new_suggested():
                 await self._continue_as_new(turn, request)
             turn.begin_iteration()
-            await self._within_budgets(turn)
+            # A spent budget fails the turn, or with `on_budget_exhausted: "pause"` waits for a
+            # human to extend it.
+            await self._budget.checking(turn, budgets.check_before_call)
             self._observer.iteration_started(turn)
             result = await self._call_model(turn)
             turn.record_model_call(result)
@@ -214,28 +206,18 @@ class AgentTurnWorkflow:
             turn.record_tool_results(settled)
         return None
 
-    async def _within_budgets(self, turn: Turn) -> None:
-        """Fails the turn when a budget is spent, or with `on_budget_exhausted: "pause"` waits
-        for a human to extend it."""
-        while True:
-            try:
-                budgets.check_budgets(turn)
-                budgets.check_tool_interactions(turn)
-                return
-            except budgets.BudgetExhausted as exhausted:
-                if not await self._budget.await_extension(turn, exhausted):
-                    return
-
     async def _call_model(self, turn: Turn) -> ModelCallResult:
         """The model call; a pausing turn whose call was refused for its budget waits for an
         extension and calls again."""
-        while True:
-            try:
-                return await compaction.call_model_compacting(
-                    turn, self._offered, self._observer, self._model_skipped
-                )
-            except budgets.BudgetExhausted as exhausted:
-                await self._budget.await_extension(turn, exhausted)
+        result = await self._budget.retrying(
+            turn,
+            lambda: compaction.call_model_compacting(
+                turn, self._offered, self._observer, self._model_skipped
+            ),
+        )
+        # Only a tool-interaction budget lets the turn go on unextended, and no call spends it.
+        assert result is not None
+        return result
 
     def _begin(self, raw: RawValue | Any, carried: CarriedTurn | None) -> Turn:
         # Before anything else: no model, tool or store hears of a request the worker refuses.
