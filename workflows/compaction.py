@@ -35,16 +35,14 @@ with workflow.unsafe.imports_passed_through():
         CompactionTrigger,
     )
     from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-    from turnkeeper.workflows import budgets, turn_tracing
+    from turnkeeper.contracts.turn import split_model
+    from turnkeeper.workflows import budgets, fallback, turn_tracing
     from turnkeeper.workflows.context_window import counted_input, cuts, estimate_tokens
     from turnkeeper.workflows.conversation_compaction import load_earlier
-    from turnkeeper.workflows.failures import cause_message, error_type, fail
+    from turnkeeper.workflows.failures import cause_message, error_type, fail, timed_out
     from turnkeeper.workflows.fallback import SkipObserver
-    from turnkeeper.workflows.model_calls import (
-        ContextTooLong,
-        call_model,
-        execute_on_chain,
-    )
+    from turnkeeper.workflows.model_activity import execute_model_call, on_chain
+    from turnkeeper.workflows.model_calls import ContextTooLong, call_model
     from turnkeeper.workflows.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn
 
@@ -166,8 +164,21 @@ async def _summarize(
         prompt_cache=agent.prompt_cache,
     )
     description = f"compaction summary of {len(leaving)} messages"
+
+    async def attempt(model: str, attempts: int | None, _skipped: list[str]) -> ModelCallResult:
+        # Each model priced as itself: the agent's price is its own model's.
+        price = agent.price if model == agent.model else None
+        one = call.model_copy(update={"model": model, "price": price})
+        summary = f"{description} · {split_model(model)[1]}"
+        return await execute_model_call(turn, one, summary, attempts)
+
+    def stop(err: ActivityError, last: bool) -> None:
+        # A refusal or a spent budget is raised for the failure below, as is the last model's.
+        if last or _final(turn, err):
+            raise err
+
     try:
-        result = await execute_on_chain(turn, call, description, on_skip)
+        result = await on_chain(turn, attempt, stop, on_skip or fallback.ignore_skip)
     except ActivityError as err:
         if is_cancelled_exception(err):
             raise
@@ -179,9 +190,21 @@ async def _summarize(
             f"the model call that summarizes earlier messages for compaction failed: "
             f"{cause_message(err)}",
         )
-    result.model = result.model or agent.model
     turn.record_summary_call(result)
     return result.message.text().strip() or "(the summary came back empty)"
+
+
+def _final(turn: Turn, err: ActivityError) -> bool:
+    """A failure of a summary call that another model would not cure."""
+    kind = error_type(err)
+    if kind in errors.LLM_REFUSALS or kind in _NOT_FOR_ANOTHER_MODEL:
+        return True
+    return timed_out(err) and budgets.time_left_ms(turn) <= 0
+
+
+_NOT_FOR_ANOTHER_MODEL = frozenset(
+    {errors.INVALID_TURN_REQUEST, errors.LLM_PAYLOAD_REJECTED, errors.TURN_BUDGET_EXCEEDED}
+)
 
 
 def _summary_failure_type(kind: str | None) -> str:
