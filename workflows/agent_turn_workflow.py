@@ -49,9 +49,9 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows import (
         budget_extension,
         budgets,
-        compaction,
         conversation_compaction,
         mcp_tools,
+        model_calls,
         plaintext,
         signed_decisions,
         structured_output,
@@ -211,9 +211,7 @@ class AgentTurnWorkflow:
         extension and calls again."""
         result = await self._budget.retrying(
             turn,
-            lambda: compaction.call_model_compacting(
-                turn, self._offered, self._observer, self._model_skipped
-            ),
+            lambda: model_calls.call(turn, self._offered, self._observer),
         )
         # Only a tool-interaction budget lets the turn go on unextended, and no call spends it.
         assert result is not None
@@ -264,10 +262,6 @@ class AgentTurnWorkflow:
     async def _discover_mcp_tools(self, turn: Turn) -> None:
         await mcp_tools.discover(turn)
         self._offered = mcp_tools.expand(offered_tools(turn.request), turn.mcp_tools)
-
-    def _model_skipped(self, model: str, reason: str) -> None:
-        if self._turn is not None:
-            self._observer.model_skipped(self._turn, model, reason)
 
     def _sent_back_for_correction(self, turn: Turn) -> bool:
         """With an output schema: keeps the structured answer (False), or appends a correction

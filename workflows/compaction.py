@@ -1,7 +1,7 @@
-"""Opt-in compaction inside the turn (contracts/compaction.py): before a model call whose counted
-input would exceed `agent.compaction.max_input_tokens`, the turn leaves its oldest exchanges out
-of what it sends, or has a model call summarize them; a provider's `LLMContextTooLong` leads to
-one compaction and one more call.
+"""Opt-in compaction, a step of the turn's model call (`model_calls.call`, contracts/compaction.py):
+before a call whose counted input would exceed `agent.compaction.max_input_tokens`, the turn
+leaves its oldest exchanges out of what it sends, or has a model call summarize them; a
+provider's `LLMContextTooLong` leads to one compaction and one more call.
 
 Counting. The provider counts each call's input and bills it (`usage`), so the turn knows the
 exact size of what it last sent, system prompt and tool definitions included; only what was added
@@ -36,13 +36,12 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.turn import split_model
-    from turnkeeper.workflows import budgets, fallback, turn_tracing
-    from turnkeeper.workflows.context_window import counted_input, cuts, estimate_tokens
+    from turnkeeper.workflows import budgets, turn_tracing
+    from turnkeeper.workflows.context_window import counted_input, cuts
     from turnkeeper.workflows.conversation_compaction import load_earlier
     from turnkeeper.workflows.failures import cause_message, error_type, fail, timed_out
     from turnkeeper.workflows.fallback import SkipObserver
     from turnkeeper.workflows.model_activity import execute_model_call, on_chain
-    from turnkeeper.workflows.model_calls import ContextTooLong, call_model
     from turnkeeper.workflows.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn
 
@@ -57,36 +56,30 @@ SUMMARY_INSTRUCTIONS: Final = (
 _QUOTED_BLOCK_CHARS: Final = 4_000
 
 
-async def call_model_compacting(
-    turn: Turn, offered: list[str], observer: TurnObserver, on_skip: SkipObserver | None = None
-) -> ModelCallResult:
-    """The turn's model call; with `agent.compaction`, compacted first when it would exceed
-    the limit, and compacted and made once more when the provider finds it too long."""
-    spec = turn.request.agent.compaction
-    if spec is None:
-        return await call_model(turn, offered, on_skip)
+async def make_room(
+    turn: Turn, spec: CompactionSpec, observer: TurnObserver, on_skip: SkipObserver
+) -> None:
+    """Before a model call: reads the earlier conversation a turn continues by reference (once),
+    and compacts when the counted input would exceed `spec.max_input_tokens`."""
     await load_earlier(turn)
     limit = spec.max_input_tokens
     if _counted(turn) > limit:
         target = int(limit * COMPACT_TO_SHARE)
         await compact(turn, spec, observer, target, "max_input_tokens", on_skip)
-    sent = estimate_tokens(turn.sent_messages())
-    try:
-        result = await call_model(turn, offered, on_skip, compacting=True)
-    except ContextTooLong as too_long:
-        target = int(min(limit, _counted(turn)) * COMPACT_TO_SHARE)
-        if not await compact(turn, spec, observer, target, "context_too_long", on_skip):
-            fail(
-                turn,
-                errors.LLM_CONTEXT_TOO_LONG,
-                f"{too_long}; compaction found no earlier exchange left to leave out",
-            )
-        sent = estimate_tokens(turn.sent_messages())
-        result = await call_model(turn, offered, on_skip)  # a second refusal fails the turn
-    usage = result.usage
-    counted = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-    turn.measured_context(counted, sent)
-    return result
+
+
+async def make_room_after_refusal(
+    turn: Turn, spec: CompactionSpec, observer: TurnObserver, refusal: str, on_skip: SkipObserver
+) -> None:
+    """After the provider refused a call as too long (`refusal`): compacts once more, or fails
+    the turn when no earlier exchange is left to leave out."""
+    target = int(min(spec.max_input_tokens, _counted(turn)) * COMPACT_TO_SHARE)
+    if not await compact(turn, spec, observer, target, "context_too_long", on_skip):
+        fail(
+            turn,
+            errors.LLM_CONTEXT_TOO_LONG,
+            f"{refusal}; compaction found no earlier exchange left to leave out",
+        )
 
 
 async def compact(
@@ -95,7 +88,7 @@ async def compact(
     observer: TurnObserver,
     target: int,
     trigger: CompactionTrigger,
-    on_skip: SkipObserver | None = None,
+    on_skip: SkipObserver,
 ) -> bool:
     """Leaves out the fewest oldest exchanges that bring the counted input down to `target`
     (all but the last exchange when none does); False when nothing is left to leave out."""
@@ -145,7 +138,7 @@ def _summary_tokens(turn: Turn, spec: CompactionSpec) -> int:
 
 
 async def _summarize(
-    turn: Turn, spec: CompactionSpec, leaving: list[Message], on_skip: SkipObserver | None
+    turn: Turn, spec: CompactionSpec, leaving: list[Message], on_skip: SkipObserver
 ) -> str:
     """A model call's summary of the earlier summary (if any) and the messages `leaving`;
     billed and budgeted like every model call of the turn."""
@@ -178,7 +171,7 @@ async def _summarize(
             raise err
 
     try:
-        result = await on_chain(turn, attempt, stop, on_skip or fallback.ignore_skip)
+        result = await on_chain(turn, attempt, stop, on_skip)
     except ActivityError as err:
         if is_cancelled_exception(err):
             raise

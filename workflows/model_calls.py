@@ -1,5 +1,6 @@
-"""One model call of a turn: its input, its fallbacks, and the mapping of its failures to the
-contract's error types."""
+"""The turn's model call, the one way its loop calls the model (`call`): compaction, when the
+agent asks for it, is a step inside it; then the call's input, its fallbacks, and the mapping of
+its failures to the contract's error types."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ with workflow.unsafe.imports_passed_through():
         ModelCallResult,
     )
     from turnkeeper.contracts.turn import split_model
-    from turnkeeper.workflows import budgets, fallback
+    from turnkeeper.workflows import budgets, compaction
+    from turnkeeper.workflows.context_window import estimate_tokens
     from turnkeeper.workflows.failures import (
         cause_message,
         error_type,
@@ -22,24 +24,47 @@ with workflow.unsafe.imports_passed_through():
         fail_if_internal_error,
         timed_out,
     )
+    from turnkeeper.workflows.fallback import SkipObserver
     from turnkeeper.workflows.model_activity import call_context, execute_model_call, on_chain
+    from turnkeeper.workflows.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn
 
 
 class ContextTooLong(Exception):
     """The provider refused the conversation as too long, raised instead of failing the turn
-    for a caller that can compact it and call once more (workflows/compaction.py)."""
+    when compaction can make room and call once more."""
 
 
-async def call_model(
-    turn: Turn,
-    offered: list[str],
-    on_skip: fallback.SkipObserver | None = None,
-    *,
-    compacting: bool = False,
+async def call(turn: Turn, offered: list[str], observer: TurnObserver) -> ModelCallResult:
+    """The turn's model call, offering the tools `offered`, through the fallback chain. With
+    `agent.compaction` it is compacted first when it would exceed the limit, and compacted and
+    made once more when the provider finds it too long (`workflows/compaction.py`)."""
+
+    def on_skip(model: str, reason: str) -> None:
+        observer.model_skipped(turn, model, reason)
+
+    spec = turn.request.agent.compaction
+    if spec is None:
+        return await _on_chain(turn, offered, on_skip)
+    await compaction.make_room(turn, spec, observer, on_skip)
+    sent = estimate_tokens(turn.sent_messages())
+    try:
+        result = await _on_chain(turn, offered, on_skip, compacting=True)
+    except ContextTooLong as too_long:
+        await compaction.make_room_after_refusal(turn, spec, observer, str(too_long), on_skip)
+        sent = estimate_tokens(turn.sent_messages())
+        result = await _on_chain(turn, offered, on_skip)  # a second refusal fails the turn
+    usage = result.usage
+    counted = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    turn.measured_context(counted, sent)
+    return result
+
+
+async def _on_chain(
+    turn: Turn, offered: list[str], on_skip: SkipObserver, *, compacting: bool = False
 ) -> ModelCallResult:
-    """Calls the agent's model, then each fallback model once the one before is exhausted;
-    models on cooldown are passed over, and `on_skip` hears of each model passed over."""
+    """The call through the fallback chain; with `compacting`, a provider that finds it too
+    long raises ContextTooLong instead of failing the turn."""
 
     async def attempt(model: str, attempts: int | None, skipped: list[str]) -> ModelCallResult:
         return await _call_resending(turn, model, offered, attempts, skipped)
@@ -47,7 +72,7 @@ async def call_model(
     def stop(err: ActivityError, last: bool) -> None:
         _fail_unless_transient(turn, err, compacting)
 
-    return await on_chain(turn, attempt, stop, on_skip or fallback.ignore_skip)
+    return await on_chain(turn, attempt, stop, on_skip)
 
 
 def _fail_unless_transient(turn: Turn, err: ActivityError, compacting: bool = False) -> None:
