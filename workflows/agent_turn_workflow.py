@@ -17,7 +17,6 @@ from temporalio.common import RawValue, VersioningBehavior
 from temporalio.exceptions import ApplicationError, TemporalError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from pydantic import ValidationError
     from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowStreamState
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.activity_io import ModelCallResult
@@ -45,7 +44,7 @@ with workflow.unsafe.imports_passed_through():
         TurnState,
         TurnStatus,
     )
-    from turnkeeper.contracts.turn import AgentReport, TurnRequest
+    from turnkeeper.contracts.turn import AgentReport
     from turnkeeper.workflows import (
         budget_extension,
         budgets,
@@ -57,16 +56,11 @@ with workflow.unsafe.imports_passed_through():
         structured_output,
         turn_tracing,
     )
-    from turnkeeper.workflows.failures import (
-        describe,
-        fail,
-        internal_error_before_turn,
-        invalid_request,
-        unencrypted_request,
-    )
+    from turnkeeper.workflows import handler_inputs as inputs
+    from turnkeeper.workflows.failures import fail, internal_error_before_turn
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.plaintext import decoded
-    from turnkeeper.workflows.request_checks import offered_tools, request_problem
+    from turnkeeper.workflows.request_checks import offered_tools
     from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
     from turnkeeper.workflows.tool_validation import validation_problems
     from turnkeeper.workflows.turn_observer import TurnObserver
@@ -129,7 +123,7 @@ class AgentTurnWorkflow:
             # A defect before the loop (validating the request, resuming, the first record) ends
             # the turn as one inside it does; left alone it would fail workflow tasks forever,
             # and the turn would look alive while answering nothing.
-            failure = internal_error_before_turn(_payload_or_none(request), err)
+            failure = internal_error_before_turn(inputs.payload_or_none(request), err)
             self._early_failure = failure
             report = AgentReport.model_validate(failure.details[0])
             observer.request_refused(report, errors.TURN_INTERNAL_ERROR, failure.message)
@@ -219,16 +213,7 @@ class AgentTurnWorkflow:
 
     def _begin(self, raw: RawValue | Any, carried: CarriedTurn | None) -> Turn:
         # Before anything else: no model, tool or store hears of a request the worker refuses.
-        if plaintext.refused(raw):
-            raise unencrypted_request(_payload_or_none(raw))
-        payload = decoded(raw)
-        try:
-            request = TurnRequest.model_validate(payload)
-        except ValidationError as err:
-            raise invalid_request(payload, describe(err)) from None
-        problem = request_problem(request)
-        if problem:
-            raise invalid_request(payload, problem)
+        request = inputs.turn_request(raw)
         self._offered = offered_tools(request)
         if carried is not None:
             turn = Turn.resume(request, carried.turn)
@@ -302,8 +287,10 @@ class AgentTurnWorkflow:
     def approve(self, raw: RawValue) -> None:
         if self._ignored_unencrypted(raw, SIGNAL_APPROVE):
             return
-        decision = self._approve_payload(raw)
-        if decision is None:
+        decision = inputs.approve_input(raw)
+        if not isinstance(decision, ApproveInput):
+            (call_id, approver), problem = decision
+            self._refuse(call_id, approver, problem)
             return
         problem = self._decision_problem(decision)
         if problem:
@@ -320,22 +307,6 @@ class AgentTurnWorkflow:
             call = self._signed_call(decision)
             turn.spend_star(signed_decisions.spent_key(decision, call, turn.signing_version))
         return decided
-
-    def _approve_payload(self, raw: RawValue) -> ApproveInput | None:
-        """The signal's decision, or None once its refusal is recorded."""
-        payload: Any = None
-        try:
-            payload = decoded(raw)
-            decision = ApproveInput.model_validate(payload)
-        except ValidationError as err:
-            problem = f"invalid payload: {describe(err)}"
-        except (ValueError, TypeError) as err:
-            problem = f"invalid payload: {err}"
-        else:
-            return decision
-        fields = payload if isinstance(payload, dict) else {}
-        self._refuse(str(fields.get("call_id", "")), str(fields.get("approver", "")), problem)
-        return None
 
     def _refuse(
         self, call_id: str, approver: str, problem: str, signal: str = SIGNAL_APPROVE
@@ -356,16 +327,13 @@ class AgentTurnWorkflow:
         encryption; whether it did."""
         if not plaintext.refused(raw):
             return False
-        fields = _payload_or_none(raw)
-        fields = fields if isinstance(fields, dict) else {}
-        call_id, approver = str(fields.get("call_id", "")), str(fields.get("approver", ""))
+        call_id, approver = inputs.sender_of(inputs.payload_or_none(raw))
         self._refuse(call_id, approver, refusal(f"the {signal} signal"), signal)
         return True
 
     @workflow.update(name=UPDATE_DECIDE)
     async def decide(self, raw: RawValue) -> DecideResult:
-        decision = ApproveInput.model_validate(decoded(raw))
-        decided = self._apply(decision)
+        decided = self._apply(inputs.parsed(raw, ApproveInput, "decision"))
         # Wait until the turn has recorded them, so the result is the decision as applied.
         await workflow.wait_condition(lambda: decided <= self._recorded_decisions())
         return DecideResult(
@@ -375,11 +343,7 @@ class AgentTurnWorkflow:
     @decide.validator
     def _validate_decide(self, raw: RawValue) -> None:
         plaintext.reject_unencrypted(raw, f"the {UPDATE_DECIDE} update")
-        try:
-            decision = ApproveInput.model_validate(decoded(raw))
-        except ValidationError as err:
-            raise ValueError(f"invalid decision: {describe(err)}") from None
-        problem = self._decision_problem(decision)
+        problem = self._decision_problem(inputs.parsed(raw, ApproveInput, "decision"))
         if problem:
             raise ValueError(problem)
 
@@ -428,7 +392,7 @@ class AgentTurnWorkflow:
 
     @workflow.update(name=UPDATE_EXTEND_BUDGET)
     async def extend_budget(self, raw: RawValue) -> ExtendBudgetResult:
-        extension = ExtendBudgetInput.model_validate(decoded(raw))
+        extension = inputs.parsed(raw, ExtendBudgetInput, "extension")
         turn = self._turn
         # The validator ran in this same activation, but an earlier update of it may have
         # answered the request already.
@@ -443,10 +407,7 @@ class AgentTurnWorkflow:
     @extend_budget.validator
     def _validate_extend_budget(self, raw: RawValue) -> None:
         plaintext.reject_unencrypted(raw, f"the {UPDATE_EXTEND_BUDGET} update")
-        try:
-            extension = ExtendBudgetInput.model_validate(decoded(raw))
-        except ValidationError as err:
-            raise ValueError(f"invalid extension: {describe(err)}") from None
+        extension = inputs.parsed(raw, ExtendBudgetInput, "extension")
         problem = self._extension_problem(extension)
         if problem:
             raise ValueError(problem)
@@ -461,7 +422,7 @@ class AgentTurnWorkflow:
     def submit_tool_result(self, raw: RawValue) -> None:
         if self._ignored_unencrypted(raw, SIGNAL_SUBMIT_TOOL_RESULT):
             return
-        result = self._signal_payload(raw, SubmitToolResultInput, SIGNAL_SUBMIT_TOOL_RESULT)
+        result = inputs.signal_input(raw, SubmitToolResultInput, SIGNAL_SUBMIT_TOOL_RESULT)
         if result is None:
             return
         problem = self._pending.why_not(result.call_id, "external")
@@ -501,21 +462,6 @@ class AgentTurnWorkflow:
     def decisions(self) -> list[DecisionRecord]:
         """Who decided each approval, how and why: the transcript's metadata."""
         return self._decisions()
-
-    def _signal_payload(self, raw: RawValue, model: type[Any], name: str) -> Any:
-        try:
-            return model.model_validate(decoded(raw))
-        except (ValidationError, ValueError, TypeError) as err:
-            workflow.logger.warning("%s signal ignored: invalid payload: %s", name, err)
-            return None
-
-
-def _payload_or_none(value: RawValue | Any) -> Any:
-    """The request as JSON, for a failure's report; None where even decoding it fails."""
-    try:
-        return decoded(value)
-    except Exception:
-        return None
 
 
 def _carried(value: Any) -> CarriedTurn | None:
