@@ -50,10 +50,10 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows import handler_inputs as inputs
     from turnkeeper.workflows import plaintext
     from turnkeeper.workflows.failures import describe
+    from turnkeeper.workflows.observation.session_view import publish, turn_search_attributes
     from turnkeeper.workflows.plaintext import decoded
     from turnkeeper.workflows.request_checks import request_problem
     from turnkeeper.workflows.session_state import Session
-    from turnkeeper.workflows.session_view import publish, turn_search_attributes
     from turnkeeper.workflows.stored_conversations import load_conversation
 
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE

@@ -54,18 +54,18 @@ with workflow.unsafe.imports_passed_through():
         plaintext,
         signed_decisions,
         structured_output,
-        turn_tracing,
     )
     from turnkeeper.workflows import handler_inputs as inputs
     from turnkeeper.workflows.failures import fail, internal_error_before_turn
+    from turnkeeper.workflows.observation import turn_tracing
+    from turnkeeper.workflows.observation.turn_observer import TurnObserver
+    from turnkeeper.workflows.observation.turn_view import TurnView
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.plaintext import decoded
     from turnkeeper.workflows.request_checks import offered_tools
     from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
     from turnkeeper.workflows.tool_validation import validation_problems
-    from turnkeeper.workflows.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn, TurnProgress
-    from turnkeeper.workflows.turn_view import TurnView
 
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
 

@@ -15,7 +15,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows import signed_decisions
     from turnkeeper.workflows.budgets import BudgetExhausted, limits
     from turnkeeper.workflows.failures import fail
-    from turnkeeper.workflows.turn_observer import TurnObserver
+    from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn
 
 

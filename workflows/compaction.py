@@ -36,13 +36,14 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.turn import split_model
-    from turnkeeper.workflows import budgets, turn_tracing
+    from turnkeeper.workflows import budgets
     from turnkeeper.workflows.context_window import counted_input, cuts
     from turnkeeper.workflows.conversation_compaction import load_earlier
     from turnkeeper.workflows.failures import cause_message, error_type, fail, timed_out
     from turnkeeper.workflows.fallback import SkipObserver
     from turnkeeper.workflows.model_activity import execute_model_call, on_chain
-    from turnkeeper.workflows.turn_observer import TurnObserver
+    from turnkeeper.workflows.observation import turn_tracing
+    from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn
 
 SUMMARY_INSTRUCTIONS: Final = (

@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.workflows.fallback import SkipObserver
     from turnkeeper.workflows.model_activity import call_context, execute_model_call, on_chain
-    from turnkeeper.workflows.turn_observer import TurnObserver
+    from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn
 
 

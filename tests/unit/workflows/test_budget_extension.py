@@ -12,7 +12,7 @@ from turnkeeper.contracts import errors
 from turnkeeper.contracts.budget_extension import BudgetKind, ExtendBudgetInput
 from turnkeeper.workflows.budget_extension import BudgetExtensions, extension_problem
 from turnkeeper.workflows.budgets import BudgetExhausted
-from turnkeeper.workflows.turn_observer import TurnObserver
+from turnkeeper.workflows.observation.turn_observer import TurnObserver
 from turnkeeper.workflows.turn_state import Turn
 
 from tests.unit.builders import START, constraints, request, turn

@@ -9,9 +9,9 @@ import logging
 from pathlib import Path
 
 import pytest
-from turnkeeper.workflows import turn_record
+from turnkeeper.workflows.observation import turn_record
 
-WORKFLOWS = Path(turn_record.__file__).parent
+WORKFLOWS = Path(turn_record.__file__).parent.parent
 
 
 def test_the_reserved_keys_are_every_key_a_log_record_refuses() -> None:
@@ -37,7 +37,9 @@ def _logged_keys(tree: ast.AST) -> list[tuple[int, str]]:
     return keys
 
 
-@pytest.mark.parametrize("module", sorted(WORKFLOWS.glob("*.py")), ids=lambda path: path.name)
+@pytest.mark.parametrize(
+    "module", sorted(WORKFLOWS.rglob("*.py")), ids=lambda path: str(path.relative_to(WORKFLOWS))
+)
 def test_no_workflow_log_line_uses_a_reserved_key(module: Path) -> None:
     tree = ast.parse(module.read_text())
     clashes = [

@@ -25,13 +25,13 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.signals import DecisionRecord
     from turnkeeper.contracts.turn import AgentReport
-    from turnkeeper.workflows import turn_metrics
-    from turnkeeper.workflows import turn_record as record
+    from turnkeeper.workflows.observation import turn_metrics
+    from turnkeeper.workflows.observation import turn_record as record
+    from turnkeeper.workflows.observation.session_notes import SessionNotes
+    from turnkeeper.workflows.observation.turn_tracing import TurnSpan
+    from turnkeeper.workflows.observation.turn_view import TurnView
     from turnkeeper.workflows.pending_calls import PendingCalls
-    from turnkeeper.workflows.session_notes import SessionNotes
     from turnkeeper.workflows.turn_state import Turn
-    from turnkeeper.workflows.turn_tracing import TurnSpan
-    from turnkeeper.workflows.turn_view import TurnView
 
 
 class TurnObserver:
