@@ -51,7 +51,12 @@ class TurnObserver:
         request = turn.request
         self.view.identify(turn)
         self._show(turn)
-        record.turn_started(request.agent.id, request.task.id, request.agent.model)
+        record.emit(
+            "turn_started",
+            agent_id=request.agent.id,
+            task_id=request.task.id,
+            model=request.agent.model,
+        )
         self.view.event("turn_started", turn, model=request.agent.model)
 
     def turn_resumed(self, turn: Turn) -> None:
@@ -134,7 +139,8 @@ class TurnObserver:
         """Earlier messages were left out (`removed` of them); `tokens` before and after."""
         before, after = tokens
         kept = len(turn.sent_messages())
-        record.compacted(
+        record.emit(
+            "compacted",
             strategy=spec.strategy,
             trigger=trigger,
             removed_messages=removed,
@@ -170,17 +176,18 @@ class TurnObserver:
         self._show(turn)
 
     def approval_requested(self, turn: Turn, use: ToolUseBlock) -> None:
-        record.approval_requested(use.id, use.name)
+        record.emit("approval_requested", call_id=use.id, tool=use.name)
         self.view.event("approval_requested", turn, call_id=use.id, tool=use.name, input=use.input)
 
     def approval_decided(self, turn: Turn, decided: DecisionRecord, waited_s: float) -> None:
-        record.approval_decided(
-            decided.call_id,
-            decided.tool,
-            decided.approved,
-            decided.approver,
-            decided.reason,
+        record.emit(
+            "approval_decided",
             waited_s=waited_s,
+            call_id=decided.call_id,
+            tool=decided.tool,
+            approved=decided.approved,
+            approver=decided.approver,
+            reason=decided.reason,
         )
         turn_metrics.approval_waited(decided.tool, decided.approved, waited_s)
         self.view.event(
@@ -196,7 +203,12 @@ class TurnObserver:
     # ---- budgets --------------------------------------------------------------------------
 
     def budget_exhausted(self, turn: Turn, request: BudgetRequest) -> None:
-        record.budget_exhausted(request.number, request.budget, request.message)
+        record.emit(
+            "budget_exhausted",
+            request=request.number,
+            budget=request.budget,
+            detail=request.message,
+        )
         self.view.event("budget_exhausted", turn, budget=request.budget, message=request.message)
         self._show(turn)
 
@@ -205,7 +217,13 @@ class TurnObserver:
         self._show(turn)
 
     def budget_extended(self, turn: Turn, granted: BudgetExtension) -> None:
-        record.budget_extended(granted.request, granted.budget, granted.approver, granted.reason)
+        record.emit(
+            "budget_extended",
+            request=granted.request,
+            budget=granted.budget,
+            approver=granted.approver,
+            reason=granted.reason,
+        )
         self.view.event(
             "budget_extended",
             turn,
