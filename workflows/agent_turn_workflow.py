@@ -39,7 +39,6 @@ with workflow.unsafe.imports_passed_through():
         ApproveInput,
         DecideResult,
         DecisionRecord,
-        SignedCall,
         SubmitToolResultInput,
         TurnState,
         TurnStatus,
@@ -49,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         budget_extension,
         budgets,
         conversation_compaction,
+        decision_checks,
         mcp_tools,
         model_calls,
         plaintext,
@@ -63,8 +63,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.plaintext import decoded
     from turnkeeper.workflows.request_checks import offered_tools
-    from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
-    from turnkeeper.workflows.tool_validation import validation_problems
+    from turnkeeper.workflows.tool_calls import ToolCalls
     from turnkeeper.workflows.turn_state import Turn, TurnProgress
 
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
@@ -304,7 +303,7 @@ class AgentTurnWorkflow:
         turn = self._turn
         # A keyed turn verified the signature before applying it; others ignore signatures.
         if turn and turn.request.agent.approver_keys() and decision.call_id == ALL_PENDING:
-            call = self._signed_call(decision)
+            call = decision_checks.signed_call(turn, self._pending, decision)
             turn.spend_star(signed_decisions.spent_key(decision, call, turn.signing_version))
         return decided
 
@@ -348,41 +347,7 @@ class AgentTurnWorkflow:
             raise ValueError(problem)
 
     def _decision_problem(self, decision: ApproveInput) -> str | None:
-        turn = self._turn
-        approvers = turn.request.agent.approver_names() if turn else None
-        problem = self._pending.decision_problem(decision, approvers)
-        if problem is None and decision.input is not None:
-            problem = self._edit_problem(decision)
-        if problem is None and turn is not None:
-            problem = signed_decisions.decision_problem(
-                turn.request.agent,
-                decision,
-                self._signed_call(decision),
-                workflow.now(),
-                turn.spent_stars(),
-                turn.signing_version,
-            )
-        return problem
-
-    def _signed_call(self, decision: ApproveInput) -> SignedCall:
-        """What a signature on `decision` binds: its call's tool and input as the model sent
-        them (not as an edit would change them), or `*` for every waiting call."""
-        waiting = self._pending.get(decision.call_id)
-        agent_id = self._turn.request.agent.id if self._turn else ""
-        workflow_id = workflow.info().workflow_id
-        if waiting is None:
-            return SignedCall(workflow_id, agent_id, ALL_PENDING)
-        return SignedCall(workflow_id, agent_id, waiting.use.name, waiting.use.input)
-
-    def _edit_problem(self, decision: ApproveInput) -> str | None:
-        waiting = self._pending.get(decision.call_id)
-        if waiting is None or self._turn is None or decision.input is None:
-            return None
-        schema = schema_of(self._turn, waiting.use.name)
-        problems = validation_problems(schema, decision.input) if schema is not None else []
-        if problems:
-            return f"the edited input does not fit {waiting.use.name!r}: " + "; ".join(problems)
-        return None
+        return decision_checks.decision_problem(self._turn, self._pending, decision)
 
     def _decisions(self) -> list[DecisionRecord]:
         return list(self._turn.decisions) if self._turn else []
