@@ -302,4 +302,7 @@ def test_spent_iterations_pause_a_pausing_turn_until_an_extension_adds_more() ->
     assert spent.value.budget == "iterations"
     assert spent.value.error_type == errors.MAX_ITERATIONS_EXCEEDED
     assert spent.value.message.startswith(f"the turn reached max_iterations={t.iteration} ")
-    budgets.check_iterations(extended(t, iterations=1))
+    t.iteration += 1  # past the limit, however it got there: still spent
+    with pytest.raises(budgets.BudgetExhausted):
+        budgets.check_iterations(t)
+    budgets.check_iterations(extended(t, iterations=2))
