@@ -180,25 +180,16 @@ class TurnObserver:
         self.view.event("approval_requested", turn, call_id=use.id, tool=use.name, input=use.input)
 
     def approval_decided(self, turn: Turn, decided: DecisionRecord, waited_s: float) -> None:
-        record.emit(
-            "approval_decided",
-            waited_s=waited_s,
-            call_id=decided.call_id,
-            tool=decided.tool,
-            approved=decided.approved,
-            approver=decided.approver,
-            reason=decided.reason,
-        )
+        decision = {
+            "call_id": decided.call_id,
+            "tool": decided.tool,
+            "approved": decided.approved,
+            "approver": decided.approver,
+            "reason": decided.reason,
+        }
+        record.emit("approval_decided", waited_s=waited_s, **decision)
         turn_metrics.approval_waited(decided.tool, decided.approved, waited_s)
-        self.view.event(
-            "approval_decided",
-            turn,
-            call_id=decided.call_id,
-            tool=decided.tool,
-            approved=decided.approved,
-            approver=decided.approver,
-            reason=decided.reason,
-        )
+        self.view.event("approval_decided", turn, **decision)
 
     # ---- budgets --------------------------------------------------------------------------
 
@@ -217,20 +208,13 @@ class TurnObserver:
         self._show(turn)
 
     def budget_extended(self, turn: Turn, granted: BudgetExtension) -> None:
-        record.emit(
-            "budget_extended",
-            request=granted.request,
-            budget=granted.budget,
-            approver=granted.approver,
-            reason=granted.reason,
-        )
-        self.view.event(
-            "budget_extended",
-            turn,
-            budget=granted.budget,
-            approver=granted.approver,
-            reason=granted.reason,
-        )
+        extension = {
+            "budget": granted.budget,
+            "approver": granted.approver,
+            "reason": granted.reason,
+        }
+        record.emit("budget_extended", request=granted.request, **extension)
+        self.view.event("budget_extended", turn, **extension)
         self._show(turn)
 
     # ---- shared ---------------------------------------------------------------------------
