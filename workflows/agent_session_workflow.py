@@ -74,7 +74,7 @@ class AgentSessionWorkflow:
         self._reading_back = False
         self._defect: str | None = None
         try:
-            self._session = _begin(decoded(request), decoded(carried))
+            self._session = _begin(decoded(request), inputs.carried(carried, CarriedSession))
         except ValueError as err:
             self._problem = str(err)
         except Exception as err:
@@ -286,7 +286,7 @@ class AgentSessionWorkflow:
         )
 
 
-def _begin(payload: Any, carried: Any) -> Session:
+def _begin(payload: Any, carried: CarriedSession | None) -> Session:
     """The session's state from its request (and the previous run's carry).
 
     Raises:
@@ -313,7 +313,7 @@ def _begin(payload: Any, carried: Any) -> Session:
         # Named as the session's input names the field.
         raise ValueError(problem.replace("task.constraints.", "constraints.", 1))
     if carried is not None:
-        return Session.resume(request, CarriedSession.model_validate(carried))
+        return Session.resume(request, carried)
     return Session(request=request, started=workflow.now())
 
 

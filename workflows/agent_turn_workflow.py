@@ -51,7 +51,6 @@ with workflow.unsafe.imports_passed_through():
         decision_checks,
         mcp_tools,
         model_calls,
-        plaintext,
         signed_decisions,
         structured_output,
     )
@@ -61,7 +60,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.observation.turn_view import TurnView
     from turnkeeper.workflows.pending_calls import PendingCalls
-    from turnkeeper.workflows.plaintext import decoded
     from turnkeeper.workflows.request_checks import offered_tools
     from turnkeeper.workflows.tool_calls import ToolCalls
     from turnkeeper.workflows.turn_state import Turn, TurnProgress
@@ -88,7 +86,7 @@ class AgentTurnWorkflow:
     # JSON and a continued run (two payloads) gets a RawValue and the carried state as JSON.
     @workflow.init
     def __init__(self, request: RawValue, carried: Any = None) -> None:
-        carried = _carried(carried)
+        carried = inputs.carried(carried, CarriedTurn)
         self._turn: Turn | None = None
         self._pending = PendingCalls()
         self._offered: list[str] = []
@@ -105,7 +103,7 @@ class AgentTurnWorkflow:
     async def run(self, request: RawValue, carried: Any = None) -> AgentReport:
         with turn_tracing.turn_span() as span:
             self._observer.watch(span)
-            return await self._run(request, _carried(carried))
+            return await self._run(request, inputs.carried(carried, CarriedTurn))
 
     async def _run(self, request: RawValue, carried: CarriedTurn | None) -> AgentReport:
         observer = self._observer
@@ -324,10 +322,10 @@ class AgentTurnWorkflow:
     def _ignored_unencrypted(self, raw: RawValue, signal: str) -> bool:
         """Ignores (logs and lists) a signal that arrived unencrypted where the worker requires
         encryption; whether it did."""
-        if not plaintext.refused(raw):
+        sender = inputs.unencrypted_sender(raw)
+        if sender is None:
             return False
-        call_id, approver = inputs.sender_of(inputs.payload_or_none(raw))
-        self._refuse(call_id, approver, refusal(f"the {signal} signal"), signal)
+        self._refuse(sender.call_id, sender.approver, refusal(f"the {signal} signal"), signal)
         return True
 
     @workflow.update(name=UPDATE_DECIDE)
@@ -341,8 +339,8 @@ class AgentTurnWorkflow:
 
     @decide.validator
     def _validate_decide(self, raw: RawValue) -> None:
-        plaintext.reject_unencrypted(raw, f"the {UPDATE_DECIDE} update")
-        problem = self._decision_problem(inputs.parsed(raw, ApproveInput, "decision"))
+        decision = inputs.update_input(raw, ApproveInput, "decision", UPDATE_DECIDE)
+        problem = self._decision_problem(decision)
         if problem:
             raise ValueError(problem)
 
@@ -371,8 +369,7 @@ class AgentTurnWorkflow:
 
     @extend_budget.validator
     def _validate_extend_budget(self, raw: RawValue) -> None:
-        plaintext.reject_unencrypted(raw, f"the {UPDATE_EXTEND_BUDGET} update")
-        extension = inputs.parsed(raw, ExtendBudgetInput, "extension")
+        extension = inputs.update_input(raw, ExtendBudgetInput, "extension", UPDATE_EXTEND_BUDGET)
         problem = self._extension_problem(extension)
         if problem:
             raise ValueError(problem)
@@ -427,11 +424,6 @@ class AgentTurnWorkflow:
     def decisions(self) -> list[DecisionRecord]:
         """Who decided each approval, how and why: the transcript's metadata."""
         return self._decisions()
-
-
-def _carried(value: Any) -> CarriedTurn | None:
-    value = decoded(value)
-    return None if value is None else CarriedTurn.model_validate(value)
 
 
 # PINNED: a turn finishes on the build that started it. Turns park for days on approvals, and a

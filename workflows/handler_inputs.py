@@ -44,6 +44,21 @@ def validated(model: type[M], payload: Any, what: str, refusal: Refusal = ValueE
         raise refusal(f"invalid {what}: {describe(err)}") from None
 
 
+def update_input(
+    raw: RawValue | Any, model: type[M], what: str, update: str, refusal: Refusal = ValueError
+) -> M:
+    """For an update's validator: `raw` as `model`, rejected first when it arrived unencrypted
+    (no patch needed: a validator runs only for a new update, never on replay)."""
+    plaintext.reject_unencrypted(raw, f"the {update} update")
+    return parsed(raw, model, what, refusal)
+
+
+def carried(value: Any, model: type[M]) -> M | None:
+    """What the previous run carried across continue-as-new, as `model`; None in a first run."""
+    value = decoded(value)
+    return None if value is None else model.model_validate(value)
+
+
 def signal_input(raw: RawValue | Any, model: type[M], signal: str) -> M | None:
     """A signal's input as `model`, or None once it is logged as ignored: a signal has no
     caller to refuse."""
@@ -73,6 +88,14 @@ def sender_of(payload: Any) -> Sender:
     """The call id and approver a signal's payload names, whatever else is wrong with it."""
     fields = payload if isinstance(payload, dict) else {}
     return Sender(str(fields.get("call_id", "")), str(fields.get("approver", "")))
+
+
+def unencrypted_sender(raw: RawValue) -> Sender | None:
+    """Whom a signal came as that arrived unencrypted where the worker requires encryption, to
+    be ignored (`plaintext.py` says when a history lets it through); None for one to read."""
+    if not plaintext.refused(raw):
+        return None
+    return sender_of(payload_or_none(raw))
 
 
 def approve_input(raw: RawValue) -> ApproveInput | tuple[Sender, str]:

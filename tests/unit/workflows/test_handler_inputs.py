@@ -67,3 +67,14 @@ def test_a_turn_request_that_cannot_work_never_becomes_a_turn() -> None:
 
 def test_a_valid_turn_request_is_its_model() -> None:
     assert inputs.turn_request(request_json()).agent.id == request_json()["agent"]["id"]
+
+
+def test_a_first_run_carries_nothing_and_a_continued_run_its_state() -> None:
+    assert inputs.carried(None, ExtendBudgetInput) is None
+    assert inputs.carried({"iterations": 2}, ExtendBudgetInput) == ExtendBudgetInput(iterations=2)
+
+
+def test_an_update_validator_reads_an_encrypted_input_as_any_update_does() -> None:
+    extension = inputs.update_input({"iterations": 2}, ExtendBudgetInput, "extension", "extend")
+    assert extension.iterations == 2
+    assert inputs.unencrypted_sender({"call_id": "c1"}) is None  # decoded: not a marked payload
