@@ -24,10 +24,10 @@ from tests import history_facts
 from tests.conftest import new_key, scripted_request
 from tests.deployment.test_upgrade import promoted
 from tests.waiting import until
+from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.devtools import deployments
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
-from turnkeeper.worker.env_numbers import SettingsError
 from turnkeeper.worker.health import WorkerHealth, health_port
 
 ROOT = Path(__file__).parent.parent

@@ -17,11 +17,11 @@ from temporalio.exceptions import ApplicationError
 from turnkeeper.contracts.errors import ENCRYPTION_REQUIRED
 from turnkeeper.contracts.plaintext import PLAINTEXT_MARK, is_marked
 
+from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.payloads.content_store import LocalFolderStore
 from turnkeeper.payloads.encryption_codec import ENCODING, EncryptionCodec
 from turnkeeper.payloads.keyring import Keyring, new_key_entry
 from turnkeeper.payloads.payload_storage import turn_data_converter
-from turnkeeper.worker.env_numbers import SettingsError
 from turnkeeper.worker.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,6 +5,7 @@ console package (typer, rich), and only the worker's settings and telemetry of t
 - `client`: `TurnHandle`, `start_turn`, `turn`, `pending`: a turn from Python.
 - `sessions`: `SessionHandle`, `start_session`, `session`: a conversation of many turns.
 - `connection`: `connect`, the one way to reach Temporal, with the project's data converter.
+- `settings_error`: `SettingsError`, configuration a process cannot use (raised from here up).
 - `turns`: the turn operations under the handle: start, status, what is pending, who waits.
 - `signatures`: decisions and budget extensions signed for what the turn waits on.
 - `approvals`: list and revoke an agent's standing approvals.

@@ -9,12 +9,12 @@ from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
 
 from turnkeeper.activities.logs import get_logger
+from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.encryption_codec import MissingKeyHook
 from turnkeeper.payloads.keyring import Keyring
 from turnkeeper.payloads.payload_storage import turn_data_converter
 from turnkeeper.payloads.stores import open_store
-from turnkeeper.worker.env_numbers import SettingsError
 from turnkeeper.worker.settings import Settings
 from turnkeeper.worker.telemetry import client_options
 

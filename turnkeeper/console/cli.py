@@ -21,6 +21,7 @@ from rich.text import Text
 from turnkeeper.client.connection import TemporalUnreachableError
 from turnkeeper.client.errors import TurnUnavailable
 from turnkeeper.client.requests import RequestError, RunOptions
+from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.client.turns import DEFAULT_UI_URL
 from turnkeeper.console import codec_command, commands, demo, deploy_command, extend_command
 from turnkeeper.console.chat import ChatOptions, run_chat
@@ -40,7 +41,6 @@ from turnkeeper.devtools.codec_server import (
 from turnkeeper.devtools.devserver import DevServerError
 from turnkeeper.payloads.keyring import EncryptionKeyError, UnreadableContentError
 from turnkeeper.payloads.stores import StoreLocationError
-from turnkeeper.worker.env_numbers import SettingsError
 
 app = ConsoleApp(
     name="turnkeeper",

@@ -11,13 +11,13 @@ from typing import NoReturn
 from turnkeeper.activities.mcp.config import McpConfigError
 from turnkeeper.activities.providers.endpoints import ProvidersConfigError
 from turnkeeper.client.connection import TemporalUnreachableError
+from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.console.terminal import exit_without_teardown
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.devtools.codec_server import CodecServerError
 from turnkeeper.devtools.devserver import DEFAULT_PORT, DevServer, DevServerError, PortFlags
 from turnkeeper.payloads.keyring import EncryptionKeyError
 from turnkeeper.payloads.stores import StoreLocationError
-from turnkeeper.worker.env_numbers import SettingsError
 from turnkeeper.worker.health import HEALTH_PORT_ENV
 from turnkeeper.worker.logging import configure_logging
 from turnkeeper.worker.run import (

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-
-class SettingsError(ValueError):
-    """An environment variable has a value the worker or the console command cannot use."""
+from turnkeeper.client.settings_error import SettingsError
 
 
 def whole_number(

@@ -28,8 +28,8 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.activities.logs import get_logger
+from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.devtools.devserver import missing_search_attributes
-from turnkeeper.worker.env_numbers import SettingsError
 
 HEALTH_PORT_ENV: Final = "TURNKEEPER_HEALTH_PORT"
 HEALTH_HOST_ENV: Final = "TURNKEEPER_HEALTH_HOST"

@@ -25,12 +25,12 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from turnkeeper.activities.mcp.config import load_mcp_config
 from turnkeeper.activities.providers.provider import ModelProvider
 from turnkeeper.activities.tools.registry import WorkerTool
+from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.contracts import decision_signing
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.keyring import Keyring
 from turnkeeper.payloads.payload_storage import TurnPayloadConverter, turn_data_converter
 from turnkeeper.payloads.stores import open_store
-from turnkeeper.worker.env_numbers import SettingsError
 from turnkeeper.worker.required_encryption import check_required_encryption
 from turnkeeper.worker.settings import WORKSPACE_ENV, Settings
 from turnkeeper.worker.wiring import (

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
 from turnkeeper.contracts.result_limits import (
@@ -21,7 +22,7 @@ from turnkeeper.contracts.result_limits import (
 )
 from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
 from turnkeeper.devtools.devserver import DEV_SERVER_DB_FILENAME
-from turnkeeper.worker.env_numbers import SettingsError, whole_number
+from turnkeeper.worker.env_numbers import whole_number
 from turnkeeper.worker.worker_tuning import WorkerTuning
 
 WORKSPACE_ENV = "AGENT_WORKSPACE"
