@@ -29,9 +29,10 @@ from bench.chaos.proxy import CuttableProxy
 from bench.chaos.worker import chaos_settings
 from bench.server import BenchServer, free_port
 from turnkeeper.client.connection import connect
+from turnkeeper.payloads.stores import STORE_URL_ENV
 from turnkeeper.testing import MCP_DEMO_SERVER
 from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
-from turnkeeper.worker.settings import MCP_CONFIG_ENV, STORE_URL_ENV
+from turnkeeper.worker.settings import MCP_CONFIG_ENV
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 # The MCP call timeout of the chaos workers: a hung server costs a turn this long.

@@ -23,7 +23,8 @@ from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 from turnkeeper.activities.tools.registry import ToolContext, ToolRegistry, WorkerTool, worker_tool
 
 from turnkeeper.client.connection import connect
-from turnkeeper.worker.settings import MCP_CONFIG_ENV, STORE_URL_ENV, Settings
+from turnkeeper.payloads.stores import STORE_URL_ENV
+from turnkeeper.worker.settings import MCP_CONFIG_ENV, Settings
 from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
 
 TOOL_SECONDS = (0.2, 1.2)

@@ -14,8 +14,7 @@ from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.encryption_codec import MissingKeyHook
 from turnkeeper.payloads.keyring import Keyring
 from turnkeeper.payloads.payload_storage import turn_data_converter
-from turnkeeper.payloads.stores import open_store
-from turnkeeper.worker.settings import Settings
+from turnkeeper.payloads.stores import StoreLocation, StoreSettings, open_store
 from turnkeeper.worker.telemetry import client_options
 
 DEFAULT_ADDRESS: Final = "localhost:7233"
@@ -77,7 +76,7 @@ async def connect(
     address: str | None = None,
     namespace: str | None = None,
     from_env: bool = True,
-    settings: Settings | None = None,
+    settings: StoreLocation | None = None,
     store: ContentStore | None = None,
     keyring: Keyring | None = None,
     on_missing_key: MissingKeyHook | None = None,
@@ -90,8 +89,10 @@ async def connect(
         namespace: Namespace that overrides `TEMPORAL_NAMESPACE` and the config file.
         from_env: Read `TEMPORAL_*` and the config file. The embedded dev server turns this off so
             that a Temporal Cloud API key in the environment does not switch TLS on for localhost.
-        settings: Where the content store is (default: from the environment). Large payloads
-            live there, so every client and worker of a turn must name the same store.
+        settings: Where the content store is, a worker's `Settings` for one (default:
+            `TURNKEEPER_STORE_URL`, `TURNKEEPER_STORE_DIR` and `TURNKEEPER_DATA_DIR`, and none
+            of the worker's other variables). Large payloads live there, so every client and
+            worker of a turn must name the same store.
         store: The store itself, when the caller opened it already (a worker shares one); it
             must encrypt with the same keys (`open_store` does).
         keyring: The encryption keys (default: `TURNKEEPER_ENCRYPTION_KEYS`). Every client and
@@ -104,10 +105,11 @@ async def connect(
         TemporalUnreachableError: Nothing answered at the address.
         SettingsError: The address or the Temporal config file cannot be used.
         EncryptionKeyError: `TURNKEEPER_ENCRYPTION_KEYS` is malformed.
+        StoreLocationError: `TURNKEEPER_STORE_URL` does not name a store.
     """
     config = connect_config(address=address, namespace=namespace, from_env=from_env)
     keyring = Keyring.from_env() if keyring is None else keyring
-    store = store or open_store(settings or Settings.from_env(), keyring)
+    store = store or open_store(settings or StoreSettings.from_env(), keyring)
     converter = turn_data_converter(
         store, keyring, on_missing_key=on_missing_key, require_encryption=require_encryption
     )

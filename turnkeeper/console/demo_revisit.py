@@ -21,7 +21,8 @@ from rich.text import Text
 from turnkeeper.client.programs import python_program
 from turnkeeper.client.turns import Target, shell
 from turnkeeper.devtools.devserver import DEFAULT_PORT, DevServer
-from turnkeeper.worker.settings import DATA_DIR_ENV, STORE_DIR_ENV, Settings
+from turnkeeper.payloads.stores import DATA_DIR_ENV, STORE_DIR_ENV
+from turnkeeper.worker.settings import Settings
 
 # `python worker.py` of the checkout this package is installed from (editable); an installed
 # package has no such file and runs the same command line as a module.

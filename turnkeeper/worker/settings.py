@@ -22,22 +22,19 @@ from turnkeeper.contracts.result_limits import (
 )
 from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
 from turnkeeper.devtools.devserver import DEV_SERVER_DB_FILENAME
+from turnkeeper.payloads.stores import StoreSettings
 from turnkeeper.worker.env_numbers import whole_number
 from turnkeeper.worker.worker_tuning import WorkerTuning
 
 WORKSPACE_ENV = "AGENT_WORKSPACE"
-DATA_DIR_ENV = "TURNKEEPER_DATA_DIR"
-STORE_DIR_ENV = "TURNKEEPER_STORE_DIR"
 MAX_TOOL_RESULT_BYTES_ENV = "TURNKEEPER_MAX_TOOL_RESULT_BYTES"
 MAX_WRITE_BYTES_ENV = "TURNKEEPER_MAX_WRITE_BYTES"
 MCP_CONFIG_ENV = "TURNKEEPER_MCP_CONFIG"
-STORE_URL_ENV = "TURNKEEPER_STORE_URL"
 
 _YES = frozenset({"1", "true", "yes", "on"})
 _NO = frozenset({"", "0", "false", "no", "off"})
 
 DEFAULT_WORKSPACE = "./workspace"
-DEFAULT_DATA_DIR = "./.turnkeeper"
 
 
 @dataclass(frozen=True)
@@ -86,13 +83,13 @@ class Settings:
         cannot move the workspace under a running worker. An empty variable counts as unset.
         """
         source = os.environ if env is None else env
-        data_dir = _absolute(source.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR)
-        store_dir = source.get(STORE_DIR_ENV)
+        # The store's variables are read where every client reads them, so that both agree.
+        store = StoreSettings.from_env(source)
         return cls(
             task_queue=source.get(TASK_QUEUE_ENV) or DEFAULT_TASK_QUEUE,
             workspace=_absolute(source.get(WORKSPACE_ENV) or DEFAULT_WORKSPACE),
-            data_dir=data_dir,
-            store_dir=_absolute(store_dir) if store_dir else data_dir / "store",
+            data_dir=store.data_dir,
+            store_dir=store.store_dir,
             max_tool_result_bytes=whole_number(
                 source,
                 MAX_TOOL_RESULT_BYTES_ENV,
@@ -104,7 +101,7 @@ class Settings:
                 source, MAX_WRITE_BYTES_ENV, DEFAULT_MAX_WRITE_BYTES, minimum=1
             ),
             mcp_config=_optional_path(source.get(MCP_CONFIG_ENV)),
-            store_url=source.get(STORE_URL_ENV) or None,
+            store_url=store.store_url,
             tuning=WorkerTuning.from_env(source),
             require_encryption=_yes_or_no(source, REQUIRE_ENCRYPTION_ENV),
         )
