@@ -27,6 +27,7 @@ from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import Usage
 
 from tests.telemetry_capture import Capture, capture
+from turnkeeper.client import telemetry_options as connect_telemetry
 from turnkeeper.worker import telemetry as telemetry_module
 from turnkeeper.worker.telemetry import TelemetryConfigError, build_telemetry, configure_telemetry
 from turnkeeper.worker.temporal_metrics import temporal_metrics_config
@@ -73,10 +74,26 @@ def test_an_unknown_exporter_is_refused_with_the_supported_names() -> None:
 
 def test_configure_without_exporters_installs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(telemetry_module, "_configured", None)
+    monkeypatch.setattr(connect_telemetry, "_options", {})
     first = configure_telemetry(env={"OTEL_TRACES_EXPORTER": "none"})
     assert first.tracer_provider is None and first.meter_provider is None
     assert configure_telemetry(env={"OTEL_TRACES_EXPORTER": "console"}) is first
-    assert telemetry_module.client_options() == {}
+    assert connect_telemetry.telemetry_options() == {}
+
+
+def test_configured_traces_reach_every_later_connect(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`connect` adds what `configure_telemetry` configured, though the client never imports
+    the worker: the tracing plugin, for every client and the workers built on it."""
+    monkeypatch.setattr(telemetry_module, "_configured", None)
+    monkeypatch.setattr(connect_telemetry, "_options", {})
+    # The process-wide provider can be set once; the test's capture() may own it already.
+    monkeypatch.setattr(telemetry_module.trace, "set_tracer_provider", lambda provider: None)
+    configured = configure_telemetry(env={"OTEL_TRACES_EXPORTER": "console"})
+    try:
+        [plugin] = connect_telemetry.telemetry_options()["plugins"]
+        assert isinstance(plugin, OpenTelemetryPlugin)
+    finally:
+        configured.shutdown()
 
 
 @pytest.mark.parametrize(

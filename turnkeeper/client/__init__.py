@@ -1,11 +1,12 @@
 """The library client: what a Python program uses to start turns and sessions, follow them and
 decide what waits for a human (`turnkeeper.connect`, `turnkeeper.start_turn`, …). It loads no
-console package (typer, rich), and only the worker's settings and telemetry of the worker's room.
+console package (typer, rich) and nothing of the worker's room.
 
 - `client`: `TurnHandle`, `start_turn`, `turn`, `pending`: a turn from Python.
 - `sessions`: `SessionHandle`, `start_session`, `session`: a conversation of many turns.
 - `connection`: `connect`, the one way to reach Temporal, with the project's data converter.
 - `settings_error`: `SettingsError`, configuration a process cannot use (raised from here up).
+- `telemetry_options`: the tracing plugin and metrics runtime that telemetry hands `connect`.
 - `turns`: the turn operations under the handle: start, status, what is pending, who waits.
 - `signatures`: decisions and budget extensions signed for what the turn waits on.
 - `approvals`: list and revoke an agent's standing approvals.

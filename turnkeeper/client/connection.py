@@ -10,12 +10,12 @@ from temporalio.envconfig import ClientConfig
 
 from turnkeeper.activities.logs import get_logger
 from turnkeeper.client.settings_error import SettingsError
+from turnkeeper.client.telemetry_options import telemetry_options
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.encryption_codec import MissingKeyHook
 from turnkeeper.payloads.keyring import Keyring
 from turnkeeper.payloads.payload_storage import turn_data_converter
 from turnkeeper.payloads.stores import StoreLocation, StoreSettings, open_store
-from turnkeeper.worker.telemetry import client_options
 
 DEFAULT_ADDRESS: Final = "localhost:7233"
 DEFAULT_NAMESPACE: Final = "default"
@@ -117,7 +117,7 @@ async def connect(
     try:
         client = await asyncio.wait_for(
             # The tracing plugin and Temporal's metrics runtime, when telemetry is configured.
-            Client.connect(**config, data_converter=converter, **client_options()),
+            Client.connect(**config, data_converter=converter, **telemetry_options()),
             timeout=CONNECT_TIMEOUT_S,
         )
     except TimeoutError as err:

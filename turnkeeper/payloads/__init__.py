@@ -5,7 +5,7 @@ Activities may import it; workflows may not (they see only what the converter ha
 - `content_store`: the content-addressed store (the claim check), on a local folder.
 - `s3_store`: the content store on S3 or an S3-compatible service.
 - `encrypted_store`: a content store that keeps only ciphertext.
-- `stores`: the store a deployment names, opened from its settings.
+- `stores`: the store a deployment names: its variables (`StoreSettings`), and the store opened.
 - `keyring`: the deployment's encryption keys (`TURNKEEPER_ENCRYPTION_KEYS`).
 - `encryption_codec`: the payload codec that encrypts what a turn sends to the server.
 - `payload_driver`: Temporal's external storage over the content store.

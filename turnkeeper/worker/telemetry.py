@@ -36,10 +36,11 @@ from temporalio.contrib.opentelemetry import (
 from temporalio.runtime import Runtime, TelemetryConfig
 
 from turnkeeper.activities.logs import get_logger
+from turnkeeper.client.telemetry_options import use_telemetry
 from turnkeeper.worker.telemetry_exporters import metric_readers, span_exporters
 from turnkeeper.worker.temporal_metrics import TelemetryConfigError, temporal_metrics_config
 
-__all__ = ["Telemetry", "TelemetryConfigError", "client_options", "configure_telemetry"]
+__all__ = ["Telemetry", "TelemetryConfigError", "configure_telemetry"]
 
 TRACES_EXPORTER_ENV: Final = "OTEL_TRACES_EXPORTER"
 METRICS_EXPORTER_ENV: Final = "OTEL_METRICS_EXPORTER"
@@ -93,8 +94,9 @@ def configure_telemetry(
     """Set up tracing and metrics from the environment and install them process-wide.
 
     Call it once, before connecting clients and building workers (the plugin checks the global
-    tracer provider when a worker is built). Later calls return the first result: OpenTelemetry's
-    global providers can be set only once per process.
+    tracer provider when a worker is built): every later `connect` adds the telemetry's
+    `client_options`. Later calls return the first result: OpenTelemetry's global providers can
+    be set only once per process.
 
     Raises:
         TelemetryConfigError: An exporter name or port is not usable.
@@ -110,14 +112,10 @@ def configure_telemetry(
         # the wrapper drops what it records while a worker replays history, so nothing counts twice.
         metrics.set_meter_provider(ReplaySafeMeterProvider(telemetry.meter_provider))
     _configured = telemetry
+    use_telemetry(telemetry.client_options())
     if telemetry.exporters:
         log.info("telemetry configured", service_name=service_name, **telemetry.exporters)
     return telemetry
-
-
-def client_options() -> dict[str, Any]:
-    """`Telemetry.client_options` of the configured telemetry; empty when none is."""
-    return _configured.client_options() if _configured is not None else {}
 
 
 def build_telemetry(service_name: str, env: Mapping[str, str]) -> Telemetry:
