@@ -65,19 +65,40 @@ def test_a_bad_value_is_refused_naming_the_variable(name: str, value: str, messa
         Settings.from_env({name: value})
 
 
+WORKER = [sys.executable, "worker.py"]
+CONSOLE = [str(Path(sys.executable).with_name("turnkeeper")), "status", "x"]
+
+
 @pytest.mark.parametrize(
-    "command",
+    ("command", "variables", "says"),
     [
-        [sys.executable, "worker.py"],
-        [str(Path(sys.executable).with_name("turnkeeper")), "status", "x"],
+        (
+            WORKER,
+            {"TURNKEEPER_MAX_CACHED_WORKFLOWS": "lots"},
+            "TURNKEEPER_MAX_CACHED_WORKFLOWS must be a whole number, got 'lots'",
+        ),
+        (
+            CONSOLE,
+            {"TURNKEEPER_STORE_URL": "minio.local/bucket"},
+            "TURNKEEPER_STORE_URL must be s3://bucket or s3://bucket/prefix",
+        ),
+        # A client reads the store's variables and none of the worker's: a worker-only
+        # mistake does not stop it, which gets as far as dialling (a port nothing serves).
+        (
+            CONSOLE,
+            {"TURNKEEPER_MAX_CACHED_WORKFLOWS": "lots", "TEMPORAL_ADDRESS": "127.0.0.1:1"},
+            "Cannot reach Temporal at 127.0.0.1:1",
+        ),
     ],
-    ids=["worker", "console"],
+    ids=["worker", "console", "console ignores the worker's variables"],
 )
-def test_the_worker_and_the_console_say_which_variable_is_wrong(command: list[str]) -> None:
-    env = {**os.environ, "TURNKEEPER_MAX_CACHED_WORKFLOWS": "lots"}
+def test_the_worker_and_the_console_say_which_variable_is_wrong(
+    command: list[str], variables: dict[str, str], says: str
+) -> None:
+    env = {**os.environ, **variables}
 
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
 
     assert done.returncode != 0
-    assert "TURNKEEPER_MAX_CACHED_WORKFLOWS must be a whole number, got 'lots'" in done.stderr
+    assert says in done.stderr
     assert "Traceback" not in done.stderr
