@@ -18,7 +18,7 @@ import tomllib
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "turnkeeper"
 # The rooms of the package, lowest first; every module belongs to the one that prefixes it.
 ROOMS = (
