@@ -24,7 +24,7 @@ from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.api.sdk.v1.external_storage_pb2 import ExternalStorageReference
 
 from tests.conftest import make_settings, temporal_binary
-from tests.encrypted_stack import OLD_KEY
+from tests.support.encrypted_stack import OLD_KEY
 from turnkeeper.devtools.codec_server import (
     MAX_PAYLOADS_PER_REQUEST,
     MAX_REQUEST_BYTES,

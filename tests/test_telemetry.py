@@ -26,7 +26,7 @@ from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, T
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import Usage
 
-from tests.telemetry_capture import Capture, capture
+from tests.support.telemetry_capture import Capture, capture
 from turnkeeper.worker import telemetry as telemetry_module
 from turnkeeper.worker.telemetry import TelemetryConfigError, build_telemetry, configure_telemetry
 from turnkeeper.worker.temporal_metrics import temporal_metrics_config

@@ -12,7 +12,7 @@ import pytest
 from temporalio.api.common.v1 import Payload
 from typer.testing import CliRunner
 
-from tests.cli.helpers import restore_logging  # noqa: F401 (autouse fixture)
+from tests.support.console_runs import restore_logging  # noqa: F401 (autouse fixture)
 from turnkeeper.console.cli import app
 from turnkeeper.payloads.content_store import LocalFolderStore, hex_digest
 from turnkeeper.payloads.encrypted_store import ContentCorruptedError, EncryptedStore

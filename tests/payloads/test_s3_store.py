@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError
 from turnkeeper.contracts.activity_io import ToolCallResult
 
 from tests.conftest import make_settings
-from tests.s3_server import bucket_objects, create_bucket, moto_s3
+from tests.support.s3_server import bucket_objects, create_bucket, moto_s3
 from turnkeeper.payloads.content_store import ContentMissingError, content_ref, hex_digest
 from turnkeeper.payloads.keyring import Keyring
 from turnkeeper.payloads.payload_storage import CLAIM_CHECK_BYTES, turn_data_converter

@@ -1,6 +1,6 @@
-"""The package lines of turnkeeper as import-linter sees them: `python -m tests.package_lines`
-prints who imports whom between the layers; tests/test_package_lines.py runs the contracts of
-pyproject.toml's `[tool.importlinter]`.
+"""The package lines of turnkeeper as import-linter sees them: `python -m
+tests.support.package_lines` prints who imports whom between the layers;
+tests/test_package_lines.py runs the contracts of pyproject.toml's `[tool.importlinter]`.
 
 Installed, `contracts/`, `workflows/` and `activities/` are `turnkeeper.contracts|workflows|
 activities` (setuptools' package-dir). grimp, the graph builder under import-linter, finds a
