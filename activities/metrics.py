@@ -5,7 +5,7 @@ import time and start recording once `turnkeeper.worker.telemetry.configure_tele
 provider; until then (and with `OTEL_METRICS_EXPORTER=none`) every call is a no-op.
 
 Call these from activities and the worker only: a turn's own metrics (turns by outcome, approval
-waits) are recorded in workflow code, replay-safe, by `workflows/turn_metrics.py`.
+waits) are recorded in workflow code, replay-safe, by `workflows/observation/turn_metrics.py`.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 The spans are opened inside the activities. When the worker runs with Temporal's
 `OpenTelemetryPlugin`, the activity headers carry the workflow's span context, so these spans
-are children of the turn span (`workflows.turn_tracing`). Without a configured tracer provider
-they are OpenTelemetry's no-op spans and cost next to nothing.
+are children of the turn span (`workflows.observation.turn_tracing`). Without a configured tracer
+provider they are OpenTelemetry's no-op spans and cost next to nothing.
 
 Message contents (prompts, answers, tool output) are put on spans only when
 `TURNKEEPER_TRACE_CONTENT=1`: traces often leave the trust boundary of the workspace.

@@ -5,12 +5,14 @@ script through the `[script:KEY]` marker in the task input, so the examples carr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import httpx2
@@ -42,13 +44,13 @@ def example_env(client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path) -
     }
 
 
-@pytest.fixture
-def support_worker(example_env: dict[str, str], tmp_path: Path) -> Iterator[Path]:
-    """`python examples/support/worker.py` running; yields the file its output goes to."""
+@contextlib.contextmanager
+def running(script: str, example_env: dict[str, str], tmp_path: Path) -> Iterator[Path]:
+    """`python examples/support/<script>` running; yields the file its output goes to."""
     log = tmp_path / "worker.log"
     with log.open("wb") as output:
         process = subprocess.Popen(
-            [sys.executable, str(SUPPORT / "worker.py")],
+            [sys.executable, str(SUPPORT / script)],
             cwd=ROOT,
             env=example_env,
             stdout=output,
@@ -61,8 +63,23 @@ def support_worker(example_env: dict[str, str], tmp_path: Path) -> Iterator[Path
         process.wait(timeout=30)
 
 
+@pytest.fixture
+def support_worker(example_env: dict[str, str], tmp_path: Path) -> Iterator[Path]:
+    with running("worker.py", example_env, tmp_path) as log:
+        yield log
+
+
+@pytest.fixture(params=["worker.py", "own_worker.py"])
+def any_support_worker(
+    request: pytest.FixtureRequest, example_env: dict[str, str], tmp_path: Path
+) -> Iterator[Path]:
+    """The agent's worker of turnkeeper's alone, or the team's own worker with the plugin."""
+    with running(request.param, example_env, tmp_path) as log:
+        yield log
+
+
 async def test_support_client_approves_a_refund_that_happens_once(
-    fake_anthropic: FakeAnthropic, example_env: dict[str, str], support_worker: Path
+    fake_anthropic: FakeAnthropic, example_env: dict[str, str], any_support_worker: Path
 ) -> None:
     key = new_key()
     fake_anthropic.script(
@@ -92,7 +109,7 @@ async def test_support_client_approves_a_refund_that_happens_once(
     )
 
     assert done.returncode == 0, (
-        f"{done.stdout}\n{done.stderr}\nworker: {support_worker.read_text()}"
+        f"{done.stdout}\n{done.stderr}\nworker: {any_support_worker.read_text()}"
     )
     lines = done.stdout.splitlines()
     assert '  tool call: lookup_order {"order_id": "1042"}' in lines
@@ -101,6 +118,22 @@ async def test_support_client_approves_a_refund_that_happens_once(
     assert refunds == ["  tool result: Refunded 25.00 USD on order 1042 (refund R-1)"]
     assert lines[-2:-1] == ["Refunded."]
     assert lines[-1].startswith("cost: ")
+
+
+async def test_the_teams_own_worker_still_runs_its_survey_workflow(
+    client: Client, example_env: dict[str, str], tmp_path: Path
+) -> None:
+    with running("own_worker.py", example_env, tmp_path) as log:
+        sent = await client.execute_workflow(
+            "SurveyWorkflow",
+            {"order_id": "1042", "email": "ada@example.com"},
+            id=f"survey-{uuid.uuid4()}",
+            task_queue=example_env["AGENT_TASK_QUEUE"],
+            result_type=str,
+            execution_timeout=timedelta(seconds=60),
+        )
+
+    assert sent == "survey for order 1042 sent to ada@example.com", log.read_text()
 
 
 async def test_a_retried_refund_refunds_once_and_never_above_the_total() -> None:

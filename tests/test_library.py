@@ -166,15 +166,18 @@ async def test_refused_decisions_and_bad_requests_raise_at_once(
     assert report.decisions[0].approved is False
 
 
-async def test_a_signed_approval_from_code(
-    client: Client, fake_anthropic: FakeAnthropic, worker: str
-) -> None:
-    alice = Ed25519PrivateKey.generate()
+async def refund_for(
+    alice: Ed25519PrivateKey,
+    amount_usd: float,
+    client: Client,
+    fake_anthropic: FakeAnthropic,
+    worker: str,
+) -> tuple[turnkeeper.TurnHandle, str]:
+    """A turn whose approver alice holds `alice`, waiting on a refund of `amount_usd`; its handle
+    and the call's id."""
     key = new_key()
-    fake_anthropic.script(
-        key,
-        [fake.tool_calls(("refund", {"order_id": "7", "amount_usd": 2.0})), fake.text("Done.")],
-    )
+    refund_call = ("refund", {"order_id": "7", "amount_usd": amount_usd})
+    fake_anthropic.script(key, [fake.tool_calls(refund_call), fake.text("Done.")])
     approvers = [{"name": "alice", "public_key": public_key_line(alice)}]
     handle = await turnkeeper.start_turn(
         client,
@@ -183,11 +186,35 @@ async def test_a_signed_approval_from_code(
         task_queue=worker,
     )
     status = await wait_for_pending(handle.workflow)
+    return handle, status.pending[0].call_id
+
+
+async def test_a_signed_approval_from_code(
+    client: Client, fake_anthropic: FakeAnthropic, worker: str
+) -> None:
+    alice = Ed25519PrivateKey.generate()
+    handle, call_id = await refund_for(alice, 2.0, client, fake_anthropic, worker)
     with pytest.raises(turnkeeper.DecisionRefused, match="not signed"):
         await handle.approve(approver="alice")
-    [decided] = await handle.approve(status.pending[0].call_id, approver="alice", key=alice)
+    [decided] = await handle.approve(call_id, approver="alice", key=alice)
     assert decided.signed
     assert (await handle.result()).output == "Done."
+
+
+async def test_a_call_no_signature_can_cover_is_refused_before_anything_is_sent(
+    client: Client, fake_anthropic: FakeAnthropic, worker: str
+) -> None:
+    alice = Ed25519PrivateKey.generate()
+    beyond_jcs = 2**60  # an integer canonical JSON (RFC 8785) cannot express
+    handle, call_id = await refund_for(alice, beyond_jcs, client, fake_anthropic, worker)
+
+    with pytest.raises(turnkeeper.DecisionRefused, match="not canonical JSON") as refused:
+        await handle.approve(call_id, approver="alice", key=alice)
+    after = await handle.status()
+    await handle.cancel()
+
+    assert f"cannot sign a decision on {call_id!r}" in str(refused.value)
+    assert [call.call_id for call in after.pending] == [call_id] and not after.refused_decisions
 
 
 def test_the_public_surface_is_all_and_only_all() -> None:

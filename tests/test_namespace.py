@@ -46,9 +46,9 @@ def test_the_card_folders_are_the_packages_subpackages() -> None:
     assert {"llm", "mcp", "store", "tools"} <= names
 
 
-def test_the_runtime_that_wires_a_worker_is_a_subpackage_of_turnkeeper() -> None:
+def test_the_worker_room_with_its_composition_root_is_a_subpackage_of_turnkeeper() -> None:
     import turnkeeper.worker
 
-    assert Path(turnkeeper.worker.__file__).parent == REPO / "turnkeeper" / "runtime"
+    assert Path(turnkeeper.worker.__file__).parent == REPO / "turnkeeper" / "worker"
     names = {info.name for info in pkgutil.iter_modules(turnkeeper.worker.__path__)}
     assert "wiring" in names

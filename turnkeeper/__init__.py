@@ -9,6 +9,7 @@ typed functions; budgets, approvals and the model calls survive any crash.
         ...
 
     await turnkeeper.run_worker(tools=[refund])                     # a worker process
+    plugin = turnkeeper.TurnkeeperPlugin(tools=[refund])            # or in your own Worker
 
     client = await turnkeeper.connect()                             # anywhere else
     handle = await turnkeeper.start_turn(client, agent={...}, task={...})
@@ -64,6 +65,7 @@ __all__ = [
     "TurnInternalError",
     "TurnRequest",
     "TurnStatus",
+    "TurnkeeperPlugin",
     "WaitingTurn",
     "connect",
     "exit_without_teardown",
@@ -82,6 +84,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ToolContext": ("turnkeeper.activities.tools.registry", "ToolContext"),
     "ToolError": ("turnkeeper.activities.tools.registry", "ToolError"),
     "run_worker": ("turnkeeper.worker.run", "run_worker"),
+    "TurnkeeperPlugin": ("turnkeeper.worker.plugin", "TurnkeeperPlugin"),
     "connect": ("turnkeeper.client.connection", "connect"),
     "exit_without_teardown": ("turnkeeper.console.terminal", "exit_without_teardown"),
     "start_turn": ("turnkeeper.client.client", "start_turn"),
@@ -187,4 +190,5 @@ if TYPE_CHECKING:
     from turnkeeper.contracts.turn import AgentReport, Constraints, TurnRequest
     from turnkeeper.contracts.turn import AgentSpec as Agent
     from turnkeeper.contracts.turn import TaskSpec as Task
+    from turnkeeper.worker.plugin import TurnkeeperPlugin
     from turnkeeper.worker.run import run_worker

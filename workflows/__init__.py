@@ -1,0 +1,49 @@
+"""Workflow code: deterministic, replayed from history, no I/O of its own (`ruff.toml` bans it).
+
+Where to start reading: `agent_turn_workflow.py`, `_run` then `_loop` and `_iterate` (one
+iteration: budgets, model call, tools); then `turn_state.py`, everything a turn remembers;
+then `model_calls.call` and `tool_calls.ToolCalls.dispatch`, the two things an iteration does.
+
+The loop
+    agent_turn_workflow.py   `AgentTurnWorkflow`: one turn as a durable tool loop, its handlers.
+    turn_state.py            `Turn`: the state a turn owns and carries across continue-as-new.
+    handler_inputs.py        The handlers' payloads decoded and validated (turn and session).
+    request_checks.py        Checks of a turn request that span fields; the tools it offers.
+    plaintext.py             Refusing what arrived unencrypted at a worker requiring encryption.
+    failures.py              How a turn fails: a typed error carrying the partial report.
+    activity_options.py      Timeouts and retry policies of the turn's activities.
+
+Budgets
+    budgets.py               Limits, what is left, and the checks before each model call.
+    budget_extension.py      A pausing turn's wait for a human to extend a spent budget.
+
+Model calls
+    model_calls.py           The turn's one model call: compaction, input, failure mapping.
+    model_activity.py        The activity through the fallback chain (the one loop).
+    fallback.py              The fallback chain's plan and per-model cooldown.
+    compaction.py            Leaving old exchanges out, or summarizing them, before a call.
+    context_window.py        What a compacting turn sends, and how many tokens that is.
+    conversation_compaction.py  Compaction of a conversation a turn continues by reference.
+    structured_output.py     `agent.output_schema`: the answer must be JSON that fits it.
+
+Tools and approvals
+    tool_calls.py            Settling one response's tool calls, one `tool_result` each.
+    tool_validation.py       A call's arguments against the tool's JSON schema.
+    tool_retries.py          When a worker tool may run again, and what the model is told.
+    mcp_tools.py             MCP tools: discovered at the start, called as activities.
+    pending_calls.py         Calls waiting for a human's decision or a caller's result.
+    decision_checks.py       Whether a human's decision may apply to the turn now.
+    signed_decisions.py      Signed decisions and budget extensions of keyed approvers.
+    standing_approvals.py    `remember: true`: tools later turns of an agent run unasked.
+    approval_cache_workflow.py  `ApprovalCacheWorkflow`: an agent's standing approvals.
+
+Sessions
+    agent_session_workflow.py  `AgentSessionWorkflow`: one conversation of many turns.
+    session_state.py         The state a session owns and carries.
+    stored_conversations.py  The activities that read and write a stored conversation.
+
+Observation
+    observation/             Every channel that shows a turn or session from outside (record,
+                             event stream, search attributes, span, metrics), fed by
+                             `observation/turn_observer.py`; its `__init__` maps it.
+"""

@@ -47,12 +47,13 @@ with workflow.unsafe.imports_passed_through():
         TurnStateNote,
     )
     from turnkeeper.contracts.turn import AgentReport, TaskSpec, TurnRequest
+    from turnkeeper.workflows import handler_inputs as inputs
     from turnkeeper.workflows import plaintext
     from turnkeeper.workflows.failures import describe
+    from turnkeeper.workflows.observation.session_view import publish, turn_search_attributes
     from turnkeeper.workflows.plaintext import decoded
     from turnkeeper.workflows.request_checks import request_problem
     from turnkeeper.workflows.session_state import Session
-    from turnkeeper.workflows.session_view import publish, turn_search_attributes
     from turnkeeper.workflows.stored_conversations import load_conversation
 
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
@@ -73,7 +74,7 @@ class AgentSessionWorkflow:
         self._reading_back = False
         self._defect: str | None = None
         try:
-            self._session = _begin(decoded(request), decoded(carried))
+            self._session = _begin(decoded(request), inputs.carried(carried, CarriedSession))
         except ValueError as err:
             self._problem = str(err)
         except Exception as err:
@@ -247,10 +248,8 @@ class AgentSessionWorkflow:
             # Its turns send it encrypted: this one came from elsewhere.
             workflow.logger.warning("turn_state signal ignored: it arrived unencrypted")
             return
-        try:
-            note = TurnStateNote.model_validate(decoded(raw))
-        except (ValidationError, ValueError, TypeError) as err:
-            workflow.logger.warning("turn_state signal ignored: invalid payload: %s", err)
+        note = inputs.signal_input(raw, TurnStateNote, SIGNAL_TURN_STATE)
+        if note is None:
             return
         if self._session is not None and self._session.turn_reported(note):
             publish(self._session)
@@ -277,25 +276,17 @@ class AgentSessionWorkflow:
 
     def _send_input(self, raw: RawValue) -> tuple[Session, SendInput]:
         session = self._live()
-        try:
-            return session, SendInput.model_validate(decoded(raw))
-        except ValidationError as err:
-            raise ApplicationError(
-                f"invalid send: {describe(err)}", type=errors.SESSION_REFUSED, non_retryable=True
-            ) from None
+        return session, inputs.parsed(raw, SendInput, "send", _refused)
 
     def _close_input(self, raw: RawValue) -> tuple[Session, CloseInput]:
         session = self._live()
         payload = decoded(raw)
-        try:
-            return session, CloseInput.model_validate({} if payload is None else payload)
-        except ValidationError as err:
-            raise ApplicationError(
-                f"invalid close: {describe(err)}", type=errors.SESSION_REFUSED, non_retryable=True
-            ) from None
+        return session, inputs.validated(
+            CloseInput, {} if payload is None else payload, "close", _refused
+        )
 
 
-def _begin(payload: Any, carried: Any) -> Session:
+def _begin(payload: Any, carried: CarriedSession | None) -> Session:
     """The session's state from its request (and the previous run's carry).
 
     Raises:
@@ -322,8 +313,13 @@ def _begin(payload: Any, carried: Any) -> Session:
         # Named as the session's input names the field.
         raise ValueError(problem.replace("task.constraints.", "constraints.", 1))
     if carried is not None:
-        return Session.resume(request, CarriedSession.model_validate(carried))
+        return Session.resume(request, carried)
     return Session(request=request, started=workflow.now())
+
+
+def _refused(message: str) -> ApplicationError:
+    """An update's input that does not fit: refused, and not worth sending again as it is."""
+    return ApplicationError(message, type=errors.SESSION_REFUSED, non_retryable=True)
 
 
 def _refuse_if(refusal: str | None, session: Session) -> None:

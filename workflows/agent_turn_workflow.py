@@ -17,7 +17,6 @@ from temporalio.common import RawValue, VersioningBehavior
 from temporalio.exceptions import ApplicationError, TemporalError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from pydantic import ValidationError
     from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowStreamState
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.activity_io import ModelCallResult
@@ -40,38 +39,30 @@ with workflow.unsafe.imports_passed_through():
         ApproveInput,
         DecideResult,
         DecisionRecord,
-        SignedCall,
         SubmitToolResultInput,
         TurnState,
         TurnStatus,
     )
-    from turnkeeper.contracts.turn import AgentReport, TurnRequest
+    from turnkeeper.contracts.turn import AgentReport
     from turnkeeper.workflows import (
         budget_extension,
         budgets,
-        compaction,
         conversation_compaction,
+        decision_checks,
         mcp_tools,
-        plaintext,
+        model_calls,
         signed_decisions,
         structured_output,
-        turn_tracing,
     )
-    from turnkeeper.workflows.failures import (
-        describe,
-        fail,
-        internal_error_before_turn,
-        invalid_request,
-        unencrypted_request,
-    )
+    from turnkeeper.workflows import handler_inputs as inputs
+    from turnkeeper.workflows.failures import fail, internal_error_before_turn
+    from turnkeeper.workflows.observation import turn_tracing
+    from turnkeeper.workflows.observation.turn_observer import TurnObserver
+    from turnkeeper.workflows.observation.turn_view import TurnView
     from turnkeeper.workflows.pending_calls import PendingCalls
-    from turnkeeper.workflows.plaintext import decoded
-    from turnkeeper.workflows.request_checks import offered_tools, request_problem
-    from turnkeeper.workflows.tool_calls import ToolCalls, schema_of
-    from turnkeeper.workflows.tool_validation import validation_problems
-    from turnkeeper.workflows.turn_observer import TurnObserver
+    from turnkeeper.workflows.request_checks import offered_tools
+    from turnkeeper.workflows.tool_calls import ToolCalls
     from turnkeeper.workflows.turn_state import Turn, TurnProgress
-    from turnkeeper.workflows.turn_view import TurnView
 
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
 
@@ -95,7 +86,7 @@ class AgentTurnWorkflow:
     # JSON and a continued run (two payloads) gets a RawValue and the carried state as JSON.
     @workflow.init
     def __init__(self, request: RawValue, carried: Any = None) -> None:
-        carried = _carried(carried)
+        carried = inputs.carried(carried, CarriedTurn)
         self._turn: Turn | None = None
         self._pending = PendingCalls()
         self._offered: list[str] = []
@@ -112,7 +103,7 @@ class AgentTurnWorkflow:
     async def run(self, request: RawValue, carried: Any = None) -> AgentReport:
         with turn_tracing.turn_span() as span:
             self._observer.watch(span)
-            return await self._run(request, _carried(carried))
+            return await self._run(request, inputs.carried(carried, CarriedTurn))
 
     async def _run(self, request: RawValue, carried: CarriedTurn | None) -> AgentReport:
         observer = self._observer
@@ -129,7 +120,7 @@ class AgentTurnWorkflow:
             # A defect before the loop (validating the request, resuming, the first record) ends
             # the turn as one inside it does; left alone it would fail workflow tasks forever,
             # and the turn would look alive while answering nothing.
-            failure = internal_error_before_turn(_payload_or_none(request), err)
+            failure = internal_error_before_turn(inputs.payload_or_none(request), err)
             self._early_failure = failure
             report = AgentReport.model_validate(failure.details[0])
             observer.request_refused(report, errors.TURN_INTERNAL_ERROR, failure.message)
@@ -177,17 +168,7 @@ class AgentTurnWorkflow:
             if report is not None:
                 return report
             # A pausing turn waits here for more iterations; any other fails.
-            try:
-                budgets.exhaust(
-                    turn,
-                    "iterations",
-                    errors.MAX_ITERATIONS_EXCEEDED,
-                    f"the turn reached max_iterations={budgets.iteration_limit(turn)} and the "
-                    f"model still asked for tools ({turn.model_calls} model calls, "
-                    f"{turn.tool_calls} tool calls)",
-                )
-            except budgets.BudgetExhausted as exhausted:
-                await self._budget.await_extension(turn, exhausted)
+            await self._budget.checking(turn, budgets.check_iterations)
 
     async def _iterate(self, turn: Turn, request: RawValue) -> AgentReport | None:
         """Iterates until the model answers (its report) or the iterations run out (None)."""
@@ -195,7 +176,9 @@ class AgentTurnWorkflow:
             if turn.iteration > 0 and workflow.info().is_continue_as_new_suggested():
                 await self._continue_as_new(turn, request)
             turn.begin_iteration()
-            await self._within_budgets(turn)
+            # A spent budget fails the turn, or with `on_budget_exhausted: "pause"` waits for a
+            # human to extend it.
+            await self._budget.checking(turn, budgets.check_before_call)
             self._observer.iteration_started(turn)
             result = await self._call_model(turn)
             turn.record_model_call(result)
@@ -214,41 +197,20 @@ class AgentTurnWorkflow:
             turn.record_tool_results(settled)
         return None
 
-    async def _within_budgets(self, turn: Turn) -> None:
-        """Fails the turn when a budget is spent, or with `on_budget_exhausted: "pause"` waits
-        for a human to extend it."""
-        while True:
-            try:
-                budgets.check_budgets(turn)
-                budgets.check_tool_interactions(turn)
-                return
-            except budgets.BudgetExhausted as exhausted:
-                if not await self._budget.await_extension(turn, exhausted):
-                    return
-
     async def _call_model(self, turn: Turn) -> ModelCallResult:
         """The model call; a pausing turn whose call was refused for its budget waits for an
         extension and calls again."""
-        while True:
-            try:
-                return await compaction.call_model_compacting(
-                    turn, self._offered, self._observer, self._model_skipped
-                )
-            except budgets.BudgetExhausted as exhausted:
-                await self._budget.await_extension(turn, exhausted)
+        result = await self._budget.retrying(
+            turn,
+            lambda: model_calls.call(turn, self._offered, self._observer),
+        )
+        # Only a tool-interaction budget lets the turn go on unextended, and no call spends it.
+        assert result is not None
+        return result
 
     def _begin(self, raw: RawValue | Any, carried: CarriedTurn | None) -> Turn:
         # Before anything else: no model, tool or store hears of a request the worker refuses.
-        if plaintext.refused(raw):
-            raise unencrypted_request(_payload_or_none(raw))
-        payload = decoded(raw)
-        try:
-            request = TurnRequest.model_validate(payload)
-        except ValidationError as err:
-            raise invalid_request(payload, describe(err)) from None
-        problem = request_problem(request)
-        if problem:
-            raise invalid_request(payload, problem)
+        request = inputs.turn_request(raw)
         self._offered = offered_tools(request)
         if carried is not None:
             turn = Turn.resume(request, carried.turn)
@@ -282,10 +244,6 @@ class AgentTurnWorkflow:
     async def _discover_mcp_tools(self, turn: Turn) -> None:
         await mcp_tools.discover(turn)
         self._offered = mcp_tools.expand(offered_tools(turn.request), turn.mcp_tools)
-
-    def _model_skipped(self, model: str, reason: str) -> None:
-        if self._turn is not None:
-            self._observer.model_skipped(self._turn, model, reason)
 
     def _sent_back_for_correction(self, turn: Turn) -> bool:
         """With an output schema: keeps the structured answer (False), or appends a correction
@@ -326,8 +284,10 @@ class AgentTurnWorkflow:
     def approve(self, raw: RawValue) -> None:
         if self._ignored_unencrypted(raw, SIGNAL_APPROVE):
             return
-        decision = self._approve_payload(raw)
-        if decision is None:
+        decision = inputs.approve_input(raw)
+        if not isinstance(decision, ApproveInput):
+            (call_id, approver), problem = decision
+            self._refuse(call_id, approver, problem)
             return
         problem = self._decision_problem(decision)
         if problem:
@@ -341,25 +301,9 @@ class AgentTurnWorkflow:
         turn = self._turn
         # A keyed turn verified the signature before applying it; others ignore signatures.
         if turn and turn.request.agent.approver_keys() and decision.call_id == ALL_PENDING:
-            call = self._signed_call(decision)
+            call = decision_checks.signed_call(turn, self._pending, decision)
             turn.spend_star(signed_decisions.spent_key(decision, call, turn.signing_version))
         return decided
-
-    def _approve_payload(self, raw: RawValue) -> ApproveInput | None:
-        """The signal's decision, or None once its refusal is recorded."""
-        payload: Any = None
-        try:
-            payload = decoded(raw)
-            decision = ApproveInput.model_validate(payload)
-        except ValidationError as err:
-            problem = f"invalid payload: {describe(err)}"
-        except (ValueError, TypeError) as err:
-            problem = f"invalid payload: {err}"
-        else:
-            return decision
-        fields = payload if isinstance(payload, dict) else {}
-        self._refuse(str(fields.get("call_id", "")), str(fields.get("approver", "")), problem)
-        return None
 
     def _refuse(
         self, call_id: str, approver: str, problem: str, signal: str = SIGNAL_APPROVE
@@ -378,18 +322,15 @@ class AgentTurnWorkflow:
     def _ignored_unencrypted(self, raw: RawValue, signal: str) -> bool:
         """Ignores (logs and lists) a signal that arrived unencrypted where the worker requires
         encryption; whether it did."""
-        if not plaintext.refused(raw):
+        sender = inputs.unencrypted_sender(raw)
+        if sender is None:
             return False
-        fields = _payload_or_none(raw)
-        fields = fields if isinstance(fields, dict) else {}
-        call_id, approver = str(fields.get("call_id", "")), str(fields.get("approver", ""))
-        self._refuse(call_id, approver, refusal(f"the {signal} signal"), signal)
+        self._refuse(sender.call_id, sender.approver, refusal(f"the {signal} signal"), signal)
         return True
 
     @workflow.update(name=UPDATE_DECIDE)
     async def decide(self, raw: RawValue) -> DecideResult:
-        decision = ApproveInput.model_validate(decoded(raw))
-        decided = self._apply(decision)
+        decided = self._apply(inputs.parsed(raw, ApproveInput, "decision"))
         # Wait until the turn has recorded them, so the result is the decision as applied.
         await workflow.wait_condition(lambda: decided <= self._recorded_decisions())
         return DecideResult(
@@ -398,51 +339,13 @@ class AgentTurnWorkflow:
 
     @decide.validator
     def _validate_decide(self, raw: RawValue) -> None:
-        plaintext.reject_unencrypted(raw, f"the {UPDATE_DECIDE} update")
-        try:
-            decision = ApproveInput.model_validate(decoded(raw))
-        except ValidationError as err:
-            raise ValueError(f"invalid decision: {describe(err)}") from None
+        decision = inputs.update_input(raw, ApproveInput, "decision", UPDATE_DECIDE)
         problem = self._decision_problem(decision)
         if problem:
             raise ValueError(problem)
 
     def _decision_problem(self, decision: ApproveInput) -> str | None:
-        turn = self._turn
-        approvers = turn.request.agent.approver_names() if turn else None
-        problem = self._pending.decision_problem(decision, approvers)
-        if problem is None and decision.input is not None:
-            problem = self._edit_problem(decision)
-        if problem is None and turn is not None:
-            problem = signed_decisions.decision_problem(
-                turn.request.agent,
-                decision,
-                self._signed_call(decision),
-                workflow.now(),
-                turn.spent_stars(),
-                turn.signing_version,
-            )
-        return problem
-
-    def _signed_call(self, decision: ApproveInput) -> SignedCall:
-        """What a signature on `decision` binds: its call's tool and input as the model sent
-        them (not as an edit would change them), or `*` for every waiting call."""
-        waiting = self._pending.get(decision.call_id)
-        agent_id = self._turn.request.agent.id if self._turn else ""
-        workflow_id = workflow.info().workflow_id
-        if waiting is None:
-            return SignedCall(workflow_id, agent_id, ALL_PENDING)
-        return SignedCall(workflow_id, agent_id, waiting.use.name, waiting.use.input)
-
-    def _edit_problem(self, decision: ApproveInput) -> str | None:
-        waiting = self._pending.get(decision.call_id)
-        if waiting is None or self._turn is None or decision.input is None:
-            return None
-        schema = schema_of(self._turn, waiting.use.name)
-        problems = validation_problems(schema, decision.input) if schema is not None else []
-        if problems:
-            return f"the edited input does not fit {waiting.use.name!r}: " + "; ".join(problems)
-        return None
+        return decision_checks.decision_problem(self._turn, self._pending, decision)
 
     def _decisions(self) -> list[DecisionRecord]:
         return list(self._turn.decisions) if self._turn else []
@@ -452,7 +355,7 @@ class AgentTurnWorkflow:
 
     @workflow.update(name=UPDATE_EXTEND_BUDGET)
     async def extend_budget(self, raw: RawValue) -> ExtendBudgetResult:
-        extension = ExtendBudgetInput.model_validate(decoded(raw))
+        extension = inputs.parsed(raw, ExtendBudgetInput, "extension")
         turn = self._turn
         # The validator ran in this same activation, but an earlier update of it may have
         # answered the request already.
@@ -466,11 +369,7 @@ class AgentTurnWorkflow:
 
     @extend_budget.validator
     def _validate_extend_budget(self, raw: RawValue) -> None:
-        plaintext.reject_unencrypted(raw, f"the {UPDATE_EXTEND_BUDGET} update")
-        try:
-            extension = ExtendBudgetInput.model_validate(decoded(raw))
-        except ValidationError as err:
-            raise ValueError(f"invalid extension: {describe(err)}") from None
+        extension = inputs.update_input(raw, ExtendBudgetInput, "extension", UPDATE_EXTEND_BUDGET)
         problem = self._extension_problem(extension)
         if problem:
             raise ValueError(problem)
@@ -485,7 +384,7 @@ class AgentTurnWorkflow:
     def submit_tool_result(self, raw: RawValue) -> None:
         if self._ignored_unencrypted(raw, SIGNAL_SUBMIT_TOOL_RESULT):
             return
-        result = self._signal_payload(raw, SubmitToolResultInput, SIGNAL_SUBMIT_TOOL_RESULT)
+        result = inputs.signal_input(raw, SubmitToolResultInput, SIGNAL_SUBMIT_TOOL_RESULT)
         if result is None:
             return
         problem = self._pending.why_not(result.call_id, "external")
@@ -525,26 +424,6 @@ class AgentTurnWorkflow:
     def decisions(self) -> list[DecisionRecord]:
         """Who decided each approval, how and why: the transcript's metadata."""
         return self._decisions()
-
-    def _signal_payload(self, raw: RawValue, model: type[Any], name: str) -> Any:
-        try:
-            return model.model_validate(decoded(raw))
-        except (ValidationError, ValueError, TypeError) as err:
-            workflow.logger.warning("%s signal ignored: invalid payload: %s", name, err)
-            return None
-
-
-def _payload_or_none(value: RawValue | Any) -> Any:
-    """The request as JSON, for a failure's report; None where even decoding it fails."""
-    try:
-        return decoded(value)
-    except Exception:
-        return None
-
-
-def _carried(value: Any) -> CarriedTurn | None:
-    value = decoded(value)
-    return None if value is None else CarriedTurn.model_validate(value)
 
 
 # PINNED: a turn finishes on the build that started it. Turns park for days on approvals, and a

@@ -5,7 +5,8 @@ activity is held open, and the time does not count against the time budget."""
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Awaitable, Callable
+from typing import Final, TypeVar
 
 from temporalio import workflow
 
@@ -14,13 +15,36 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows import signed_decisions
     from turnkeeper.workflows.budgets import BudgetExhausted, limits
     from turnkeeper.workflows.failures import fail
-    from turnkeeper.workflows.turn_observer import TurnObserver
+    from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn
+
+
+T = TypeVar("T")
 
 
 class BudgetExtensions:
     def __init__(self, observer: TurnObserver) -> None:
         self._observer = observer
+
+    async def retrying(self, turn: Turn, step: Callable[[], Awaitable[T]]) -> T | None:
+        """Runs `step` until no spent budget stops it: each time a pausing turn's `step` finds a
+        budget spent, waits for a human to extend it and runs `step` again. Without an extension
+        in time the turn fails with that budget's error, except for a budget the turn goes on
+        without (tool interactions), where the wait ends with None."""
+        while True:
+            try:
+                return await step()
+            except BudgetExhausted as exhausted:
+                if not await self.await_extension(turn, exhausted):
+                    return None
+
+    async def checking(self, turn: Turn, check: Callable[[Turn], None]) -> None:
+        """`retrying` for a check of the turn's budgets."""
+
+        async def checked() -> None:
+            check(turn)
+
+        await self.retrying(turn, checked)
 
     async def await_extension(self, turn: Turn, exhausted: BudgetExhausted) -> bool:
         """Waits for a human to extend the spent budget. True once extended; without an extension

@@ -74,6 +74,26 @@ def _plus(limit: int | None, added: float) -> int | None:
     return None if limit is None else limit + int(added)
 
 
+def check_iterations(turn: Turn) -> None:
+    """Fails a turn whose iterations are spent (a pausing one waits for more): its model still
+    asked for tools after the last one."""
+    if turn.iteration < iteration_limit(turn):
+        return
+    exhaust(
+        turn,
+        "iterations",
+        errors.MAX_ITERATIONS_EXCEEDED,
+        f"the turn reached max_iterations={iteration_limit(turn)} and the model still asked for "
+        f"tools ({turn.model_calls} model calls, {turn.tool_calls} tool calls)",
+    )
+
+
+def check_before_call(turn: Turn) -> None:
+    """The checks before every model call: time and cost, then the tool interactions."""
+    check_budgets(turn)
+    check_tool_interactions(turn)
+
+
 def check_budgets(turn: Turn) -> None:
     """Fails the turn when its time or cost budget is spent; called before every model call."""
     if time_left_ms(turn) <= 0:

@@ -1,7 +1,7 @@
-"""Opt-in compaction inside the turn (contracts/compaction.py): before a model call whose counted
-input would exceed `agent.compaction.max_input_tokens`, the turn leaves its oldest exchanges out
-of what it sends, or has a model call summarize them; a provider's `LLMContextTooLong` leads to
-one compaction and one more call.
+"""Opt-in compaction, a step of the turn's model call (`model_calls.call`, contracts/compaction.py):
+before a call whose counted input would exceed `agent.compaction.max_input_tokens`, the turn
+leaves its oldest exchanges out of what it sends, or has a model call summarize them; a
+provider's `LLMContextTooLong` leads to one compaction and one more call.
 
 Counting. The provider counts each call's input and bills it (`usage`), so the turn knows the
 exact size of what it last sent, system prompt and tool definitions included; only what was added
@@ -35,17 +35,15 @@ with workflow.unsafe.imports_passed_through():
         CompactionTrigger,
     )
     from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-    from turnkeeper.workflows import budgets, turn_tracing
-    from turnkeeper.workflows.context_window import counted_input, cuts, estimate_tokens
+    from turnkeeper.contracts.turn import split_model
+    from turnkeeper.workflows import budgets
+    from turnkeeper.workflows.context_window import counted_input, cuts
     from turnkeeper.workflows.conversation_compaction import load_earlier
-    from turnkeeper.workflows.failures import cause_message, error_type, fail
+    from turnkeeper.workflows.failures import cause_message, error_type, fail, timed_out
     from turnkeeper.workflows.fallback import SkipObserver
-    from turnkeeper.workflows.model_calls import (
-        ContextTooLong,
-        call_model,
-        execute_on_chain,
-    )
-    from turnkeeper.workflows.turn_observer import TurnObserver
+    from turnkeeper.workflows.model_activity import execute_model_call, on_chain
+    from turnkeeper.workflows.observation import turn_tracing
+    from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn
 
 SUMMARY_INSTRUCTIONS: Final = (
@@ -59,36 +57,30 @@ SUMMARY_INSTRUCTIONS: Final = (
 _QUOTED_BLOCK_CHARS: Final = 4_000
 
 
-async def call_model_compacting(
-    turn: Turn, offered: list[str], observer: TurnObserver, on_skip: SkipObserver | None = None
-) -> ModelCallResult:
-    """The turn's model call; with `agent.compaction`, compacted first when it would exceed
-    the limit, and compacted and made once more when the provider finds it too long."""
-    spec = turn.request.agent.compaction
-    if spec is None:
-        return await call_model(turn, offered, on_skip)
+async def make_room(
+    turn: Turn, spec: CompactionSpec, observer: TurnObserver, on_skip: SkipObserver
+) -> None:
+    """Before a model call: reads the earlier conversation a turn continues by reference (once),
+    and compacts when the counted input would exceed `spec.max_input_tokens`."""
     await load_earlier(turn)
     limit = spec.max_input_tokens
     if _counted(turn) > limit:
         target = int(limit * COMPACT_TO_SHARE)
         await compact(turn, spec, observer, target, "max_input_tokens", on_skip)
-    sent = estimate_tokens(turn.sent_messages())
-    try:
-        result = await call_model(turn, offered, on_skip, compacting=True)
-    except ContextTooLong as too_long:
-        target = int(min(limit, _counted(turn)) * COMPACT_TO_SHARE)
-        if not await compact(turn, spec, observer, target, "context_too_long", on_skip):
-            fail(
-                turn,
-                errors.LLM_CONTEXT_TOO_LONG,
-                f"{too_long}; compaction found no earlier exchange left to leave out",
-            )
-        sent = estimate_tokens(turn.sent_messages())
-        result = await call_model(turn, offered, on_skip)  # a second refusal fails the turn
-    usage = result.usage
-    counted = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-    turn.measured_context(counted, sent)
-    return result
+
+
+async def make_room_after_refusal(
+    turn: Turn, spec: CompactionSpec, observer: TurnObserver, refusal: str, on_skip: SkipObserver
+) -> None:
+    """After the provider refused a call as too long (`refusal`): compacts once more, or fails
+    the turn when no earlier exchange is left to leave out."""
+    target = int(min(spec.max_input_tokens, _counted(turn)) * COMPACT_TO_SHARE)
+    if not await compact(turn, spec, observer, target, "context_too_long", on_skip):
+        fail(
+            turn,
+            errors.LLM_CONTEXT_TOO_LONG,
+            f"{refusal}; compaction found no earlier exchange left to leave out",
+        )
 
 
 async def compact(
@@ -97,7 +89,7 @@ async def compact(
     observer: TurnObserver,
     target: int,
     trigger: CompactionTrigger,
-    on_skip: SkipObserver | None = None,
+    on_skip: SkipObserver,
 ) -> bool:
     """Leaves out the fewest oldest exchanges that bring the counted input down to `target`
     (all but the last exchange when none does); False when nothing is left to leave out."""
@@ -147,7 +139,7 @@ def _summary_tokens(turn: Turn, spec: CompactionSpec) -> int:
 
 
 async def _summarize(
-    turn: Turn, spec: CompactionSpec, leaving: list[Message], on_skip: SkipObserver | None
+    turn: Turn, spec: CompactionSpec, leaving: list[Message], on_skip: SkipObserver
 ) -> str:
     """A model call's summary of the earlier summary (if any) and the messages `leaving`;
     billed and budgeted like every model call of the turn."""
@@ -166,8 +158,21 @@ async def _summarize(
         prompt_cache=agent.prompt_cache,
     )
     description = f"compaction summary of {len(leaving)} messages"
+
+    async def attempt(model: str, attempts: int | None, _skipped: list[str]) -> ModelCallResult:
+        # Each model priced as itself: the agent's price is its own model's.
+        price = agent.price if model == agent.model else None
+        one = call.model_copy(update={"model": model, "price": price})
+        summary = f"{description} · {split_model(model)[1]}"
+        return await execute_model_call(turn, one, summary, attempts)
+
+    def stop(err: ActivityError, last: bool) -> None:
+        # A refusal or a spent budget is raised for the failure below, as is the last model's.
+        if last or _final(turn, err):
+            raise err
+
     try:
-        result = await execute_on_chain(turn, call, description, on_skip)
+        result = await on_chain(turn, attempt, stop, on_skip)
     except ActivityError as err:
         if is_cancelled_exception(err):
             raise
@@ -179,9 +184,21 @@ async def _summarize(
             f"the model call that summarizes earlier messages for compaction failed: "
             f"{cause_message(err)}",
         )
-    result.model = result.model or agent.model
     turn.record_summary_call(result)
     return result.message.text().strip() or "(the summary came back empty)"
+
+
+def _final(turn: Turn, err: ActivityError) -> bool:
+    """A failure of a summary call that another model would not cure."""
+    kind = error_type(err)
+    if kind in errors.LLM_REFUSALS or kind in _NOT_FOR_ANOTHER_MODEL:
+        return True
+    return timed_out(err) and budgets.time_left_ms(turn) <= 0
+
+
+_NOT_FOR_ANOTHER_MODEL = frozenset(
+    {errors.INVALID_TURN_REQUEST, errors.LLM_PAYLOAD_REJECTED, errors.TURN_BUDGET_EXCEEDED}
+)
 
 
 def _summary_failure_type(kind: str | None) -> str:

@@ -18,7 +18,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.session import StoreConversationInput
     from turnkeeper.contracts.turn import AgentReport
     from turnkeeper.workflows.failures import cause_message, fail
-    from turnkeeper.workflows.model_calls import call_context
+    from turnkeeper.workflows.model_activity import call_context
     from turnkeeper.workflows.stored_conversations import load_conversation, store_conversation
     from turnkeeper.workflows.turn_state import Turn
 

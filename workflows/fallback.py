@@ -35,11 +35,8 @@ REFUSALS = {
     "content_filtered": errors.LLM_CONTENT_FILTERED,
 }
 
+# Hears of each model a call passes over, and why.
 SkipObserver = Callable[[str, str], None]
-
-
-def ignore_skip(model: str, reason: str) -> None:
-    """The observer of callers that publish nothing."""
 
 
 @dataclass

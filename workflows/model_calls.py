@@ -1,25 +1,22 @@
-"""One model call of a turn: the activity, its fallbacks, and the mapping of its failures to
-the contract's error types."""
+"""The turn's model call, the one way its loop calls the model (`call`): compaction, when the
+agent asks for it, is a step inside it; then the call's input, its fallbacks, and the mapping of
+its failures to the contract's error types."""
 
 from __future__ import annotations
 
-from typing import NoReturn
-
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, is_cancelled_exception
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.activity_io import (
-        CallContext,
         ConversationDelta,
         ModelCallInput,
         ModelCallResult,
     )
-    from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL
     from turnkeeper.contracts.turn import split_model
-    from turnkeeper.workflows import budgets, fallback
-    from turnkeeper.workflows.activity_options import MODEL_CALL_HEARTBEAT
+    from turnkeeper.workflows import budgets, compaction
+    from turnkeeper.workflows.context_window import estimate_tokens
     from turnkeeper.workflows.failures import (
         cause_message,
         error_type,
@@ -27,69 +24,55 @@ with workflow.unsafe.imports_passed_through():
         fail_if_internal_error,
         timed_out,
     )
-    from turnkeeper.workflows.structured_output import instruction
+    from turnkeeper.workflows.fallback import SkipObserver
+    from turnkeeper.workflows.model_activity import call_context, execute_model_call, on_chain
+    from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn
 
 
 class ContextTooLong(Exception):
     """The provider refused the conversation as too long, raised instead of failing the turn
-    for a caller that can compact it and call once more (workflows/compaction.py)."""
+    when compaction can make room and call once more."""
 
 
-async def call_model(
-    turn: Turn,
-    offered: list[str],
-    on_skip: fallback.SkipObserver | None = None,
-    *,
-    compacting: bool = False,
+async def call(turn: Turn, offered: list[str], observer: TurnObserver) -> ModelCallResult:
+    """The turn's model call, offering the tools `offered`, through the fallback chain. With
+    `agent.compaction` it is compacted first when it would exceed the limit, and compacted and
+    made once more when the provider finds it too long (`workflows/compaction.py`)."""
+
+    def on_skip(model: str, reason: str) -> None:
+        observer.model_skipped(turn, model, reason)
+
+    spec = turn.request.agent.compaction
+    if spec is None:
+        return await _on_chain(turn, offered, on_skip)
+    await compaction.make_room(turn, spec, observer, on_skip)
+    sent = estimate_tokens(turn.sent_messages())
+    try:
+        result = await _on_chain(turn, offered, on_skip, compacting=True)
+    except ContextTooLong as too_long:
+        await compaction.make_room_after_refusal(turn, spec, observer, str(too_long), on_skip)
+        sent = estimate_tokens(turn.sent_messages())
+        result = await _on_chain(turn, offered, on_skip)  # a second refusal fails the turn
+    usage = result.usage
+    counted = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    turn.measured_context(counted, sent)
+    return result
+
+
+async def _on_chain(
+    turn: Turn, offered: list[str], on_skip: SkipObserver, *, compacting: bool = False
 ) -> ModelCallResult:
-    """Calls the agent's model, then each fallback model once the one before is exhausted;
-    models on cooldown are passed over, and `on_skip` hears of each model passed over."""
-    return await _call_chain(turn, offered, on_skip or fallback.ignore_skip, compacting)
+    """The call through the fallback chain; with `compacting`, a provider that finds it too
+    long raises ContextTooLong instead of failing the turn."""
 
+    async def attempt(model: str, attempts: int | None, skipped: list[str]) -> ModelCallResult:
+        return await _call_resending(turn, model, offered, attempts, skipped)
 
-async def _call_chain(
-    turn: Turn, offered: list[str], on_skip: fallback.SkipObserver, compacting: bool
-) -> ModelCallResult:
-    """The fallback chain with per-model cooldown (seed 003): see `workflows/fallback.py`."""
-    plan = fallback.plan(turn, workflow.now())
-    for model, reason in plan.skipped:
-        on_skip(model, reason)
-    cooling = plan.notes()
-    failures: list[str] = []
-    for index, model in enumerate(plan.ready):
-        last = index == len(plan.ready) - 1
-        attempts = None if last else turn.request.agent.fallback_after_attempts
-        try:
-            result = await _call_resending(turn, model, offered, attempts, plan.notes())
-        except ActivityError as err:
-            if is_cancelled_exception(err):
-                raise
-            passed = fallback.passable_refusal(turn, error_type(err))
-            if passed is None or last:
-                _fail_unless_transient(turn, err, compacting)
-            message = cause_message(err)
-            reason = fallback.moved_on(turn, model, message, attempts, passed, workflow.now())
-            plan.skipped.append((model, reason))
-            failures.append(f"{model}: {message}")
-            if not last:
-                on_skip(model, reason)
-            continue
-        turn.model_answered(model)
-        return result
-    _fail_unavailable(turn, failures, cooling)
+    def stop(err: ActivityError, last: bool) -> None:
+        _fail_unless_transient(turn, err, compacting)
 
-
-def _fail_unavailable(turn: Turn, failures: list[str], cooling: list[str]) -> NoReturn:
-    """Every model of the chain was tried (or is cooling down): the turn fails as an outage."""
-    passed_over = f"; passed over: {'; '.join(cooling)}" if cooling else ""
-    fail(
-        turn,
-        errors.LLM_UNAVAILABLE,
-        f"no model answered after retries ({len(failures)} tried): "
-        + "; ".join(failures)
-        + passed_over,
-    )
+    return await on_chain(turn, attempt, stop, on_skip)
 
 
 def _fail_unless_transient(turn: Turn, err: ActivityError, compacting: bool = False) -> None:
@@ -164,88 +147,4 @@ async def _model_activity(
     # first call that offers them: a turn that starts with no tool interactions learns it later.
     if call.offered_tools:
         turn.learned_tool_traits()
-    result.model = result.model or model
     return result
-
-
-async def execute_on_chain(
-    turn: Turn,
-    call: ModelCallInput,
-    summary: str,
-    on_skip: fallback.SkipObserver | None = None,
-) -> ModelCallResult:
-    """A model call of the turn beside its conversation (a compaction summary) through the
-    fallback chain, as the turn's own calls go: models on cooldown are passed over, a failing
-    model cools down and the next one is tried, each priced as itself. A refusal or a spent
-    budget is raised for the caller, as is the last model's failure."""
-    agent = turn.request.agent
-    plan = fallback.plan(turn, workflow.now())
-    for model, reason in plan.skipped:
-        (on_skip or fallback.ignore_skip)(model, reason)
-    for index, model in enumerate(plan.ready):
-        last = index == len(plan.ready) - 1
-        attempts = None if last else agent.fallback_after_attempts
-        price = agent.price if model == agent.model else None
-        attempt = call.model_copy(update={"model": model, "price": price})
-        try:
-            result = await execute_model_call(
-                turn, attempt, f"{summary} · {split_model(model)[1]}", attempts
-            )
-        except ActivityError as err:
-            passed = fallback.passable_refusal(turn, error_type(err))
-            if is_cancelled_exception(err) or last or (passed is None and _final(turn, err)):
-                raise
-            reason = fallback.moved_on(
-                turn, model, cause_message(err), attempts, passed, workflow.now()
-            )
-            (on_skip or fallback.ignore_skip)(model, reason)
-            continue
-        turn.model_answered(model)
-        result.model = result.model or model
-        return result
-    raise AssertionError("a fallback plan has at least one model")
-
-
-def _final(turn: Turn, err: ActivityError) -> bool:
-    """A failure that another model would not cure."""
-    kind = error_type(err)
-    if kind in errors.LLM_REFUSALS or kind in _NOT_FOR_ANOTHER_MODEL:
-        return True
-    return timed_out(err) and budgets.time_left_ms(turn) <= 0
-
-
-_NOT_FOR_ANOTHER_MODEL = frozenset(
-    {errors.INVALID_TURN_REQUEST, errors.LLM_PAYLOAD_REJECTED, errors.TURN_BUDGET_EXCEEDED}
-)
-
-
-def call_context(turn: Turn) -> CallContext:
-    """What a new stored conversation of the turn is rooted at: system prompt and tools."""
-    request = turn.request
-    system = request.agent.system_prompt
-    if request.agent.output_schema is not None:
-        system = "\n\n".join(p for p in (system, instruction(request.agent.output_schema)) if p)
-    return CallContext(
-        system_prompt=system,
-        external_tools=request.external_tools,
-        mcp_tools=[spec.definition() for spec in turn.mcp_tools.values()],
-    )
-
-
-async def execute_model_call(
-    turn: Turn, call: ModelCallInput, summary: str, attempts: int | None = None
-) -> ModelCallResult:
-    """Runs the model-call activity within what is left of the turn's time budget; `attempts`
-    cuts its retry schedule short (a model with a fallback after it)."""
-    timeout = budgets.model_timeout(turn)
-    return await workflow.execute_activity(
-        ACTIVITY_MODEL_CALL,
-        call,
-        result_type=ModelCallResult,
-        # With a time budget, retries too must end when the budget does.
-        schedule_to_close_timeout=timeout if budgets.has_time_budget(turn) else None,
-        start_to_close_timeout=timeout,
-        heartbeat_timeout=MODEL_CALL_HEARTBEAT,
-        retry_policy=fallback.retry_policy(attempts),
-        summary=summary,
-    )

@@ -32,11 +32,11 @@ with workflow.unsafe.imports_passed_through():
         TOOL_TIMEOUT_MARGIN,
     )
     from turnkeeper.workflows.failures import cause_message, fail, fail_if_internal_error
+    from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.pending_calls import PendingCalls, Waiting
     from turnkeeper.workflows.standing_approvals import remember, standing_decision, standing_for
     from turnkeeper.workflows.tool_retries import interrupted_call_text, tool_retry_policy
     from turnkeeper.workflows.tool_validation import corrective_message, validation_problems
-    from turnkeeper.workflows.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Settled, Turn
 
 

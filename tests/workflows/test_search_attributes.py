@@ -11,7 +11,7 @@ from turnkeeper.contracts.search_attributes import (
     TOOL_CALLS_KEY,
     TURN_STATE,
 )
-from turnkeeper.workflows.turn_view import COUNTER_REFRESH
+from turnkeeper.workflows.observation.turn_view import COUNTER_REFRESH
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
 from turnkeeper.testing import fake_anthropic as fake

@@ -4,7 +4,7 @@ starts late reads those and the turn's end, and `turnkeeper watch` still shows t
 from __future__ import annotations
 
 from rich.console import Console
-from turnkeeper.workflows.stream_retention import RETAINED_ITERATIONS
+from turnkeeper.workflows.observation.stream_retention import RETAINED_ITERATIONS
 
 from tests.conftest import TurnRunner, new_key, scripted_request
 from turnkeeper.client.events import turn_events

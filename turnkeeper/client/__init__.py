@@ -6,9 +6,11 @@ console package (typer, rich), and only the worker's settings and telemetry of t
 - `sessions`: `SessionHandle`, `start_session`, `session`: a conversation of many turns.
 - `connection`: `connect`, the one way to reach Temporal, with the project's data converter.
 - `turns`: the turn operations under the handle: start, status, what is pending, who waits.
+- `signatures`: decisions and budget extensions signed for what the turn waits on.
 - `approvals`: list and revoke an agent's standing approvals.
 - `events`: a turn's event stream, from its first event to its last.
 - `requests`: a `TurnRequest` from `turnkeeper run`'s flags and an agent file.
-- `errors`: the public exceptions: a failed turn by error type, refused decisions and sends.
+- `errors`: the public exceptions: a failed turn by error type, refused decisions and sends
+  (`refused`: the one mapping of an update's refusal).
 - `programs`: how a printed command names its program so that it runs as printed.
 """

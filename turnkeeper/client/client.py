@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Mapping
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import timedelta
+from typing import Any, TypeVar
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import JsonValue, TypeAdapter, ValidationError
@@ -27,10 +27,10 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
-from temporalio.exceptions import ApplicationError
 
-from turnkeeper.client.errors import DecisionRefused, InvalidTurnRequest, turn_error
+from turnkeeper.client.errors import DecisionRefused, InvalidTurnRequest, refused, turn_error
 from turnkeeper.client.events import turn_events
+from turnkeeper.client.signatures import signed_decision, signed_extension
 from turnkeeper.client.turns import WaitingTurn, list_waiting, short_id, turn_workflow_id
 from turnkeeper.client.turns import start_turn as start_workflow
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput, ExtendBudgetResult
@@ -59,6 +59,7 @@ from turnkeeper.contracts.turn import AgentReport, TurnRequest
 _MESSAGES = TypeAdapter(list[Message])
 _DECISIONS = TypeAdapter(list[DecisionRecord])
 DEFAULT_SIGNATURE_LIFETIME = timedelta(minutes=10)
+Result = TypeVar("Result")
 
 
 class TurnHandle:
@@ -158,24 +159,9 @@ class TurnHandle:
             reason=reason,
         )
         if key is not None:
-            status = await self.status()
-            request = status.budget_request
-            if request is None:
-                raise DecisionRefused(f"{self.id} is not waiting for a budget extension")
-            expires = datetime.now(UTC) + expires_in
-            extension = extension.signed_with(
-                key, self.id, status.agent_id, request.number, expires, status.signing_version
-            )
-        try:
-            return await self.workflow.execute_update(
-                UPDATE_EXTEND_BUDGET,
-                extension.model_dump(mode="json", exclude_none=True),
-                result_type=ExtendBudgetResult,
-            )
-        except WorkflowUpdateFailedError as error:
-            cause = error.cause
-            message = cause.message if isinstance(cause, ApplicationError) else str(cause)
-            raise DecisionRefused(message) from None
+            extension = signed_extension(extension, await self.status(), self.id, key, expires_in)
+        payload = extension.model_dump(mode="json", exclude_none=True)
+        return await self._update(UPDATE_EXTEND_BUDGET, payload, ExtendBudgetResult)
 
     async def submit(self, call_id: str, output: JsonValue, *, is_error: bool = False) -> None:
         """The caller's result for an external tool call."""
@@ -205,31 +191,18 @@ class TurnHandle:
         self, decision: ApproveInput, key: Ed25519PrivateKey | None, expires_in: timedelta
     ) -> list[DecisionRecord]:
         if key is not None:
-            decision = await self._signed(decision, key, expires_in)
-        try:
-            applied = await self.workflow.execute_update(
-                UPDATE_DECIDE, decision.model_dump(mode="json"), result_type=DecideResult
-            )
-        except WorkflowUpdateFailedError as error:
-            cause = error.cause
-            message = cause.message if isinstance(cause, ApplicationError) else str(cause)
-            raise DecisionRefused(message) from None
-        return applied.decisions
+            decision = signed_decision(decision, await self.status(), self.id, key, expires_in)
+        payload = decision.model_dump(mode="json")
+        return (await self._update(UPDATE_DECIDE, payload, DecideResult)).decisions
 
-    async def _signed(
-        self, decision: ApproveInput, key: Ed25519PrivateKey, expires_in: timedelta
-    ) -> ApproveInput:
-        """Signs for what the turn says it is waiting on (its agent, the call's tool and input),
-        in the signing format the turn says it verifies."""
-        status = await self.status()
-        call = status.signed_call(self.id, decision.call_id)
-        if call is None:
-            raise DecisionRefused(f"call {decision.call_id!r} is not waiting in {self.id}")
-        expires = datetime.now(UTC) + expires_in
+    async def _update(
+        self, name: str, payload: dict[str, Any], result_type: type[Result]
+    ) -> Result:
+        """Sends the update `name`; the turn's refusal becomes `DecisionRefused`."""
         try:
-            return decision.signed_with(key, call, expires, status.signing_version)
-        except ValueError as err:
-            raise DecisionRefused(f"call {decision.call_id!r} cannot be signed: {err}") from None
+            return await self.workflow.execute_update(name, payload, result_type=result_type)
+        except WorkflowUpdateFailedError as error:
+            raise refused(error, DecisionRefused) from None
 
 
 async def start_turn(

@@ -9,10 +9,10 @@ each carrying the partial report (`details[0]` of the workflow's failure).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import ValidationError
-from temporalio.client import WorkflowFailureError
+from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
 
 from turnkeeper.contracts import errors
@@ -99,6 +99,12 @@ class DecisionRefused(Exception):
     it does not accept, an edit that does not fit, a signature that does not verify."""
 
 
+class UnsignableDecision(DecisionRefused):
+    """A decision that cannot be signed, refused before anything is sent: the call's input holds
+    a value canonical JSON cannot express (the console says so in its own words, not as the
+    turn's refusal)."""
+
+
 class InvalidSessionRequest(Exception):
     """A session's start input does not validate (the message names the field)."""
 
@@ -129,6 +135,16 @@ _BY_TYPE: dict[str, type[TurnError]] = {
         LLMUnavailable,
     )
 }
+
+
+Refusal = TypeVar("Refusal", DecisionRefused, SessionRefused)
+
+
+def refused(error: WorkflowUpdateFailedError, kind: type[Refusal]) -> Refusal:
+    """The public error `kind` for an update the turn or session refused, carrying its reason:
+    the one mapping of an update's refusal, for every handle and the console alike."""
+    cause = error.cause
+    return kind(cause.message if isinstance(cause, ApplicationError) else str(cause))
 
 
 def turn_error(failure: WorkflowFailureError) -> TurnError:

@@ -30,7 +30,7 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError
 
 from turnkeeper.client.client import TurnHandle, turn
-from turnkeeper.client.errors import InvalidSessionRequest, SessionRefused
+from turnkeeper.client.errors import InvalidSessionRequest, SessionRefused, refused
 from turnkeeper.contracts.errors import SESSION_CONVERSATION_LOADING
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import (
@@ -125,12 +125,9 @@ class SessionHandle:
             try:
                 return await self.workflow.execute_update(name, payload, result_type=result_type)
             except WorkflowUpdateFailedError as error:
-                cause = error.cause
-                if not isinstance(cause, ApplicationError):
-                    raise SessionRefused(str(cause)) from None
-                running = _running_turn_of(cause)
+                running = _running_turn_of(error.cause)
                 if running is None or not await self._has_ended(running):
-                    raise SessionRefused(cause.message) from None
+                    raise refused(error, SessionRefused) from None
             await asyncio.sleep(min(0.05 * 2**attempt, 1.0))
         raise SessionRefused(f"session {self.id} did not record the end of its last turn")
 
@@ -139,7 +136,10 @@ class SessionHandle:
         return description.status not in (None, WorkflowExecutionStatus.RUNNING)
 
 
-def _running_turn_of(refusal: ApplicationError) -> str | None:
+def _running_turn_of(refusal: BaseException | None) -> str | None:
+    """The running turn a refusal names in its details, when it names one."""
+    if not isinstance(refusal, ApplicationError):
+        return None
     details = refusal.details[0] if refusal.details else None
     running = details.get("running_turn_id") if isinstance(details, dict) else None
     return running if isinstance(running, str) else None

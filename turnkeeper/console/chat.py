@@ -29,7 +29,7 @@ from turnkeeper.client.requests import read_agent_file
 from turnkeeper.client.sessions import SessionHandle, session, start_session
 from turnkeeper.client.turns import DEFAULT_UI_URL, Target, short_id
 from turnkeeper.console import render
-from turnkeeper.console.demo import ask, read_line, show_call
+from turnkeeper.console.demo import ask, read_line, send_decision, show_call
 from turnkeeper.console.terminal import CommandError, out
 from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, BudgetKind, BudgetRequest
 from turnkeeper.contracts.events import TurnEvent
@@ -171,13 +171,7 @@ async def _decide(turn: TurnHandle, event: TurnEvent) -> None:
         return  # decided elsewhere meanwhile
     show_call(call)
     approved, reason = await ask(None)
-    try:
-        if approved:
-            await turn.approve(call.call_id, approver=render.local_user())
-        else:
-            await turn.reject(call.call_id, reason=reason, approver=render.local_user())
-    except DecisionRefused as refusal:
-        out.print(Text(f"decision refused: {refusal}", style="red"), soft_wrap=True)
+    await send_decision(turn, call.call_id, approved, reason)
 
 
 # What the prompt asks for each budget, in the update's units.

@@ -8,20 +8,25 @@ pending calls a human reads then go to stderr.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import JsonValue, TypeAdapter
 from rich.console import Console
 from rich.text import Text
-from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
-from temporalio.exceptions import ApplicationError
+from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
 from turnkeeper.client.approvals import list_standing, revoke
+from turnkeeper.client.client import DEFAULT_SIGNATURE_LIFETIME, TurnHandle
+from turnkeeper.client.client import turn as turn_by_id
 from turnkeeper.client.connection import connect
+from turnkeeper.client.errors import DecisionRefused, UnsignableDecision
 from turnkeeper.client.requests import RunOptions, build_request
+from turnkeeper.client.signatures import signed_decision
 from turnkeeper.client.turns import (
     QUERY_TIMEOUT,
     Target,
@@ -41,19 +46,8 @@ from turnkeeper.console.signing import Signer
 from turnkeeper.console.terminal import CommandError, err, out
 from turnkeeper.contracts.budget_extension import BudgetRequest
 from turnkeeper.contracts.messages import Message
-from turnkeeper.contracts.names import (
-    QUERY_TRANSCRIPT,
-    SIGNAL_APPROVE,
-    SIGNAL_SUBMIT_TOOL_RESULT,
-    UPDATE_DECIDE,
-)
-from turnkeeper.contracts.signals import (
-    ALL_PENDING,
-    ApproveInput,
-    DecideResult,
-    PendingCall,
-    SubmitToolResultInput,
-)
+from turnkeeper.contracts.names import QUERY_TRANSCRIPT, SIGNAL_APPROVE
+from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput, PendingCall
 from turnkeeper.contracts.turn import AgentReport
 
 _MESSAGES = TypeAdapter(list[Message])
@@ -159,28 +153,19 @@ async def decide(
 ) -> int:
     """Decide `call_id` (or every pending approval) after checking it is pending.
 
-    Each call goes through the `decide` update, signed or not, so that a refusal (a turn whose
-    approvers need a signature, a name it does not list, a key it does not know) is an error
-    here: as an `approve` signal the turn ignored it and this command still said "approved".
-    Signed, each call gets a signature of its own.
+    Each call goes through `TurnHandle.approve` or `reject` (the `decide` update), signed or
+    not, so that a refusal (a turn whose approvers need a signature, a name it does not list, a
+    key it does not know) is an error here: as an `approve` signal the turn ignored it and this
+    command still said "approved". Signed, each call gets a signature of its own.
     """
     client, _ = await _connect(connection)
-    handle = turn_handle(client, workflow_id)
-    turn_status = await read_status(handle)
-    calls = waiting_calls(turn_status, "approval", call_id)
+    handle = turn_by_id(client, workflow_id)
+    calls = waiting_calls(await read_status(handle.workflow), "approval", call_id)
     verb = "approved" if decision.approved else "rejected"
+    signed = f", signed by {decision.approver}" if signer is not None else ""
     for call in calls:
-        payload = decision.model_copy(update={"call_id": call.call_id})
-        if signer is None:
-            await _decide(handle, call, payload)
-            out.print(_decided(verb, call, workflow_id), soft_wrap=True)
-        else:
-            signed_call = turn_status.signed_call(workflow_id, call.call_id)
-            assert signed_call is not None  # waiting_calls found it waiting
-            signed_payload = signer.sign(payload, signed_call, turn_status.signing_version)
-            await _decide(handle, call, signed_payload)
-            signed = f", signed by {decision.approver}"
-            out.print(_decided(verb, call, workflow_id) + signed, soft_wrap=True)
+        await _decide(handle, decision.model_copy(update={"call_id": call.call_id}), signer)
+        out.print(_decided(verb, call, workflow_id) + signed, soft_wrap=True)
     return 0
 
 
@@ -202,9 +187,12 @@ async def print_decision(
         turn_status = await read_status(turn_handle(client, workflow_id))
         if target != ALL_PENDING:
             waiting_calls(turn_status, "approval", target)  # a clear error unless it waits
-        signed_call = turn_status.signed_call(workflow_id, target)
-        assert signed_call is not None  # '*', or a call waiting_calls found waiting
-        payload = signer.sign(payload, signed_call, turn_status.signing_version)
+        try:
+            payload = signed_decision(
+                payload, turn_status, workflow_id, signer.key, signer.expires_in
+            )
+        except DecisionRefused as refusal:
+            raise CommandError(str(refusal)) from None
     text = json.dumps(payload.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
     out.out(text, highlight=False)  # no markup, no wrapping: it must stay parseable
     err.print(
@@ -222,10 +210,10 @@ async def submit(
     if call_id == "all":
         raise CommandError("submit takes one call id: each external call has its own result.")
     client, _ = await _connect(connection)
-    handle = turn_handle(client, workflow_id)
-    [call] = waiting_calls(await read_status(handle), "external", call_id)
-    payload = SubmitToolResultInput(call_id=call_id, output=parse_output(output), is_error=is_error)
-    await _signal(handle, SIGNAL_SUBMIT_TOOL_RESULT, payload.model_dump(mode="json"))
+    handle = turn_by_id(client, workflow_id)
+    [call] = waiting_calls(await read_status(handle.workflow), "external", call_id)
+    with reaching_the_turn(f"signal {workflow_id!r}"):
+        await handle.submit(call_id, parse_output(output), is_error=is_error)
     out.print(_decided("submitted a result for", call, workflow_id), soft_wrap=True)
     return 0
 
@@ -313,28 +301,40 @@ async def _connect(connection: Connection) -> tuple[Client, Target]:
     return client, target
 
 
-async def _signal(handle: WorkflowHandle[Any, Any], name: str, payload: Any) -> None:
+@contextlib.contextmanager
+def reaching_the_turn(action: str) -> Iterator[None]:
+    """`Could not <action>` for a turn that a decision, result or extension no longer reaches:
+    it may have ended between the status check and what was sent."""
     try:
-        await handle.signal(name, payload)
+        yield
     except RPCError as error:
-        # The turn may have ended between the status check and the signal.
-        raise CommandError(f"Could not signal {handle.id!r}: {error.message}") from None
+        raise CommandError(f"Could not {action}: {error.message}") from None
 
 
-async def _decide(
-    handle: WorkflowHandle[Any, Any], call: PendingCall, payload: ApproveInput
-) -> None:
+async def _decide(handle: TurnHandle, decision: ApproveInput, signer: Signer | None) -> None:
+    """One call's decision through the handle (signed with the signer's key, if any)."""
+    key = signer.key if signer is not None else None
+    lifetime = signer.expires_in if signer is not None else DEFAULT_SIGNATURE_LIFETIME
+    call_id, approver, reason = decision.call_id, decision.approver, decision.reason
     try:
-        await handle.execute_update(
-            UPDATE_DECIDE, payload.model_dump(mode="json"), result_type=DecideResult
-        )
-    except WorkflowUpdateFailedError as error:
-        cause = error.cause
-        reason = cause.message if isinstance(cause, ApplicationError) else str(cause)
-        raise CommandError(f"The turn refused the decision on {call.call_id}: {reason}") from None
-    except RPCError as error:
-        # The turn may have ended between the status check and the update.
-        raise CommandError(f"Could not decide on {handle.id!r}: {error.message}") from None
+        with reaching_the_turn(f"decide on {handle.id!r}"):
+            if decision.approved:
+                await handle.approve(
+                    call_id,
+                    approver=approver,
+                    reason=reason,
+                    remember=decision.remember,
+                    key=key,
+                    expires_in=lifetime,
+                )
+            else:
+                await handle.reject(
+                    call_id, reason=reason, approver=approver, key=key, expires_in=lifetime
+                )
+    except UnsignableDecision as problem:
+        raise CommandError(str(problem)) from None
+    except DecisionRefused as refusal:
+        raise CommandError(f"The turn refused the decision on {call_id}: {refusal}") from None
 
 
 def _decided(verb: str, call: PendingCall, workflow_id: str) -> str:

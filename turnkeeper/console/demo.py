@@ -22,7 +22,9 @@ from rich.panel import Panel
 from rich.text import Text
 from temporalio.client import Client, WorkflowHandle
 
+from turnkeeper.client.client import TurnHandle
 from turnkeeper.client.connection import connect
+from turnkeeper.client.errors import DecisionRefused
 from turnkeeper.client.requests import validate_request
 from turnkeeper.client.turns import (
     Target,
@@ -35,8 +37,8 @@ from turnkeeper.client.turns import (
 from turnkeeper.console import demo_revisit, render
 from turnkeeper.console.commands import show_outcome
 from turnkeeper.console.terminal import CommandError, logging_to_file, out
-from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, SIGNAL_APPROVE
-from turnkeeper.contracts.signals import ApproveInput, PendingCall
+from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE
+from turnkeeper.contracts.signals import PendingCall
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.devtools.dev_stack import dev_stack
 from turnkeeper.devtools.devserver import DevServer, PortFlags
@@ -188,7 +190,7 @@ async def _demo_turn(
 
     async def decide(calls: list[PendingCall]) -> None:
         for call in calls:
-            await _decide_at_terminal(handle, call, target, answer)
+            await _decide_at_terminal(client, handle, call, target, answer)
 
     following = asyncio.create_task(follow(handle, decide, poll_s=0.25))
     await asyncio.wait({following, worker}, return_when=asyncio.FIRST_COMPLETED)
@@ -204,6 +206,7 @@ def _why(worker: asyncio.Task[None]) -> str:
 
 
 async def _decide_at_terminal(
+    client: Client,
     handle: WorkflowHandle[Any, AgentReport],
     call: PendingCall,
     target: Target,
@@ -221,11 +224,22 @@ async def _decide_at_terminal(
     if call.call_id not in {c.call_id for c in (await read_status(handle)).pending}:
         out.print(Text("The call was decided elsewhere meanwhile.", style="yellow"))
         return
-    decision = ApproveInput(
-        call_id=call.call_id, approved=approved, reason=reason, approver=render.local_user()
-    )
-    await handle.signal(SIGNAL_APPROVE, decision.model_dump(mode="json"))
-    _done("approved" if approved else f"rejected: {reason}")
+    if await send_decision(TurnHandle(client, handle), call.call_id, approved, reason):
+        _done("approved" if approved else f"rejected: {reason}")
+
+
+async def send_decision(turn: TurnHandle, call_id: str, approved: bool, reason: str) -> bool:
+    """The decision made at the prompt, as the person at it, through the handle; False when the
+    turn refused it (the refusal is shown)."""
+    try:
+        if approved:
+            await turn.approve(call_id, approver=render.local_user(), reason=reason)
+        else:
+            await turn.reject(call_id, reason=reason, approver=render.local_user())
+    except DecisionRefused as refusal:
+        out.print(Text(f"decision refused: {refusal}", style="red"), soft_wrap=True)
+        return False
+    return True
 
 
 def show_call(call: PendingCall) -> None:

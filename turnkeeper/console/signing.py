@@ -1,8 +1,9 @@
 """Signing decisions at the console: `turnkeeper approve|reject … --key FILE`.
 
 Reads the approver's OpenSSH Ed25519 private key (asking for its passphrase when it has one) and
-signs each decision for the one turn and call it is sent to, valid for a short while. What is
-signed is defined in `contracts/decision_signing.py`; this module only does the I/O around it.
+has each decision signed for the one turn and call it is sent to, valid for a short while. What
+is signed is defined in `contracts/decision_signing.py`, and signed by the client
+(`turnkeeper.client.signatures`); this module only reads the key.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Final
 
@@ -21,8 +22,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import SSHPrivateKeyTypes, load_ssh_private_key
 
 from turnkeeper.console.terminal import CommandError
-from turnkeeper.contracts.budget_extension import ExtendBudgetInput
-from turnkeeper.contracts.signals import ApproveInput, SignedCall
 
 PASSPHRASE_ENV: Final = "TURNKEEPER_KEY_PASSPHRASE"
 DEFAULT_EXPIRES_IN: Final = "10m"
@@ -36,41 +35,11 @@ Passphrase = Callable[[Path], str]
 
 @dataclass(frozen=True)
 class Signer:
-    """An approver's key, and how long the decisions it signs stay valid."""
+    """An approver's key, and how long the decisions it signs stay valid (`TurnHandle` and
+    `turnkeeper.client.signatures` do the signing)."""
 
     key: Ed25519PrivateKey
     expires_in: timedelta
-
-    def sign(self, decision: ApproveInput, call: SignedCall, version: int) -> ApproveInput:
-        """`decision` on `call` (its tool and its input as the turn's status shows them),
-        signed in the format the turn verifies (`version`) and valid from now for
-        `expires_in`.
-
-        Raises:
-            CommandError: The call's input holds a value canonical JSON cannot express.
-        """
-        expires = datetime.now(UTC) + self.expires_in
-        try:
-            return decision.signed_with(self.key, call, expires, version)
-        except ValueError as err:
-            raise CommandError(
-                f"cannot sign a decision on {decision.call_id!r}: its input is not canonical "
-                f"JSON ({err}); no signed decision can approve it",
-            ) from None
-
-    def sign_extension(
-        self,
-        extension: ExtendBudgetInput,
-        workflow_id: str,
-        agent_id: str,
-        request: int,
-        version: int,
-    ) -> ExtendBudgetInput:
-        """`extension` of budget request number `request` of the turn `workflow_id` of agent
-        `agent_id`, signed in the format the turn verifies (`version`) and valid from now for
-        `expires_in`."""
-        expires = datetime.now(UTC) + self.expires_in
-        return extension.signed_with(self.key, workflow_id, agent_id, request, expires, version)
 
 
 def signer_for(

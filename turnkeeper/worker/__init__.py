@@ -4,6 +4,7 @@ its probes. Its composition root (`wiring`) puts `turnkeeper.workflows` and
 payloads), never each other; pyproject.toml's `[tool.importlinter]` holds the lines.
 
 - `run`: `run_worker`: connects, wires, checks the server and runs until stopped.
+- `plugin`: `TurnkeeperPlugin`, turnkeeper in any Temporal client and worker (`run` uses it).
 - `wiring`: the composition root: activities from settings, the workflows and their sandbox.
 - `sandbox_runner`: the workflow sandbox, entered once per activation.
 - `settings`: the worker's settings read from the environment.

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import os
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -26,11 +25,9 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from turnkeeper.activities.logs import get_logger
-from turnkeeper.activities.mcp.config import load_mcp_config
-from turnkeeper.activities.providers.endpoints import named_endpoints
-from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
+from turnkeeper.activities.tools.registry import WorkerTool
 from turnkeeper.client.connection import connect
-from turnkeeper.contracts.names import PROVIDERS_ENV, SEARCH_ATTRIBUTES
+from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
 from turnkeeper.devtools.dev_stack import dev_stack
 from turnkeeper.devtools.devserver import (
     DEFAULT_NAMESPACE,
@@ -39,22 +36,14 @@ from turnkeeper.devtools.devserver import (
     PortFlags,
     missing_search_attributes,
 )
-from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.keyring import Keyring, UnreadableContentError
-from turnkeeper.payloads.stores import open_store
-from turnkeeper.worker.env_numbers import SettingsError
 from turnkeeper.worker.health import WorkerHealth, health_port, health_server
 from turnkeeper.worker.logging import configure_logging
-from turnkeeper.worker.required_encryption import check_required_encryption, encryption_of
-from turnkeeper.worker.settings import WORKSPACE_ENV, Settings
+from turnkeeper.worker.plugin import TurnkeeperPlugin
+from turnkeeper.worker.required_encryption import encryption_of
+from turnkeeper.worker.settings import Settings
 from turnkeeper.worker.telemetry import configure_telemetry
 from turnkeeper.worker.versioning import WorkerVersion, worker_version
-from turnkeeper.worker.wiring import (
-    build_activities,
-    tool_registry,
-    worker_workflows,
-    workflow_runner,
-)
 
 # How long in-flight activities (a model call, a tool) may run on after a shutdown request before
 # they are cancelled; a cancelled one is retried by the next worker, so this only saves work.
@@ -175,6 +164,8 @@ async def run_worker(
     (`AGENT_WORKSPACE`, `TURNKEEPER_*`, `TEMPORAL_*`, `ANTHROPIC_*`, `OTEL_*`), its clients'
     converter encrypts with `TURNKEEPER_ENCRYPTION_KEYS`, and it logs the same JSON lines at
     INFO on stderr (the turn record) unless the application configured logging itself.
+    Its worker is a plain Temporal `Worker` with a `TurnkeeperPlugin`; to run turns inside a
+    worker of your own, beside your own workflows, give that plugin to it instead.
 
     Args:
         tools: Functions decorated with `@turnkeeper.tool`; an agent offers them by name
@@ -231,11 +222,11 @@ async def run_worker(
 def build_worker(
     client: Client,
     settings: Settings,
-    store: ContentStore | None = None,
-    tools: ToolRegistry | None = None,
+    plugin: TurnkeeperPlugin,
     version: WorkerVersion | None = None,
 ) -> Worker:
-    """The worker for agent turns on `settings.task_queue`, not yet running; with a `version`,
+    """The worker for agent turns on `settings.task_queue`, not yet running: `plugin` brings
+    the workflows and activities, as it does to an application's own worker; with a `version`,
     a versioned worker of that Worker Deployment version."""
     versioning: dict[str, Any] = {}
     if version is not None:
@@ -243,9 +234,7 @@ def build_worker(
     return Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=worker_workflows(versioned=version is not None),
-        workflow_runner=workflow_runner(),
-        activities=build_activities(settings, client=client, store=store, tools=tools),
+        plugins=[plugin],
         graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
         **versioning,
         **settings.tuning.worker_options(),
@@ -257,8 +246,7 @@ async def run_turn_worker(
     client: Client,
     *,
     stop: asyncio.Event | None = None,
-    store: ContentStore | None = None,
-    tools: ToolRegistry | None = None,
+    plugin: TurnkeeperPlugin | None = None,
     version: WorkerVersion | None = None,
 ) -> None:
     """Run a worker on a connected client until `stop` is set, then shut it down gracefully.
@@ -268,15 +256,15 @@ async def run_turn_worker(
         client: A client from `turnkeeper.client.connection.connect`.
         stop: Set it to stop the worker. Without one, SIGINT and SIGTERM stop it (which needs the
             main thread); the console command passes its own to run a worker in-process.
-        store: The content store the client's converter uses (default: one opened from
-            `settings`), so that activities and payloads share one connection pool.
-        tools: The worker's tools (default: the built-in workspace tools).
+        plugin: The worker's tools, providers and content store (default: the built-in
+            workspace tools and the store `settings` names); its store should be the one the
+            client's converter uses, so that activities and payloads share one connection pool.
         version: The Worker Deployment version to poll as (default: unversioned).
 
     Raises:
         RuntimeError: The worker failed fatally (for example it lost the server for good).
     """
-    worker = build_worker(client, settings, store, tools, version)
+    worker = build_worker(client, settings, plugin or TurnkeeperPlugin(settings=settings), version)
     log.info(
         "worker started",
         task_queue=settings.task_queue,
@@ -373,20 +361,12 @@ async def serve(
             a library prints nothing).
     """
     settings = options.settings()
-    try:
-        tools = tool_registry(settings, options.tools, builtin=options.builtin_tools)
-    except OSError as err:
-        # The workspace folder is the one thing building the tools writes.
-        raise SettingsError(
-            f"{WORKSPACE_ENV}: the workspace {settings.workspace} cannot be created: "
-            f"{err.strerror or err}"
-        ) from None
-    # A configuration that cannot work stops the worker before it connects, in one line.
-    named_endpoints(os.environ.get(PROVIDERS_ENV, ""))
-    load_mcp_config(settings.mcp_config, os.environ)
-    stop = asyncio.Event()
     keyring = Keyring.from_env()
-    check_required_encryption(settings, keyring)
+    # Checks the tools, the workspace, the providers, MCP and the keys before anything connects.
+    plugin = TurnkeeperPlugin(
+        options.tools, builtin_tools=options.builtin_tools, settings=settings, keyring=keyring
+    )
+    stop = asyncio.Event()
     unreadable: list[UnreadableContentError] = []
 
     def stop_for_missing_key(error: UnreadableContentError) -> None:
@@ -408,7 +388,7 @@ async def serve(
             if port is not None:
                 # First, so the liveness probe answers while the worker connects.
                 await stack.enter_async_context(health_server(health, port))
-            store = open_store(settings, keyring)
+            store = plugin.store
             stack.push_async_callback(store.aclose)
             keys = {
                 "store": store,
@@ -422,9 +402,7 @@ async def serve(
                 client = await connect(address=options.address, namespace=options.namespace, **keys)
                 await check_search_attributes(client)
             health.client = client
-            await run_turn_worker(
-                settings, client, stop=stop, store=store, tools=tools, version=version
-            )
+            await run_turn_worker(settings, client, stop=stop, plugin=plugin, version=version)
     if unreadable:
         raise WorkerLacksKeyError(unreadable[0])
 

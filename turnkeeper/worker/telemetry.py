@@ -106,8 +106,8 @@ def configure_telemetry(
     if telemetry.tracer_provider is not None:
         trace.set_tracer_provider(telemetry.tracer_provider)
     if telemetry.meter_provider is not None:
-        # Workflow code records the turn's own metrics (`workflows/turn_metrics.py`): the
-        # wrapper drops what it records while a worker replays history, so nothing counts twice.
+        # Workflow code records the turn's own metrics (`workflows/observation/turn_metrics.py`):
+        # the wrapper drops what it records while a worker replays history, so nothing counts twice.
         metrics.set_meter_provider(ReplaySafeMeterProvider(telemetry.meter_provider))
     _configured = telemetry
     if telemetry.exporters:

@@ -1,14 +1,15 @@
 """The worker's composition root: builds its activities from its settings and names its workflows
-and their sandbox. One place that knows every provider, the tool registry and the content store,
-so `turnkeeper.worker.run` and the tests wire the same thing."""
+and their sandbox. One place that knows every provider, the tool registry and the content store;
+`turnkeeper.worker.plugin` puts them into a worker, and the tests wire the same pieces."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from temporalio.client import Client
+from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxRestrictions
 
 from turnkeeper.activities.approval_cache import ApprovalCacheActivities
@@ -30,6 +31,9 @@ from turnkeeper.worker.sandbox_runner import DirectContextSandboxRunner
 if TYPE_CHECKING:
     from turnkeeper.activities.mcp.mcp_activity import McpActivities
     from turnkeeper.worker.settings import Settings
+
+# Modules every workflow run shares instead of importing its own copy (see `workflow_runner`).
+SANDBOX_PASSTHROUGH: Final = ("turnkeeper", "cryptography", "rfc8785")
 
 
 def default_providers() -> dict[str, ModelProvider]:
@@ -72,8 +76,15 @@ def tool_registry(
     """The worker's tools: the workspace tools (unless `builtin` is False), then `extra`.
 
     Raises:
+        TypeError: Something in `extra` is not a `@turnkeeper.tool`.
         ValueError: Two tools share a name (`ToolRegistry.add` says which).
     """
+    extra = list(extra)
+    for tool in extra:
+        if not isinstance(tool, WorkerTool):
+            # Else a plain function fails deep in the registry, naming an attribute it lacks.
+            name = getattr(tool, "__name__", repr(tool))
+            raise TypeError(f"{name} is not a turnkeeper tool: decorate it with @turnkeeper.tool")
     # read_file's own cap sits under the result cap, so the model sees read_file's marker
     # (with the file's name and size) rather than the generic one.
     cap = settings.max_tool_result_bytes
@@ -128,17 +139,21 @@ def worker_workflows(*, versioned: bool = False) -> list[type]:
     return [AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow]
 
 
-def workflow_runner() -> DirectContextSandboxRunner:
-    """The sandbox, with our own deterministic modules imported once per worker instead of once
-    per workflow run: they hold no state, and re-importing them (and rebuilding their pydantic
-    models) was a fifth of a worker's CPU. Replay tests, not the sandbox, guard their
-    determinism. cryptography (which verifies signed decisions) is a native extension that must
-    never be loaded twice in one process, as a sandbox re-import would, and that cannot be loaded
-    from inside a sandbox at all: it is loaded here, before any workflow runs (6 MiB a worker
-    holds whether or not its turns sign anything). rfc8785, the canonical JSON that signatures
-    cover, is pure and stateless: one copy serves every run."""
+def workflow_runner(
+    restrictions: SandboxRestrictions = SandboxRestrictions.default,
+    runner_class: type[WorkflowRunner] = UnsandboxedWorkflowRunner,
+) -> DirectContextSandboxRunner:
+    """The sandbox (`restrictions` and `runner_class` as the SDK's own sandbox takes them), with
+    our own deterministic modules imported once per worker instead of once per workflow run:
+    they hold no state, and re-importing them (and rebuilding their pydantic models) was a fifth
+    of a worker's CPU. Replay tests, not the sandbox, guard their determinism. cryptography
+    (which verifies signed decisions) is a native extension that must never be loaded twice in
+    one process, as a sandbox re-import would, and that cannot be loaded from inside a sandbox
+    at all: it is loaded here, before any workflow runs (6 MiB a worker holds whether or not its
+    turns sign anything). rfc8785, the canonical JSON that signatures cover, is pure and
+    stateless: one copy serves every run."""
     decision_signing.load_cryptography()
-    restrictions = SandboxRestrictions.default.with_passthrough_modules(
-        "turnkeeper", "cryptography", "rfc8785"
+    return DirectContextSandboxRunner(
+        restrictions=restrictions.with_passthrough_modules(*SANDBOX_PASSTHROUGH),
+        runner_class=runner_class,
     )
-    return DirectContextSandboxRunner(restrictions=restrictions)

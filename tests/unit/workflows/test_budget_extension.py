@@ -12,7 +12,7 @@ from turnkeeper.contracts import errors
 from turnkeeper.contracts.budget_extension import BudgetKind, ExtendBudgetInput
 from turnkeeper.workflows.budget_extension import BudgetExtensions, extension_problem
 from turnkeeper.workflows.budgets import BudgetExhausted
-from turnkeeper.workflows.turn_observer import TurnObserver
+from turnkeeper.workflows.observation.turn_observer import TurnObserver
 from turnkeeper.workflows.turn_state import Turn
 
 from tests.unit.builders import START, constraints, request, turn
@@ -143,3 +143,41 @@ async def test_without_more_tool_interactions_in_time_the_turn_goes_on(
     assert observer.told[1:] == [("wait ended", None)]
     assert t.budget_request is None
     assert t.human.waited_ms(clock.now) == 60_000
+
+
+def extensions(observer: Observer) -> BudgetExtensions:
+    return BudgetExtensions(cast(TurnObserver, observer))
+
+
+async def test_a_step_stopped_by_a_spent_budget_runs_again_once_extended(
+    clock: WorkflowClock,
+) -> None:
+    t, observer = pausing(approval_timeout_s=60), Observer()
+    runs: list[int] = []
+
+    async def step() -> str:
+        runs.append(len(runs))
+        if len(runs) < 3:
+            clock.meanwhile(5, lambda: grant(t, clock, iterations=1))
+            raise SPENT
+        return "answered"
+
+    assert await extensions(observer).retrying(t, step) == "answered"
+    assert runs == [0, 1, 2]
+    assert [told for told, _ in observer.told] == ["exhausted", "extended"] * 2
+
+
+async def test_a_check_whose_budget_goes_on_unextended_is_not_asked_again(
+    clock: WorkflowClock,
+) -> None:
+    t, observer = pausing(approval_timeout_s=60, max_tool_interactions=1), Observer()
+    checks: list[Turn] = []
+
+    def check(checked: Turn) -> None:
+        checks.append(checked)
+        raise NO_TOOLS_LEFT
+
+    await extensions(observer).checking(t, check)  # returns after the wait times out
+
+    assert checks == [t]
+    assert observer.told[1:] == [("wait ended", None)]

@@ -290,3 +290,19 @@ def test_a_tool_interaction_budget_stops_at_its_extended_limit(clock: WorkflowCl
     )
     # No error type: without an extension the turn goes on, its model gets no tools.
     assert spent.value.error_type == ""
+
+
+def test_spent_iterations_pause_a_pausing_turn_until_an_extension_adds_more() -> None:
+    t = a_turn(on_budget_exhausted="pause")
+    t.iteration = t.request.agent.max_iterations - 1
+    budgets.check_iterations(t)  # one left
+    t.iteration += 1
+    with pytest.raises(budgets.BudgetExhausted) as spent:
+        budgets.check_iterations(t)
+    assert spent.value.budget == "iterations"
+    assert spent.value.error_type == errors.MAX_ITERATIONS_EXCEEDED
+    assert spent.value.message.startswith(f"the turn reached max_iterations={t.iteration} ")
+    t.iteration += 1  # past the limit, however it got there: still spent
+    with pytest.raises(budgets.BudgetExhausted):
+        budgets.check_iterations(t)
+    budgets.check_iterations(extended(t, iterations=2))

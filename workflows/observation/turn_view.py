@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.signals import PendingCall, TurnState
     from turnkeeper.workflows import budgets
-    from turnkeeper.workflows.stream_retention import RetainedEvents
+    from turnkeeper.workflows.observation.stream_retention import RetainedEvents
     from turnkeeper.workflows.turn_state import Turn
 
 _INPUT_PREVIEW_CHARS = 300

@@ -1,7 +1,9 @@
 """The turn record: one structured log event per step of a turn, emitted through
 `workflow.logger` so that nothing is logged again while a worker replays a history. Together
 with the activities' `llm_call` and `tool_call` events they trace a turn end to end, and
-`turn_completed` is the one line per turn to grep for, on every exit path."""
+`turn_completed` is the one line per turn to grep for, on every exit path. The observer says
+what each step's line holds (`emit`); the two endings, which carry the turn's counters, are
+written here."""
 
 from __future__ import annotations
 
@@ -23,49 +25,15 @@ RESERVED_LOG_RECORD_KEYS: Final = frozenset(
 )  # fmt: skip
 
 
-def turn_started(agent_id: str, task_id: str, model: str) -> None:
-    _emit("turn_started", agent_id=agent_id, task_id=task_id, model=model)
-
-
-def approval_requested(call_id: str, tool: str) -> None:
-    _emit("approval_requested", call_id=call_id, tool=tool)
-
-
-def approval_decided(
-    call_id: str, tool: str, approved: bool, approver: str, reason: str, waited_s: float
-) -> None:
-    _emit(
-        "approval_decided",
-        waited_s=waited_s,
-        call_id=call_id,
-        tool=tool,
-        approved=approved,
-        approver=approver,
-        reason=reason,
-    )
-
-
-def budget_exhausted(request: int, budget: str, message: str) -> None:
-    _emit("budget_exhausted", request=request, budget=budget, detail=message)
-
-
-def budget_extended(request: int, budget: str, approver: str, reason: str) -> None:
-    _emit("budget_extended", request=request, budget=budget, approver=approver, reason=reason)
-
-
-def compacted(**counts: Any) -> None:
-    _emit("compacted", **counts)
-
-
 def turn_failed(report: AgentReport, error_type: str, message: str) -> None:
-    _emit("turn_failed", error_type=error_type, error=message, **_counters(report), warning=True)
+    emit("turn_failed", error_type=error_type, error=message, **_counters(report), warning=True)
 
 
 def turn_completed(report: AgentReport, error_type: str | None = None) -> None:
     fields = _counters(report)
     if error_type is not None:
         fields["error_type"] = error_type
-    _emit("turn_completed", **fields)
+    emit("turn_completed", **fields)
 
 
 def _counters(report: AgentReport) -> dict[str, Any]:
@@ -84,7 +52,8 @@ def _counters(report: AgentReport) -> dict[str, Any]:
     }
 
 
-def _emit(event: str, *, warning: bool = False, **fields: Any) -> None:
+def emit(event: str, *, warning: bool = False, **fields: Any) -> None:
+    """One line of the record: `event` with `fields`, and the turn's workflow id."""
     # Checked here, at every level: the logging module raises on a reserved key only when it
     # builds the record, that is only where the level lets the line through, so a worker at INFO
     # failed a turn that every test (at WARNING) passed.

@@ -25,13 +25,13 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.signals import DecisionRecord
     from turnkeeper.contracts.turn import AgentReport
-    from turnkeeper.workflows import turn_metrics
-    from turnkeeper.workflows import turn_record as record
+    from turnkeeper.workflows.observation import turn_metrics
+    from turnkeeper.workflows.observation import turn_record as record
+    from turnkeeper.workflows.observation.session_notes import SessionNotes
+    from turnkeeper.workflows.observation.turn_tracing import TurnSpan
+    from turnkeeper.workflows.observation.turn_view import TurnView
     from turnkeeper.workflows.pending_calls import PendingCalls
-    from turnkeeper.workflows.session_notes import SessionNotes
     from turnkeeper.workflows.turn_state import Turn
-    from turnkeeper.workflows.turn_tracing import TurnSpan
-    from turnkeeper.workflows.turn_view import TurnView
 
 
 class TurnObserver:
@@ -51,7 +51,12 @@ class TurnObserver:
         request = turn.request
         self.view.identify(turn)
         self._show(turn)
-        record.turn_started(request.agent.id, request.task.id, request.agent.model)
+        record.emit(
+            "turn_started",
+            agent_id=request.agent.id,
+            task_id=request.task.id,
+            model=request.agent.model,
+        )
         self.view.event("turn_started", turn, model=request.agent.model)
 
     def turn_resumed(self, turn: Turn) -> None:
@@ -134,7 +139,8 @@ class TurnObserver:
         """Earlier messages were left out (`removed` of them); `tokens` before and after."""
         before, after = tokens
         kept = len(turn.sent_messages())
-        record.compacted(
+        record.emit(
+            "compacted",
             strategy=spec.strategy,
             trigger=trigger,
             removed_messages=removed,
@@ -170,33 +176,30 @@ class TurnObserver:
         self._show(turn)
 
     def approval_requested(self, turn: Turn, use: ToolUseBlock) -> None:
-        record.approval_requested(use.id, use.name)
+        record.emit("approval_requested", call_id=use.id, tool=use.name)
         self.view.event("approval_requested", turn, call_id=use.id, tool=use.name, input=use.input)
 
     def approval_decided(self, turn: Turn, decided: DecisionRecord, waited_s: float) -> None:
-        record.approval_decided(
-            decided.call_id,
-            decided.tool,
-            decided.approved,
-            decided.approver,
-            decided.reason,
-            waited_s=waited_s,
-        )
+        decision = {
+            "call_id": decided.call_id,
+            "tool": decided.tool,
+            "approved": decided.approved,
+            "approver": decided.approver,
+            "reason": decided.reason,
+        }
+        record.emit("approval_decided", waited_s=waited_s, **decision)
         turn_metrics.approval_waited(decided.tool, decided.approved, waited_s)
-        self.view.event(
-            "approval_decided",
-            turn,
-            call_id=decided.call_id,
-            tool=decided.tool,
-            approved=decided.approved,
-            approver=decided.approver,
-            reason=decided.reason,
-        )
+        self.view.event("approval_decided", turn, **decision)
 
     # ---- budgets --------------------------------------------------------------------------
 
     def budget_exhausted(self, turn: Turn, request: BudgetRequest) -> None:
-        record.budget_exhausted(request.number, request.budget, request.message)
+        record.emit(
+            "budget_exhausted",
+            request=request.number,
+            budget=request.budget,
+            detail=request.message,
+        )
         self.view.event("budget_exhausted", turn, budget=request.budget, message=request.message)
         self._show(turn)
 
@@ -205,14 +208,13 @@ class TurnObserver:
         self._show(turn)
 
     def budget_extended(self, turn: Turn, granted: BudgetExtension) -> None:
-        record.budget_extended(granted.request, granted.budget, granted.approver, granted.reason)
-        self.view.event(
-            "budget_extended",
-            turn,
-            budget=granted.budget,
-            approver=granted.approver,
-            reason=granted.reason,
-        )
+        extension = {
+            "budget": granted.budget,
+            "approver": granted.approver,
+            "reason": granted.reason,
+        }
+        record.emit("budget_extended", request=granted.request, **extension)
+        self.view.event("budget_extended", turn, **extension)
         self._show(turn)
 
     # ---- shared ---------------------------------------------------------------------------
