@@ -28,7 +28,7 @@ from turnkeeper.contracts.names import QUERY_STATUS, SEARCH_ATTRIBUTES, WORKFLOW
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
-from tests.waiting import until
+from tests.support.waiting import until
 from turnkeeper.payloads.content_store import ContentStore, LocalFolderStore
 from turnkeeper.payloads.encrypted_store import encrypting
 from turnkeeper.payloads.keyring import Keyring

@@ -15,14 +15,14 @@ from turnkeeper.contracts.names import QUERY_STATUS
 from turnkeeper.contracts.signals import PendingCall, TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
-from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixture)
+from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
+from tests.support.console_runs import (  # noqa: F401 (restore_logging: an autouse fixture)
     address_of,
     invoke,
     restore_logging,
     shown_by_command,
     until_shown,
 )
-from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import script_marker
 

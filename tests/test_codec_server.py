@@ -20,9 +20,9 @@ from temporalio.api.common.v1 import Payload, Payloads
 from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
-from tests.browser import find_chromium, headless_chromium
 from tests.conftest import make_settings, new_key, scripted_request, temporal_binary
-from tests.encrypted_stack import OLD_KEY, deployment, encrypted_dev_stack
+from tests.support.browser import find_chromium, headless_chromium
+from tests.support.encrypted_stack import OLD_KEY, deployment, encrypted_dev_stack
 from turnkeeper.devtools.codec_server import (
     Access,
     CodecServerError,

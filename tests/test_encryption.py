@@ -24,9 +24,9 @@ from turnkeeper.contracts.names import SIGNAL_APPROVE
 from turnkeeper.contracts.turn import AgentReport
 from typer.testing import CliRunner
 
-from tests.cli.helpers import restore_logging  # noqa: F401 (autouse fixture)
 from tests.conftest import new_key, scripted_request, wait_for_pending
-from tests.encrypted_stack import (
+from tests.support.console_runs import restore_logging  # noqa: F401 (autouse fixture)
+from tests.support.encrypted_stack import (
     NEW_KEY,
     OLD_KEY,
     deployment,

@@ -23,7 +23,7 @@ from turnkeeper.contracts.decision_signing import public_key_line
 
 import turnkeeper
 from tests.conftest import new_key, wait_for_pending
-from tests.waiting import until
+from tests.support.waiting import until
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic, script_marker
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.package_lines import ROOT, installed_layout
+from tests.support.package_lines import ROOT, installed_layout
 
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 

@@ -21,8 +21,8 @@ import pytest
 from temporalio.client import Client
 
 from tests.conftest import make_settings, new_key, temporal_binary
-from tests.encrypted_stack import OLD_KEY
-from tests.waiting import until
+from tests.support.encrypted_stack import OLD_KEY
+from tests.support.waiting import until
 from turnkeeper.devtools.codec_server import Access, CodecService, running_codec_server
 from turnkeeper.payloads.keyring import Keyring
 from turnkeeper.payloads.stores import open_store

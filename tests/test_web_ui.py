@@ -23,7 +23,6 @@ from temporalio.testing import WorkflowEnvironment
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
 
-from tests.browser import Page, find_chromium, headless_chromium
 from tests.conftest import (
     SA_KEYS,
     make_settings,
@@ -32,6 +31,7 @@ from tests.conftest import (
     scripted_request,
     temporal_binary,
 )
+from tests.support.browser import Page, find_chromium, headless_chromium
 from turnkeeper.client.turns import start_turn
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic

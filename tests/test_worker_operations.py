@@ -20,10 +20,10 @@ from temporalio.common import VersioningBehavior
 from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL, WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
-from tests import history_facts
 from tests.conftest import new_key, scripted_request
 from tests.deployment.test_upgrade import promoted
-from tests.waiting import until
+from tests.support import history_facts
+from tests.support.waiting import until
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.devtools import deployments
 from turnkeeper.testing import fake_anthropic as fake

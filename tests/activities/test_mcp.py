@@ -30,7 +30,7 @@ from turnkeeper.contracts.activity_io import ToolCallResult
 from turnkeeper.contracts.mcp import McpCallInput, McpListToolsInput, McpListToolsResult
 from turnkeeper.contracts.messages import ToolResultBlock
 
-from tests.mcp_servers.http_process import DEMO_SERVER, HttpServerProcess, free_port
+from tests.support.mcp_http_process import DEMO_SERVER, HttpServerProcess, free_port
 from turnkeeper.payloads.content_store import LocalFolderStore
 
 

@@ -12,8 +12,8 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus
 from typer.testing import Result
 
-from tests.cli.helpers import address_of, restore_logging, runner  # noqa: F401 (autouse fixture)
 from tests.conftest import TurnRunner, new_key, scripted_request
+from tests.support.console_runs import address_of, restore_logging, runner  # noqa: F401 (autouse fixture)
 from tests.workflows.test_sessions import _settled, _turn_input
 from turnkeeper.client.sessions import session as session_handle
 from turnkeeper.client.sessions import start_session

@@ -19,14 +19,14 @@ from turnkeeper.contracts.names import QUERY_STATUS
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
-from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixture)
+from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binary
+from tests.support.console_runs import (  # noqa: F401 (restore_logging: an autouse fixture)
     address_of,
     invoke,
     restore_logging,
     shown_by_command,
     until_shown,
 )
-from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binary
 from tests.workflows.test_budget_extension import wait_for_budget_request
 from turnkeeper.client.client import TurnHandle
 from turnkeeper.client.errors import DecisionRefused

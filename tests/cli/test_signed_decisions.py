@@ -31,14 +31,14 @@ from turnkeeper.contracts.names import QUERY_STATUS, UPDATE_DECIDE
 from turnkeeper.contracts.signals import ApproveInput, DecideResult, SignedCall, TurnStatus
 from typer.testing import Result
 
-from tests.cli.helpers import (  # noqa: F401 (restore_logging: an autouse fixture)
+from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binary, wait_for_pending
+from tests.support.console_runs import (  # noqa: F401 (restore_logging: an autouse fixture)
     address_of,
     invoke,
     restore_logging,
     runner,
 )
-from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binary, wait_for_pending
-from tests.waiting import until
+from tests.support.waiting import until
 from turnkeeper.console.cli import app
 from turnkeeper.console.signing import PASSPHRASE_ENV
 from turnkeeper.testing import fake_anthropic as fake

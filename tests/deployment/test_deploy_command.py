@@ -12,8 +12,8 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from tests.cli.helpers import address_of, invoke, restore_logging  # noqa: F401 (autouse fixture)
-from tests.waiting import until
+from tests.support.console_runs import address_of, invoke, restore_logging  # noqa: F401 (autouse fixture)
+from tests.support.waiting import until
 from turnkeeper.devtools import deployments
 from turnkeeper.worker.versioning import WorkerVersion
 from turnkeeper.worker.wiring import worker_workflows, workflow_runner

@@ -35,7 +35,7 @@ from tests.conftest import (
     wait_for_pending,
 )
 from tests.deployment.build_b_workflow import BUILD_MEMO, BuildBTurnWorkflow
-from tests.waiting import until
+from tests.support.waiting import until
 from turnkeeper.devtools import deployments
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic

@@ -34,7 +34,7 @@ import pytest
 from temporalio.client import Client
 
 from tests.conftest import temporal_binary
-from tests.waiting import until
+from tests.support.waiting import until
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 ROOT = Path(__file__).parents[2]

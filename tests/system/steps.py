@@ -18,6 +18,7 @@ from temporalio.client import Client
 
 import turnkeeper
 from tests.conftest import temporal_binary
+from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess, run
 from tests.system.test_approvals_and_budgets import (
     result,
@@ -26,7 +27,6 @@ from tests.system.test_approvals_and_budgets import (
     turn_request,
     wait_for_state,
 )
-from tests.waiting import until
 
 __all__ = [
     "HALF_A_DOLLAR",

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import new_key
+from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess
-from tests.waiting import until
 from turnkeeper.testing import fake_anthropic as fake
 
 

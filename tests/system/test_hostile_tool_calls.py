@@ -16,9 +16,9 @@ from turnkeeper.activities.tools.line_search import SEARCH_TIME_LIMIT_S
 from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
 
 from tests.conftest import new_key
+from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.test_approvals_and_budgets import result, start, turn_request
-from tests.waiting import until
 from turnkeeper.testing import fake_anthropic as fake
 
 # A backtracking engine tries 2^n ways to split n a's before the '!' refuses each: Python's `re`

@@ -13,7 +13,7 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
-from tests.mcp_servers.http_process import DEMO_SERVER, HttpServerProcess
+from tests.support.mcp_http_process import DEMO_SERVER, HttpServerProcess
 from tests.system.conftest import SystemStack
 from tests.system.driving import agent, connect_like, task
 from turnkeeper.testing import fake_anthropic as anthropic

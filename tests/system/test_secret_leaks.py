@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import new_key
+from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.test_approvals_and_budgets import start, turn_request
-from tests.waiting import until
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing import openai_replies
 from turnkeeper.testing.fake_openai import FakeOpenAI

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import new_key, temporal_binary
+from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess, run
 from tests.system.test_approvals_and_budgets import (
     keypair,
@@ -20,7 +21,6 @@ from tests.system.test_approvals_and_budgets import (
     turn_request,
     wait_for_state,
 )
-from tests.waiting import until
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing import openai_replies as openai
 from turnkeeper.testing.fake_openai import FakeOpenAI

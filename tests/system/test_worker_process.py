@@ -15,6 +15,7 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
+from tests.support.waiting import until
 from tests.system.conftest import (
     WORKER_SCRIPT,
     SystemStack,
@@ -24,7 +25,6 @@ from tests.system.conftest import (
 )
 from tests.system.driving import SONNET, agent, connect_like, task
 from tests.test_devserver import free_ports, port_is_open
-from tests.waiting import until
 from turnkeeper.testing import fake_anthropic as anthropic
 
 BAD_KEY = "k1:c2hvcnQ="  # base64 of 5 bytes, not 32

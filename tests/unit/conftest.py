@@ -1,3 +1,3 @@
-"""The fast tier's tests run away from UTC (tests/local_time.py says why)."""
+"""The fast tier's tests run away from UTC (tests/support/local_time.py says why)."""
 
-from tests.local_time import away_from_utc  # noqa: F401  (an autouse fixture)
+from tests.support.local_time import away_from_utc  # noqa: F401  (an autouse fixture)

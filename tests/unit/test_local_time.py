@@ -1,5 +1,5 @@
 """The fast tier really runs away from UTC, with daylight saving: otherwise a timestamp written
-in local time would pass as UTC (tests/local_time.py)."""
+in local time would pass as UTC (tests/support/local_time.py)."""
 
 from __future__ import annotations
 

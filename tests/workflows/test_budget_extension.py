@@ -32,7 +32,7 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
-from tests.waiting import until
+from tests.support.waiting import until
 from tests.workflows.test_continue_as_new import eager_env, run_ids  # noqa: F401 (a fixture)
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic

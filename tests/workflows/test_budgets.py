@@ -11,7 +11,6 @@ from temporalio.exceptions import CancelledError
 from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL, QUERY_STATUS, QUERY_TRANSCRIPT
 from turnkeeper.contracts.signals import TurnStatus
 
-from tests import history_facts
 from tests.conftest import (
     TurnRunner,
     failure_of,
@@ -20,6 +19,7 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
+from tests.support import history_facts
 from turnkeeper.testing import fake_anthropic as fake
 
 LIST = ("list_files", {"path": "."})

@@ -30,7 +30,7 @@ from tests.conftest import (
     running_worker,
     scripted_request,
 )
-from tests.telemetry_capture import capture
+from tests.support.telemetry_capture import capture
 from tests.workflows.test_continue_as_new import eager_env, run_ids  # noqa: F401 (a fixture)
 from turnkeeper.client.events import turn_events
 from turnkeeper.testing import fake_anthropic as fake

@@ -12,7 +12,7 @@ from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import make_settings, new_key, running_worker, scripted_request
-from tests.telemetry_capture import capture
+from tests.support.telemetry_capture import capture
 from turnkeeper.testing import fake_anthropic as anthropic
 from turnkeeper.testing import openai_replies as openai
 from turnkeeper.testing.fake_anthropic import FakeAnthropic

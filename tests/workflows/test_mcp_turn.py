@@ -20,7 +20,7 @@ from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
-from tests.mcp_servers.http_process import DEMO_SERVER, HttpServerProcess
+from tests.support.mcp_http_process import DEMO_SERVER, HttpServerProcess
 from turnkeeper.payloads.content_store import LocalFolderStore
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic

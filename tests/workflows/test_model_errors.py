@@ -18,7 +18,6 @@ from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL, QUERY_STATUS
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
-from tests import history_facts
 from tests.conftest import (
     TurnRunner,
     failure_of,
@@ -27,6 +26,7 @@ from tests.conftest import (
     run_on_server,
     scripted_request,
 )
+from tests.support import history_facts
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic, ReplySpec
 

@@ -43,7 +43,7 @@ from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 
 from tests.conftest import make_settings, new_key, running_worker, scripted_request
 from tests.conftest import wait_for_pending as pending_of
-from tests.waiting import until
+from tests.support.waiting import until
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.keyring import Keyring, new_key_entry
 from turnkeeper.payloads.payload_storage import turn_data_converter

@@ -13,7 +13,7 @@ from turnkeeper.contracts.names import QUERY_STATUS, SIGNAL_APPROVE
 from turnkeeper.contracts.signals import TurnStatus
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
-from tests.waiting import until
+from tests.support.waiting import until
 from turnkeeper.testing import openai_replies as openai
 
 

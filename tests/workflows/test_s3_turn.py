@@ -18,7 +18,7 @@ from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import make_settings, new_key, running_worker, scripted_request
-from tests.s3_server import bucket_objects, create_bucket, moto_s3
+from tests.support.s3_server import bucket_objects, create_bucket, moto_s3
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.encrypted_store import EncryptedStore, encrypting
 from turnkeeper.payloads.keyring import Keyring, new_key_entry

@@ -11,7 +11,7 @@ from turnkeeper.contracts.names import SIGNAL_TURN_STATE
 from turnkeeper.contracts.session import SessionStatus
 
 from tests.conftest import TurnRunner, new_key, scripted_request
-from tests.waiting import until
+from tests.support.waiting import until
 from tests.workflows.test_sessions import _settled
 from turnkeeper.client.sessions import SessionHandle, start_session
 from turnkeeper.testing import fake_anthropic as fake

@@ -14,8 +14,8 @@ from temporalio.client import Client
 from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 
 from tests.conftest import new_key, scripted_request
-from tests.waiting import until
-from tests.workers.ledger_worker import ledger_settings, ledger_worker
+from tests.support.ledger_worker import ledger_settings, ledger_worker
+from tests.support.waiting import until
 from turnkeeper.client.connection import connect
 from turnkeeper.client.sessions import session as session_handle
 from turnkeeper.client.sessions import start_session
@@ -35,7 +35,7 @@ async def test_a_worker_killed_between_turns_loses_nothing(
     env = {**os.environ, "ANTHROPIC_BASE_URL": fake_anthropic.base_url, "ANTHROPIC_API_KEY": "k"}
     address = client.service_client.config.target_host
     doomed = subprocess.Popen(  # noqa: ASYNC220 (started once, killed below)
-        [sys.executable, "-m", "tests.workers.ledger_worker", address, task_queue,
+        [sys.executable, "-m", "tests.support.ledger_worker", address, task_queue,
          str(tmp_path / "ledger.txt"), str(data_dir)],
         cwd=ROOT, env=env,
     )  # fmt: skip

@@ -49,7 +49,7 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
-from tests.waiting import until
+from tests.support.waiting import until
 from tests.workflows.test_continue_as_new import eager_env  # noqa: F401 (a fixture)
 from turnkeeper.client.approvals import list_standing
 from turnkeeper.testing import fake_anthropic as fake

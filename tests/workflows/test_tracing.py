@@ -29,7 +29,7 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
-from tests.telemetry_capture import MetricGrowth, capture
+from tests.support.telemetry_capture import MetricGrowth, capture
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 

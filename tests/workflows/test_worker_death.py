@@ -18,9 +18,9 @@ from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
-from tests import history_facts
 from tests.conftest import new_key, scripted_request
-from tests.workers.ledger_worker import ledger_worker
+from tests.support import history_facts
+from tests.support.ledger_worker import ledger_worker
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
@@ -47,7 +47,7 @@ async def test_killed_worker_mid_call_never_repeats_a_non_idempotent_effect(
     env = {**os.environ, "ANTHROPIC_BASE_URL": fake_anthropic.base_url, "ANTHROPIC_API_KEY": "k"}
     address = client.service_client.config.target_host
     doomed = subprocess.Popen(  # noqa: ASYNC220 (started once, killed below)
-        [sys.executable, "-m", "tests.workers.ledger_worker", address, task_queue, str(ledger),
+        [sys.executable, "-m", "tests.support.ledger_worker", address, task_queue, str(ledger),
          str(tmp_path / "data")],
         cwd=ROOT, env=env,
     )  # fmt: skip

@@ -1,6 +1,6 @@
 """Which signed decisions, budget extensions and standing approvals a turn whose approvers have
 public keys applies: each way one can be wrong gets its own refusal. (Whether a signature
-verifies at all is tested in tests/contracts/test_decision_signing.py.)"""
+verifies at all is tested in tests/unit/contracts/test_decision_signing.py.)"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """The provider half of the error ladder, without HTTP: each status and error type a provider
 answers with becomes one contract error type, retryable or not, with the provider's own delay.
-The same answers through the real SDKs and the fake servers: tests/activities/test_*_provider.py."""
+The same answers through the real SDKs and the fake servers:
+tests/unit/activities/providers/test_anthropic_provider.py and
+tests/activities/test_openai_provider.py."""
 
 from __future__ import annotations
 

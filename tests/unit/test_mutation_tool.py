@@ -13,7 +13,7 @@ from tests.mutation.config import Equivalent, load
 from tests.mutation.mutants import new_session
 from tests.mutation.operators import ReplaceAugmentedAssignment
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from turnkeeper.workflows.failures import describe, invalid_request
 from turnkeeper.workflows.request_checks import request_problem
 from turnkeeper.workflows.tool_validation import validation_problems
 
-from tests.fuzz.strategies import deeply_nested, json_values, request_like, surrogate_text
+from tests.support.strategies import deeply_nested, json_values, request_like, surrogate_text
 
 MANY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -1,4 +1,4 @@
-"""The fast tier (tests/unit, tests/contracts) runs in New York time, not in UTC: a clock read or
+"""The fast tier (tests/unit) runs in New York time, not in UTC: a clock read or
 a timestamp written in local time instead of UTC is then hours off, and a test sees it. On a
 machine in UTC, as CI and most containers are, such a defect would pass every test.
 

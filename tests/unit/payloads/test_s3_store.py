@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ from botocore.exceptions import ClientError
 from turnkeeper.contracts.activity_io import ToolCallResult
 
 from tests.conftest import make_settings
-from tests.s3_server import bucket_objects, create_bucket, moto_s3
+from tests.support.s3_server import bucket_objects, create_bucket, moto_s3
 from turnkeeper.payloads.content_store import ContentMissingError, content_ref, hex_digest
 from turnkeeper.payloads.keyring import Keyring
 from turnkeeper.payloads.payload_storage import CLAIM_CHECK_BYTES, turn_data_converter
@@ -196,24 +195,3 @@ def test_without_the_s3_extra_an_s3_url_says_which_extra_to_install(
         open_store(_settings(tmp_path, "s3://turn-bucket"))
 
     assert str(refused.value) == MISSING_EXTRA
-
-
-def test_the_store_modules_import_without_the_s3_extra(tmp_path: Path) -> None:
-    blocked = ("aioboto3", "aiobotocore", "botocore", "boto3", "types_aiobotocore_s3")
-    script = (
-        f"import sys; sys.modules.update(dict.fromkeys({blocked!r}))\n"
-        "from pathlib import Path\n"
-        "from turnkeeper.payloads.stores import open_store\n"
-        "import turnkeeper.client.connection, turnkeeper.worker.wiring\n"
-        "from turnkeeper.worker.settings import Settings\n"
-        f"p = Path({str(tmp_path)!r})\n"
-        "from turnkeeper.payloads.keyring import Keyring\n"
-        "print(type(open_store(Settings('q', p, p, p), Keyring())).__name__)\n"
-    )
-
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
-
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "LocalFolderStore"

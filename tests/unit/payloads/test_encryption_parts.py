@@ -4,15 +4,13 @@ encrypting content store, each fed wrong input too."""
 from __future__ import annotations
 
 import base64
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from temporalio.api.common.v1 import Payload
 from typer.testing import CliRunner
 
-from tests.cli.helpers import restore_logging  # noqa: F401 (autouse fixture)
+from tests.support.console_runs import restore_logging  # noqa: F401 (autouse fixture)
 from turnkeeper.console.cli import app
 from turnkeeper.payloads.content_store import LocalFolderStore, hex_digest
 from turnkeeper.payloads.encrypted_store import ContentCorruptedError, EncryptedStore
@@ -25,7 +23,6 @@ from turnkeeper.payloads.keyring import (
     new_key_entry,
 )
 
-REPO = Path(__file__).resolve().parents[2]
 K1 = new_key_entry("k1")
 K2 = new_key_entry("k2")
 SECRET_B64 = K1.partition(":")[2]
@@ -126,17 +123,3 @@ def test_keys_new_prints_an_entry_the_variable_accepts() -> None:
     line = result.output.strip()
     assert Keyring.parse(line).key_ids == ("prod-2026",)
     assert Keyring.parse(CliRunner().invoke(app, ["keys", "new"]).output.strip()).enabled
-
-
-def test_the_worker_refuses_a_malformed_variable_in_one_line(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "worker.py"],
-        cwd=REPO,
-        env={"PATH": "/usr/bin:/bin", "TURNKEEPER_ENCRYPTION_KEYS": "k1:tooshort"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 1
-    assert done.stderr.strip().splitlines()[-1].startswith("TURNKEEPER_ENCRYPTION_KEYS, entry 1")
-    assert "Traceback" not in done.stderr

@@ -1,6 +1,6 @@
-"""The package lines of turnkeeper as import-linter sees them: `python -m tests.package_lines`
-prints who imports whom between the layers; tests/test_package_lines.py runs the contracts of
-pyproject.toml's `[tool.importlinter]`.
+"""The package lines of turnkeeper as import-linter sees them: `python -m
+tests.support.package_lines` prints who imports whom between the layers;
+tests/test_package_lines.py runs the contracts of pyproject.toml's `[tool.importlinter]`.
 
 Installed, `contracts/`, `workflows/` and `activities/` are `turnkeeper.contracts|workflows|
 activities` (setuptools' package-dir). grimp, the graph builder under import-linter, finds a
@@ -18,7 +18,7 @@ import tomllib
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "turnkeeper"
 # The rooms of the package, lowest first; every module belongs to the one that prefixes it.
 ROOMS = (

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.helpers import restore_logging, runner  # noqa: F401 (an autouse fixture)
+from tests.support.console_runs import restore_logging, runner  # noqa: F401 (an autouse fixture)
 from turnkeeper.client.requests import RequestError, RunOptions, build_request
 from turnkeeper.console.cli import app
 from turnkeeper.console.commands import parse_output
@@ -82,7 +82,7 @@ def test_flags_override_the_agent_file_and_its_constraints(tmp_path: Path) -> No
 
 
 def test_the_shipped_agent_files_are_valid() -> None:
-    agents = Path(__file__).resolve().parents[2] / "agents"
+    agents = Path(__file__).resolve().parents[3] / "agents"
     for name in ("research-assistant.json", "demo-summarizer.json"):
         request = build_request(RunOptions(input="x", agent_file=agents / name), short_id="x")
         assert "write_file" in request.agent.tools

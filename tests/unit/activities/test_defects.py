@@ -88,5 +88,5 @@ def test_the_log_line_says_where_the_defect_is_and_quotes_nothing() -> None:
         raise ValueError("input_value='the user wrote this'")
     (line,) = [entry for entry in captured if entry["event"] == "activity_defect"]
     assert line["error_type"] == "ValueError"
-    assert line["raised_at"].startswith("test_activity_defects.py:")
+    assert line["raised_at"].startswith(f"{Path(__file__).name}:")
     assert "the user wrote this" not in repr(line)

@@ -1,7 +1,7 @@
 """A worker process whose one tool, `append_ledger`, is not idempotent and slow, for the test
 that kills a worker in the middle of such a call.
 
-    python -m tests.workers.ledger_worker ADDRESS TASK_QUEUE LEDGER_FILE DATA_DIR
+    python -m tests.support.ledger_worker ADDRESS TASK_QUEUE LEDGER_FILE DATA_DIR
 """
 
 from __future__ import annotations

@@ -6,25 +6,21 @@ on loopback, without a token."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
-from urllib.parse import urlsplit
 
-import aiohttp
 import pytest
 from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.api.sdk.v1.external_storage_pb2 import ExternalStorageReference
 
-from tests.conftest import make_settings, temporal_binary
-from tests.encrypted_stack import OLD_KEY
+from tests.conftest import make_settings
+from tests.support.codec_client import Codec, payloads_json
+from tests.support.encrypted_stack import OLD_KEY
 from turnkeeper.devtools.codec_server import (
     MAX_PAYLOADS_PER_REQUEST,
     MAX_REQUEST_BYTES,
@@ -38,34 +34,6 @@ from turnkeeper.payloads.stores import open_store
 SECRET: Final = "lantern-ferry-5521"
 REFERENCE_TYPE: Final = ExternalStorageReference.DESCRIPTOR.full_name.encode()
 TOKEN: Final = "s3cret-token"
-
-
-@dataclass(frozen=True)
-class Codec:
-    url: str
-    store_root: Path
-    encrypted: Payload
-
-    @property
-    def port(self) -> int:
-        port = urlsplit(self.url).port
-        assert port is not None
-        return port
-
-    async def post(self, path: str, body: str | bytes, headers: dict[str, str]) -> tuple[int, str]:
-        async with (
-            aiohttp.ClientSession() as session,
-            session.post(
-                f"{self.url}{path}",
-                data=body,
-                headers={"Content-Type": "application/json", **headers},
-            ) as response,
-        ):
-            return response.status, await response.text()
-
-    async def decode(self, payloads: list[Payload], **headers: str) -> tuple[int, str]:
-        sent = {"Host": f"127.0.0.1:{self.port}", "X-Namespace": "default", **headers}
-        return await self.post("/decode", _body(payloads), {k: v for k, v in sent.items() if v})
 
 
 Serve = Callable[[Access], AbstractAsyncContextManager[Codec]]
@@ -92,10 +60,6 @@ def serve(tmp_path: Path) -> Serve:
 async def codec(serve: Serve) -> AsyncIterator[Codec]:
     async with serve(Access(frozenset({"default"}), None, frozenset())) as running:
         yield running
-
-
-def _body(payloads: list[Payload]) -> str:
-    return json_format.MessageToJson(Payloads(payloads=payloads))
 
 
 def decoded(text: str) -> bytes:
@@ -174,7 +138,7 @@ async def test_a_reference_that_resolves_to_nothing_is_a_short_422(
     # Kept as they are, references are not looked up at all.
     status, text = await codec.post(
         "/decode?preserveStorageRefs=true",
-        _body([payload]),
+        payloads_json([payload]),
         {"Host": f"127.0.0.1:{codec.port}", "X-Namespace": "default"},
     )
     assert status == 200, text
@@ -210,28 +174,3 @@ async def test_too_many_payloads_are_refused_before_they_are_parsed(codec: Codec
         f"at most {MAX_PAYLOADS_PER_REQUEST} payloads are decoded per request"
     )
     assert (await codec.decode(many[:MAX_PAYLOADS_PER_REQUEST]))[0] == 200
-
-
-async def test_turnkeeper_codec_server_serves_the_names_it_is_given(tmp_path: Path) -> None:
-    command = [
-        temporal_binary("turnkeeper"), "codec-server", "--port", "0", "--allowed-host", "codec.lan",
-    ]  # fmt: skip
-    environment = {
-        "PATH": os.environ["PATH"],
-        "TURNKEEPER_ENCRYPTION_KEYS": OLD_KEY,
-        "TURNKEEPER_DATA_DIR": str(tmp_path),
-    }
-    process = await asyncio.create_subprocess_exec(
-        *command, env=environment, stdout=asyncio.subprocess.PIPE
-    )
-    try:
-        assert process.stdout is not None
-        first = await asyncio.wait_for(process.stdout.readline(), 30)
-        url = first.decode().split()[3]  # "codec server on http://127.0.0.1:PORT · …"
-        codec = Codec(url, tmp_path, Payload(metadata={"encoding": b"binary/null"}))
-        assert (await codec.decode([codec.encrypted], Host="codec.lan"))[0] == 200
-        assert (await codec.decode([codec.encrypted], Host=f"localhost:{codec.port}"))[0] == 200
-        assert (await codec.decode([codec.encrypted], Host="codec.lan.attacker.example"))[0] == 403
-    finally:
-        process.terminate()
-        await asyncio.wait_for(process.wait(), 30)

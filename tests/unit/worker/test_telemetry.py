@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
 from opentelemetry.trace import StatusCode
-from temporalio.client import Client
 from temporalio.contrib.opentelemetry import OpenTelemetryPlugin, ReplaySafeTracerProvider
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.runtime import OpenTelemetryConfig, PrometheusConfig
 from turnkeeper.activities.providers.provider import ModelRequest, ModelResponse
@@ -26,7 +21,7 @@ from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, T
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import Usage
 
-from tests.telemetry_capture import Capture, capture
+from tests.support.telemetry_capture import Capture, capture
 from turnkeeper.client import telemetry_options as connect_telemetry
 from turnkeeper.worker import telemetry as telemetry_module
 from turnkeeper.worker.telemetry import TelemetryConfigError, build_telemetry, configure_telemetry
@@ -136,47 +131,6 @@ def test_temporal_sdk_metrics_follow_the_same_variables(
 ) -> None:
     names = [n for n in env.get("OTEL_METRICS_EXPORTER", "").split(",") if n]
     assert temporal_metrics_config(env, names) == expected
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def scrape(port: int) -> str:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-        return response.read().decode()
-
-
-async def test_prometheus_serves_our_metrics_and_temporals_own(client: Client) -> None:
-    ours, temporals = free_port(), free_port()
-    env = {
-        "OTEL_METRICS_EXPORTER": "prometheus",
-        "OTEL_EXPORTER_PROMETHEUS_HOST": "127.0.0.1",
-        "OTEL_EXPORTER_PROMETHEUS_PORT": str(ours),
-        "TURNKEEPER_TEMPORAL_METRICS_PORT": str(temporals),
-    }
-    built = build_telemetry("svc", env)
-    try:
-        assert built.meter_provider is not None
-        counter = built.meter_provider.get_meter("test").create_counter("turnkeeper.probe")
-        counter.add(3, {"model": MODEL})
-        # A client on the telemetry's runtime: Temporal's core counts its requests.
-        other = await Client.connect(
-            client.service_client.config.target_host,
-            namespace=client.namespace,
-            data_converter=pydantic_data_converter,
-            **built.client_options(),
-        )
-        await other.count_workflows()
-        ours_text, temporal_text = await asyncio.gather(
-            asyncio.to_thread(scrape, ours), asyncio.to_thread(scrape, temporals)
-        )
-    finally:
-        built.shutdown()
-    assert f'turnkeeper_probe_total{{model="{MODEL}"' in ours_text
-    assert "temporal_request" in temporal_text
 
 
 # ---- spans of model calls and tool calls ---------------------------------------------------

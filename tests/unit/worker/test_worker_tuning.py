@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from temporalio.worker import PollerBehaviorSimpleMaximum
 
 from turnkeeper.worker.settings import Settings
 from turnkeeper.worker.worker_tuning import WorkerTuning
-
-ROOT = Path(__file__).parent.parent
 
 
 def test_the_defaults_are_the_measured_ones() -> None:
@@ -63,42 +56,3 @@ def test_each_setting_can_be_overridden() -> None:
 def test_a_bad_value_is_refused_naming_the_variable(name: str, value: str, message: str) -> None:
     with pytest.raises(ValueError, match=f"{name} {message}"):
         Settings.from_env({name: value})
-
-
-WORKER = [sys.executable, "worker.py"]
-CONSOLE = [str(Path(sys.executable).with_name("turnkeeper")), "status", "x"]
-
-
-@pytest.mark.parametrize(
-    ("command", "variables", "says"),
-    [
-        (
-            WORKER,
-            {"TURNKEEPER_MAX_CACHED_WORKFLOWS": "lots"},
-            "TURNKEEPER_MAX_CACHED_WORKFLOWS must be a whole number, got 'lots'",
-        ),
-        (
-            CONSOLE,
-            {"TURNKEEPER_STORE_URL": "minio.local/bucket"},
-            "TURNKEEPER_STORE_URL must be s3://bucket or s3://bucket/prefix",
-        ),
-        # A client reads the store's variables and none of the worker's: a worker-only
-        # mistake does not stop it, which gets as far as dialling (a port nothing serves).
-        (
-            CONSOLE,
-            {"TURNKEEPER_MAX_CACHED_WORKFLOWS": "lots", "TEMPORAL_ADDRESS": "127.0.0.1:1"},
-            "Cannot reach Temporal at 127.0.0.1:1",
-        ),
-    ],
-    ids=["worker", "console", "console ignores the worker's variables"],
-)
-def test_the_worker_and_the_console_say_which_variable_is_wrong(
-    command: list[str], variables: dict[str, str], says: str
-) -> None:
-    env = {**os.environ, **variables}
-
-    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
-
-    assert done.returncode != 0
-    assert says in done.stderr
-    assert "Traceback" not in done.stderr

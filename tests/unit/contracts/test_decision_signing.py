@@ -1,6 +1,6 @@
 """The signed-decision format, byte for byte, and the checks a turn runs on a signature: pure
 functions, so no server is needed. Format 2's known answers, for other languages too, are in
-docs/signing-vectors.json (tests/contracts/test_signing_vectors.py)."""
+docs/signing-vectors.json (tests/unit/contracts/test_signing_vectors.py)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,11 @@
 """The parts of `TURNKEEPER_REQUIRE_ENCRYPTION` on their own: the codec's mark on what arrives
 unencrypted, the converter that hands a marked payload over raw, the one failure message left
-readable, the variable, and a worker that refuses to start without keys."""
+readable, and the variable (a worker that refuses to start without keys:
+tests/test_required_encryption_worker.py)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from temporalio.api.common.v1 import Payload
@@ -24,7 +22,7 @@ from turnkeeper.payloads.keyring import Keyring, new_key_entry
 from turnkeeper.payloads.payload_storage import turn_data_converter
 from turnkeeper.worker.settings import Settings
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 KEYS = new_key_entry("k1")
 
 
@@ -99,38 +97,3 @@ def test_the_variable_is_a_plain_yes_or_no(value: str, required: bool) -> None:
 def test_a_typo_in_the_variable_is_refused_not_read_as_no() -> None:
     with pytest.raises(SettingsError, match="TURNKEEPER_REQUIRE_ENCRYPTION must be 1 or 0"):
         Settings.from_env({"TURNKEEPER_REQUIRE_ENCRYPTION": "ture"})
-
-
-def run_worker(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "worker.py"],
-        cwd=REPO,
-        # Nothing listens there: a worker that got as far as connecting would say so instead.
-        env={
-            "PATH": "/usr/bin:/bin",
-            "TEMPORAL_ADDRESS": "127.0.0.1:1",
-            "TURNKEEPER_DATA_DIR": str(tmp_path),
-            **env,
-        },
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
-def test_a_worker_that_requires_encryption_without_keys_refuses_to_start(
-    tmp_path: Path,
-) -> None:
-    done = run_worker(tmp_path, TURNKEEPER_REQUIRE_ENCRYPTION="1")
-    assert done.returncode == 1, done.stderr
-    assert "Traceback" not in done.stderr
-    last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("TURNKEEPER_REQUIRE_ENCRYPTION is set but TURNKEEPER_ENCRYPTION_KEYS")
-    assert "turnkeeper keys new" in last
-
-
-def test_a_worker_with_a_misspelt_requirement_refuses_to_start(tmp_path: Path) -> None:
-    env: dict[str, Any] = {"TURNKEEPER_ENCRYPTION_KEYS": KEYS}
-    done = run_worker(tmp_path, TURNKEEPER_REQUIRE_ENCRYPTION="ture", **env)
-    assert done.returncode == 1, done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith("TURNKEEPER_REQUIRE_ENCRYPTION must be")

@@ -1,3 +1,0 @@
-"""The fast tier's tests run away from UTC (tests/local_time.py says why)."""
-
-from tests.local_time import away_from_utc  # noqa: F401  (an autouse fixture)
