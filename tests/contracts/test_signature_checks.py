@@ -14,7 +14,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-from pydantic import JsonValue, ValidationError
+from pydantic import ValidationError
 from turnkeeper.contracts.decision_signing import (
     BUDGET_EXTENSION,
     DECISION,
@@ -31,23 +31,14 @@ from turnkeeper.contracts.decision_signing import (
     signed_bytes,
 )
 
+from tests.contracts.decision_examples import UNSIGNED_DECISION
+
 KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 PUBLIC = public_key_line(KEY)
 EXPIRES = datetime(2026, 11, 23, 15, 4, 5, tzinfo=UTC)
 BEFORE = EXPIRES - timedelta(seconds=1)
-_DECISION: dict[str, JsonValue] = {
-    "workflow_id": "turn-1",
-    "agent_id": "research-assistant",
-    "call_id": "toolu_01",
-    "tool": "write_file",
-    "approved": True,
-    "input": None,
-    "reason": "looks fine",
-    "remember": False,
-    "approver": "alice",
-}
-FIELDS = {**_DECISION, "call_input_sha256": None}
-LEGACY_FIELDS = decision_fields(**_DECISION, call_input_sha256=None, version=1)  # type: ignore[arg-type]
+FIELDS = {**UNSIGNED_DECISION, "call_input_sha256": None}
+LEGACY_FIELDS = decision_fields(**UNSIGNED_DECISION, call_input_sha256=None, version=1)  # type: ignore[arg-type]
 _BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 

@@ -176,7 +176,7 @@ def test_a_write_never_goes_through_a_temporary_file_planted_in_advance(
     root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch, planted: str
 ) -> None:
     workspace = Workspace(root)
-    monkeypatch.setattr(secrets, "token_hex", lambda size: "0" * 2 * size)
+    monkeypatch.setattr(secrets, "token_hex", lambda size: "0" * 16)
     temporary = root / ".turnkeeper-0000000000000000.tmp"
     if planted == "a file":
         temporary.write_text("planted, and longer than the content")
