@@ -32,6 +32,8 @@ from turnkeeper.contracts.decision_signing import (
 from turnkeeper.contracts.signals import ApproveInput, SignedCall
 from turnkeeper.contracts.turn import AgentSpec
 
+from tests.unit.contracts.decision_examples import UNSIGNED_DECISION
+
 # A fixed key and its format 1 signature, checked against `openssl pkeyutl -sign -rawin` when
 # written: any other Ed25519 implementation must produce the same value for the same bytes.
 KNOWN_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
@@ -41,19 +43,10 @@ LEGACY_VALUE = (
     "UVaXENGnqRZdDe6/QrPLwgA67mRasSU+BlEI9DAKaRAj9Oh53RCN6QHv50gj8C9qkn1m0XW7RgBaDY4sdJKsBQ=="
 )
 KNOWN_INPUT = {"path": "summary.md", "content": "# Summary\n"}
-_DECISION = {
-    "workflow_id": "turn-1",
-    "agent_id": "research-assistant",
-    "call_id": "toolu_01",
-    "tool": "write_file",
-    "approved": True,
-    "input": None,
-    "reason": "looks fine",
-    "remember": False,
-    "approver": "alice",
-}
-KNOWN_FIELDS = decision_fields(**_DECISION, call_input_sha256=input_digest(KNOWN_INPUT))
-LEGACY_FIELDS = decision_fields(**_DECISION, call_input_sha256=None, version=LEGACY_SIGNING_VERSION)
+KNOWN_FIELDS = decision_fields(**UNSIGNED_DECISION, call_input_sha256=input_digest(KNOWN_INPUT))
+LEGACY_FIELDS = decision_fields(
+    **UNSIGNED_DECISION, call_input_sha256=None, version=LEGACY_SIGNING_VERSION
+)
 BEFORE_EXPIRY = datetime(2026, 11, 23, 15, 4, 4, tzinfo=UTC)
 KNOWN_SIGNATURE = sign(KNOWN_KEY, DECISION, KNOWN_FIELDS, BEFORE_EXPIRY + timedelta(seconds=1))
 _BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"

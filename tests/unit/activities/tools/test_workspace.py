@@ -9,44 +9,10 @@ from pathlib import Path
 
 import pytest
 from turnkeeper.activities.tools import line_search
-from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, run_tool
-from turnkeeper.activities.tools.workspace import MAX_LIST_ENTRIES, Workspace, builtin_tools
+from turnkeeper.activities.tools.registry import ToolError, ToolRegistry
+from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 
-SECRET = "top secret, outside the workspace"
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    (folder / "secret.txt").write_text(SECRET)
-    return folder
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    return tmp_path / "workspace"
-
-
-@pytest.fixture
-def tools(root: Path) -> ToolRegistry:
-    return builtin_tools(Workspace(root), max_read_bytes=64)
-
-
-async def call(tools: ToolRegistry, name: str, **arguments: str) -> str:
-    tool = tools.get(name)
-    assert tool is not None
-    return await run_tool(tool, arguments)
-
-
-def names_in(folder: Path) -> list[str]:
-    return sorted(path.name for path in folder.iterdir())
-
-
-async def refused(tools: ToolRegistry, name: str, **arguments: str) -> str:
-    with pytest.raises(ToolError) as caught:
-        await call(tools, name, **arguments)
-    return str(caught.value)
+from tests.unit.activities.tools.tool_calls import SECRET, call, names_in, refused
 
 
 def test_the_four_tools_have_the_contract_names_and_inputs(tools: ToolRegistry) -> None:
@@ -83,14 +49,6 @@ async def test_list_files_sorts_and_marks_folders(tools: ToolRegistry, root: Pat
     assert await call(tools, "list_files", path="notes") == "notes/b.md"
     (root / "empty").mkdir()
     assert await call(tools, "list_files", path="empty") == "'empty' is empty"
-
-
-async def test_list_files_is_capped(tools: ToolRegistry, root: Path) -> None:
-    for index in range(MAX_LIST_ENTRIES + 5):
-        (root / f"f{index:05}").touch()
-    lines = (await call(tools, "list_files")).splitlines()
-    assert len(lines) == MAX_LIST_ENTRIES + 1
-    assert lines[-1].startswith("[5 more entries not shown")
 
 
 async def test_list_files_errors(tools: ToolRegistry, root: Path) -> None:
