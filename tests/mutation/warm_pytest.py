@@ -45,8 +45,12 @@ class WarmPytest:
 
     def __init__(self, root: Path) -> None:
         self._root = root
-        # A mutant and its restored original can share an mtime and a size: never cache bytecode.
+        # A mutant and its restored original can share an mtime and a size: never cache bytecode,
+        # and never read a cached one either. Another process importing the checkout meanwhile
+        # (a worker, a test run) writes __pycache__ files that can match a mutant's mtime and
+        # size; a prefix of our own, always empty, makes every import compile the source.
         sys.dont_write_bytecode = True
+        sys.pycache_prefix = tempfile.mkdtemp(prefix="mutation-pycache-")
 
     def warm_up(self, tests: list[str], timeout: float) -> Run:
         """Runs `tests` on the unmutated code, then imports here every third-party module that
