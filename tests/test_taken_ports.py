@@ -19,7 +19,8 @@ import pytest
 
 import turnkeeper
 from tests.cli.test_demo import turnkeeper_command
-from tests.test_devserver import REPO_ROOT, free_ports, own_environment
+from tests.support.ports import free_ports
+from tests.test_devserver import REPO_ROOT, own_environment
 from turnkeeper.devtools.devserver import DevServer, DevServerError, PortFlags
 
 FLAGS = PortFlags("--the-port", "--the-ui-port")
