@@ -1,10 +1,11 @@
 """Free ports for the servers and workers a test starts, so that none touches a server the
-developer may be running on 7233."""
+developer may be running on 7233; and a port held by something that never answers."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
+from collections.abc import Iterator
 
 
 def free_ports(count: int) -> list[int]:
@@ -14,3 +15,12 @@ def free_ports(count: int) -> list[int]:
         for sock in sockets:
             sock.bind(("127.0.0.1", 0))
         return [sock.getsockname()[1] for sock in sockets]
+
+
+@contextlib.contextmanager
+def silent_listener() -> Iterator[int]:
+    """A port whose listener accepts connections and never answers: the slowest to tell apart."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
