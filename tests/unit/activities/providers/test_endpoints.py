@@ -4,7 +4,6 @@ configuration is refused naming its field. Calls go to the fake APIs (in-process
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
 import pytest
 from turnkeeper.activities.providers.endpoints import (
@@ -21,32 +20,30 @@ from tests.unit.activities.providers.openai_requests import new_key, request_for
 from turnkeeper.testing import fake_anthropic as anthropic_fake
 from turnkeeper.testing import openai_replies as fake
 from turnkeeper.testing.fake_anthropic import start_fake_anthropic
-from turnkeeper.testing.fake_openai import FakeOpenAI, start_fake_openai
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[FakeOpenAI]:
-    async with start_fake_openai() as started:
-        yield started
+from turnkeeper.testing.fake_openai import FakeOpenAI
 
 
 async def test_a_named_endpoint_sends_its_own_key_and_max_tokens(
-    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    openai_server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-must-not-leak")
     config = {
-        "local": {"kind": "openai", "base_url": f"{server.base_url}/v1", "api_key_env": "LK"},
-        "open": {"kind": "openai", "base_url": f"{server.base_url}/v1"},
+        "local": {
+            "kind": "openai",
+            "base_url": f"{openai_server.base_url}/v1",
+            "api_key_env": "LK",
+        },
+        "open": {"kind": "openai", "base_url": f"{openai_server.base_url}/v1"},
     }
     env = {"TURNKEEPER_PROVIDERS": json.dumps(config), "LK": "local-secret"}
     providers = default_providers(env)
     key = new_key()
-    server.script(key, [[fake.text("hi"), fake.text("hi")]])
+    openai_server.script(key, [[fake.text("hi"), fake.text("hi")]])
 
     await providers["local"].complete(request_for(key))
     await providers["open"].complete(request_for(key))
 
-    first, second = server.requests_for(key)
+    first, second = openai_server.requests_for(key)
     assert first.headers["authorization"] == "Bearer local-secret"
     assert second.headers["authorization"] == f"Bearer {NO_KEY}"
     assert first.body["max_tokens"] == 256 and "max_completion_tokens" not in first.body

@@ -23,29 +23,23 @@ from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, T
 from tests.unit.activities.providers.openai_requests import READ, new_key, request_for
 from turnkeeper.testing import openai_replies as fake
 from turnkeeper.testing.anthropic_replies import RawReply, SlowReply
-from turnkeeper.testing.fake_openai import FakeOpenAI, start_fake_openai
+from turnkeeper.testing.fake_openai import FakeOpenAI
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[FakeOpenAI]:
-    async with start_fake_openai() as started:
-        yield started
-
-
-@pytest.fixture
-async def provider(server: FakeOpenAI) -> AsyncIterator[OpenAICompatibleProvider]:
+async def provider(openai_server: FakeOpenAI) -> AsyncIterator[OpenAICompatibleProvider]:
     provider = OpenAICompatibleProvider(
-        api_key="sk-test-secret", base_url=f"{server.base_url}/v1", timeout_s=5.0
+        api_key="sk-test-secret", base_url=f"{openai_server.base_url}/v1", timeout_s=5.0
     )
     yield provider
     await provider.aclose()
 
 
 async def test_parallel_tool_calls_and_results_round_trip(
-    server: FakeOpenAI, provider: OpenAICompatibleProvider
+    openai_server: FakeOpenAI, provider: OpenAICompatibleProvider
 ) -> None:
     key = new_key()
-    server.script(
+    openai_server.script(
         key,
         [
             fake.tool_calls(
@@ -75,7 +69,7 @@ async def test_parallel_tool_calls_and_results_round_trip(
 
     assert second.content == [TextBlock(text="Both read.")]
     assert second.stop_reason == "end_turn"
-    sent = server.requests_for(key)[-1].body
+    sent = openai_server.requests_for(key)[-1].body
     assert [m["role"] for m in sent["messages"]] == ["system", "user", "assistant", "tool", "tool"]
     assert sent["messages"][2]["tool_calls"][1]["function"] == {
         "name": "read_file",
@@ -88,15 +82,15 @@ async def test_parallel_tool_calls_and_results_round_trip(
     }
     assert sent["tools"][0]["function"]["parameters"] == READ.input_schema
     assert sent["max_completion_tokens"] == 256
-    assert server.requests_for(key)[-1].headers["authorization"] == "Bearer sk-test-secret"
+    assert openai_server.requests_for(key)[-1].headers["authorization"] == "Bearer sk-test-secret"
 
 
 async def test_streaming_passes_deltas_and_returns_the_same_answer(
-    server: FakeOpenAI, provider: OpenAICompatibleProvider
+    openai_server: FakeOpenAI, provider: OpenAICompatibleProvider
 ) -> None:
     key = new_key()
     answer = "A streamed answer, in several pieces."
-    server.script(
+    openai_server.script(
         key,
         [
             [
@@ -111,9 +105,9 @@ async def test_streaming_passes_deltas_and_returns_the_same_answer(
 
     assert streamed.content == plain.content and streamed.usage == plain.usage
     assert "".join(pieces) == "Let me read it." and len(pieces) > 1
-    assert server.requests_for(key)[-1].body["stream_options"] == {"include_usage": True}
+    assert openai_server.requests_for(key)[-1].body["stream_options"] == {"include_usage": True}
 
-    server.script(key, [fake.text(answer, cached_tokens=3)])
+    openai_server.script(key, [fake.text(answer, cached_tokens=3)])
     pieces.clear()
     final = await provider.complete(request_for(key), pieces.append)
     assert "".join(pieces) == answer
@@ -121,14 +115,14 @@ async def test_streaming_passes_deltas_and_returns_the_same_answer(
 
 
 async def test_cached_tokens_are_counted_apart_from_input(
-    server: FakeOpenAI, provider: OpenAICompatibleProvider
+    openai_server: FakeOpenAI, provider: OpenAICompatibleProvider
 ) -> None:
     key = new_key()
-    server.script(key, [fake.text("ok", cached_tokens=10)])
+    openai_server.script(key, [fake.text("ok", cached_tokens=10)])
 
     response = await provider.complete(request_for(key))
 
-    body = server.requests_for(key)[0].body
+    body = openai_server.requests_for(key)[0].body
     prompt = max(1, len(json.dumps(body["messages"])) // 4)
     assert response.usage.cache_read_tokens == 10
     assert response.usage.input_tokens == prompt - 10
@@ -149,14 +143,14 @@ async def test_cached_tokens_are_counted_apart_from_input(
     ],
 )
 async def test_refusals_are_typed_and_not_retryable(
-    server: FakeOpenAI,
+    openai_server: FakeOpenAI,
     provider: OpenAICompatibleProvider,
     reply: fake.Reply,
     error_type: str,
     needle: str,
 ) -> None:
     key = new_key()
-    server.script(key, [reply])
+    openai_server.script(key, [reply])
 
     with pytest.raises(ModelCallError) as raised:
         await provider.complete(request_for(key))
@@ -181,10 +175,10 @@ async def test_refusals_are_typed_and_not_retryable(
     ids=["500", "502", "503", "504", "408", "invalid-json", "no-choices", "bad-arguments"],
 )
 async def test_transient_failures_are_retryable(
-    server: FakeOpenAI, provider: OpenAICompatibleProvider, reply: fake.Reply
+    openai_server: FakeOpenAI, provider: OpenAICompatibleProvider, reply: fake.Reply
 ) -> None:
     key = new_key()
-    server.script(key, [reply])
+    openai_server.script(key, [reply])
 
     with pytest.raises(ModelCallError) as raised:
         await provider.complete(request_for(key))
@@ -193,10 +187,10 @@ async def test_transient_failures_are_retryable(
 
 
 async def test_rate_limit_carries_retry_after(
-    server: FakeOpenAI, provider: OpenAICompatibleProvider
+    openai_server: FakeOpenAI, provider: OpenAICompatibleProvider
 ) -> None:
     key = new_key()
-    server.script(key, [fake.rate_limited(retry_after=7)])
+    openai_server.script(key, [fake.rate_limited(retry_after=7)])
 
     with pytest.raises(ModelCallError) as raised:
         await provider.complete(request_for(key))
@@ -205,10 +199,12 @@ async def test_rate_limit_carries_retry_after(
     assert "429" in str(raised.value) and "rate_limit_exceeded" in str(raised.value)
 
 
-async def test_timeout_and_refused_connection_are_transient(server: FakeOpenAI) -> None:
+async def test_timeout_and_refused_connection_are_transient(openai_server: FakeOpenAI) -> None:
     key = new_key()
-    server.script(key, [SlowReply(fake.text("late"), 3)])
-    slow = OpenAICompatibleProvider(api_key="k", base_url=f"{server.base_url}/v1", timeout_s=0.5)
+    openai_server.script(key, [SlowReply(fake.text("late"), 3)])
+    slow = OpenAICompatibleProvider(
+        api_key="k", base_url=f"{openai_server.base_url}/v1", timeout_s=0.5
+    )
     with pytest.raises(ModelCallError) as raised:
         await slow.complete(request_for(key))
     assert raised.value.retryable and "0.5 s" in str(raised.value)
