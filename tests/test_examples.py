@@ -20,7 +20,6 @@ import pytest
 from temporalio.client import Client
 
 from tests.conftest import new_key
-from turnkeeper import ToolContext, ToolError
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
@@ -134,20 +133,6 @@ async def test_the_teams_own_worker_still_runs_its_survey_workflow(
         )
 
     assert sent == "survey for order 1042 sent to ada@example.com", log.read_text()
-
-
-async def test_a_retried_refund_refunds_once_and_never_above_the_total() -> None:
-    from examples.support.tools import refund
-
-    call = ToolContext(turn_id=f"turn-{new_key()}", call_id="toolu_1", attempt=1)
-    retried = ToolContext(turn_id=call.turn_id, call_id=call.call_id, attempt=2)
-
-    first = await refund.function("1043", 10.0, call)
-    again = await refund.function("1043", 10.0, retried)
-
-    assert again == first
-    with pytest.raises(ToolError, match=r"at most its total, 40\.00 USD"):
-        await refund.function("1043", 40.01, ToolContext(turn_id=call.turn_id, call_id="toolu_2"))
 
 
 async def test_web_app_streams_a_turn_to_its_end(

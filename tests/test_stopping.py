@@ -16,7 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.test_devserver import REPO_ROOT, free_ports, own_environment, port_is_open
+from tests.support.ports import free_ports
+from tests.test_devserver import REPO_ROOT, own_environment, port_is_open
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 

@@ -24,11 +24,10 @@ from tests.conftest import new_key, scripted_request
 from tests.deployment.test_upgrade import promoted
 from tests.support import history_facts
 from tests.support.waiting import until
-from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.devtools import deployments
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
-from turnkeeper.worker.health import WorkerHealth, health_port
+from turnkeeper.worker.health import WorkerHealth
 
 ROOT = Path(__file__).parent.parent
 MODEL_CALL_S = 10.0
@@ -191,14 +190,6 @@ async def test_readiness_says_why_not(client: Client) -> None:
         client.service_client.config.target_host, namespace=f"missing-{uuid.uuid4().hex[:6]}"
     ))  # fmt: skip
     assert "Temporal refused: NOT_FOUND" in (await elsewhere.readiness() or "")
-
-
-def test_health_port_setting() -> None:
-    assert health_port({}) is None
-    assert health_port({"TURNKEEPER_HEALTH_PORT": " 8081 "}) == 8081
-    for wrong in ("http", "-1", "70000"):
-        with pytest.raises(SettingsError, match="TURNKEEPER_HEALTH_PORT"):
-            health_port({"TURNKEEPER_HEALTH_PORT": wrong})
 
 
 async def test_a_versioned_worker_process_registers_its_version_and_runs_turns(

@@ -183,7 +183,7 @@ def details_markdown(agent_id: str, standing: list[StandingApproval]) -> str:
 # its next task costs nothing. The price: each new build must replay this workflow's histories,
 # so any change of its behaviour goes behind `workflow.patched("<change>")` (old branch kept until
 # no history without the marker is open) and its golden histories in tests/histories stay
-# replayed by tests/workflows/test_replay.py. New message handlers need no patch.
+# replayed by tests/unit/workflows/test_replay.py. New message handlers need no patch.
 # Registered only by versioned workers, like `PinnedAgentTurnWorkflow` (the server refuses a
 # behaviour from an unversioned worker).
 @workflow.defn(name=APPROVAL_CACHE_WORKFLOW, versioning_behavior=VersioningBehavior.AUTO_UPGRADE)

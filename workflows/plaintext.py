@@ -18,7 +18,7 @@ signal this time), so keep the requirement on while such turns run. Update valid
 without the patch: they run only for a new update, never on replay, and a rejected update leaves
 nothing in history. No golden history carries the mark (they replay without the requirement,
 and with it only the plaintext ones are marked, which the patch lets through:
-tests/workflows/test_replay.py replays them both ways).
+tests/unit/workflows/test_replay.py replays them both ways).
 """
 
 from __future__ import annotations

@@ -18,8 +18,6 @@ from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult
 from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
 from turnkeeper.workflows.tool_retries import (
-    AT_MOST_ONCE,
-    IDEMPOTENT_RETRY,
     interrupted_call_text,
     tool_retry_policy,
 )
@@ -79,11 +77,6 @@ class ToolRetryProbe:
         except ActivityError as err:
             return interrupted_call_text(probe.call.tool, probe.idempotent, str(err.cause))
         return result.content
-
-
-def test_only_idempotent_tools_are_retried() -> None:
-    assert tool_retry_policy(True) is IDEMPOTENT_RETRY and IDEMPOTENT_RETRY.maximum_attempts == 3
-    assert tool_retry_policy(False) is AT_MOST_ONCE and AT_MOST_ONCE.maximum_attempts == 1
 
 
 async def dispatch(client: Client, tmp_path: Path, tool: WorkerTool, call: ToolCallInput) -> str:

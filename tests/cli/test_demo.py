@@ -3,7 +3,6 @@ the process, the offline demo model, and the approval answered by flag or on std
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import subprocess
@@ -12,18 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.ports import free_ports
 from turnkeeper.console.demo import SAMPLE_NOTES
 
 DEMO_TIMEOUT_S = 60
-
-
-def free_ports(count: int) -> list[int]:
-    """Distinct ports nobody listens on (held open together so the kernel cannot repeat one)."""
-    with contextlib.ExitStack() as stack:
-        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
 
 
 def port_is_open(port: int) -> bool:

@@ -1,6 +1,6 @@
 """`turnkeeper approve|reject … --key FILE [--print]`: decisions signed with an OpenSSH Ed25519
-key, sent to a keyed turn or printed for `temporal workflow signal`, and one clear line (never a
-traceback) for every key or flag that cannot work."""
+key, sent to a keyed turn or printed for `temporal workflow signal`. (The one clear line for every
+key or flag that cannot work: tests/unit/console/test_signing.py.)"""
 
 from __future__ import annotations
 
@@ -12,14 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.serialization import (
-    BestAvailableEncryption,
-    Encoding,
-    NoEncryption,
-    PrivateFormat,
-)
 from temporalio.client import WorkflowHandle
 from turnkeeper.contracts.decision_signing import (
     DECISION,
@@ -38,6 +31,7 @@ from tests.support.console_runs import (  # noqa: F401 (restore_logging: an auto
     restore_logging,
     runner,
 )
+from tests.support.signing_keys import write_key
 from tests.support.waiting import until
 from turnkeeper.console.cli import app
 from turnkeeper.console.signing import PASSPHRASE_ENV
@@ -50,13 +44,6 @@ WRITE_B = ("write_file", {"path": "b.md", "content": "B"})
 async def invoke_with(*arguments: str, input: str | None, env: dict[str, str]) -> Result:
     """`invoke`, with standard input and environment variables."""
     return await asyncio.to_thread(runner.invoke, app, list(arguments), input=input, env=env)
-
-
-def write_key(path: Path, key: Any, passphrase: bytes | None = None) -> Path:
-    """`key` as ssh-keygen writes it (OpenSSH format), optionally protected by `passphrase`."""
-    protection = BestAvailableEncryption(passphrase) if passphrase else NoEncryption()
-    path.write_bytes(key.private_bytes(Encoding.PEM, PrivateFormat.OpenSSH, protection))
-    return path
 
 
 async def keyed_turn(
@@ -215,40 +202,6 @@ async def test_a_protected_key_asks_for_its_passphrase(
     assert verifies(payload, handle.id, alice_key, agent_id, "write_file") is None
     assert wrong.exit_code == 2 and "wrong passphrase" in wrong.stderr
     assert none.exit_code == 2 and PASSPHRASE_ENV in none.stderr
-
-
-def ecdsa_key() -> Any:
-    return generate_private_key(SECP256R1())
-
-
-@pytest.mark.parametrize(
-    ("setup", "flags", "needle"),
-    [
-        ("ed25519", ["--approver", "alice", "--expires-in", "soon"], "--expires-in: 'soon'"),
-        ("ed25519", ["--approver", "alice", "--expires-in", "0"], "is not a duration"),
-        ("ed25519", [], "--key needs --approver"),
-        ("missing", ["--approver", "alice"], "cannot read the key"),
-        ("garbage", ["--approver", "alice"], "is not an OpenSSH private key"),
-        ("ecdsa", ["--approver", "alice"], "is not an Ed25519 key"),
-    ],
-)
-async def test_a_key_or_flag_that_cannot_work_is_one_line_and_exit_2(
-    tmp_path: Path, setup: str, flags: list[str], needle: str
-) -> None:
-    key_file = tmp_path / "key"
-    if setup == "ed25519":
-        write_key(key_file, Ed25519PrivateKey.generate())
-    elif setup == "garbage":
-        key_file.write_text("-----BEGIN NONSENSE-----\n")
-    elif setup == "ecdsa":
-        write_key(key_file, ecdsa_key())
-
-    result = await invoke("approve", "turn-x", "toolu_1", "--key", str(key_file), *flags, "--print")
-
-    assert result.exit_code == 2, result.output
-    assert needle in result.stderr
-    assert result.stdout == "" and "Traceback" not in result.output
-    assert len(result.stderr.strip().splitlines()) <= 2  # one line, wrapped at most once
 
 
 async def test_status_lists_the_decisions_the_turn_refused(

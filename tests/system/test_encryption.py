@@ -16,6 +16,7 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key, temporal_binary
+from tests.support.ports import free_ports
 from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess, run
 from tests.system.driving import (
@@ -28,7 +29,7 @@ from tests.system.driving import (
     readable,
     task,
 )
-from tests.test_devserver import free_ports, port_is_open
+from tests.test_devserver import port_is_open
 from turnkeeper.testing import fake_anthropic as anthropic
 
 REFERENCE = "temporal.api.sdk.v1.ExternalStorageReference"

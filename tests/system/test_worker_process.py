@@ -15,6 +15,7 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
+from tests.support.ports import free_ports
 from tests.support.waiting import until
 from tests.system.conftest import (
     WORKER_SCRIPT,
@@ -24,7 +25,7 @@ from tests.system.conftest import (
     user_environment,
 )
 from tests.system.driving import SONNET, agent, connect_like, task
-from tests.test_devserver import free_ports, port_is_open
+from tests.test_devserver import port_is_open
 from turnkeeper.testing import fake_anthropic as anthropic
 
 BAD_KEY = "k1:c2hvcnQ="  # base64 of 5 bytes, not 32

@@ -267,3 +267,14 @@ def test_no_pod_may_reach_the_cloud_metadata_endpoint() -> None:
                 excepted = [ipaddress.ip_network(c) for c in block.get("except", [])]
                 if metadata in ipaddress.ip_network(block["cidr"]):
                     assert any(metadata in network for network in excepted), block
+
+
+def test_compose_registers_the_same_search_attributes_and_bakes_in_no_key(
+    compose: dict[str, Any],
+) -> None:
+    # The dev profile's server; the production stack's are checked in tests/deployment.
+    dev = compose["services"]["temporal-dev"]
+    flags = [arg for arg in dev["command"] if "search-attribute" in arg]
+    declared = dict(flag.removeprefix("--search-attribute=").split("=") for flag in flags)
+    assert declared == SEARCH_ATTRIBUTES
+    assert "ANTHROPIC_API_KEY" in compose["services"]["worker-dev"]["environment"]

@@ -1,4 +1,4 @@
-"""Records the golden histories that `test_replay.py` replays.
+"""Records the golden histories that `tests/unit/workflows/test_replay.py` replays.
 
 Run it only when a deliberate change needs a new golden history, and keep the old files: every
 history recorded by a released version must keep replaying.
@@ -7,8 +7,8 @@ history recorded by a released version must keep replaying.
 
 The first argument names the recording (files are `<scenario>-<version>.json`); the others pick
 scenarios (default: all of them). `--encrypted` records through the converter of an encrypted
-deployment (`golden_keys.py`): payloads encrypted, large ones kept in `tests/histories/store`,
-files named `<scenario>-<version>-encrypted.json`.
+deployment (`tests/support/golden_keys.py`): payloads encrypted, large ones kept in
+`tests/histories/store`, files named `<scenario>-<version>-encrypted.json`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from tests.conftest import (
     temporal_binary,
     wait_for_pending,
 )
-from tests.workflows.golden_keys import golden_converter
+from tests.support.golden_keys import golden_converter
 from turnkeeper.client.sessions import start_session
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing import openai_replies as openai

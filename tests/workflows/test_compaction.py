@@ -16,11 +16,9 @@ import pytest
 from temporalio.client import Client
 from temporalio.contrib.opentelemetry import OpenTelemetryPlugin
 from temporalio.testing import WorkflowEnvironment
-from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.names import QUERY_TRANSCRIPT
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
-from turnkeeper.workflows.context_window import ContextWindow, cuts
 
 from tests.conftest import (
     TurnRunner,
@@ -227,27 +225,6 @@ async def test_a_bad_compaction_is_an_invalid_request(
 
     assert error.type == "InvalidTurnRequest"
     assert problem in error.message
-
-
-def _exchange(n: int) -> list[Message]:
-    use = ToolUseBlock(id=f"t{n}", name="read_file", input={})
-    return [
-        Message(role="assistant", content=[use]),
-        Message(role="user", content=[ToolResultBlock(tool_use_id=f"t{n}", content="x")]),
-    ]
-
-
-def test_cuts_land_on_whole_exchanges_and_keep_the_first_and_the_last() -> None:
-    first = Message(role="user", content=[TextBlock(text="task")])
-    messages = [first, *_exchange(1), *_exchange(2), *_exchange(3)]
-
-    assert cuts(messages, ContextWindow()) == [2, 4]
-    assert cuts(messages, ContextWindow(cut=2)) == [4]
-    view = ContextWindow(cut=4).view(messages)
-    assert view[0].content[0] == TextBlock(text="task")
-    assert [m.role for m in view] == ["user", "assistant", "user"]
-    assert view[1].content == messages[5].content
-    assert cuts([first, *_exchange(1)], ContextWindow()) == []
 
 
 def _key(request: dict[str, Any]) -> str:

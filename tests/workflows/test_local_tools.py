@@ -1,7 +1,8 @@
 """The fast path for cheap tools: calls of a `local` worker tool run as local activities, in the
 worker that runs the turn's workflow task, with one history event each and no round trip through
 the server. Everything else about a call (results, errors, the model's view) is unchanged. It is
-opt-in: the built-in tools stay activities, whose summaries the Web UI lists."""
+opt-in: the built-in tools stay activities, whose summaries the Web UI lists. (Which tools may be
+local, and their time limit: tests/unit/activities/tools/test_registry.py.)"""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 from turnkeeper.activities.tools.registry import (
-    DEFAULT_TOOL_TIMEOUT_S,
-    LOCAL_TOOL_MAX_TIMEOUT_S,
     ToolError,
     worker_tool,
 )
@@ -123,29 +122,3 @@ async def test_other_tools_of_the_same_turn_still_run_as_activities(local: TurnR
     events = [event async for event in handle.fetch_history_events()]
     assert _scheduled_tool_activities(events) == 1
     assert len(local_tool_markers(events)) == 1
-
-
-@pytest.mark.parametrize(
-    "options",
-    [
-        {"idempotent": False},
-        {"requires_approval": True},
-        {"timeout_s": LOCAL_TOOL_MAX_TIMEOUT_S + 1},
-    ],
-)
-def test_a_tool_that_is_not_cheap_and_safe_cannot_be_local(options: dict[str, object]) -> None:
-    def charge(amount: int) -> str:
-        return f"charged {amount}"
-
-    with pytest.raises(ValueError, match="'charge' cannot be local"):
-        worker_tool(local=True, **options)(charge)  # type: ignore[arg-type]
-
-
-def test_a_local_tool_without_a_timeout_gets_the_local_limit() -> None:
-    # As the README writes it; with the general 60 s default it could not be declared at all.
-    def lookup(order_id: str) -> str:
-        return order_id
-
-    tool = worker_tool(local=True)(lookup)
-    assert (tool.local, tool.timeout_s) == (True, LOCAL_TOOL_MAX_TIMEOUT_S)
-    assert worker_tool(lookup).timeout_s == DEFAULT_TOOL_TIMEOUT_S

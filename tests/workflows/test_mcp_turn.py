@@ -13,15 +13,11 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client
-from temporalio.testing import ActivityEnvironment
-from turnkeeper.activities.mcp.unconfigured import NoMcpServers
-from turnkeeper.contracts.mcp import McpCallInput
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
 from tests.support.mcp_http_process import DEMO_SERVER, HttpServerProcess
-from turnkeeper.payloads.content_store import LocalFolderStore
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
@@ -104,16 +100,6 @@ async def test_a_worker_without_mcp_servers_runs_the_turn_without_their_tools(
     assert report.output == "no MCP here"
     offered = {t["name"] for t in turns.fake.requests_for(key)[0].body["tools"]}
     assert offered == {"read_file"}
-
-
-async def test_without_mcp_servers_a_call_to_one_is_an_error_result(tmp_path: Path) -> None:
-    activities = NoMcpServers(LocalFolderStore(tmp_path / "store"))
-    call = McpCallInput(turn_id="turn-1", call_id="toolu_1", name="mcp__web__echo")
-
-    result = await ActivityEnvironment().run(activities.mcp_call_tool, call)
-
-    assert result.is_error
-    assert "unknown MCP server 'web'" in result.content
 
 
 def test_a_worker_without_mcp_servers_does_not_load_the_mcp_sdk(tmp_path: Path) -> None:

@@ -25,7 +25,9 @@ from turnkeeper.devtools.codec_server import (
     MAX_PAYLOADS_PER_REQUEST,
     MAX_REQUEST_BYTES,
     Access,
+    CodecServerError,
     CodecService,
+    check_exposure,
     running_codec_server,
 )
 from turnkeeper.payloads.keyring import Keyring
@@ -174,3 +176,12 @@ async def test_too_many_payloads_are_refused_before_they_are_parsed(codec: Codec
         f"at most {MAX_PAYLOADS_PER_REQUEST} payloads are decoded per request"
     )
     assert (await codec.decode(many[:MAX_PAYLOADS_PER_REQUEST]))[0] == 200
+
+
+def test_listening_beyond_loopback_needs_a_token() -> None:
+    with pytest.raises(CodecServerError, match="TURNKEEPER_CODEC_TOKEN"):
+        check_exposure("0.0.0.0", None)
+    check_exposure("0.0.0.0", "a-token")
+    check_exposure("127.0.0.1", None)
+    check_exposure("::1", None)
+    check_exposure("localhost", None)

@@ -1,12 +1,17 @@
 """What a compacting turn sends: the notes in place of the messages left out, the anchor that
-keeps the question a long session turn answers, and the token count the next call is checked by.
-(Where cuts may land is tested in tests/workflows/test_compaction.py.)"""
+keeps the question a long session turn answers, the token count the next call is checked by, and
+where cuts may land. (Compacting turns on a server: tests/workflows/test_compaction.py.)"""
 
 from __future__ import annotations
 
 from turnkeeper.contracts.compaction import CHARS_PER_TOKEN
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from turnkeeper.workflows.context_window import ContextWindow, counted_input, estimate_tokens
+from turnkeeper.workflows.context_window import (
+    ContextWindow,
+    counted_input,
+    cuts,
+    estimate_tokens,
+)
 
 
 def said(role: str, text: str) -> Message:
@@ -102,3 +107,16 @@ def test_a_provider_count_below_the_estimate_is_no_negative_overhead() -> None:
     window = ContextWindow()
     window.measured(counted_input_tokens=50, sent_estimate=120)
     assert window.overhead_tokens == 0
+
+
+def test_cuts_land_on_whole_exchanges_and_keep_the_first_and_the_last() -> None:
+    first = Message(role="user", content=[TextBlock(text="task")])
+    messages = [first, *exchange(1), *exchange(2), *exchange(3)]
+
+    assert cuts(messages, ContextWindow()) == [2, 4]
+    assert cuts(messages, ContextWindow(cut=2)) == [4]
+    view = ContextWindow(cut=4).view(messages)
+    assert view[0].content[0] == TextBlock(text="task")
+    assert [m.role for m in view] == ["user", "assistant", "user"]
+    assert view[1].content == messages[5].content
+    assert cuts([first, *exchange(1)], ContextWindow()) == []

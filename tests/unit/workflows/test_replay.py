@@ -19,13 +19,13 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 
-from tests.workflows.golden_keys import GOLDEN_STORE, golden_converter
+from tests.support.golden_keys import GOLDEN_STORE, golden_converter
 from tests.workflows.record_histories import SCENARIOS
 from turnkeeper.worker.wiring import workflow_runner
 
 # The recording made when the pre-release `workflow.patched` branches were removed (issue 15).
 GOLDEN_VERSION = "v7"
-HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
+HISTORIES = sorted((Path(__file__).parents[2] / "histories").glob("*.json"))
 
 
 def test_every_scenario_has_a_plain_and_an_encrypted_golden() -> None:

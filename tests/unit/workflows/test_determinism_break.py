@@ -21,9 +21,9 @@ from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 
-from tests.workflows.golden_keys import golden_converter
+from tests.support.golden_keys import golden_converter
 
-GOLDEN = Path(__file__).parent.parent / "histories" / "approval_and_external-v7.json"
+GOLDEN = Path(__file__).parents[2] / "histories" / "approval_and_external-v7.json"
 
 
 @workflow.defn(name=WORKFLOW_TYPE)
