@@ -74,7 +74,7 @@ class AnthropicOnFirstCall:
         if self._provider is None:
             from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 
-            self._provider = AnthropicProvider(**self._options)
+            self._provider = AnthropicProvider(self.name, **self._options)
         return self._provider
 
 
@@ -147,12 +147,15 @@ def endpoint_provider(name: str, endpoint: Endpoint, env: Mapping[str, str]) -> 
     if endpoint.api_key_env and not env.get(endpoint.api_key_env):
         return MissingKey(name, endpoint.api_key_env)
     key = env[endpoint.api_key_env] if endpoint.api_key_env else NO_KEY
+    key_hint = endpoint.api_key_env or f"{PROVIDERS_ENV}.{name}.api_key_env"
     if endpoint.kind == "anthropic":
-        return AnthropicOnFirstCall(name, api_key=key, base_url=endpoint.base_url)
+        return AnthropicOnFirstCall(
+            name, api_key=key, base_url=endpoint.base_url, key_hint=key_hint
+        )
     return OpenAICompatibleProvider(
         name,
         api_key=key,
         base_url=endpoint.base_url,
-        key_hint=endpoint.api_key_env or f"{PROVIDERS_ENV}.{name}.api_key_env",
+        key_hint=key_hint,
         max_tokens_field=endpoint.max_tokens_field,
     )

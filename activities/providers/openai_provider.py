@@ -4,7 +4,8 @@ OpenRouter, Azure) and local servers (vLLM, Ollama, llama.cpp).
 
 As with Anthropic, one `complete()` is exactly one HTTP attempt (the SDK's retries are off:
 Temporal's retry policy owns retrying) and failures are classified by exception class, HTTP
-status and the body's `error.code` / `error.type`, never by message text.
+status and the body's `error.code` / `error.type`; message text decides only what the API leaves
+untyped (a gateway's context overflow), in `error_reading`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,12 @@ import json
 from typing import TYPE_CHECKING, Any, Final
 
 from turnkeeper.activities.logs import get_logger
+from turnkeeper.activities.providers.error_reading import (
+    retry_hint_s,
+    says_context_overflow,
+    says_upstream_overloaded,
+    status_words,
+)
 from turnkeeper.activities.providers.openai_messages import (
     MalformedAnswer,
     from_chat_message,
@@ -26,7 +33,6 @@ from turnkeeper.activities.providers.provider import (
     ModelResponse,
     TextSink,
     estimate_input_tokens,
-    parse_retry_after,
 )
 from turnkeeper.activities.providers.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.providers.provider import transient as _transient
@@ -222,33 +228,54 @@ class OpenAICompatibleProvider:
             return _transient(f"{where} returned a 200 whose body is not valid JSON.")
         if isinstance(exc, sdk.APIResponseValidationError):
             return _transient(f"{where} returned a body that is not a chat completion.")
+        if isinstance(exc, sdk.APIError):
+            return self._classify_stream_error(exc, model)
         return _transient(f"The openai SDK failed with {type(exc).__name__} calling {where}.")
 
     def _classify_status(self, exc: Any, model: str) -> ModelCallError:
         status, code, kind = exc.status_code, exc.code, exc.type
-        what = f"{self.name} returned {status} {code or kind or 'with no error code'}"
+        what = f"{self.name} returned {status_words(status, code, kind)}"
         what += f" for model {model!r}" if model else ""
         what += _request_note(exc)
+        raw_message = _raw_api_message(exc.body)
         body_message = _api_message(exc.body, self._secrets())
         if body_message:
-            # Shown, never branched on: it often holds the figures (tokens asked vs allowed).
+            # Shown for its figures (tokens asked vs allowed); branched on only through
+            # `error_reading`, for what the API does not type.
             what += f": {body_message.rstrip('.')}"
-        error_type = _status_kind(status, code, kind)
+        error_type = _status_kind(status, code, kind, raw_message)
         if error_type != LLM_TRANSIENT:
             hint = f"; check {self._key_hint}" if error_type == LLM_AUTH_ERROR else ""
             return ModelCallError(f"{what}{hint}.", error_type=error_type, retryable=False)
-        headers = exc.response.headers
-        retry_after = _retry_after_ms(headers.get("retry-after-ms")) or parse_retry_after(
-            headers.get("retry-after")
-        )
+        if status >= 500 and status != 529 and says_upstream_overloaded(raw_message):
+            what += " (the upstream model is overloaded: its 529, relayed)"
+        retry_after = retry_hint_s(exc.response.headers)
         if retry_after is not None:
             return _transient(f"{what}; retry after {retry_after:g} s.", retry_after)
         return _transient(f"{what}.")
 
+    def _classify_stream_error(self, exc: Any, model: str) -> ModelCallError:
+        """An error chunk in the middle of a stream (a gateway relaying an upstream failure after
+        the 200): no status, but the chunk's message and code, which are kept."""
+        code = getattr(exc, "code", None)
+        raw_message = _raw_api_message(exc.body) or str(getattr(exc, "message", "") or "")
+        message = api_message_excerpt(raw_message, self._secrets(), _API_MESSAGE_LIMIT)
+        what = f"{self.name} sent an error in the middle of its stream"
+        what += f" for model {model!r}" if model else ""
+        what += f" ({code})" if code else ""
+        what += f": {message.rstrip('.')}" if message else ""
+        if code in _CONTEXT_CODES or says_context_overflow(raw_message):
+            return ModelCallError(f"{what}.", error_type=LLM_CONTEXT_TOO_LONG, retryable=False)
+        # The answer had begun: whatever broke it upstream, another attempt may not meet it.
+        return _transient(f"{what}.")
 
-def _status_kind(status: int, code: str | None, kind: str | None) -> str:
+
+def _status_kind(status: int, code: str | None, kind: str | None, message: str = "") -> str:
     """Which contract error a status means; `error.code` / `error.type` refine a 400."""
     if code in _CONTEXT_CODES or status == 413:
+        return LLM_CONTEXT_TOO_LONG
+    if status == 400 and says_context_overflow(message):
+        # A gateway (LiteLLM) relays an overflow as a 400 that only its message names.
         return LLM_CONTEXT_TOO_LONG
     if status in (401, 403):
         return LLM_AUTH_ERROR
@@ -295,16 +322,15 @@ def _sdk() -> Any:
 
 
 def _api_message(body: object, secrets: list[str]) -> str:
+    message = _raw_api_message(body)
+    return api_message_excerpt(message, secrets, _API_MESSAGE_LIMIT) if message else ""
+
+
+def _raw_api_message(body: object) -> str:
+    """`error.message` of an error body, whole: for classification only, never shown."""
     error = body.get("error", body) if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
-    if not isinstance(message, str):
-        return ""
-    return api_message_excerpt(message, secrets, _API_MESSAGE_LIMIT)
-
-
-def _retry_after_ms(value: str | None) -> float | None:
-    seconds = parse_retry_after(value)
-    return None if seconds is None else seconds / 1000
+    return message if isinstance(message, str) else ""
 
 
 def _request_note(source: Any) -> str:

@@ -1,8 +1,9 @@
 """The seam between the model-call activity and a model provider.
 
 A provider turns one `ModelRequest` into one `ModelResponse`, or raises `ModelCallError`
-classified by the provider's status codes and error types (never by message text). Retrying is
-Temporal's job, so providers make exactly one attempt.
+classified by the provider's status codes and error types (message text only where the API leaves
+a failure untyped: `error_reading`). Retrying is Temporal's job, so providers make exactly one
+attempt.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ class ModelCallError(Exception):
         message: one sentence for the turn's failure message.
         error_type: a constant of `contracts.errors` (LLM_TRANSIENT when retryable).
         retryable: whether another attempt may succeed.
-        retry_after_s: the provider's own retry hint (HTTP `retry-after`), if it gave one.
+        retry_after_s: the provider's own retry hint (`retry-after-ms`, `retry-after`, or a
+            gateway's relayed `llm_provider-retry-after`), if it gave one.
     """
 
     def __init__(

@@ -100,6 +100,8 @@ class ChatErrorReply(Reply):
     code: str | None
     message: str
     retry_after: str | None = None
+    # Further headers, e.g. a gateway's relayed `llm_provider-retry-after`.
+    headers: tuple[tuple[str, str], ...] = ()
 
     async def respond(self, context: ReplyContext) -> web.Response:
         body = {
@@ -110,7 +112,7 @@ class ChatErrorReply(Reply):
                 "code": self.code,
             }
         }
-        headers = {"x-request-id": context.request_id}
+        headers = {"x-request-id": context.request_id} | dict(self.headers)
         if self.retry_after is not None:
             headers["retry-after"] = self.retry_after
         return web.json_response(body, status=self.status, headers=headers)
@@ -145,11 +147,12 @@ def chat_error(
     code: str | None = None,
     message: str | None = None,
     retry_after: float | str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Reply:
     header = None if retry_after is None else str(retry_after)
-    return ChatErrorReply(
-        status, error_type, code, message or f"Fake {code or error_type} ({status}).", header
-    )
+    message = message or f"Fake {code or error_type} ({status})."
+    extra = tuple((headers or {}).items())
+    return ChatErrorReply(status, error_type, code, message, header, extra)
 
 
 def rate_limited(retry_after: float | str | None = None) -> Reply:
