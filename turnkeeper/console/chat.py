@@ -152,6 +152,11 @@ async def _follow(turn: TurnHandle) -> bool:
                 out.print(Text("agent> ", style="bold green"), end="")
             out.print(event.text, end="", markup=False, highlight=False)
             streamed = True
+        elif event.kind == "text_discarded" and streamed:
+            # What streamed was not the answer: say so, and let the retry start a new line.
+            out.print()
+            out.print(Text("  (that answer broke off; retrying)", style="yellow"))
+            streamed = False
         elif event.kind == "tool_call_started":
             out.print(Text(f"  → {event.tool} {render.summarize(event.input or {})}",
                            style="dim"), soft_wrap=True)  # fmt: skip
