@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast, get_args
 
 import anthropic
@@ -44,6 +44,7 @@ from turnkeeper.activities.providers.provider import (
 from turnkeeper.activities.providers.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.providers.provider import transient as _transient
 from turnkeeper.activities.providers.redaction import api_message_excerpt, failure_without_secrets
+from turnkeeper.activities.providers.reported_cost import reported_cost_usd
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
@@ -90,6 +91,8 @@ class AnthropicProvider:
         base_url: overrides `ANTHROPIC_BASE_URL` (e.g. a proxy, or the tests' fake server).
         key_hint: what to set when the key is missing or refused, named in the error.
         timeout_s: how long one HTTP attempt may take.
+        reports_cost: the endpoint (a gateway) reports what each call billed; the answer
+            carries it, to price models the pricing table lacks.
     """
 
     def __init__(
@@ -100,8 +103,10 @@ class AnthropicProvider:
         base_url: str | None = None,
         key_hint: str = _ANTHROPIC_KEY,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        reports_cost: bool = False,
     ) -> None:
         self.name = name
+        self.reports_cost = reports_cost
         # What errors call the provider: Anthropic itself, or the endpoint by its own name.
         self._label = _ANTHROPIC if name == PROVIDER_ANTHROPIC else name
         self._key_hint = key_hint
@@ -126,10 +131,15 @@ class AnthropicProvider:
             }
             if request.prompt_cache:
                 arguments |= cache_breakpoints(request)
-            if on_text is None:
+            headers: Mapping[str, str] | None = None
+            if on_text is None and self.reports_cost:
+                # The raw response, for the cost header a gateway sends with the answer.
+                raw = await client.messages.with_raw_response.create(**arguments)
+                message, headers = raw.parse(), raw.headers
+            elif on_text is None:
                 message = await client.messages.create(**arguments)
             else:
-                message = await _streamed(client, arguments, on_text, self._label)
+                message, headers = await _streamed(client, arguments, on_text, self._label)
         # A stream cut mid-body surfaces as the transport's own error, which the SDK does not
         # wrap once the response has begun.
         except (
@@ -140,7 +150,10 @@ class AnthropicProvider:
         ) as exc:
             failure = self._failure(exc, request.model)
         else:
-            return _from_sdk_response(message, self._label)
+            response = _from_sdk_response(message, self._label)
+            if self.reports_cost:
+                response.reported_cost_usd = reported_cost_usd(message.usage, headers)
+            return response
         # Raised here, not in the except block: the SDK's exception quotes the raw body (a key
         # echoed in a 401 included) and must not ride along as this one's context.
         raise failure
@@ -209,12 +222,12 @@ _UNREADABLE_STREAM: Final = (AssertionError, KeyError, TypeError, ValueError, At
 
 async def _streamed(
     client: anthropic.AsyncAnthropic, arguments: dict[str, object], on_text: TextSink, label: str
-) -> SdkMessage:
+) -> tuple[SdkMessage, Mapping[str, str]]:
     async with client.messages.stream(**arguments) as stream:  # type: ignore[arg-type]
         try:
             async for text in stream.text_stream:
                 on_text(text)
-            return await stream.get_final_message()
+            return await stream.get_final_message(), stream.response.headers
         except anthropic.AnthropicError:
             raise
         except _UNREADABLE_STREAM as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from turnkeeper.activities.logs import get_logger
@@ -26,6 +27,8 @@ from turnkeeper.activities.providers.openai_messages import (
     from_chat_message,
     to_chat_messages,
     to_chat_tools,
+    with_cache_breakpoints,
+    with_cached_tools,
 )
 from turnkeeper.activities.providers.provider import (
     ModelCallError,
@@ -37,6 +40,7 @@ from turnkeeper.activities.providers.provider import (
 from turnkeeper.activities.providers.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.providers.provider import transient as _transient
 from turnkeeper.activities.providers.redaction import api_message_excerpt, failure_without_secrets
+from turnkeeper.activities.providers.reported_cost import reported_cost_usd
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
@@ -79,6 +83,10 @@ class OpenAICompatibleProvider:
         max_tokens_field: `max_completion_tokens` (OpenAI's current name, which its reasoning
             models require) or `max_tokens` (the name every compatible server reads).
         timeout_s: how long one HTTP attempt may take.
+        reports_cost: the endpoint (a gateway) reports what each call billed; the answer
+            carries it, to price models the pricing table lacks.
+        cache_control: the endpoint accepts Anthropic's cache breakpoints in chat messages (a
+            gateway in front of Claude models); sent when the request asks for prompt caching.
     """
 
     def __init__(
@@ -90,8 +98,12 @@ class OpenAICompatibleProvider:
         key_hint: str = "OPENAI_API_KEY",
         max_tokens_field: str = "max_completion_tokens",
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        reports_cost: bool = False,
+        cache_control: bool = False,
     ) -> None:
         self.name = name
+        self.reports_cost = reports_cost
+        self._cache_control = cache_control
         self._api_key = api_key
         self._base_url = base_url
         self._key_hint = key_hint
@@ -106,7 +118,12 @@ class OpenAICompatibleProvider:
         try:
             client = self._sdk_client()
             arguments = self._arguments(request)
-            if on_text is None:
+            headers: Mapping[str, str] | None = None
+            if on_text is None and self.reports_cost:
+                # The raw response, for the cost header a gateway sends with the answer.
+                raw = await client.chat.completions.with_raw_response.create(**arguments)
+                completion, headers = raw.parse(), raw.headers
+            elif on_text is None:
                 completion = await client.chat.completions.create(**arguments)
             else:
                 options = {"include_usage": True}
@@ -120,7 +137,11 @@ class OpenAICompatibleProvider:
         except (sdk.OpenAIError, json.JSONDecodeError) as exc:
             failure = self._failure(exc, request.model)
         else:
-            return self._response(completion, request.model)
+            response = self._response(completion, request.model)
+            if self.reports_cost:
+                cost = reported_cost_usd(getattr(completion, "usage", None), headers)
+                response.reported_cost_usd = cost
+            return response
         # Raised here, not in the except block: the SDK's exception quotes the raw body (a key
         # echoed in a 401 included) and must not ride along as this one's context.
         raise failure
@@ -146,14 +167,19 @@ class OpenAICompatibleProvider:
             await client.close()
 
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+        messages = to_chat_messages(request.system, request.messages)
+        if self._cache_control and request.prompt_cache:
+            messages = with_cache_breakpoints(messages)
         arguments: dict[str, Any] = {
             "model": request.model,
-            "messages": to_chat_messages(request.system, request.messages),
+            "messages": messages,
             self._max_tokens_field: request.max_tokens,
             "timeout": self._timeout_s,
         }
         if request.tools:
-            arguments["tools"] = to_chat_tools(request.tools)
+            tools = to_chat_tools(request.tools)
+            cached = self._cache_control and request.prompt_cache
+            arguments["tools"] = with_cached_tools(tools) if cached else tools
         return arguments
 
     def _sdk_client(self) -> openai.AsyncOpenAI:
@@ -292,18 +318,28 @@ def _status_kind(status: int, code: str | None, kind: str | None, message: str =
 
 
 def usage_of(usage: Any) -> Usage:
-    """Chat Completions usage in our terms: `prompt_tokens` includes the cached ones, which we
-    count apart (as Anthropic reports them) so they are priced at the cache-read price."""
+    """Chat Completions usage in our terms: `prompt_tokens` includes the tokens read from and
+    written to the prompt cache, which we count apart (as Anthropic reports them) so they are
+    priced at the cache prices. Writes come from gateways in front of Claude models:
+    `prompt_tokens_details.cache_write_tokens` (OpenRouter, LiteLLM) or Anthropic's own
+    `cache_creation_input_tokens` beside the usage (LiteLLM)."""
     if usage is None:
         return Usage()
     details = getattr(usage, "prompt_tokens_details", None)
-    cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
+    cached = _count(details, "cached_tokens")
+    written = _count(details, "cache_write_tokens") or _count(usage, "cache_creation_input_tokens")
     prompt = usage.prompt_tokens or 0
     return Usage(
-        input_tokens=max(0, prompt - cached),
+        input_tokens=max(0, prompt - cached - written),
         output_tokens=usage.completion_tokens or 0,
         cache_read_tokens=cached,
+        cache_write_tokens=written,
     )
+
+
+def _count(source: object, field: str) -> int:
+    value = getattr(source, field, None) if source is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _sdk() -> Any:

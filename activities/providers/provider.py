@@ -38,6 +38,9 @@ class ModelResponse(BaseModel):
     stop_reason: StopReason
     usage: Usage
     model: str
+    # What the endpoint says it billed (a gateway's `x-litellm-response-cost` or `usage.cost`);
+    # set only by providers configured to trust it (`reports_cost`).
+    reported_cost_usd: float | None = None
 
 
 class ModelCallError(Exception):
@@ -81,6 +84,13 @@ class ModelProvider(Protocol):
     async def count_input_tokens(self, request: ModelRequest) -> int:
         """How many input tokens `request` will bill, for the pre-call budget check."""
         ...
+
+
+def reports_cost(provider: object) -> bool:
+    """Whether a provider reports what each call billed (`reports_cost` on a named endpoint).
+    An optional trait, read with a default: most providers (the SDKs' own APIs, the demo, a
+    test's scripted model) report tokens only."""
+    return getattr(provider, "reports_cost", False) is True
 
 
 def estimate_input_tokens(request: ModelRequest) -> int:

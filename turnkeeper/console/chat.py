@@ -247,7 +247,7 @@ def _amount(budget: BudgetKind, reply: str) -> float | int | str | None:
 def _show_answer(report: AgentReport, streamed: bool) -> None:
     if not streamed:
         out.print(Text.assemble(("agent> ", "bold green"), report.output), soft_wrap=True)
-    out.print(Text(f"  ${report.cost_usd:.4f} · {report.llm_calls} model calls · "
+    out.print(Text(f"  {render.cost_words(report, 4)} · {report.llm_calls} model calls · "
                    f"{report.tool_calls} tool calls", style="dim"))  # fmt: skip
 
 
