@@ -20,6 +20,8 @@ EventKind = Literal[
     "model_call_finished",
     "model_skipped",  # a model of the fallback chain was passed over; `reason` says why
     "text_delta",
+    # the text deltas of a streamed attempt that failed are void: a retry's text follows
+    "text_discarded",
     "tool_call_started",
     "tool_call_finished",
     "approval_requested",
@@ -60,6 +62,11 @@ class TurnEvent(ContractModel):
     """Why the model stopped (`end_turn`, `tool_use`, `max_tokens`)."""
     text: str | None = None
     """An answer's text, or a text delta of a streamed model call."""
+    attempt: int | None = None
+    """Of `text_discarded`: the attempt (1, 2, …) of the model call whose streamed text is
+    void."""
+    discarded_chars: int | None = None
+    """Of `text_discarded`: how many characters of streamed text to take back."""
     # tool calls and approvals
     call_id: str | None = None
     """The tool call."""

@@ -15,6 +15,7 @@ from pydantic import (
     model_validator,
 )
 from turnkeeper.contracts.budget_extension import BudgetExtension, OnBudgetExhausted
+from turnkeeper.contracts.call_costs import PricedCall
 from turnkeeper.contracts.compaction import CompactedHistory, CompactionSpec
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.decision_signing import parse_public_key
@@ -343,7 +344,13 @@ class AgentReport(ContractModel):
     usage: Usage = Field(default_factory=Usage)
     """Tokens over every model call, summary calls of compaction included."""
     cost_usd: float = 0.0
-    """What the model calls cost, each priced by the model that answered."""
+    """What the model calls cost, each priced by the model that answered; a lower bound when
+    `unpriced_calls` is not 0."""
+    priced_calls: list[PricedCall] = Field(default_factory=list)
+    """Each model call's cost and who priced it (the pricing table, `agent.price`, the
+    endpoint's own report, or nobody)."""
+    unpriced_calls: int = 0
+    """Model calls whose cost nobody knows: they are not in `cost_usd`."""
     llm_calls: int = 0
     """Model calls made, each counted once however often it was retried."""
     tool_calls: int = 0

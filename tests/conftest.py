@@ -155,6 +155,9 @@ class TurnRunner:
         return await handle.result()
 
 
+GATEWAY = "gw"  # the name of the test workers' gateway endpoint (on the fake Chat Completions API)
+
+
 def make_settings(tmp_path: Path, task_queue: str) -> Settings:
     workspace = tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
@@ -174,6 +177,14 @@ def providers_for(fake: FakeAnthropic, openai_fake: FakeOpenAI | None = None) ->
     if openai_fake is not None:
         providers["openai"] = OpenAICompatibleProvider(
             "openai", api_key="test-key", base_url=f"{openai_fake.base_url}/v1"
+        )
+        # A named endpoint as a gateway is configured: it reports its cost, takes breakpoints.
+        providers[GATEWAY] = OpenAICompatibleProvider(
+            GATEWAY,
+            api_key="test-key",
+            base_url=f"{openai_fake.base_url}/v1",
+            reports_cost=True,
+            cache_control=True,
         )
     return providers
 

@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
         BudgetRequest,
         ExtendBudgetInput,
     )
+    from turnkeeper.contracts.call_costs import PricedCall
     from turnkeeper.contracts.decision_signing import LEGACY_SIGNING_VERSION, SIGNING_VERSION
     from turnkeeper.contracts.mcp import McpToolSpec
     from turnkeeper.contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
@@ -91,6 +92,8 @@ class TurnProgress(BaseModel):
     mcp_tools: dict[str, McpToolSpec] = Field(default_factory=dict)  # discovered at the start
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float = 0.0
+    # Each model call's cost and who priced it (compact: a few dozen bytes a call).
+    priced_calls: list[PricedCall] = Field(default_factory=list)
     models_used: list[str] = Field(default_factory=list)
     human: HumanClock = Field(default_factory=HumanClock)
     decisions: list[DecisionRecord] = Field(default_factory=list)
@@ -172,6 +175,7 @@ class Turn(TurnProgress):
         self.model_calls += 1
         self.usage = self.usage + result.usage
         self.cost_usd += result.cost_usd
+        self.priced_calls.append(priced_call(self.iteration, result))
         if result.model not in self.models_used:
             self.models_used.append(result.model)
 
@@ -397,6 +401,8 @@ class Turn(TurnProgress):
             messages=list(self.messages),
             usage=self.usage,
             cost_usd=round(self.cost_usd, 10),
+            priced_calls=list(self.priced_calls),
+            unpriced_calls=sum(call.priced_by == "unknown" for call in self.priced_calls),
             llm_calls=self.model_calls,
             tool_calls=self.tool_calls,
             iterations=self.iteration,
@@ -407,6 +413,14 @@ class Turn(TurnProgress):
             structured_output=self.structured_output,
             conversation_ref=self.conversation_ref,
         )
+
+
+def priced_call(iteration: int, result: ModelCallResult) -> PricedCall:
+    """What the report says of one call's cost. A result from a worker before cost sources
+    says nothing: it was priced by the table (or `agent.price`) when it cost anything."""
+    priced_by = result.priced_by or ("price_table" if result.cost_usd else "unknown")
+    cost = None if priced_by == "unknown" else round(result.cost_usd, 10)
+    return PricedCall(iteration=iteration, model=result.model, cost_usd=cost, priced_by=priced_by)
 
 
 def _opening_messages(request: TurnRequest) -> list[Message]:
