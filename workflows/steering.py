@@ -74,22 +74,9 @@ class Steering:
         if approvers is not None and payload.author not in approvers:
             who = repr(payload.author) if payload.author else "an anonymous author"
             return f"{who} may not {kind} turns of this agent (approvers: {', '.join(approvers)})"
-        fields = payload.signed_fields(workflow.info().workflow_id, agent.id)
-        problem = signed_decisions.intervention_problem(
-            agent,
-            kind,
-            payload.author,
-            payload.signature,
-            fields,
-            workflow.now(),
-            turn.signing_version,
-        )
-        if problem is None and _spent(turn, payload) in turn.spent_steers:
-            return (
-                f"{payload.author}'s signed steer was applied already; "
-                "sign the message again to send it again"
-            )
-        return problem
+        if not agent.approver_keys():
+            return None
+        return _signature_problem(turn, payload, kind)
 
     def steer(self, turn: Turn, steer: SteerInput, now: datetime) -> SteerResult:
         record = Intervention(
@@ -156,6 +143,26 @@ class Steering:
         if not task.cancelled() and task.exception() is None:
             return task.result()  # it ended in the same activation after all
         raise Interrupted
+
+
+def _signature_problem(turn: Turn, payload: SteerInput | InterruptInput, kind: str) -> str | None:
+    agent = turn.request.agent
+    fields = payload.signed_fields(workflow.info().workflow_id, agent.id)
+    problem = signed_decisions.intervention_problem(
+        agent,
+        kind,
+        payload.author,
+        payload.signature,
+        fields,
+        workflow.now(),
+        turn.signing_version,
+    )
+    if problem is None and _spent(turn, payload) in turn.spent_steers:
+        return (
+            f"{payload.author}'s signed steer was applied already; "
+            "sign the message again to send it again"
+        )
+    return problem
 
 
 def not_run(use: ToolUseBlock) -> ToolResultBlock:

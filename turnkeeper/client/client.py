@@ -27,6 +27,7 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
+from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.client.errors import DecisionRefused, InvalidTurnRequest, refused, turn_error
 from turnkeeper.client.events import turn_events
@@ -192,7 +193,7 @@ class TurnHandle:
         if key is not None:
             steer = signed_intervention(steer, await self.status(), self.id, key, expires_in)
         payload = steer.model_dump(mode="json", exclude_none=True)
-        return await self._update(UPDATE_STEER, payload, SteerResult)
+        return await self._intervene(UPDATE_STEER, payload, SteerResult)
 
     async def interrupt(
         self,
@@ -216,7 +217,22 @@ class TurnHandle:
                 interrupt, await self.status(), self.id, key, expires_in
             )
         payload = interrupt.model_dump(mode="json", exclude_none=True)
-        return await self._update(UPDATE_INTERRUPT, payload, InterruptResult)
+        return await self._intervene(UPDATE_INTERRUPT, payload, InterruptResult)
+
+    async def _intervene(
+        self, name: str, payload: dict[str, Any], result_type: type[Result]
+    ) -> Result:
+        """`_update`, where a closed workflow is a refusal too: its validator cannot run any
+        more, and Temporal answers for it that the execution has completed."""
+        try:
+            return await self._update(name, payload, result_type)
+        except RPCError as error:
+            if error.status != RPCStatusCode.NOT_FOUND:
+                raise
+            raise DecisionRefused(
+                f"the turn {self.id!r} has ended (or never existed); there is nothing left to "
+                f"{name}: {error.message}"
+            ) from None
 
     async def submit(self, call_id: str, output: JsonValue, *, is_error: bool = False) -> None:
         """The caller's result for an external tool call."""
