@@ -28,3 +28,11 @@ def test_budget_and_compaction_events_have_a_line() -> None:
     assert str(describe(compacted)) == (
         "15:04:05   compacted (drop_oldest): 6 messages left out, ~2100 → ~900 tokens"
     )
+
+
+def test_steers_and_interrupts_have_a_line() -> None:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    steered = describe(TurnEvent(kind="steered", at=at, author="alice", text="Be brief."))
+    stopped = describe(TurnEvent(kind="interrupted", at=at, author="bob", reason="wrong file"))
+    assert steered is not None and steered.plain.endswith("steered from alice: Be brief.")
+    assert stopped is not None and stopped.plain.endswith("interrupted by bob: wrong file")
