@@ -11,7 +11,7 @@ it applied): sending the same message again takes a new signature.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, Self
 
 from pydantic import ConfigDict, Field, JsonValue, field_validator
 from turnkeeper.contracts.contract_model import ContractModel
@@ -40,12 +40,35 @@ class _Intervention(ContractModel):
     """Required when the agent's approvers have public keys (`turnkeeper steer|interrupt
     --key`)."""
 
+    # The signing kind of the subclass's payload.
+    _kind: ClassVar[str]
+
     def _fields(self, workflow_id: str, agent_id: str) -> dict[str, JsonValue]:
         return {"workflow_id": workflow_id, "agent_id": agent_id, "author": self.author}
+
+    def signed_fields(self, workflow_id: str, agent_id: str) -> dict[str, JsonValue]:
+        """What the author's signature covers, for the turn `workflow_id` of agent `agent_id`."""
+        raise NotImplementedError
+
+    def signed_with(
+        self,
+        private_key: Ed25519PrivateKey,
+        workflow_id: str,
+        agent_id: str,
+        expires: datetime,
+        version: int = SIGNING_VERSION,
+    ) -> Self:
+        """This payload for the turn `workflow_id`, signed in format `version` (the turn's
+        `signing_version`) until `expires`, under its own signing kind."""
+        fields = self.signed_fields(workflow_id, agent_id)
+        signature = sign(private_key, self._kind, fields, expires, version)
+        return self.model_copy(update={"signature": signature})
 
 
 class SteerInput(_Intervention):
     """The payload of the `steer` update."""
+
+    _kind: ClassVar[str] = STEER
 
     message: str = Field(max_length=MAX_STEER_CHARS)
     """The text that joins the conversation as a user message before the next model call."""
@@ -61,23 +84,11 @@ class SteerInput(_Intervention):
         """What the author's signature covers, for the turn `workflow_id` of agent `agent_id`."""
         return {**self._fields(workflow_id, agent_id), "message": self.message}
 
-    def signed_with(
-        self,
-        private_key: Ed25519PrivateKey,
-        workflow_id: str,
-        agent_id: str,
-        expires: datetime,
-        version: int = SIGNING_VERSION,
-    ) -> SteerInput:
-        """This steer of the turn, signed in format `version` until `expires`."""
-        fields = self.signed_fields(workflow_id, agent_id)
-        return self.model_copy(
-            update={"signature": sign(private_key, STEER, fields, expires, version)}
-        )
-
 
 class InterruptInput(_Intervention):
     """The payload of the `interrupt` update."""
+
+    _kind: ClassVar[str] = INTERRUPT
 
     reason: str = Field(default="", max_length=MAX_REASON_CHARS)
     """Why; the report and the event stream keep it."""
@@ -85,20 +96,6 @@ class InterruptInput(_Intervention):
     def signed_fields(self, workflow_id: str, agent_id: str) -> dict[str, JsonValue]:
         """What the author's signature covers, for the turn `workflow_id` of agent `agent_id`."""
         return {**self._fields(workflow_id, agent_id), "reason": self.reason}
-
-    def signed_with(
-        self,
-        private_key: Ed25519PrivateKey,
-        workflow_id: str,
-        agent_id: str,
-        expires: datetime,
-        version: int = SIGNING_VERSION,
-    ) -> InterruptInput:
-        """This interrupt of the turn, signed in format `version` until `expires`."""
-        fields = self.signed_fields(workflow_id, agent_id)
-        return self.model_copy(
-            update={"signature": sign(private_key, INTERRUPT, fields, expires, version)}
-        )
 
 
 class SteerResult(ContractModel):
