@@ -29,6 +29,7 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
+from tests.support.waiting import until
 from turnkeeper.client.client import TurnHandle, turn
 from turnkeeper.client.errors import DecisionRefused
 from turnkeeper.testing import fake_anthropic as fake
@@ -188,3 +189,22 @@ async def test_a_keyed_agent_takes_only_signed_steers_once(turns: TurnRunner) ->
         ("Also signed.", True),
     ]
     assert isinstance(report.messages[2].content[-1], TextBlock)
+
+
+async def test_an_interrupt_ends_a_wait_for_a_budget(turns: TurnRunner) -> None:
+    key = new_key()
+    turns.fake.script(key, [fake.tool_calls(("list_files", {"path": "."})), fake.text("never")])
+    request = scripted_request(
+        key,
+        agent={"max_iterations": 1},
+        task={"constraints": {"on_budget_exhausted": "pause"}},
+    )
+    handle = turn(turns.client, (await turns.start(request)).id)
+    await until(handle.status, lambda s: s.budget_request is not None, "a budget request")
+
+    await handle.interrupt("not worth more", author="erin")
+    report = await handle.result()
+
+    assert report.outcome == "interrupted" and report.tool_calls == 1
+    status = await handle.status()
+    assert (status.state, status.budget_request) == ("interrupted", None)
