@@ -30,6 +30,8 @@ EventKind = Literal[
     "budget_exhausted",
     "budget_extended",
     "compacted",
+    "steered",  # a `steer` message joined the conversation before this iteration's model call
+    "interrupted",  # an `interrupt` stopped the turn; `turn_finished` follows
     "turn_finished",
     "turn_failed",
 ]
@@ -80,6 +82,9 @@ class TurnEvent(ContractModel):
     """The decision's verdict."""
     approver: str | None = None
     """Who decided, or extended a budget."""
+    author: str | None = None
+    """Who steered or interrupted the turn (`text` holds a steer's message, `reason` an
+    interrupt's reason)."""
     reason: str | None = None
     """Why: of a decision, of a budget extension, or why a model was passed over."""
     # budgets and the end of the turn

@@ -22,6 +22,7 @@ from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
 from turnkeeper.contracts.signals import DecisionRecord
+from turnkeeper.contracts.steering import Intervention
 
 DEFAULT_MAX_ITERATIONS = 10
 DEFAULT_MAX_TOKENS = 4096
@@ -321,7 +322,7 @@ class Usage(ContractModel):
         )
 
 
-Outcome = Literal["completed", "max_tokens", "failed", "cancelled"]
+Outcome = Literal["completed", "max_tokens", "interrupted", "failed", "cancelled"]
 
 
 class AgentReport(ContractModel):
@@ -334,7 +335,8 @@ class AgentReport(ContractModel):
     """The request's `task.id`."""
     outcome: Outcome
     """`completed`: the model ended its turn; `max_tokens`: its last answer was cut by
-    `agent.max_tokens`; `failed` and `cancelled` appear in the partial reports of failures."""
+    `agent.max_tokens`; `interrupted`: the `interrupt` update stopped it (the report so far);
+    `failed` and `cancelled` appear in the partial reports of failures."""
     output: str = ""
     """The text of the last answer."""
     structured_output: JsonValue = None
@@ -371,3 +373,5 @@ class AgentReport(ContractModel):
     turn's `history_compaction` (sessions do) to go on compacted."""
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
     """Every budget extension applied."""
+    interventions: list[Intervention] = Field(default_factory=list)
+    """Every `steer` and `interrupt` applied, in order."""

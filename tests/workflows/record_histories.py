@@ -35,6 +35,8 @@ from turnkeeper.contracts.names import (
     SIGNAL_SUBMIT_TOOL_RESULT,
     UPDATE_DECIDE,
     UPDATE_EXTEND_BUDGET,
+    UPDATE_INTERRUPT,
+    UPDATE_STEER,
 )
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
 from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
@@ -394,6 +396,34 @@ async def internal_error(
     return handle
 
 
+async def steered(client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str) -> Any:
+    """A steer sent while a call waits for approval joins the tool result before the next
+    model call."""
+    fake_api.script(
+        "golden13",
+        [fake.tool_calls(("write_file", {"path": "s.md", "content": "S"})), fake.text("Done.")],
+    )
+    handle = await _start(client, scripted_request("golden13"), queue, workflow_id)
+    [pending] = (await wait_for_pending(handle)).pending
+    await handle.execute_update(UPDATE_STEER, {"message": "Keep it short.", "author": "alice"})
+    await handle.execute_update(UPDATE_DECIDE, {"call_id": pending.call_id, "approved": True})
+    await handle.result()
+    return handle
+
+
+async def interrupted(client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str) -> Any:
+    """An interrupt while a call waits for approval ends the turn with outcome interrupted."""
+    fake_api.script(
+        "golden14",
+        [fake.tool_calls(("write_file", {"path": "i.md", "content": "I"})), fake.text("never")],
+    )
+    handle = await _start(client, scripted_request("golden14"), queue, workflow_id)
+    await wait_for_pending(handle)
+    await handle.execute_update(UPDATE_INTERRUPT, {"reason": "wrong file", "author": "bob"})
+    await handle.result()
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -415,6 +445,8 @@ SCENARIOS = (
     internal_error,
     compacted_session_turn,
     session_with_an_extended_turn,
+    steered,
+    interrupted,
 )
 
 

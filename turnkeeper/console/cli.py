@@ -23,10 +23,17 @@ from turnkeeper.client.errors import TurnUnavailable
 from turnkeeper.client.requests import RequestError, RunOptions
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.client.turns import DEFAULT_UI_URL
-from turnkeeper.console import codec_command, commands, demo, deploy_command, extend_command
+from turnkeeper.console import (
+    codec_command,
+    commands,
+    demo,
+    deploy_command,
+    extend_command,
+    steer_command,
+)
 from turnkeeper.console.chat import ChatOptions, run_chat
 from turnkeeper.console.render import local_user
-from turnkeeper.console.signing import DEFAULT_EXPIRES_IN, PASSPHRASE_ENV, signer_for
+from turnkeeper.console.signing import DEFAULT_EXPIRES_IN, PASSPHRASE_ENV, Signer, signer_for
 from turnkeeper.console.terminal import CommandError, ConsoleApp, err, log_to_stderr, out
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
@@ -378,6 +385,59 @@ def _decide(
             commands.print_decision(connection, workflow_id, decision.call_id, decision, signer)
         )
     _execute(commands.decide(connection, workflow_id, decision.call_id, decision, signer))
+
+
+Author = Annotated[
+    str | None,
+    typer.Option(help="Who sends it (default: your user name)", show_default=False),
+]
+
+
+@app.command()
+def steer(
+    workflow_id: WorkflowId,
+    message: Annotated[str, typer.Argument(help="What the model reads before its next call")],
+    author: Author = None,
+    key: KeyFile = None,
+    expires_in: ExpiresIn = DEFAULT_EXPIRES_IN,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Add a message to a running turn's conversation, read before its next model call."""
+    if not message.strip():
+        err.print(Text("error: MESSAGE: a steer needs a message that is not empty", style="red"))
+        raise typer.Exit(2)
+    name = _approver_name(author, key)
+    signer = _signer_or_exit(key, name, expires_in)
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(steer_command.steer(connection, workflow_id, message, name, signer))
+
+
+@app.command()
+def interrupt(
+    workflow_id: WorkflowId,
+    reason: Annotated[str, typer.Option(help="Why (kept in the report)")] = "",
+    author: Author = None,
+    key: KeyFile = None,
+    expires_in: ExpiresIn = DEFAULT_EXPIRES_IN,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Stop a running turn at its next safe point; it ends with outcome interrupted."""
+    name = _approver_name(author, key)
+    signer = _signer_or_exit(key, name, expires_in)
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(steer_command.interrupt(connection, workflow_id, reason, name, signer))
+
+
+def _signer_or_exit(key: Path | None, name: str, expires_in: str) -> Signer | None:
+    try:
+        return signer_for(key, name, expires_in)
+    except CommandError as error:
+        err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
+        raise typer.Exit(error.exit_code) from None
 
 
 _AMOUNTS = "Amounts (at least one)"

@@ -147,7 +147,8 @@ def refused(console: Console, decisions: Sequence[RefusedDecision], dropped: int
 
 
 def _state_style(state: str) -> str:
-    return {"completed": "green", "failed": "red", "cancelled": "red"}.get(state, "yellow")
+    ended = {"completed": "green", "interrupted": "red", "failed": "red", "cancelled": "red"}
+    return ended.get(state, "yellow")
 
 
 def pending(

@@ -125,6 +125,13 @@ def describe(event: TurnEvent) -> Text | None:
         case "budget_extended":
             by = f" by {event.approver}" if event.approver else ""
             return Text(f"{at}   {event.budget} budget extended{by}", style="yellow")
+        case "steered":
+            by = f" from {event.author}" if event.author else ""
+            return Text(f"{at}   ✎ steered{by}: {_clip(event.text)}", style="yellow")
+        case "interrupted":
+            by = f" by {event.author}" if event.author else ""
+            why = f": {_clip(event.reason)}" if event.reason else ""
+            return Text(f"{at}   ■ interrupted{by}{why}", style="yellow")
         case "compacted":
             return Text(
                 f"{at}   compacted ({event.strategy}): {event.removed_messages} messages left "

@@ -50,3 +50,11 @@ def test_a_discarded_stream_is_said_and_taken_back() -> None:
         "15:04:05   model anthropic:m attempt 1 broke off; its 7 streamed characters are "
         "discarded: LLMTransient: the connection broke mid-answer"
     )
+
+
+def test_steers_and_interrupts_have_a_line() -> None:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    steered = describe(TurnEvent(kind="steered", at=at, author="alice", text="Be brief."))
+    stopped = describe(TurnEvent(kind="interrupted", at=at, author="bob", reason="wrong file"))
+    assert steered is not None and steered.plain.endswith("steered from alice: Be brief.")
+    assert stopped is not None and stopped.plain.endswith("interrupted by bob: wrong file")
