@@ -102,7 +102,7 @@ def forked_request(
         agent["system_prompt"] = changes.system_prompt
     raw = request.model_dump(mode="json", exclude_defaults=True)
     raw["agent"] = {**raw["agent"], **agent}
-    raw["history"] = [m.model_dump(mode="json", exclude_defaults=True) for m in history]
+    raw["history"] = [m.model_dump(mode="json") for m in history]
     for stored in ("history_ref", "history_compaction"):
         raw.pop(stored, None)
     try:

@@ -693,7 +693,7 @@ def replay(
         typer.Option(help='Visibility query, e.g. \'WorkflowType = "AgentTurnWorkflow"\''),
     ] = None,
     limit: Annotated[
-        int | None, typer.Option(help="At most this many histories of --query")
+        int | None, typer.Option(min=1, help="At most this many histories of --query")
     ] = None,
     address: Address = None,
     namespace: Namespace = None,
@@ -708,7 +708,8 @@ def replay(
 def fork(
     workflow_id: WorkflowId,
     at_iteration: Annotated[
-        int, typer.Option(help="Fork before this iteration's model call (1 = from the start)")
+        int,
+        typer.Option(min=1, help="Fork before this iteration's model call (1 = from the start)"),
     ],
     model: Annotated[str | None, _flag("The fork's model, provider:model")] = None,
     system_prompt: Annotated[str | None, _flag("The fork's system prompt")] = None,

@@ -18,8 +18,6 @@ async def replay(
     cannot be fetched, or if the query matched nothing."""
     if bool(workflow_ids) == (query is not None):
         raise CommandError("give --workflow-id (repeatable) or --query, not both", exit_code=2)
-    if limit is not None and limit < 1:
-        raise CommandError(f"--limit must be 1 or more, got {limit}", exit_code=2)
     client = await connect(address=connection.address, namespace=connection.namespace)
     replayed = diverged = 0
     async for outcome in replay_from_server(
