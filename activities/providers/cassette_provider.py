@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers import cassette_file
 from turnkeeper.activities.providers.cassette_file import Exchange
 from turnkeeper.activities.providers.cassette_key import (
@@ -33,6 +34,8 @@ from turnkeeper.activities.providers.provider import (
     estimate_input_tokens,
 )
 from turnkeeper.contracts.errors import CASSETTE_MISS
+
+log = get_logger(__name__)
 
 CassetteMode = Literal["record", "replay"]
 CASSETTE_MODES: Final = ("record", "replay")
@@ -80,6 +83,10 @@ class Cassette:
         for exchange in self._exchanges:
             self._by_key.setdefault(exchange.key, exchange)
         self._secrets = environment_secrets(os.environ) if secrets is None else secrets
+        # Said once at start: a worker that replays answers no call from its provider.
+        log.info(
+            "cassette", path=str(settings.path), mode=settings.mode, recorded=len(self._exchanges)
+        )
 
     def recorded(self, key: str) -> Exchange:
         """The exchange first recorded for `key`.
