@@ -163,7 +163,12 @@ class CassetteProvider:
         except KeyError:
             raise self._cassette.miss(record) from None
         if on_text is not None:
-            for piece in exchange.text:
+            # Recorded without streaming: the answer's text as one piece, so a streaming turn
+            # still sees its text arrive.
+            pieces = exchange.text or [
+                text for block in exchange.response.content if (text := getattr(block, "text", ""))
+            ]
+            for piece in pieces:
                 on_text(piece)
         return exchange.response.model_copy(deep=True)
 

@@ -128,7 +128,8 @@ async def test_replay_passes_a_good_history_and_reports_a_diverging_one(
         )
     ]
     assert len(diverged) == 1 and diverged[0].problem is not None
-    assert "Nondeterminism" in diverged[0].problem or "nondetermin" in diverged[0].problem.lower()
+    assert "Nondeterminism error" in diverged[0].problem
+    assert "HistoryEvent(id: " in diverged[0].problem  # where it parts from the history
 
 
 async def test_a_fork_at_iteration_2_starts_from_the_conversation_before_it(

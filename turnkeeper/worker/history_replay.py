@@ -9,14 +9,19 @@ data converter (so encrypted histories decrypt with `TURNKEEPER_ENCRYPTION_KEYS`
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from temporalio.client import Client, WorkflowHistory
+from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Replayer
 
 from turnkeeper.worker.wiring import worker_workflows, workflow_runner
+
+# The core's failure arrives as a Rust debug dump: `Failure { message: "…", source: …`.
+_CORE_MESSAGE = re.compile(r'message: "((?:[^"\\]|\\.)*)"')
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ async def replay_from_server(
         workflows=list(workflows or worker_workflows()),
         data_converter=client.data_converter,
         workflow_runner=workflow_runner(),
+        runtime=_quiet_runtime(),
     )
     async with replayer.workflow_replay_iterator(histories) as results:
         async for result in results:
@@ -70,6 +76,14 @@ async def replay_from_server(
             )
     for outcome in missing:
         yield outcome
+
+
+def _quiet_runtime() -> Runtime:
+    """A runtime whose core logs errors only: by default the core also prints a warning to
+    stdout for every workflow task a divergence fails, in the middle of the command's lines, and
+    the divergence is reported on its own line anyway."""
+    only_errors = TelemetryFilter(core_level="ERROR", other_level="ERROR")
+    return Runtime(telemetry=TelemetryConfig(logging=LoggingConfig(filter=only_errors)))
 
 
 async def _by_id(
@@ -95,9 +109,12 @@ def _run_id(history: WorkflowHistory) -> str | None:
 
 
 def _divergence(failure: Exception | None) -> str | None:
-    """The replay failure on one line: the SDK's message names the event and the command that
-    no longer match ("… event 11 of type … does not match command …")."""
+    """The replay failure on one line: the SDK core's own message, which names the history event
+    that no longer matches ("Nondeterminism error: Timer machine does not handle this event:
+    HistoryEvent(id: 5, …)"), taken out of the debug dump of the failure that wraps it."""
     if failure is None:
         return None
-    lines = [line.strip() for line in str(failure).splitlines() if line.strip()]
-    return f"{type(failure).__name__}: {' '.join(lines) or 'replay failed'}"
+    text = str(failure)
+    core = _CORE_MESSAGE.search(text)
+    detail = core.group(1) if core else " ".join(text.split())
+    return f"{type(failure).__name__}: {detail or 'replay failed'}"

@@ -172,6 +172,17 @@ async def test_record_then_replay_answers_without_the_provider(tmp_path: Path) -
     assert await replaying.count_input_tokens(request()) == recorded.usage.input_tokens
 
 
+async def test_a_call_recorded_without_streaming_replays_its_text_as_one_piece(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "calls.cassette"
+    await CassetteProvider("anthropic", Recorder(), cassette(path, "record")).complete(request())
+    replaying = CassetteProvider("anthropic", Unreachable(), cassette(path, "replay"))
+    pieces: list[str] = []
+    await replaying.complete(request(), pieces.append)
+    assert pieces == ["echo: Summarise the notes."]
+
+
 async def test_a_call_the_cassette_lacks_fails_naming_the_cassette(tmp_path: Path) -> None:
     path = tmp_path / "calls.cassette"
     await CassetteProvider("anthropic", Recorder(), cassette(path, "record")).complete(request())
