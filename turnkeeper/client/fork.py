@@ -20,7 +20,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.client.errors import TurnUnavailable
-from turnkeeper.client.turns import start_turn
+from turnkeeper.client.turns import request_payload, start_turn
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import QUERY_TRANSCRIPT, WORKFLOW_TYPE
 from turnkeeper.contracts.turn import TurnRequest
@@ -49,15 +49,22 @@ async def fork_turn(
     """Starts the fork of `workflow_id` at `at_iteration`; returns the new turn's workflow id.
 
     Raises:
-        ForkError: No such turn, not an `AgentTurnWorkflow`, or fewer iterations than asked.
+        ForkError: No such turn, not an `AgentTurnWorkflow`, fewer iterations than asked, or a
+            turn of a stored conversation (`history_ref`) forked after its first iteration.
         TurnUnavailable: A workflow with `new_id` is already running.
     """
     if at_iteration < 1:
         raise ForkError(f"--at-iteration must be 1 or more, got {at_iteration}")
     handle = client.get_workflow_handle(workflow_id)
     request, task_queue = await _original(client, handle)
-    history = request.history
+    history: list[Message] | None = None  # iteration 1: the request's own, stored or inline
     if at_iteration > 1:
+        if request.history_ref is not None:
+            # Its transcript holds only its own exchange: a fork would lose what came before.
+            raise ForkError(
+                f"{workflow_id} continues a stored conversation (history_ref: a session's "
+                "turn); it can be forked at iteration 1 only"
+            )
         transcript = [Message.model_validate(m) for m in await _transcript(handle)]
         history = conversation_before(transcript, len(request.history), at_iteration)
         if history is None:
@@ -92,19 +99,18 @@ def answers(transcript: list[Message], history_length: int) -> int:
 
 
 def forked_request(
-    request: TurnRequest, history: list[Message], changes: ForkChanges
+    request: TurnRequest, history: list[Message] | None, changes: ForkChanges
 ) -> TurnRequest:
-    """`request` with `history` (replacing a `history_ref`) and the changed agent fields."""
+    """`request` with `history` (None: its own) and the changed agent fields."""
     agent: dict[str, Any] = {}
     if changes.model is not None:
         agent["model"] = changes.model
     if changes.system_prompt is not None:
         agent["system_prompt"] = changes.system_prompt
-    raw = request.model_dump(mode="json", exclude_defaults=True)
+    raw = request_payload(request)
     raw["agent"] = {**raw["agent"], **agent}
-    raw["history"] = [m.model_dump(mode="json") for m in history]
-    for stored in ("history_ref", "history_compaction"):
-        raw.pop(stored, None)
+    if history is not None:
+        raw["history"] = [m.model_dump(mode="json") for m in history]
     try:
         return TurnRequest.model_validate(raw)
     except ValidationError as err:

@@ -78,6 +78,12 @@ def test_a_forked_request_changes_only_what_is_asked() -> None:
     assert kept.agent == request().agent
 
 
+def test_a_fork_at_the_start_keeps_the_request_s_own_history() -> None:
+    stored = request(history=[], history_ref="conv-1")
+    assert forked_request(stored, None, ForkChanges()) == stored
+    assert forked_request(request(), None, ForkChanges()) == request()
+
+
 def test_a_fork_that_does_not_validate_names_the_field() -> None:
     with pytest.raises(ForkError, match=r"agent\.model"):
         forked_request(request(), TRANSCRIPT[:5], ForkChanges(model="nocolon"))
