@@ -33,6 +33,7 @@ __all__ = [
     "AutonomyBoundaryViolation",
     "BudgetExtension",
     "BudgetRequest",
+    "CassetteMiss",
     "CompactedHistory",
     "Compaction",
     "Constraints",
@@ -127,6 +128,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
             "LLMContextTooLong",
             "LLMContentFiltered",
             "LLMUnavailable",
+            "CassetteMiss",
             "TurnCancelled",
             "DecisionRefused",
             "InvalidSessionRequest",
@@ -157,6 +159,7 @@ if TYPE_CHECKING:
     from turnkeeper.client.connection import connect
     from turnkeeper.client.errors import (
         AutonomyBoundaryViolation,
+        CassetteMiss,
         DecisionRefused,
         EncryptionRequired,
         InvalidSessionRequest,

@@ -144,9 +144,7 @@ async def start_turn(
     try:
         return await client.start_workflow(
             WORKFLOW_TYPE,
-            # Only what the caller set: the Web UI shows the request as written, and history
-            # does not carry every default of the contract (the workflow applies them).
-            request.model_dump(mode="json", exclude_defaults=True),
+            request_payload(request),
             id=workflow_id,
             task_queue=task_queue,
             result_type=AgentReport,
@@ -155,6 +153,16 @@ async def start_turn(
         )
     except WorkflowAlreadyStartedError:
         raise TurnUnavailable(f"A turn with id {workflow_id!r} is already running.") from None
+
+
+def request_payload(request: TurnRequest) -> dict[str, Any]:
+    """Only what the caller set: the Web UI shows the request as written, and history does not
+    carry every default of the contract (the workflow applies them). The history's messages stay
+    whole: a content block's `type` is a default too, and without it a block is unreadable."""
+    payload = request.model_dump(mode="json", exclude_defaults=True)
+    if request.history:
+        payload["history"] = [message.model_dump(mode="json") for message in request.history]
+    return payload
 
 
 def turn_handle(client: Client, workflow_id: str) -> WorkflowHandle[Any, AgentReport]:

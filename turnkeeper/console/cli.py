@@ -20,6 +20,7 @@ from rich.text import Text
 
 from turnkeeper.client.connection import TemporalUnreachableError
 from turnkeeper.client.errors import TurnUnavailable
+from turnkeeper.client.fork import ForkChanges
 from turnkeeper.client.requests import RequestError, RunOptions
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.client.turns import DEFAULT_UI_URL
@@ -29,6 +30,8 @@ from turnkeeper.console import (
     demo,
     deploy_command,
     extend_command,
+    fork_command,
+    replay_command,
     steer_command,
 )
 from turnkeeper.console.chat import ChatOptions, run_chat
@@ -731,6 +734,53 @@ def codec_server(
             allowed_hosts=allowed_host or [],
         )
     )
+
+
+@app.command()
+def replay(
+    workflow_id: Annotated[
+        list[str] | None,
+        typer.Option("--workflow-id", help="Workflow to replay (repeatable)", show_default=False),
+    ] = None,
+    query: Annotated[
+        str | None,
+        typer.Option(help='Visibility query, e.g. \'WorkflowType = "AgentTurnWorkflow"\''),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="At most this many histories of --query")
+    ] = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Replay real histories against this installation's workflow code (the gate before a
+    deploy); exits 1 if any diverges."""
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    _execute(replay_command.replay(connection, workflow_id or [], query, limit))
+
+
+@app.command()
+def fork(
+    workflow_id: WorkflowId,
+    at_iteration: Annotated[
+        int,
+        typer.Option(min=1, help="Fork before this iteration's model call (1 = from the start)"),
+    ],
+    model: Annotated[str | None, _flag("The fork's model, provider:model")] = None,
+    system_prompt: Annotated[str | None, _flag("The fork's system prompt")] = None,
+    new_id: Annotated[
+        str | None,
+        typer.Option(
+            "--id", help="The fork's workflow id (default: ID/fork-N)", show_default=False
+        ),
+    ] = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Start a new turn from a turn's conversation as it stood before iteration N, with the
+    same request and the given fields changed; prints the new workflow id."""
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    changes = ForkChanges(model=model, system_prompt=system_prompt)
+    _execute(fork_command.fork(connection, workflow_id, at_iteration, changes, new_id))
 
 
 def _execute(command: Coroutine[Any, Any, int]) -> None:
