@@ -92,8 +92,10 @@ async def test_an_hour_long_approval_timeout_passes_in_a_moment_on_the_time_skip
     async with TurnTestEnvironment(tools=[refund], model=model, time_skipping=True) as env:
         handle = await env.start_turn("Refund", task={"constraints": {"approval_timeout_s": 3600}})
         report = await handle.result()
+        decisions = await handle.decisions()
 
     assert_outcome(report, "completed", "The refund was not approved.")
     assert "2001" not in REFUNDED
-    assert (await handle.decisions())[0].reason == "approval timed out"
+    assert_decisions(decisions, [("refund", False)])
+    assert decisions[0].reason == "approval timed out"
     assert time.monotonic() - started < 30
