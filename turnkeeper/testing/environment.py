@@ -41,6 +41,7 @@ from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.devtools.devserver import DEFAULT_NAMESPACE, INDEXED_VALUE_TYPES, DevServer
 from turnkeeper.payloads.keyring import Keyring
 from turnkeeper.testing.ports import free_ports
+from turnkeeper.testing.script import ScriptError
 from turnkeeper.testing.scripted_model import PROVIDER_NAME, ScriptedModel, ScriptedProvider
 from turnkeeper.worker.plugin import TurnkeeperPlugin
 from turnkeeper.worker.settings import Settings
@@ -60,10 +61,11 @@ class CheckedTurnHandle(TurnHandle):
         self._models = models
 
     async def result(self) -> AgentReport:
+        __tracebackhide__ = True
         try:
             return await super().result()
-        except Exception as failure:
-            raise_script_errors(self._models, failure)
+        except Exception:
+            raise_script_errors(self._models)
             raise
 
     async def wait_for_approval(
@@ -75,20 +77,21 @@ class CheckedTurnHandle(TurnHandle):
     ) -> PendingCall:
         try:
             return await super().wait_for_approval(timeout, tool=tool)
-        except Exception as failure:
-            raise_script_errors(self._models, failure)
+        except Exception:
+            raise_script_errors(self._models)
             raise
 
 
-def raise_script_errors(
-    models: Sequence[ScriptedModel], cause: BaseException | None = None
-) -> None:
+def raise_script_errors(models: Sequence[ScriptedModel]) -> None:
     """Raises the first ScriptError any of `models` met (then forgets it), if one did."""
+    __tracebackhide__ = True  # pytest shows the test's line and the message, not the kit's code
     for model in models:
         if model.errors:
-            error = model.errors.pop(0)
+            message = str(model.errors[0])
             model.errors.clear()
-            raise error from cause
+            # A fresh error without the chain: the activity's traceback and the turn's failure
+            # say the same thing less readably.
+            raise ScriptError(message) from None
 
 
 class TurnTestEnvironment:
