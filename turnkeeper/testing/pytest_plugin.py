@@ -17,16 +17,20 @@ import asyncio
 import threading
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from turnkeeper.activities.providers.provider import ModelProvider
-from turnkeeper.activities.tools.registry import WorkerTool
-from turnkeeper.devtools.devserver import DevServer
-from turnkeeper.testing.environment import TurnTestEnvironment
 from turnkeeper.testing.ports import free_ports
-from turnkeeper.testing.scripted_model import ScriptedModel
+
+# Loaded by every pytest run wherever turnkeeper is installed: the worker, the SDK and the dev
+# server are imported when a test first asks for a fixture, not when pytest starts.
+if TYPE_CHECKING:
+    from turnkeeper.activities.providers.provider import ModelProvider
+    from turnkeeper.activities.tools.registry import WorkerTool
+    from turnkeeper.devtools.devserver import DevServer
+    from turnkeeper.testing.environment import TurnTestEnvironment
+    from turnkeeper.testing.scripted_model import ScriptedModel
 
 
 class SessionServer:
@@ -41,6 +45,8 @@ class SessionServer:
     def address(self) -> str:
         with self._lock:
             if self._server is None:
+                from turnkeeper.devtools.devserver import DevServer
+
                 port, ui_port = free_ports(2)
                 server = DevServer(self.folder, port=port, ui_port=ui_port)
                 _run(server.start())
@@ -81,7 +87,7 @@ def turnkeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sess
         server.stop()
 
 
-EnvironmentFactory = Callable[..., TurnTestEnvironment]
+EnvironmentFactory = Callable[..., "TurnTestEnvironment"]
 
 
 @pytest.fixture
@@ -100,6 +106,8 @@ def turn_env(turnkeeper_server: SessionServer) -> EnvironmentFactory:
         agent: dict[str, Any] | None = None,
         providers: dict[str, ModelProvider] | None = None,
     ) -> TurnTestEnvironment:
+        from turnkeeper.testing.environment import TurnTestEnvironment
+
         return TurnTestEnvironment(
             tools,
             model,
