@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -111,6 +112,13 @@ async def skipping_env(
 @pytest.fixture(scope="session")
 async def client(temporal_env: WorkflowEnvironment) -> Client:
     return temporal_env.client
+
+
+@pytest.fixture(scope="session")
+def turnkeeper_server(temporal_env: WorkflowEnvironment) -> SimpleNamespace:
+    """The test kit's session server (its pytest plugin's fixture) is the suite's own: the kit's
+    `turn_env` environments start their workers on it rather than on a second server."""
+    return SimpleNamespace(address=temporal_env.client.service_client.config.target_host)
 
 
 @pytest.fixture(scope="session")

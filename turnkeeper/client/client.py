@@ -34,6 +34,7 @@ from turnkeeper.client.events import turn_events
 from turnkeeper.client.signatures import signed_decision, signed_extension, signed_intervention
 from turnkeeper.client.turns import WaitingTurn, list_waiting, short_id, turn_workflow_id
 from turnkeeper.client.turns import start_turn as start_workflow
+from turnkeeper.client.waiting import wait_for_pending
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput, ExtendBudgetResult
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.messages import Message
@@ -54,6 +55,7 @@ from turnkeeper.contracts.signals import (
     ApproveInput,
     DecideResult,
     DecisionRecord,
+    PendingCall,
     SubmitToolResultInput,
     TurnStatus,
 )
@@ -238,6 +240,23 @@ class TurnHandle:
         """The caller's result for an external tool call."""
         result = SubmitToolResultInput(call_id=call_id, output=output, is_error=is_error)
         await self.workflow.signal(SIGNAL_SUBMIT_TOOL_RESULT, result.model_dump(mode="json"))
+
+    async def wait_for_approval(
+        self,
+        # The contract names it `timeout`; it bounds a polling loop, not one await.
+        timeout: float | timedelta = 30.0,  # noqa: ASYNC109
+        *,
+        tool: str | None = None,
+    ) -> PendingCall:
+        """Waits until a call of the turn (of `tool`, if given) waits for an approval, and
+        returns it: what a test, or a script that approves, does before `approve`.
+
+        Raises:
+            TimeoutError: No call waited for an approval within `timeout` (seconds).
+            TurnError: The turn failed first (the subclass of its error type).
+            LookupError: The turn ended first without asking for one.
+        """
+        return await wait_for_pending(self, "approval", timeout, tool)
 
     async def result(self) -> AgentReport:
         """Waits for the turn's report.

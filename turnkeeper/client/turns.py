@@ -232,7 +232,7 @@ async def follow(
     pacing = _Pacing(poll_s)
     try:
         while not result.done():
-            status = await _status_if_any(handle)
+            status = await status_if_any(handle)
             fresh = [c for c in status.pending if c.call_id not in announced] if status else []
             if fresh:
                 announced.update(call.call_id for call in fresh)
@@ -269,7 +269,7 @@ class _Pacing:
         return self.interval
 
 
-async def _status_if_any(handle: WorkflowHandle[Any, Any]) -> TurnStatus | None:
+async def status_if_any(handle: WorkflowHandle[Any, Any]) -> TurnStatus | None:
     # A missed poll only delays the announcement of a pending call; the result is what counts.
     try:
         return await handle.query(QUERY_STATUS, result_type=TurnStatus, rpc_timeout=QUERY_TIMEOUT)
@@ -320,7 +320,7 @@ async def list_waiting(client: Client, task_queue: str | None = None) -> list[Wa
                 workflow_id=execution.id,
                 agent_id=execution.typed_search_attributes.get(agent_key) or "",
                 started=execution.start_time,
-                status=await _status_if_any(handle),
+                status=await status_if_any(handle),
             )
         )
     return waiting
