@@ -32,6 +32,7 @@ from turnkeeper.activities.providers.provider import (
     ModelResponse,
     TextSink,
     estimate_input_tokens,
+    reports_cost,
 )
 from turnkeeper.contracts.errors import CASSETTE_MISS
 
@@ -132,6 +133,8 @@ class CassetteProvider:
         self.name = name
         self._inner = inner
         self._cassette = cassette
+        # A recorded answer keeps the cost the endpoint reported, so replay prices it the same.
+        self.reports_cost = reports_cost(inner)
 
     @property
     def _replaying(self) -> bool:
