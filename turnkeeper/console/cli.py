@@ -23,7 +23,14 @@ from turnkeeper.client.errors import TurnUnavailable
 from turnkeeper.client.requests import RequestError, RunOptions
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.client.turns import DEFAULT_UI_URL
-from turnkeeper.console import codec_command, commands, demo, deploy_command, extend_command
+from turnkeeper.console import (
+    codec_command,
+    commands,
+    demo,
+    deploy_command,
+    extend_command,
+    http_commands,
+)
 from turnkeeper.console.chat import ChatOptions, run_chat
 from turnkeeper.console.render import local_user
 from turnkeeper.console.signing import DEFAULT_EXPIRES_IN, PASSPHRASE_ENV, signer_for
@@ -539,6 +546,8 @@ def demo_command(
 
 keys_app = typer.Typer(help="Encryption keys for TURNKEEPER_ENCRYPTION_KEYS.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
+app.add_typer(http_commands.tokens_app, name="tokens")
+app.command("serve")(http_commands.serve_command)
 
 
 @keys_app.command("new")
