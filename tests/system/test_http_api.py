@@ -6,17 +6,21 @@ on the finished turn refused."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
 import pytest
 
 from tests.conftest import new_key, temporal_binary
+from tests.support.browser import find_chromium, headless_chromium
 from tests.support.ports import free_ports
 from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess, _spawn
 from tests.system.driving import agent, task
 from turnkeeper.testing import fake_anthropic as fake
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
 async def add_token(stack: SystemStack, worker: WorkerProcess, name: str) -> str:
@@ -117,3 +121,45 @@ async def test_a_turn_started_approved_and_followed_over_http(
         steer = await http.post(f"/v1/turns/{workflow_id}/steer", json={"message": "Stop"})
         assert steer.status_code == 409 and "has ended" in steer.json()["detail"]
     assert (worker.workspace / "out.md").read_text() == "hi"
+
+
+CHROMIUM = find_chromium()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (Debian: chromium)")
+async def test_the_inbox_signs_in_shows_a_call_and_approves_an_edit(
+    stack: SystemStack, served: tuple[WorkerProcess, str, str]
+) -> None:
+    worker, url, token = served
+    key = new_key()
+    stack.fake.script(
+        key,
+        [fake.tool_calls(("write_file", {"path": "note.md", "content": "draft"})), fake.text("Ok")],
+    )
+    assert CHROMIUM is not None
+    async with headless_chromium(CHROMIUM) as page:
+        await page.goto(url + "/")
+        await page.fill("#token", token)
+        await page.click("#signin button")
+        await page.wait_for_text("signed in as alice")
+        body = {"agent": agent(key), "task": task(key), "id": f"inbox-{key}"}
+        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+            started = await http.post(
+                "/v1/turns", json=body, headers={"Authorization": f"Bearer {token}"}
+            )
+            assert started.status_code == 201, started.text
+        # The page was open before the call waited: it appears without a reload.
+        await page.wait_for_text("write_file")
+        edited = '{\n  "path": "note.md",\n  "content": "final"\n}'
+        await page.fill("textarea", edited)
+        shown = await page.wait_for_text('+   "content": "final"')
+        assert '-   "content": "draft"' in shown
+        await page.click("button.approve")
+        await page.wait_for_text("Approved write_file")
+        await page.screenshot(ARTIFACTS / "inbox-approved.png")
+
+    async def written() -> str:
+        path = worker.workspace / "note.md"
+        return path.read_text() if path.exists() else ""
+
+    assert await until(written, bool, "the approved edit to be written") == "final"
