@@ -91,6 +91,9 @@ def create_app(
         title="turnkeeper",
         summary="Start, follow, approve, steer and stop durable agent turns.",
         version="1",
+        # Swagger UI and ReDoc load their scripts from a CDN; the server may be offline.
+        docs_url=None,
+        redoc_url=None,
     )
     failed = failures or FailedSignIns()
     if cors_origins:
