@@ -4,6 +4,7 @@ before the `decide` update is sent; where the identity has a key, the decision i
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import Final
@@ -14,7 +15,7 @@ from pydantic import ConfigDict, JsonValue
 
 from turnkeeper.client.errors import DecisionRefused
 from turnkeeper.contracts.contract_model import ContractModel
-from turnkeeper.contracts.signals import ApproveInput, DecisionRecord
+from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
 from turnkeeper.http.tokens import Identity
 from turnkeeper.http.turns import ApiError, Turns
 
@@ -68,11 +69,12 @@ async def decide(
     Raises:
         ApiError: 403, 404, 409 or 422 (an edit that does not fit the tool), saying why.
     """
-    request = await turns.request(workflow_id)
+    # Both at once: each is a round trip to Temporal, and a decision's latency is what they add.
+    request, status = await asyncio.gather(turns.request(workflow_id), turns.status(workflow_id))
     approvers = request.agent.approver_names()
     if approvers is not None and identity.name not in approvers:
         raise ApiError(403, f"{identity.name!r} is not an approver of agent {request.agent.id!r}")
-    await _check_waiting(turns, workflow_id, body.call_id)
+    await _check_waiting(turns, workflow_id, body.call_id, status)
     key = signing_key(identity) if request.agent.approver_keys() else None
     decision = ApproveInput(
         call_id=body.call_id,
@@ -90,8 +92,10 @@ async def decide(
         raise ApiError(422 if body.input is not None else 409, str(err)) from None
 
 
-async def _check_waiting(turns: Turns, workflow_id: str, call_id: str) -> None:
-    status = await turns.status(workflow_id)
+async def _check_waiting(
+    turns: Turns, workflow_id: str, call_id: str, status: TurnStatus | None = None
+) -> None:
+    status = status or await turns.status(workflow_id)
     if any(c.call_id == call_id and c.kind == "approval" for c in status.pending):
         return
     if any(d.call_id == call_id for d in await turns.decisions(workflow_id)):
