@@ -66,6 +66,14 @@ async def served(stack: SystemStack) -> AsyncIterator[tuple[WorkerProcess, str, 
         assert "tk_" not in served_log, "a token reached the server's log"
 
 
+def scripted_write(stack: SystemStack, path: str, content: str) -> str:
+    """The script key of a model that writes `content` to `path`, then answers."""
+    key = new_key()
+    write = fake.tool_calls(("write_file", {"path": path, "content": content}))
+    stack.fake.script(key, [write, fake.text("Done.")])
+    return key
+
+
 def event_ids(text: str) -> list[int]:
     return [int(line[4:]) for line in text.splitlines() if line.startswith("id: ")]
 
@@ -74,11 +82,7 @@ async def test_a_turn_started_approved_and_followed_over_http(
     stack: SystemStack, served: tuple[WorkerProcess, str, str]
 ) -> None:
     worker, url, token = served
-    key = new_key()
-    stack.fake.script(
-        key,
-        [fake.tool_calls(("write_file", {"path": "out.md", "content": "hi"})), fake.text("Done.")],
-    )
+    key = scripted_write(stack, "out.md", "hi")
     alice = {"Authorization": f"Bearer {token}"}
     body = {"agent": agent(key, approvers=["alice"]), "task": task(key), "id": f"http-{key}"}
     async with httpx.AsyncClient(base_url=url, headers=alice, timeout=30) as http:
@@ -131,11 +135,7 @@ async def test_the_inbox_signs_in_shows_a_call_and_approves_an_edit(
     stack: SystemStack, served: tuple[WorkerProcess, str, str]
 ) -> None:
     worker, url, token = served
-    key = new_key()
-    stack.fake.script(
-        key,
-        [fake.tool_calls(("write_file", {"path": "note.md", "content": "draft"})), fake.text("Ok")],
-    )
+    key = scripted_write(stack, "note.md", "draft")
     assert CHROMIUM is not None
     async with headless_chromium(CHROMIUM) as page:
         await page.goto(url + "/")

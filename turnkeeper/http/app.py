@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import datetime
 from importlib.resources import files
 from typing import Annotated, Any
 
@@ -62,8 +63,8 @@ class Approval(ContractModel):
     """The call's tool."""
     input: dict[str, Any]
     """The call's input as the model sent it."""
-    since: str
-    """When it started waiting (ISO-8601)."""
+    since: datetime
+    """When it started waiting."""
     cost_usd: float
     """The turn's cost so far."""
 
@@ -165,15 +166,7 @@ def create_app(
     async def approvals(identity: Caller) -> list[Approval]:
         """Every pending approval the caller may decide, across turns."""
         return [
-            Approval(
-                workflow_id=w.workflow_id,
-                agent_id=w.agent_id,
-                call_id=w.call_id,
-                tool=w.tool,
-                input=w.input,
-                since=w.since.isoformat(),
-                cost_usd=w.cost_usd,
-            )
+            Approval.model_validate(w, from_attributes=True)
             for w in await turns.waiting_approvals()
             if w.approvers is None or identity.name in w.approvers
         ]
