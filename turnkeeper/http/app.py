@@ -110,8 +110,8 @@ def create_app(
         headers = {}
         if error.status == 401:
             headers["WWW-Authenticate"] = "Bearer"
-        if error.status == 429:
-            headers["Retry-After"] = error.message.split()[-2]
+        if error.retry_after_s is not None:
+            headers["Retry-After"] = str(error.retry_after_s)
         return JSONResponse({"detail": error.message}, error.status, headers=headers)
 
     # Sign-in before anything else reads the request: a caller without a token learns

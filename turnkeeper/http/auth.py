@@ -61,7 +61,7 @@ def sign_in(
     """
     wait = failures.retry_after(address)
     if wait is not None:
-        raise ApiError(429, f"too many failed sign-ins from this address; retry in {wait} s")
+        raise ApiError(429, f"too many failed sign-ins from this address; retry in {wait} s", wait)
     scheme, _, token = (authorization or "").partition(" ")
     identity = tokens.identify(token.strip()) if scheme.lower() == "bearer" else None
     if identity is None:

@@ -34,10 +34,11 @@ UPDATE_INTERRUPT = "interrupt"
 class ApiError(Exception):
     """A request the API refuses: `status` is the HTTP status, the message says why."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, retry_after_s: int | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True)

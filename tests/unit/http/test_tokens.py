@@ -7,7 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
 
+from tests.unit.http.fake_turns import FakeTurns
+from turnkeeper.console.cli import app
+from turnkeeper.http.app import create_app
 from turnkeeper.http.auth import FailedSignIns, sign_in
 from turnkeeper.http.tokens import TokenFileError, TokenStore
 from turnkeeper.http.turns import ApiError
@@ -58,3 +63,34 @@ def test_failed_sign_ins_are_limited_per_address(tmp_path: Path) -> None:
         sign_in(store, failures, f"Bearer {token}", "10.0.0.1")
     assert limited.value.status == 429
     assert sign_in(store, failures, f"Bearer {token}", "10.0.0.2").name == "alice"
+
+
+def test_the_tokens_commands(tmp_path: Path) -> None:
+    runner = CliRunner()
+    file = str(tmp_path / "tokens.json")
+    added = runner.invoke(app, ["tokens", "add", "alice", "--file", file])
+    assert added.exit_code == 0, added.output
+    token = added.output.strip().splitlines()[-1]
+    assert TokenStore(Path(file)).identify(token).name == "alice"
+    listed = runner.invoke(app, ["tokens", "list", "--file", file])
+    assert "alice" in listed.output and token not in listed.output
+    assert runner.invoke(app, ["tokens", "revoke", "alice", "--file", file]).exit_code == 0
+    assert TokenStore(Path(file)).identify(token) is None
+    for wrong in (
+        ["tokens", "revoke", "alice", "--file", file],
+        ["tokens", "add", "bob", "--file", file, "--key", str(tmp_path / "nokey")],
+        ["serve", "--tokens", str(tmp_path / "broken.json")],
+    ):
+        (tmp_path / "broken.json").write_text("not json")
+        refused = runner.invoke(app, wrong)
+        assert refused.exit_code == 2, (wrong, refused.output)
+        assert "error:" in refused.output
+
+
+def test_a_limited_address_is_told_when_to_retry(tmp_path: Path) -> None:
+    store = TokenStore(tmp_path / "tokens.json")
+    http = TestClient(create_app(FakeTurns(), store, failures=FailedSignIns(limit=2)))
+    for _ in range(2):
+        assert http.get("/v1/approvals", headers={"Authorization": "Bearer x"}).status_code == 401
+    limited = http.get("/v1/approvals", headers={"Authorization": "Bearer x"})
+    assert limited.status_code == 429 and int(limited.headers["Retry-After"]) > 0
