@@ -4,6 +4,7 @@ token file, so a test can run it in-process over a fake of the first."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -16,12 +17,16 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingRes
 from pydantic import ConfigDict, Field
 
 from turnkeeper.contracts.contract_model import ContractModel
+from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.signals import DecisionRecord, TurnStatus
 from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.http.auth import FailedSignIns, sign_in
 from turnkeeper.http.decisions import DecisionBody, decide
 from turnkeeper.http.tokens import Identity, TokenStore
 from turnkeeper.http.turns import UPDATE_INTERRUPT, UPDATE_STEER, ApiError, Turns
+
+# Under the idle timeouts of common proxies (nginx 60 s, AWS ALB 60 s).
+KEEPALIVE_S = 15.0
 
 
 class StartTurnBody(TurnRequest):
@@ -200,6 +205,29 @@ def create_app(
 
 
 async def _sse(turns: Turns, workflow_id: str, after: int | None) -> AsyncIterator[str]:
-    async for offset, event in turns.events(workflow_id, after):
-        data = json.dumps(event.model_dump(mode="json", exclude_none=True))
-        yield f"id: {offset}\nevent: {event.kind}\ndata: {data}\n\n"
+    """The events as SSE, with a comment line whenever the turn is quiet for `KEEPALIVE_S`
+    (a turn waiting for a person may send nothing for hours; proxies close idle streams)."""
+    events = turns.events(workflow_id, after)
+    pending = asyncio.ensure_future(_next(events))
+    try:
+        while True:
+            done, _ = await asyncio.wait({pending}, timeout=KEEPALIVE_S)
+            if not done:
+                yield ": keepalive\n\n"
+                continue
+            item = pending.result()
+            if item is None:
+                return
+            offset, event = item
+            data = json.dumps(event.model_dump(mode="json", exclude_none=True))
+            yield f"id: {offset}\nevent: {event.kind}\ndata: {data}\n\n"
+            pending = asyncio.ensure_future(_next(events))
+    finally:
+        pending.cancel()
+
+
+async def _next(events: AsyncIterator[tuple[int, TurnEvent]]) -> tuple[int, TurnEvent] | None:
+    try:
+        return await anext(events)
+    except StopAsyncIteration:
+        return None

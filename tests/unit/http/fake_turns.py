@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -41,6 +42,7 @@ class FakeTurns:
         self.updates: list[tuple[str, dict[str, str]]] = []
         self.finished = False
         self.event_count = events
+        self.event_pause_s = 0.0
 
     def _known(self, workflow_id: str) -> None:
         if workflow_id != TURN_ID:
@@ -103,6 +105,7 @@ class FakeTurns:
         start = 0 if after is None else after + 1
         for offset in range(start, self.event_count):
             kind = "turn_finished" if offset == self.event_count - 1 else "iteration_started"
+            await asyncio.sleep(self.event_pause_s)
             yield offset, TurnEvent(kind=kind, at=SINCE, iteration=offset)
 
     async def running(self, workflow_id: str) -> None:

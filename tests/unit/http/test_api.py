@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from tests.support.signing_keys import write_key
 from tests.unit.builders import request_json
 from tests.unit.http.fake_turns import TURN_ID, FakeTurns
+from turnkeeper.http import app as app_module
 from turnkeeper.http.app import create_app
 from turnkeeper.http.auth import FailedSignIns
 from turnkeeper.http.tokens import TokenStore
@@ -156,6 +157,17 @@ def test_events_carry_ids_and_resume_after_last_event_id(api: Api) -> None:
     bad = api.http.get(f"/v1/turns/{TURN_ID}/events", headers={**alice, "Last-Event-ID": "x"})
     assert bad.status_code == 422
     assert api.http.get("/v1/turns/nope/events", headers=alice).status_code == 404
+
+
+def test_a_quiet_stream_sends_keepalive_comments(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app_module, "KEEPALIVE_S", 0.01)
+    api.turns.event_count, api.turns.event_pause_s = 2, 0.1
+    answer = api.http.get(f"/v1/turns/{TURN_ID}/events", headers=api.token("alice"))
+    assert ": keepalive" in answer.text
+    assert [line for line in answer.text.splitlines() if line.startswith("id: ")] == [
+        "id: 0",
+        "id: 1",
+    ]
 
 
 def test_steer_interrupt_and_cancel_carry_the_identity(api: Api) -> None:
