@@ -154,6 +154,7 @@ async def test_the_inbox_signs_in_shows_a_call_and_approves_an_edit(
         await page.fill("textarea", edited)
         shown = await page.wait_for_text('+   "content": "final"')
         assert '-   "content": "draft"' in shown
+        await page.screenshot(ARTIFACTS / "inbox-edit.png")
         await page.click("button.approve")
         await page.wait_for_text("Approved write_file")
         await page.screenshot(ARTIFACTS / "inbox-approved.png")
