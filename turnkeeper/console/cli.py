@@ -31,6 +31,7 @@ from turnkeeper.console import (
     deploy_command,
     extend_command,
     fork_command,
+    http_commands,
     replay_command,
     steer_command,
 )
@@ -602,6 +603,8 @@ def demo_command(
 
 keys_app = typer.Typer(help="Encryption keys for TURNKEEPER_ENCRYPTION_KEYS.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
+app.add_typer(http_commands.tokens_app, name="tokens")
+app.command("serve")(http_commands.serve_command)
 
 
 @keys_app.command("new")
