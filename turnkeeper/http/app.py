@@ -21,7 +21,7 @@ from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.signals import DecisionRecord, TurnStatus
 from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.http.auth import FailedSignIns, sign_in
-from turnkeeper.http.decisions import DecisionBody, decide
+from turnkeeper.http.decisions import DecisionBody, decide, intervene
 from turnkeeper.http.tokens import Identity, TokenStore
 from turnkeeper.http.turns import UPDATE_INTERRUPT, UPDATE_STEER, ApiError, Turns
 
@@ -187,13 +187,13 @@ def create_app(
     async def steer(workflow_id: str, body: SteerBody, identity: Caller) -> Any:
         """Add a message to the conversation before the turn's next model call."""
         payload = {"message": body.message, "author": identity.name}
-        return await turns.steering(workflow_id, UPDATE_STEER, payload)
+        return await intervene(turns, workflow_id, UPDATE_STEER, payload, identity)
 
     @app.post("/v1/turns/{workflow_id}/interrupt")
     async def interrupt(workflow_id: str, body: InterruptBody, identity: Caller) -> Any:
         """Stop the turn at its next safe point; it completes with outcome `interrupted`."""
         payload = {"reason": body.reason, "author": identity.name}
-        return await turns.steering(workflow_id, UPDATE_INTERRUPT, payload)
+        return await intervene(turns, workflow_id, UPDATE_INTERRUPT, payload, identity)
 
     @app.post("/v1/turns/{workflow_id}/cancel", status_code=202)
     async def cancel(workflow_id: str, identity: Caller) -> dict[str, str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import load_ssh_private_key
@@ -39,6 +39,24 @@ class DecisionBody(ContractModel):
     """An edited input for the call (approvals only), checked against the tool's schema."""
     remember: bool = False
     """Approve later calls of this tool by this agent without asking."""
+
+
+async def intervene(
+    turns: Turns, workflow_id: str, update: str, payload: dict[str, str], identity: Identity
+) -> Any:
+    """A steer or an interrupt from the token's identity: as for decisions, only an approver of
+    the turn's agent may send one (403 otherwise), signed with the identity's key where the
+    agent's approvers have keys.
+
+    Raises:
+        ApiError: 403, 404, or 409 when the turn refuses it (it has ended, say).
+    """
+    request = await turns.request(workflow_id)
+    approvers = request.agent.approver_names()
+    if approvers is not None and identity.name not in approvers:
+        raise ApiError(403, f"{identity.name!r} is not an approver of agent {request.agent.id!r}")
+    key = signing_key(identity) if request.agent.approver_keys() else None
+    return await turns.steering(workflow_id, update, payload, key)
 
 
 def signing_key(identity: Identity) -> Ed25519PrivateKey | None:

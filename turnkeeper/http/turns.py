@@ -13,20 +13,18 @@ from typing import Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import JsonValue
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowUpdateFailedError
-from temporalio.exceptions import ApplicationError
+from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.client.client import TurnHandle, start_turn, turn
-from turnkeeper.client.errors import InvalidTurnRequest, TurnUnavailable
+from turnkeeper.client.errors import DecisionRefused, InvalidTurnRequest, TurnUnavailable
 from turnkeeper.client.events import turn_event_items
 from turnkeeper.client.turns import list_waiting
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
 from turnkeeper.contracts.turn import TurnRequest
 
-# The names of the steering updates (contract, "Being built"); until TurnHandle.steer and
-# .interrupt exist, `_steering_update` sends them by name so that they can be swapped in here.
+# Which intervention a request asks for: the names of the turn's updates.
 UPDATE_STEER = "steer"
 UPDATE_INTERRUPT = "interrupt"
 
@@ -70,7 +68,13 @@ class Turns(Protocol):
         self, workflow_id: str, after: int | None
     ) -> AsyncIterator[tuple[int, TurnEvent]]: ...
     async def running(self, workflow_id: str) -> None: ...
-    async def steering(self, workflow_id: str, update: str, payload: dict[str, str]) -> Any: ...
+    async def steering(
+        self,
+        workflow_id: str,
+        update: str,
+        payload: dict[str, str],
+        key: Ed25519PrivateKey | None,
+    ) -> Any: ...
     async def cancel(self, workflow_id: str) -> None: ...
 
 
@@ -176,9 +180,23 @@ class TurnService:
             state = described.status.name.lower() if described.status else "closed"
             raise ApiError(409, f"turn {workflow_id!r} has ended ({state})")
 
-    async def steering(self, workflow_id: str, update: str, payload: dict[str, str]) -> Any:
+    async def steering(
+        self,
+        workflow_id: str,
+        update: str,
+        payload: dict[str, str],
+        key: Ed25519PrivateKey | None,
+    ) -> Any:
         await self.running(workflow_id)
-        return await _steering_update(self._handle(workflow_id), update, payload)
+        handle = self._handle(workflow_id)
+        try:
+            if update == UPDATE_STEER:
+                return await handle.steer(payload["message"], author=payload["author"], key=key)
+            return await handle.interrupt(payload["reason"], author=payload["author"], key=key)
+        except DecisionRefused as err:
+            raise ApiError(409, f"the turn refused {update}: {err}") from None
+        except RPCError as err:
+            raise _rpc_error(err, handle.id) from None
 
     async def cancel(self, workflow_id: str) -> None:
         await self.running(workflow_id)
@@ -186,17 +204,6 @@ class TurnService:
 
     def _handle(self, workflow_id: str) -> TurnHandle:
         return turn(self.client, workflow_id)
-
-
-async def _steering_update(handle: TurnHandle, update: str, payload: dict[str, str]) -> Any:
-    """The `steer` or `interrupt` update; the turn's refusal is a 409 carrying its reason."""
-    try:
-        return await handle.workflow.execute_update(update, payload)
-    except WorkflowUpdateFailedError as err:
-        reason = err.cause.message if isinstance(err.cause, ApplicationError) else str(err.cause)
-        raise ApiError(409, f"the turn refused {update}: {reason}") from None
-    except RPCError as err:
-        raise _rpc_error(err, handle.id) from None
 
 
 def _rpc_error(err: RPCError, workflow_id: str) -> ApiError:

@@ -40,6 +40,7 @@ class FakeTurns:
         self.decided: list[tuple[ApproveInput, Ed25519PrivateKey | None]] = []
         self.started: list[tuple[TurnRequest, str | None]] = []
         self.updates: list[tuple[str, dict[str, str]]] = []
+        self.keys: list[Ed25519PrivateKey | None] = []
         self.finished = False
         self.event_count = events
         self.event_pause_s = 0.0
@@ -113,8 +114,15 @@ class FakeTurns:
         if self.finished:
             raise ApiError(409, f"turn {workflow_id!r} has ended (completed)")
 
-    async def steering(self, workflow_id: str, update: str, payload: dict[str, str]) -> Any:
+    async def steering(
+        self,
+        workflow_id: str,
+        update: str,
+        payload: dict[str, str],
+        key: Ed25519PrivateKey | None,
+    ) -> Any:
         await self.running(workflow_id)
+        self.keys.append(key)
         self.updates.append((update, payload))
         return {"accepted": True, "iteration": 2}
 

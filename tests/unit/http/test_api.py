@@ -201,6 +201,24 @@ def test_steering_errors(api: Api) -> None:
     assert api.turns.updates == []
 
 
+def test_only_an_approver_steers_or_interrupts_and_a_keyed_one_signs(tmp_path: Path) -> None:
+    key = Ed25519PrivateKey.generate()
+    key_file = write_key(tmp_path / "alice_ed25519", key)
+    public = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPm4xLwDhNUl4xFuy0n0ykzqxZt1vTTnDZhVdGbqz9H7"
+    api = Api(tmp_path, FakeTurns(approvers=[{"name": "alice", "public_key": public}]))
+    for path, body in [("steer", {"message": "hi"}), ("interrupt", {"reason": "stop"})]:
+        refused = api.http.post(f"/v1/turns/{TURN_ID}/{path}", json=body, headers=api.token("bob"))
+        assert refused.status_code == 403 and "'bob' is not an approver" in refused.text
+    assert api.turns.updates == []
+
+    steer = {"message": "Be brief"}
+    alice = api.token("alice", key_file)
+    assert api.http.post(f"/v1/turns/{TURN_ID}/steer", json=steer, headers=alice).is_success
+    [used] = api.turns.keys
+    assert used is not None
+    assert used.public_key().public_bytes_raw() == key.public_key().public_bytes_raw()
+
+
 def test_cors_is_off_unless_an_origin_is_allowed(tmp_path: Path) -> None:
     preflight = {
         "Origin": "https://ops.example",
