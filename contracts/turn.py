@@ -49,6 +49,21 @@ class Price(ContractModel):
     """USD per million tokens written to the prompt cache; None: 1.25 times `input_per_mtok`."""
 
 
+class FallbackModel(ContractModel):
+    """A model of the fallback chain with a price of its own (a model the table lacks)."""
+
+    model_config = ConfigDict(extra="forbid")
+    model: str
+    """The `provider:model`."""
+    price: Price | None = None
+    """Overrides the pricing table for this model."""
+
+    @field_validator("model")
+    @classmethod
+    def _check(cls, model: str) -> str:
+        return _check_model(model)
+
+
 def split_model(model: str) -> tuple[str, str]:
     """`"anthropic:claude-sonnet-4-6"` -> `("anthropic", "claude-sonnet-4-6")`."""
     provider, _, name = model.partition(":")
@@ -109,8 +124,9 @@ class AgentSpec(ContractModel):
     model: str
     """The first model of the fallback chain, as `provider:model` (`anthropic:claude-sonnet-4-6`);
     the provider is a built-in one or a named endpoint of the worker's `TURNKEEPER_PROVIDERS`."""
-    fallback_models: list[str] = Field(default_factory=list)
-    """Further `provider:model`s, tried in order when the models before them fail."""
+    fallback_models: list[str | FallbackModel] = Field(default_factory=list)
+    """Further `provider:model`s, tried in order when the models before them fail; an entry
+    may be `{"model", "price"}` to price a model the pricing table lacks."""
     system_prompt: str = ""
     """The system prompt of every model call."""
     tools: list[str] = Field(
@@ -126,7 +142,7 @@ class AgentSpec(ContractModel):
     """A JSON Schema the answer must fit: the model is asked for JSON, and the report's
     `structured_output` holds the parsed answer. None: a text answer."""
     price: Price | None = None
-    """Overrides the pricing table for `model` (not for `fallback_models`)."""
+    """Overrides the pricing table for `model` (a fallback entry takes its own `price`)."""
     approvers: list[ApproverEntry] | None = None
     """Names or `Approver`s. When set, only these approvers' decisions count (the update refuses
     others; the signal ignores and logs them). When any of them has a public key, every decision
@@ -159,8 +175,20 @@ class AgentSpec(ContractModel):
 
     @field_validator("fallback_models")
     @classmethod
-    def _check_fallbacks(cls, models: list[str]) -> list[str]:
-        return [_check_model(model) for model in models]
+    def _check_fallbacks(cls, models: list[str | FallbackModel]) -> list[str | FallbackModel]:
+        return [_check_model(model) if isinstance(model, str) else model for model in models]
+
+    def fallback_chain(self) -> list[str]:
+        """The `provider:model`s of `fallback_models`, in order."""
+        return [m if isinstance(m, str) else m.model for m in self.fallback_models]
+
+    def price_of(self, model: str) -> Price | None:
+        """The request's own price for a model of the chain (`price` for `model`, an entry's
+        `price` for a fallback); None: the pricing table's, if it has one."""
+        if model == self.model:
+            return self.price
+        entries = [m for m in self.fallback_models if not isinstance(m, str) and m.model == model]
+        return entries[0].price if entries else None
 
     @field_validator("approvers")
     @classmethod

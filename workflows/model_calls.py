@@ -130,7 +130,7 @@ async def _model_activity(
         iteration=turn.iteration,
         model=model,
         max_tokens=request.agent.max_tokens,
-        price=request.agent.price if model == request.agent.model else None,
+        price=request.agent.price_of(model),
         context_ref=turn.context_ref,
         context=context,
         offered_tools=offered if budgets.tool_interactions_left(turn) else [],

@@ -106,15 +106,16 @@ def _unpriced_model(request: TurnRequest, endpoints_may_price: Callable[[], bool
     if request.task.constraints.cost_budget_usd is None:
         return None
     agent = request.agent
-    prices = [(agent.model, price_for(agent.model, agent.price))]
-    prices += [(model, price_for(model)) for model in agent.fallback_models]
+    chain = [agent.model, *agent.fallback_chain()]
+    prices = [(model, price_for(model, agent.price_of(model))) for model in chain]
     for model, price in prices:
         if price is None:
             if split_model(model)[0] not in KNOWN_PROVIDERS and endpoints_may_price():
                 continue
             return (
                 f"task.constraints.cost_budget_usd: no price is known for {model!r}, so the "
-                f"budget could not be enforced; give agent.price or drop the budget"
+                f"budget could not be enforced; give agent.price (a fallback entry its own "
+                f"price) or drop the budget"
             )
     return None
 

@@ -11,6 +11,7 @@ import pytest
 from turnkeeper.contracts.errors import INVALID_TURN_REQUEST, TURN_BUDGET_EXCEEDED
 
 from tests.conftest import GATEWAY, TurnRunner, failure_of, new_key, scripted_request
+from turnkeeper.testing import fake_anthropic as anthropic
 from turnkeeper.testing import openai_replies as openai
 
 CLAUDE_BEHIND_GATEWAY = f"{GATEWAY}:claude-sonnet-via-gateway"  # no price in the table
@@ -110,3 +111,25 @@ async def test_cache_breakpoints_go_to_the_gateway_and_writes_are_priced_apart(
     assert marked == ["system", "user", "tool"]
     assert sent["tools"][-1]["cache_control"] == {"type": "ephemeral"}
     assert (report.usage.cache_read_tokens, report.usage.cache_write_tokens) == (20, 30)
+
+
+async def test_a_fallback_entry_s_own_price_prices_its_answers(turns: TurnRunner) -> None:
+    assert turns.openai is not None
+    key = new_key()
+    turns.fake.script(key, [anthropic.overloaded()])
+    turns.openai.script(key, [openai.text("Answered by the fallback.")])
+    price = {"input_per_mtok": 1_000_000, "output_per_mtok": 0}  # $1 per input token
+    request = scripted_request(
+        key,
+        agent={
+            "fallback_models": [{"model": "openai:model-with-no-price", "price": price}],
+            "fallback_after_attempts": 1,
+        },
+        task={"constraints": {"cost_budget_usd": 10_000.0}},
+    )
+
+    report = await turns.run(request)
+
+    [call] = report.priced_calls
+    assert (call.model, call.priced_by) == ("openai:model-with-no-price", "agent_price")
+    assert report.cost_usd == pytest.approx(report.usage.input_tokens)
