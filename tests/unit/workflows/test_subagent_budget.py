@@ -4,6 +4,7 @@ approvers and tool boundary of the parent."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -143,3 +144,15 @@ def test_the_child_decides_with_the_parents_approvers_unless_it_names_its_own() 
     anyone = AgentSpec(id="lead", model="anthropic:claude-sonnet-4-6")
     assert child_agent(anyone, spec()).approvers is None
     assert child_agent(anyone, spec()) == spec().agent
+
+
+def test_a_subagent_name_the_boundary_lists_too_stays_offered() -> None:
+    sub = spec(tools=["read_file"], subagents=[spec_json("deeper")])
+    bounded = child({"allowed_tools": ["read_file", "deeper"]}, UNLIMITED, sub)
+    assert bounded.allowed_tools == ["read_file", "deeper"]
+
+
+def test_what_is_left_cannot_change_once_shared() -> None:
+    left = Remaining(time_ms=1.0, cost_usd=1.0, tool_interactions=1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        left.cost_usd = 2.0  # type: ignore[misc]
