@@ -8,10 +8,9 @@ from typing import Literal
 from turnkeeper.contracts.contract_model import ContractModel
 
 CostSource = Literal["price_table", "agent_price", "provider", "unknown"]
-"""`price_table`: the runtime's pricing table; `agent_price`: the request's own price (`agent.price`,
-or a fallback entry's `price`);
-`provider`: the endpoint's own report of what it billed (a gateway with `reports_cost`);
-`unknown`: nobody (the call is not in `cost_usd`)."""
+"""`price_table`: the runtime's pricing table; `agent_price`: the request's own price
+(`agent.price`, or a fallback entry's `price`); `provider`: the endpoint's own report of what it
+billed (a gateway with `reports_cost`); `unknown`: nobody (the call is not in `cost_usd`)."""
 
 
 class PricedCall(ContractModel):

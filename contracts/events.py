@@ -32,6 +32,8 @@ EventKind = Literal[
     "compacted",
     "steered",  # a `steer` message joined the conversation before this iteration's model call
     "interrupted",  # an `interrupt` stopped the turn; `turn_finished` follows
+    "subagent_started",  # a sub-agent call started its child turn (`workflow_id`)
+    "subagent_finished",  # that child turn ended (`outcome`, and `error_type` when it failed)
     "turn_finished",
     "turn_failed",
 ]
@@ -119,6 +121,8 @@ class TurnEvent(ContractModel):
     """The counted input after the compaction."""
     max_input_tokens: int | None = None
     """The compaction's limit."""
+    workflow_id: str | None = None
+    """Of a sub-agent event: the child turn's workflow id (`tool` names the sub-agent)."""
     error_type: str | None = None
     """A failure's type (one of the contract's error types)."""
     message: str | None = None

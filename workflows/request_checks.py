@@ -13,6 +13,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.names import KNOWN_PROVIDERS
     from turnkeeper.contracts.pricing import price_for
     from turnkeeper.contracts.turn import TurnRequest, split_model
+    from turnkeeper.workflows.subagent_checks import subagent_problem
     from turnkeeper.workflows.tool_validation import schema_problem
 
 # A cost budget on a named endpoint's unpriced model: refused at the start before this, left to
@@ -26,9 +27,11 @@ def _always() -> bool:
 
 
 def offered_tools(request: TurnRequest) -> list[str]:
-    """The tools the model may see: (agent tools + external tools) ∩ allowed_tools."""
+    """The tools the model may see: (agent tools + external tools + sub-agents) ∩
+    allowed_tools."""
     allowed = request.task.constraints.allowed_tools
     names = [*request.agent.tools, *(tool.name for tool in request.external_tools)]
+    names += [spec.name for spec in request.agent.subagents]
     return [name for name in names if allowed is None or name in allowed]
 
 
@@ -50,6 +53,7 @@ def request_problem(
         or _history_shape(request)
         or _unpriced_model(request, endpoints_may_price)
         or _invalid_output_schema(request)
+        or subagent_problem(request)
     )
 
 
@@ -81,6 +85,7 @@ def _allowed_tools_unknown(request: TurnRequest) -> str | None:
     if allowed is None:
         return None
     known = set(request.agent.tools) | {tool.name for tool in request.external_tools}
+    known |= {spec.name for spec in request.agent.subagents}
     unknown = [name for name in allowed if name not in known]
     if unknown:
         return (

@@ -161,7 +161,10 @@ class _Renderer:
         self.definitions: dict[str, dict[str, Any]] = {}
         for name, schema in self.schemas.items():
             self.definitions.update(schema.get("$defs", {}))
-            self.definitions[models[name].__name__] = schema
+            # A recursive model (an agent's sub-agents hold agents) is a bare reference to its
+            # own entry of $defs, which the line above has added already.
+            if "$ref" not in schema:
+                self.definitions[models[name].__name__] = schema
 
     def title(self, definition: str) -> str:
         return self.public.get(definition, definition)

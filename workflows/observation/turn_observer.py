@@ -25,13 +25,14 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.signals import DecisionRecord
     from turnkeeper.contracts.steering import Intervention
-    from turnkeeper.contracts.turn import AgentReport
+    from turnkeeper.contracts.turn import AgentReport, SubagentRecord
     from turnkeeper.workflows.observation import turn_metrics
     from turnkeeper.workflows.observation import turn_record as record
     from turnkeeper.workflows.observation.session_notes import SessionNotes
     from turnkeeper.workflows.observation.turn_tracing import TurnSpan
     from turnkeeper.workflows.observation.turn_view import TurnView
     from turnkeeper.workflows.pending_calls import PendingCalls
+    from turnkeeper.workflows.subagent_relay import ParentNotes
     from turnkeeper.workflows.turn_state import Turn
 
 
@@ -40,6 +41,7 @@ class TurnObserver:
         self.view = view
         self._pending = pending
         self._session = SessionNotes()
+        self.parent = ParentNotes()  # of a sub-agent's turn: what its parent was told
         self._span = TurnSpan(None)
 
     def watch(self, span: TurnSpan) -> None:
@@ -185,6 +187,41 @@ class TurnObserver:
             "tool_call_finished", turn, call_id=use.id, tool=use.name, is_error=result.is_error
         )
 
+    def subagent_started(self, turn: Turn, use: ToolUseBlock, workflow_id: str) -> None:
+        record.emit(
+            "subagent_started", call_id=use.id, tool=use.name, child_workflow_id=workflow_id
+        )
+        self.view.event(
+            "subagent_started", turn, call_id=use.id, tool=use.name, workflow_id=workflow_id
+        )
+
+    def subagent_finished(
+        self, turn: Turn, use: ToolUseBlock, ended: SubagentRecord, error: tuple[str, str] | None
+    ) -> None:
+        """A child turn ended; `error` is its failure's type and message when it failed."""
+        error_type, message = error or (None, None)
+        record.emit(
+            "subagent_finished",
+            call_id=use.id,
+            tool=use.name,
+            child_workflow_id=ended.workflow_id,
+            outcome=ended.outcome,
+            cost_usd=ended.cost_usd,
+            error_type=error_type,
+        )
+        self.view.event(
+            "subagent_finished",
+            turn,
+            call_id=use.id,
+            tool=use.name,
+            workflow_id=ended.workflow_id,
+            outcome=ended.outcome,
+            is_error=error is not None,
+            error_type=error_type,
+            message=message,
+        )
+        self._show(turn)
+
     def call_waits(self, turn: Turn) -> None:
         """A call began or stopped waiting for a human or a caller."""
         self._show(turn)
@@ -239,3 +276,4 @@ class TurnObserver:
         turn.follow_waits(self._pending.state())
         self.view.publish(turn, turn.state, self._pending.listing())
         self._session.tell(turn)
+        self.parent.tell(turn, self._pending.listing())
