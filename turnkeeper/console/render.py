@@ -322,7 +322,6 @@ def waiting_turns(
         agent = f" · agent {group.agent_id}" if group.agent_id else ""
         console.print(
             Text.assemble(
-                ("  " * group.depth, ""),
                 (group.workflow_id, "bold"),
                 (under, "magenta"),
                 (f"{agent} · {state}" if group.listed else "", "dim"),
