@@ -110,6 +110,9 @@ def status(
     grid.add_row("cost", f"${turn_status.cost_usd:.6f}")
     grid.add_row("elapsed (excluding human waits)", f"{turn_status.elapsed_ms / 1000:.1f} s")
     console.print(grid)
+    children = subagents_table(turn_status)
+    if children is not None:
+        console.print(children)
     if turn_status.pending:
         pending(console, workflow_id, turn_status.pending, target, full=full)
     if turn_status.budget_request is not None:

@@ -91,12 +91,13 @@ def group_waiting(turns: Sequence[WaitingTurn]) -> list[WaitingGroup]:
     return sorted((group for group in groups.values() if group.shown), key=position)
 
 
-def subagents_of(report: AgentReport) -> list[Any]:
-    """The report's `subagents` (empty for a turn that started none)."""
+def subagents_of(report: AgentReport | TurnStatus) -> list[Any]:
+    """The `subagents` of a report (or of a status: the calls ended so far); empty for a turn
+    that started none."""
     return list(getattr(report, "subagents", None) or [])
 
 
-def subagents_table(report: AgentReport) -> Table | None:
+def subagents_table(report: AgentReport | TurnStatus) -> Table | None:
     """One row per sub-agent call of the turn, or None when it made none."""
     rows = subagents_of(report)
     if not rows:

@@ -5,7 +5,7 @@ views of turns without sub-agents unchanged."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, get_args
 
 from rich.console import Console
 from turnkeeper.contracts.events import TurnEvent
@@ -42,8 +42,9 @@ else:
 
 
 if "subagents" in AgentReport.model_fields:
-    _Row: Any = AgentReport.model_fields["subagents"].annotation
+    (_Row,) = get_args(AgentReport.model_fields["subagents"].annotation)
     Report: type[AgentReport] = AgentReport
+    SubagentRow = _Row
 else:
     from turnkeeper.contracts.contract_model import ContractModel
 
@@ -63,6 +64,15 @@ else:
 
     class Report(AgentReport):  # type: ignore[no-redef]
         subagents: list[SubagentRow] = []
+        """Stand-in for the contract's field."""
+
+
+if "subagents" in TurnStatus.model_fields:
+    Status: type[TurnStatus] = TurnStatus
+else:
+
+    class Status(TurnStatus):  # type: ignore[no-redef]
+        subagents: list[SubagentRow] = []  # type: ignore[name-defined]
         """Stand-in for the contract's field."""
 
 
@@ -183,6 +193,15 @@ def test_the_report_lists_its_subagents_and_a_plain_report_has_no_table() -> Non
     assert subagents_table(plain) is None
     assert "sub-agents" not in printed(lambda console: render.report(console, plain))
     assert "researcher" in text and CHILD in text and "$0.012500" in text
+
+
+def test_status_lists_the_subagent_calls_ended_so_far() -> None:
+    row = {"name": "researcher", "workflow_id": CHILD, "outcome": "failed", "cost_usd": 0.5}
+    status = Status(state="running", subagents=[row])
+
+    text = printed(lambda console: render.status(console, ROOT, status, TARGET))
+
+    assert "sub-agents" in text and CHILD in text and "failed" in text
 
 
 def test_watch_folds_subagent_events_into_a_tree() -> None:
