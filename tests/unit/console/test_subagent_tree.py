@@ -55,11 +55,11 @@ else:
         """Stand-in."""
         outcome: str
         """Stand-in."""
-        cost_usd: float
+        cost_usd: float = 0.0
         """Stand-in."""
-        llm_calls: int
+        llm_calls: int = 0
         """Stand-in."""
-        tool_calls: int
+        tool_calls: int = 0
         """Stand-in."""
 
     class Report(AgentReport):  # type: ignore[no-redef]
