@@ -28,6 +28,8 @@ EventKind = Literal[
     "budget_exhausted",
     "budget_extended",
     "compacted",
+    "subagent_started",  # a sub-agent call started its child turn (`workflow_id`)
+    "subagent_finished",  # that child turn ended (`outcome`, and `error_type` when it failed)
     "turn_finished",
     "turn_failed",
 ]
@@ -107,6 +109,8 @@ class TurnEvent(ContractModel):
     """The counted input after the compaction."""
     max_input_tokens: int | None = None
     """The compaction's limit."""
+    workflow_id: str | None = None
+    """Of a sub-agent event: the child turn's workflow id (`tool` names the sub-agent)."""
     error_type: str | None = None
     """A failure's type (one of the contract's error types)."""
     message: str | None = None

@@ -18,6 +18,7 @@ from turnkeeper.contracts.decision_signing import (
     input_digest,
     sign,
 )
+from turnkeeper.contracts.subagents import SubagentRecord
 
 if TYPE_CHECKING:  # cryptography is imported once, by decision_signing (see there why)
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -184,6 +185,11 @@ class PendingCall(ContractModel):
     """`approval`: waits for a decision; `external`: waits for `submit_tool_result`."""
     since: datetime
     """When it began to wait."""
+    workflow_id: str | None = None
+    """Of a sub-agent's call, listed by its ancestors: the child turn where the call waits (an
+    `approve` or `decide` sent to an ancestor is applied there). None: this turn's own call."""
+    agent_id: str | None = None
+    """Of a sub-agent's call: the child's `agent.id`, which a signed decision on it binds."""
 
 
 class TurnStatus(ContractModel):
@@ -223,6 +229,8 @@ class TurnStatus(ContractModel):
     """In state `awaiting_budget`: the budget the turn waits to have extended."""
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
     """The budget extensions applied so far."""
+    subagents: list[SubagentRecord] = Field(default_factory=list)
+    """The sub-agent calls that have ended so far (`AgentReport.subagents`)."""
 
     def signed_call(self, workflow_id: str, call_id: str) -> SignedCall | None:
         """What a signed decision on `call_id` of this turn (`workflow_id`) binds: `*` for every
@@ -232,4 +240,6 @@ class TurnStatus(ContractModel):
         call = next((call for call in self.pending if call.call_id == call_id), None)
         if call is None:
             return None
-        return SignedCall(workflow_id, self.agent_id, call.tool, call.input)
+        # A sub-agent's call is decided (and its signature verified) in the child turn.
+        where, agent = call.workflow_id or workflow_id, call.agent_id or self.agent_id
+        return SignedCall(where, agent, call.tool, call.input)

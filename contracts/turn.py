@@ -21,6 +21,7 @@ from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
 from turnkeeper.contracts.signals import DecisionRecord
+from turnkeeper.contracts.subagents import SubagentOutcome, SubagentRecord
 
 DEFAULT_MAX_ITERATIONS = 10
 DEFAULT_MAX_TOKENS = 4096
@@ -149,6 +150,10 @@ class AgentSpec(ContractModel):
     a refusal is a fault to fix, not an outage to ride out)."""
     prompt_cache: bool = True
     """Anthropic prompt caching: each call reads the previous call's prefix from the cache."""
+    subagents: list[SubagentSpec] = Field(default_factory=list)
+    """Agents this agent may delegate to: each is offered to the model as a tool of its own
+    `name` with input `{"task": "…"}`, and a call runs it as a child turn
+    (`workflows/subagent_calls.py`)."""
 
     @field_validator("model")
     @classmethod
@@ -188,6 +193,23 @@ class AgentSpec(ContractModel):
 
 def _approver_name(entry: str | Approver) -> str:
     return entry if isinstance(entry, str) else entry.name
+
+
+class SubagentSpec(ContractModel):
+    """One of `agent.subagents` (`turnkeeper.Subagent`): an agent the model may hand a task
+    to. It runs as a child `AgentTurnWorkflow` whose budgets are what the parent has left."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=TOOL_NAME_PATTERN)
+    """The tool name the model calls it by, 1 to 64 of `a-z A-Z 0-9 _ -`; unique among the
+    agent's tools, external tools and other sub-agents."""
+    description: str = ""
+    """What the model reads about it: what to delegate to this agent."""
+    agent: AgentSpec
+    """The agent that answers the delegated task (an agent object, as `TurnRequest.agent`)."""
+    constraints: Constraints | None = None
+    """The sub-agent's own limits; its budgets are the smaller of these and what its parent has
+    left at the call. None: the parent's remaining budgets and its approval rules alone."""
 
 
 class Constraints(ContractModel):
@@ -250,6 +272,19 @@ class ExternalToolSpec(ContractModel):
     waits."""
 
 
+class ParentTurn(ContractModel):
+    """`TurnRequest.parent`: set by the runtime on a sub-agent's turn, naming the turn that
+    delegated it. Callers leave it unset."""
+
+    model_config = ConfigDict(extra="forbid")
+    workflow_id: str = Field(min_length=1)
+    """The parent turn's workflow id."""
+    call_id: str = Field(min_length=1)
+    """The parent's tool call that started this turn."""
+    depth: int = Field(ge=1)
+    """Levels below the root turn (a root's child is 1)."""
+
+
 class TurnRequest(ContractModel):
     """The input of `AgentTurnWorkflow` (`turnkeeper.TurnRequest`): one turn of an agent on a
     task. A request that does not validate fails the turn at once with `InvalidTurnRequest`."""
@@ -271,6 +306,10 @@ class TurnRequest(ContractModel):
     history_compaction: CompactedHistory | None = None
     """With `history_ref` and `agent.compaction`: the earlier report's `history_compaction`, to
     go on from that compaction."""
+    parent: ParentTurn | None = None
+    """Of a sub-agent's turn: the turn that delegated it (set by the runtime). Its report then
+    leaves `messages` out, so that the parent's history grows with its calls, not with their
+    content (the `transcript` query and `conversation_ref` keep them)."""
 
     def summary(self) -> str:
         """One line for the Web UI's static summary: agent, task and the input's first line."""
@@ -320,7 +359,8 @@ class Usage(ContractModel):
         )
 
 
-Outcome = Literal["completed", "max_tokens", "failed", "cancelled"]
+# The report's `outcome`s (declared beside the sub-agent records that repeat them).
+Outcome = SubagentOutcome
 
 
 class AgentReport(ContractModel):
@@ -364,3 +404,10 @@ class AgentReport(ContractModel):
     turn's `history_compaction` (sessions do) to go on compacted."""
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
     """Every budget extension applied."""
+    subagents: list[SubagentRecord] = Field(default_factory=list)
+    """Every sub-agent call, in the order they ended; `cost_usd`, `usage`, `llm_calls` and
+    `tool_calls` above include what they spent."""
+
+
+# AgentSpec names SubagentSpec, which names AgentSpec and Constraints (declared after it).
+AgentSpec.model_rebuild()

@@ -414,6 +414,7 @@ class AgentTurnWorkflow:
             refused_decisions_dropped=turn.refused_decisions_dropped,
             budget_request=turn.budget_request,
             budget_extensions=list(turn.budget_extensions),
+            subagents=list(turn.subagents),
         )
 
     @workflow.query(name=QUERY_TRANSCRIPT)

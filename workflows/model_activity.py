@@ -18,6 +18,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.activity_options import MODEL_CALL_HEARTBEAT
     from turnkeeper.workflows.failures import cause_message, error_type, fail
     from turnkeeper.workflows.structured_output import instruction
+    from turnkeeper.workflows.subagent_tools import subagent_tools
     from turnkeeper.workflows.turn_state import Turn
 
 # One model's call: (model, attempts before falling back or None for the full schedule, the
@@ -104,6 +105,7 @@ def call_context(turn: Turn) -> CallContext:
         system = "\n\n".join(p for p in (system, instruction(request.agent.output_schema)) if p)
     return CallContext(
         system_prompt=system,
-        external_tools=request.external_tools,
+        # Sub-agents reach the model as tools defined in the request, as external tools do.
+        external_tools=[*request.external_tools, *subagent_tools(request)],
         mcp_tools=[spec.definition() for spec in turn.mcp_tools.values()],
     )

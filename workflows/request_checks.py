@@ -9,13 +9,16 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.mcp import is_mcp_tool_name
     from turnkeeper.contracts.pricing import price_for
     from turnkeeper.contracts.turn import TurnRequest
+    from turnkeeper.workflows.subagent_checks import subagent_problem
     from turnkeeper.workflows.tool_validation import schema_problem
 
 
 def offered_tools(request: TurnRequest) -> list[str]:
-    """The tools the model may see: (agent tools + external tools) ∩ allowed_tools."""
+    """The tools the model may see: (agent tools + external tools + sub-agents) ∩
+    allowed_tools."""
     allowed = request.task.constraints.allowed_tools
     names = [*request.agent.tools, *(tool.name for tool in request.external_tools)]
+    names += [spec.name for spec in request.agent.subagents]
     return [name for name in names if allowed is None or name in allowed]
 
 
@@ -28,6 +31,7 @@ def request_problem(request: TurnRequest) -> str | None:
         or _history_shape(request)
         or _unpriced_model(request)
         or _invalid_output_schema(request)
+        or subagent_problem(request)
     )
 
 
@@ -59,6 +63,7 @@ def _allowed_tools_unknown(request: TurnRequest) -> str | None:
     if allowed is None:
         return None
     known = set(request.agent.tools) | {tool.name for tool in request.external_tools}
+    known |= {spec.name for spec in request.agent.subagents}
     unknown = [name for name in allowed if name not in known]
     if unknown:
         return (

@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.pending_calls import PendingCalls, Waiting
     from turnkeeper.workflows.standing_approvals import remember, standing_decision, standing_for
+    from turnkeeper.workflows.subagent_calls import TASK_SCHEMA, SubagentCalls, subagent_of
     from turnkeeper.workflows.tool_retries import interrupted_call_text, tool_retry_policy
     from turnkeeper.workflows.tool_validation import corrective_message, validation_problems
     from turnkeeper.workflows.turn_state import Settled, Turn
@@ -49,6 +50,8 @@ class ToolCalls:
     def __init__(self, pending: PendingCalls, observer: TurnObserver) -> None:
         self._pending = pending
         self._observer = observer
+        self._subagents = SubagentCalls(observer)
+        self._subagent_share = 1  # sub-agent calls of the answer being settled side by side
 
     async def dispatch(
         self, turn: Turn, uses: list[ToolUseBlock], offered: list[str]
@@ -92,7 +95,10 @@ class ToolCalls:
                 settled[use.id] = Settled(_error(use, _deferred_text(now)))
         asking = sorted({use.name for use in now if _needs_approval(turn, use)})
         standing = await standing_for(turn, asking)
-        if turn.request.agent.parallel_tool_calls:
+        delegated = sum(1 for use in now if subagent_of(turn, use.name) is not None)
+        parallel = turn.request.agent.parallel_tool_calls
+        self._subagent_share = delegated if parallel else 1
+        if parallel:
             results = await asyncio.gather(*(self.settle(turn, use, standing) for use in now))
         else:
             results = [await self.settle(turn, use, standing) for use in now]
@@ -137,6 +143,9 @@ class ToolCalls:
         return await self._settle_approved(turn, use)
 
     async def _settle_approved(self, turn: Turn, use: ToolUseBlock) -> Settled:
+        subagent = subagent_of(turn, use.name)
+        if subagent is not None:
+            return await self._subagents.run(turn, use, subagent, self._subagent_share)
         if any(tool.name == use.name for tool in turn.request.external_tools):
             return Settled(await self._await_external(turn, use))
         return await self._run(turn, use)
@@ -279,6 +288,8 @@ def schema_of(turn: Turn, tool: str) -> dict[str, Any] | None:
     for external in turn.request.external_tools:
         if external.name == tool:
             return external.input_schema
+    if subagent_of(turn, tool) is not None:
+        return TASK_SCHEMA
     traits = turn.tool_traits.get(tool)
     return traits.input_schema if traits else None
 

@@ -29,7 +29,13 @@ with workflow.unsafe.imports_passed_through():
         RefusedDecision,
         TurnState,
     )
-    from turnkeeper.contracts.turn import AgentReport, Outcome, TurnRequest, Usage
+    from turnkeeper.contracts.turn import (
+        AgentReport,
+        Outcome,
+        SubagentRecord,
+        TurnRequest,
+        Usage,
+    )
     from turnkeeper.workflows.context_window import ContextWindow
 
 # How much of a refused signal's own text the turn keeps: anyone may send one.
@@ -118,6 +124,10 @@ class TurnProgress(BaseModel):
     whole_recorded: bool = False
     # Fallback-chain models that exhausted their attempts, and when they may be tried again.
     model_cooldowns: dict[str, datetime] = Field(default_factory=dict)
+    # Sub-agent calls: how many each sub-agent name has had (its next child is `<name>-<k+1>`),
+    # and every one that ended, with what it spent.
+    subagent_calls: dict[str, int] = Field(default_factory=dict)
+    subagents: list[SubagentRecord] = Field(default_factory=list)
 
 
 class Turn(TurnProgress):
@@ -225,6 +235,19 @@ class Turn(TurnProgress):
     def count_tool_call(self) -> None:
         """A tool call ran (a worker or MCP tool) or its caller submitted its result."""
         self.tool_calls += 1
+
+    def number_subagent_call(self, name: str) -> int:
+        """A call of sub-agent `name` begins; its number k among that sub-agent's calls."""
+        self.subagent_calls[name] = self.subagent_calls.get(name, 0) + 1
+        return self.subagent_calls[name]
+
+    def record_subagent(self, record: SubagentRecord, usage: Usage) -> None:
+        """A sub-agent call ended: what it spent joins this turn's own spend (and budgets)."""
+        self.subagents.append(record)
+        self.usage = self.usage + usage
+        self.cost_usd += record.cost_usd
+        self.model_calls += record.llm_calls
+        self.tool_calls += record.tool_calls
 
     def count_correction(self) -> int:
         """The model's arguments did not fit a tool's schema and go back to it; how many times
@@ -394,7 +417,8 @@ class Turn(TurnProgress):
             task_id=self.request.task.id,
             outcome=outcome,
             output=output,
-            messages=list(self.messages),
+            # A sub-agent's report travels into its parent's history: its transcript stays here.
+            messages=[] if self.request.parent is not None else list(self.messages),
             usage=self.usage,
             cost_usd=round(self.cost_usd, 10),
             llm_calls=self.model_calls,
@@ -406,6 +430,7 @@ class Turn(TurnProgress):
             budget_extensions=list(self.budget_extensions),
             structured_output=self.structured_output,
             conversation_ref=self.conversation_ref,
+            subagents=list(self.subagents),
         )
 
 

@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.compaction import CompactionSpec
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.signals import DecisionRecord
-    from turnkeeper.contracts.turn import AgentReport
+    from turnkeeper.contracts.turn import AgentReport, SubagentRecord
     from turnkeeper.workflows.observation import turn_metrics
     from turnkeeper.workflows.observation import turn_record as record
     from turnkeeper.workflows.observation.session_notes import SessionNotes
@@ -170,6 +170,41 @@ class TurnObserver:
         self.view.event(
             "tool_call_finished", turn, call_id=use.id, tool=use.name, is_error=result.is_error
         )
+
+    def subagent_started(self, turn: Turn, use: ToolUseBlock, workflow_id: str) -> None:
+        record.emit(
+            "subagent_started", call_id=use.id, tool=use.name, child_workflow_id=workflow_id
+        )
+        self.view.event(
+            "subagent_started", turn, call_id=use.id, tool=use.name, workflow_id=workflow_id
+        )
+
+    def subagent_finished(
+        self, turn: Turn, use: ToolUseBlock, ended: SubagentRecord, error: tuple[str, str] | None
+    ) -> None:
+        """A child turn ended; `error` is its failure's type and message when it failed."""
+        error_type, message = error or (None, None)
+        record.emit(
+            "subagent_finished",
+            call_id=use.id,
+            tool=use.name,
+            child_workflow_id=ended.workflow_id,
+            outcome=ended.outcome,
+            cost_usd=ended.cost_usd,
+            error_type=error_type,
+        )
+        self.view.event(
+            "subagent_finished",
+            turn,
+            call_id=use.id,
+            tool=use.name,
+            workflow_id=ended.workflow_id,
+            outcome=ended.outcome,
+            is_error=error is not None,
+            error_type=error_type,
+            message=message,
+        )
+        self._show(turn)
 
     def call_waits(self, turn: Turn) -> None:
         """A call began or stopped waiting for a human or a caller."""
