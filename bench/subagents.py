@@ -30,7 +30,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 from turnkeeper.activities.providers.provider import ModelRequest, ModelResponse, TextSink
 from turnkeeper.contracts.messages import TextBlock, ToolResultBlock, ToolUseBlock
-from turnkeeper.contracts.turn import AgentReport, AgentSpec, TurnRequest
+from turnkeeper.contracts.turn import AgentReport, TurnRequest
 
 from bench.floor import start_floor_turn
 from bench.floor_tree import SUBAGENT_NAME, child_output, floor_tree_worker, start_floor_tree
@@ -46,9 +46,6 @@ from bench.turnkeeper_side import (
 )
 from turnkeeper.worker.logging import configure_logging
 
-# Whether this build has sub-agents (`agent.subagents`); without them the tree of our side is
-# left out of the tables, and says so.
-HAS_SUBAGENTS = "subagents" in AgentSpec.model_fields
 FLOOR_TREE, OURS_TREE, OURS_TURN, FLOOR_TURN = (
     "floor tree",
     "turnkeeper tree",
@@ -221,7 +218,7 @@ async def _history_bytes(client: Client, workflow_id: str) -> tuple[int, int]:
 
 def _check(shape: str, result: Any, n: int, k: int) -> None:
     if isinstance(result, AgentReport):
-        children = getattr(result, "subagents", None) or []
+        children = result.subagents
         ok = result.outcome == "completed" and result.output == "done"
         if shape == OURS_TREE:
             ok = ok and len(children) == n and all(c.outcome == "completed" for c in children)
@@ -233,13 +230,12 @@ def _check(shape: str, result: Any, n: int, k: int) -> None:
         raise RuntimeError(f"{shape} did not play the script: {str(result)[:300]}")
 
 
-def shapes_run(with_tree: bool) -> list[str]:
-    return [FLOOR_TREE, *([OURS_TREE] if with_tree else []), OURS_TURN, FLOOR_TURN]
+SHAPES = [FLOOR_TREE, OURS_TREE, OURS_TURN, FLOOR_TURN]
 
 
 async def timed(shapes: Shapes, pid: int | None, args: argparse.Namespace) -> dict[str, Any]:
     """`--reps` runs of each shape at N, K, L and C, the order rotated from rep to rep."""
-    names = shapes_run(HAS_SUBAGENTS)
+    names = SHAPES
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     for rep in range(args.reps):
         order = names[rep % len(names) :] + names[: rep % len(names)]
@@ -265,7 +261,7 @@ async def growth(shapes: Shapes, pid: int | None, args: argparse.Namespace) -> d
     points = [(args.n // 2, args.output_chars), (args.n, args.output_chars)]
     points.append((args.n, args.output_chars * 10))
     result: dict[str, Any] = {"points": [list(point) for point in points]}
-    for shape in [FLOOR_TREE, *([OURS_TREE] if HAS_SUBAGENTS else [])]:
+    for shape in (FLOOR_TREE, OURS_TREE):
         result[shape] = []
         for n, chars in points:
             measured = await run_shape(shapes, shape, pid, n, args.k, 0, chars)
@@ -287,7 +283,7 @@ async def measure(args: argparse.Namespace, server: BenchServer) -> dict[str, An
         floor_tree_worker(floor, floor_queue),
         turnkeeper_worker(ours, ours_queue, data_dir, provider=provider),
     ):
-        for shape in shapes_run(HAS_SUBAGENTS):  # the first run of a worker pays its imports
+        for shape in SHAPES:  # the first run of a worker pays its imports
             await run_shape(shapes, shape, pid, 2, 1, 0, 10)
         progress("warm-up done")
         return {"timed": await timed(shapes, pid, args), "growth": await growth(shapes, pid, args)}
@@ -309,11 +305,10 @@ def render(results: dict[str, Any], args: argparse.Namespace) -> str:
         values = {name: timed_[name][key] / scale for name in names}
         shown = "{:,.0f}" if key == "parent_events" else "{:,.2f}"
         row = [label, *(shown.format(values[name]) for name in names)]
-        if OURS_TREE in values:
-            row.append(_ratio(values[OURS_TREE], values[FLOOR_TREE]))
-            row.append(_ratio(values[OURS_TREE], values[OURS_TURN]))
+        row.append(_ratio(values[OURS_TREE], values[FLOOR_TREE]))
+        row.append(_ratio(values[OURS_TREE], values[OURS_TURN]))
         rows.append(row)
-    ratios = ["tree ÷ floor tree", "tree ÷ one turn"] if OURS_TREE in names else []
+    ratios = ["tree ÷ floor tree", "tree ÷ one turn"]
     head = (
         f"{args.n} sub-agents × {args.k} tool calls against {args.n * args.k} tool calls in one "
         f"turn, L = {args.latency_ms:g} ms, child outputs of {args.output_chars} chars, median "
@@ -321,15 +316,13 @@ def render(results: dict[str, Any], args: argparse.Namespace) -> str:
     )
     parts = [head, markdown([["figure", *names, *ratios], *rows])]
     parts.append(_growth_table(grown))
-    if not HAS_SUBAGENTS:
-        parts.append("This build has no `agent.subagents`: the turnkeeper tree was not run.")
     parts.append(f"Whole run {results['wall_s']:g} s.")
     return "\n\n".join(parts)
 
 
 def _growth_table(grown: dict[str, Any]) -> str:
     (half, short), (n, _), (_, long) = grown["points"]
-    sides = [name for name in (FLOOR_TREE, OURS_TREE) if name in grown]
+    sides = [FLOOR_TREE, OURS_TREE]
     rows = [
         [f"{half} sub-agents, {short}-char outputs", *(_kib(grown[s][0]) for s in sides)],
         [f"{n} sub-agents, {short}-char outputs", *(_kib(grown[s][1]) for s in sides)],
@@ -388,7 +381,6 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         shutil.rmtree(server.folder, ignore_errors=True)
     results["wall_s"] = round(time.perf_counter() - started, 1)
     results["machine"] = machine()
-    results["has_subagents"] = HAS_SUBAGENTS
     return results
 
 

@@ -4,16 +4,13 @@ watch`), and the report's `subagents` (`turnkeeper run` / `result`).
 
 A child's pending call appears in its own `status.pending` and again in every ancestor's, there
 with `"workflow_id": "<child id>"`; listing it under each would ask a human to decide it several
-times. The contract's sub-agent fields (`PendingCall.workflow_id`, `AgentReport.subagents`, the
-`subagent_*` events' fields) are read with `getattr`, so that the console shows a turn without
-sub-agents the same way on a worker of any version.
+times.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -24,14 +21,13 @@ from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.signals import PendingCall, TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
-SUBAGENT_STARTED = "subagent_started"
-SUBAGENT_FINISHED = "subagent_finished"
+SUBAGENT_EVENTS = ("subagent_started", "subagent_finished")
 
 
 def waiting_in(call: PendingCall, holder_id: str) -> str:
     """The workflow id of the turn where `call` waits: the child named by its `workflow_id`,
     or `holder_id` (the turn whose status listed it) for a call of that turn's own."""
-    return getattr(call, "workflow_id", None) or holder_id
+    return call.workflow_id or holder_id
 
 
 @dataclass
@@ -91,15 +87,10 @@ def group_waiting(turns: Sequence[WaitingTurn]) -> list[WaitingGroup]:
     return sorted((group for group in groups.values() if group.shown), key=position)
 
 
-def subagents_of(report: AgentReport | TurnStatus) -> list[Any]:
-    """The `subagents` of a report (or of a status: the calls ended so far); empty for a turn
-    that started none."""
-    return list(getattr(report, "subagents", None) or [])
-
-
 def subagents_table(report: AgentReport | TurnStatus) -> Table | None:
-    """One row per sub-agent call of the turn, or None when it made none."""
-    rows = subagents_of(report)
+    """One row per sub-agent call of the turn (of a status: those ended so far), or None when
+    it made none."""
+    rows = report.subagents
     if not rows:
         return None
     table = Table(title="sub-agents", title_justify="left", show_edge=False)
@@ -148,11 +139,11 @@ class SubagentNode:
 def fold_subagent_event(nodes: dict[str, SubagentNode], event: TurnEvent) -> bool:
     """Updates `nodes` (by child workflow id) from a `subagent_started` / `subagent_finished`
     event; False for any other event."""
-    if event.kind not in (SUBAGENT_STARTED, SUBAGENT_FINISHED):
+    if event.kind not in SUBAGENT_EVENTS:
         return False
-    child = getattr(event, "workflow_id", None) or event.call_id or "?"
+    child = event.workflow_id or event.call_id or "?"
     node = nodes.setdefault(child, SubagentNode(child, event.tool or _name_of(child)))
-    if event.kind == SUBAGENT_FINISHED:
+    if event.kind == "subagent_finished":
         node.outcome = event.outcome or event.error_type or "finished"
         node.cost_usd = event.cost_usd if event.cost_usd is not None else node.cost_usd
         node.llm_calls = event.llm_calls if event.llm_calls is not None else node.llm_calls
@@ -162,7 +153,7 @@ def fold_subagent_event(nodes: dict[str, SubagentNode], event: TurnEvent) -> boo
 
 def fold_report(nodes: dict[str, SubagentNode], report: AgentReport) -> None:
     """The report's `subagents` are the final word on each child's outcome and figures."""
-    for row in subagents_of(report):
+    for row in report.subagents:
         nodes[row.workflow_id] = SubagentNode(
             row.workflow_id, row.name, row.outcome, row.cost_usd, row.llm_calls, row.tool_calls
         )

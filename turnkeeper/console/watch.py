@@ -141,7 +141,7 @@ def describe(event: TurnEvent) -> Text | None:
                 style="dim",
             )
         case "subagent_started":
-            child = getattr(event, "workflow_id", None) or event.call_id
+            child = event.workflow_id or event.call_id
             return Text(f"{at}   ⤷ sub-agent {event.tool} started ({child})", style="magenta")
         case "subagent_finished":
             ended = event.outcome or event.error_type or "finished"

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from turnkeeper.contracts.turn import AgentSpec
 
 from tests.support.console_runs import restore_logging, runner  # noqa: F401 (an autouse fixture)
 from turnkeeper.client.requests import RequestError, RunOptions, build_request
@@ -89,16 +88,13 @@ def test_the_shipped_agent_files_are_valid() -> None:
         assert "write_file" in request.agent.tools
 
 
-@pytest.mark.skipif(
-    "subagents" not in AgentSpec.model_fields, reason="this build has no agent.subagents"
-)
 def test_the_shipped_lead_agent_file_delegates_to_two_specialists() -> None:
     agents = Path(__file__).resolve().parents[3] / "agents"
     options = RunOptions(input="x", agent_file=agents / "research-lead.json")
 
     request = build_request(options, short_id="x")
 
-    subagents = request.agent.subagents  # type: ignore[attr-defined]
+    subagents = request.agent.subagents
     assert [spec.name for spec in subagents] == ["researcher", "writer"]
     assert "write_file" in subagents[1].agent.tools
     assert request.task.constraints.require_approval == ["write_file"]  # inherited by the writer
