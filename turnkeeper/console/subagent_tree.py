@@ -95,7 +95,10 @@ def subagents_table(report: AgentReport | TurnStatus) -> Table | None:
         return None
     table = Table(title="sub-agents", title_justify="left", show_edge=False)
     for column in ("name", "workflow id", "outcome", "cost", "model calls", "tool calls"):
-        table.add_column(column, justify="right" if column.endswith("calls") else "left")
+        # Ids fold onto a second line rather than lose their end: they are for copying.
+        table.add_column(
+            column, justify="right" if column.endswith("calls") else "left", overflow="fold"
+        )
     for row in rows:
         table.add_row(
             Text(row.name),
@@ -125,9 +128,9 @@ class SubagentNode:
         if self.cost_usd is not None:
             figures.append(f"${self.cost_usd:.4f}")
         if self.llm_calls is not None:
-            figures.append(f"{self.llm_calls} model calls")
+            figures.append(_count(self.llm_calls, "model call"))
         if self.tool_calls is not None:
-            figures.append(f"{self.tool_calls} tool calls")
+            figures.append(_count(self.tool_calls, "tool call"))
         return Text.assemble(
             (self.name, "bold"),
             (f" {self.workflow_id} ", "dim"),
@@ -168,6 +171,10 @@ def tree(workflow_id: str, nodes: Iterable[SubagentNode]) -> Tree:
         parent = node.workflow_id.rsplit("/", 1)[0]
         branches[node.workflow_id] = branches.get(parent, root).add(node.line())
     return root
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def _name_of(child_id: str) -> str:
