@@ -38,6 +38,7 @@ from bench.history import fetch_chain
 from bench.scenario import MODEL, TOOL_NAME, task_text
 from bench.sections import TURN_TIMEOUT_S, progress
 from bench.server import BenchServer, Meter, machine
+from bench.sides import result_within
 from bench.turnkeeper_side import (
     BenchProvider,
     bench_data_converter,
@@ -186,13 +187,7 @@ async def run_shape(
     """
     with Meter(server_pid) as meter:
         handle = await shapes.runner(shape)(n, k, latency_ms, chars)
-        try:
-            result = await asyncio.wait_for(handle.result(), TURN_TIMEOUT_S)
-        except TimeoutError:
-            await handle.terminate("bench: timed out")
-            raise RuntimeError(
-                f"{shape}: {handle.id} did not finish in {TURN_TIMEOUT_S:g} s"
-            ) from None
+        result = await result_within(handle, TURN_TIMEOUT_S, f"{shape}: {handle.id}")
     _check(shape, result, n, k)
     client = shapes.client(shape)
     parent = await _history_bytes(client, handle.id)
