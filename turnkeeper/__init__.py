@@ -53,6 +53,7 @@ __all__ = [
     "SessionHandle",
     "SessionRefused",
     "SessionStatus",
+    "Subagent",
     "Task",
     "ToolArgumentsInvalid",
     "ToolContext",
@@ -99,6 +100,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "TurnRequest": ("turnkeeper.contracts.turn", "TurnRequest"),
     "Agent": ("turnkeeper.contracts.turn", "AgentSpec"),
     "Task": ("turnkeeper.contracts.turn", "TaskSpec"),
+    "Subagent": ("turnkeeper.contracts.turn", "SubagentSpec"),
     "Constraints": ("turnkeeper.contracts.turn", "Constraints"),
     "AgentReport": ("turnkeeper.contracts.turn", "AgentReport"),
     "Message": ("turnkeeper.contracts.messages", "Message"),
@@ -189,6 +191,7 @@ if TYPE_CHECKING:
     from turnkeeper.contracts.signals import DecisionRecord, PendingCall, TurnStatus
     from turnkeeper.contracts.turn import AgentReport, Constraints, TurnRequest
     from turnkeeper.contracts.turn import AgentSpec as Agent
+    from turnkeeper.contracts.turn import SubagentSpec as Subagent
     from turnkeeper.contracts.turn import TaskSpec as Task
     from turnkeeper.worker.plugin import TurnkeeperPlugin
     from turnkeeper.worker.run import run_worker

@@ -49,6 +49,8 @@ MODELS = _contracts_models()
 
 def _undocumented(schema: dict[str, Any]) -> list[str]:
     """What a model's JSON Schema leaves without a description: the model, or its fields."""
+    if "$ref" in schema:  # a recursive model (sub-agents hold agents) refers into its $defs
+        schema = schema["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
     missing = [] if schema.get("description", "").strip() else ["(docstring)"]
     return missing + [
         field
