@@ -161,7 +161,10 @@ class _Renderer:
         self.definitions: dict[str, dict[str, Any]] = {}
         for name, schema in self.schemas.items():
             self.definitions.update(schema.get("$defs", {}))
-            self.definitions[models[name].__name__] = schema
+            # A model that holds itself (Agent, through its sub-agents) has as its own schema
+            # only a `$ref` into its `$defs`; the definition there is the one to show.
+            if "properties" in schema or models[name].__name__ not in self.definitions:
+                self.definitions[models[name].__name__] = schema
 
     def title(self, definition: str) -> str:
         return self.public.get(definition, definition)
