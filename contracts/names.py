@@ -12,6 +12,8 @@ SIGNAL_APPROVE: Final = "approve"
 SIGNAL_SUBMIT_TOOL_RESULT: Final = "submit_tool_result"
 # A session's turn tells its session when it starts or stops waiting for a human.
 SIGNAL_TURN_STATE: Final = "turn_state"
+# A sub-agent's turn tells its parent which calls wait in it (and in its own sub-agents).
+SIGNAL_SUBAGENT_PENDING: Final = "subagent_pending"
 UPDATE_DECIDE: Final = "decide"
 UPDATE_EXTEND_BUDGET: Final = "extend_budget"
 QUERY_STATUS: Final = "status"

@@ -192,6 +192,17 @@ class PendingCall(ContractModel):
     """Of a sub-agent's call: the child's `agent.id`, which a signed decision on it binds."""
 
 
+class SubagentPending(ContractModel):
+    """The `subagent_pending` signal a sub-agent's turn sends its parent whenever the calls
+    waiting in it (or in its own sub-agents) change: the parent lists them in its `status`
+    and relays them up, and an `approve` or `decide` sent to any ancestor reaches the call."""
+
+    workflow_id: str
+    """The child turn that sends it."""
+    pending: list[PendingCall] = Field(default_factory=list)
+    """Every call that waits in it or below it, each with the `workflow_id` where it waits."""
+
+
 class TurnStatus(ContractModel):
     """The `status` query's answer (`turnkeeper.TurnStatus`): where a turn is and what it waits
     for."""

@@ -195,23 +195,6 @@ def _approver_name(entry: str | Approver) -> str:
     return entry if isinstance(entry, str) else entry.name
 
 
-class SubagentSpec(ContractModel):
-    """One of `agent.subagents` (`turnkeeper.Subagent`): an agent the model may hand a task
-    to. It runs as a child `AgentTurnWorkflow` whose budgets are what the parent has left."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(pattern=TOOL_NAME_PATTERN)
-    """The tool name the model calls it by, 1 to 64 of `a-z A-Z 0-9 _ -`; unique among the
-    agent's tools, external tools and other sub-agents."""
-    description: str = ""
-    """What the model reads about it: what to delegate to this agent."""
-    agent: AgentSpec
-    """The agent that answers the delegated task (an agent object, as `TurnRequest.agent`)."""
-    constraints: Constraints | None = None
-    """The sub-agent's own limits; its budgets are the smaller of these and what its parent has
-    left at the call. None: the parent's remaining budgets and its approval rules alone."""
-
-
 class Constraints(ContractModel):
     """`TaskSpec.constraints` (`turnkeeper.Constraints`): a turn's budgets and approval rules;
     every field has a default. In a session, the default constraints of each turn."""
@@ -244,6 +227,23 @@ class Constraints(ContractModel):
 
     def needs_approval(self, tool: str) -> bool:
         return "*" in self.require_approval or tool in self.require_approval
+
+
+class SubagentSpec(ContractModel):
+    """One of `agent.subagents` (`turnkeeper.Subagent`): an agent the model may hand a task
+    to. It runs as a child `AgentTurnWorkflow` whose budgets are what the parent has left."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=TOOL_NAME_PATTERN)
+    """The tool name the model calls it by, 1 to 64 of `a-z A-Z 0-9 _ -`; unique among the
+    agent's tools, external tools and other sub-agents."""
+    description: str = ""
+    """What the model reads about it: what to delegate to this agent."""
+    agent: AgentSpec
+    """The agent that answers the delegated task (an agent object, as `TurnRequest.agent`)."""
+    constraints: Constraints | None = None
+    """The sub-agent's own limits; its budgets are the smaller of these and what its parent has
+    left at the call. None: the parent's remaining budgets and its approval rules alone."""
 
 
 class TaskSpec(ContractModel):
@@ -409,5 +409,5 @@ class AgentReport(ContractModel):
     `tool_calls` above include what they spent."""
 
 
-# AgentSpec names SubagentSpec, which names AgentSpec and Constraints (declared after it).
+# AgentSpec names SubagentSpec, declared after it (SubagentSpec holds an AgentSpec).
 AgentSpec.model_rebuild()

@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         QUERY_STATUS,
         QUERY_TRANSCRIPT,
         SIGNAL_APPROVE,
+        SIGNAL_SUBAGENT_PENDING,
         SIGNAL_SUBMIT_TOOL_RESULT,
         UPDATE_DECIDE,
         UPDATE_EXTEND_BUDGET,
@@ -39,6 +40,8 @@ with workflow.unsafe.imports_passed_through():
         ApproveInput,
         DecideResult,
         DecisionRecord,
+        PendingCall,
+        SubagentPending,
         SubmitToolResultInput,
         TurnState,
         TurnStatus,
@@ -53,6 +56,7 @@ with workflow.unsafe.imports_passed_through():
         model_calls,
         signed_decisions,
         structured_output,
+        subagent_relay,
     )
     from turnkeeper.workflows import handler_inputs as inputs
     from turnkeeper.workflows.failures import fail, internal_error_before_turn
@@ -289,6 +293,10 @@ class AgentTurnWorkflow:
             (call_id, approver), problem = decision
             self._refuse(call_id, approver, problem)
             return
+        relayed = self._pending.relayed(decision.call_id)
+        if relayed is not None:  # a sub-agent's call: decided (and checked) where it waits
+            self._observer.parent.forward(relayed, decision)
+            return
         problem = self._decision_problem(decision)
         if problem:
             self._refuse(decision.call_id, decision.approver, problem)
@@ -330,16 +338,40 @@ class AgentTurnWorkflow:
 
     @workflow.update(name=UPDATE_DECIDE)
     async def decide(self, raw: RawValue) -> DecideResult:
-        decided = self._apply(inputs.parsed(raw, ApproveInput, "decision"))
+        decision = inputs.parsed(raw, ApproveInput, "decision")
+        relayed = self._pending.relayed(decision.call_id)
+        if relayed is not None:
+            return await self._decide_below(relayed, decision)
+        decided = self._apply(decision)
         # Wait until the turn has recorded them, so the result is the decision as applied.
         await workflow.wait_condition(lambda: decided <= self._recorded_decisions())
         return DecideResult(
             decisions=[d for d in self._decisions() if d.call_id in decided],
         )
 
+    async def _decide_below(self, call: PendingCall, decision: ApproveInput) -> DecideResult:
+        """Sends a decision on a sub-agent's call to the turn where it waits, and answers once
+        that turn no longer lists the call (it applied it, or it refused it: then it says why
+        in its status's `refused_decisions`)."""
+        self._observer.parent.forward(call, decision)
+        try:
+            await workflow.wait_condition(
+                lambda: self._pending.relayed(call.call_id) is None,
+                timeout=subagent_relay.DECIDE_BELOW_TIMEOUT,
+            )
+        except TimeoutError:
+            raise ApplicationError(
+                f"the sub-agent's turn {call.workflow_id} did not apply the decision on "
+                f"{call.call_id!r}; its status query lists why under refused_decisions",
+                non_retryable=True,
+            ) from None
+        return DecideResult(decisions=[subagent_relay.record_of(call, decision, workflow.now())])
+
     @decide.validator
     def _validate_decide(self, raw: RawValue) -> None:
         decision = inputs.update_input(raw, ApproveInput, "decision", UPDATE_DECIDE)
+        if self._pending.relayed(decision.call_id) is not None:
+            return  # checked where the call waits, as its turn's approvers and keys say
         problem = self._decision_problem(decision)
         if problem:
             raise ValueError(problem)
@@ -394,6 +426,20 @@ class AgentTurnWorkflow:
             )
             return
         self._pending.submit(result)
+
+    @workflow.signal(name=SIGNAL_SUBAGENT_PENDING)
+    def subagent_pending(self, raw: RawValue) -> None:
+        note = inputs.signal_input(raw, SubagentPending, SIGNAL_SUBAGENT_PENDING)
+        turn = self._turn
+        if note is None or turn is None or turn.ended is not None:
+            return
+        if not subagent_relay.child_waits(turn, self._pending, note, workflow.now()):
+            workflow.logger.warning(
+                "subagent_pending signal ignored: %s is not a sub-agent of this turn",
+                note.workflow_id,
+            )
+            return
+        self._observer.call_waits(turn)  # shown here, and told to this turn's own parent
 
     @workflow.query(name=QUERY_STATUS)
     def status(self) -> TurnStatus:

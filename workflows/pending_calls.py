@@ -39,6 +39,8 @@ class PendingCalls:
     def __init__(self) -> None:
         self._waiting: dict[str, Waiting] = {}
         self._settled: set[str] = set()
+        # Calls that wait in this turn's sub-agents (and theirs), by the child that told us.
+        self._relayed: dict[str, list[PendingCall]] = {}
 
     def open(self, use: ToolUseBlock, kind: PendingKind, now: datetime) -> Waiting:
         waiting = Waiting(use=use, kind=kind, since=now)
@@ -54,6 +56,25 @@ class PendingCalls:
         neither the status query nor the Web UI offers to decide them."""
         for call_id in list(self._waiting):
             self.close(call_id)
+        self._relayed.clear()
+
+    def relay(self, child_id: str, pending: list[PendingCall]) -> None:
+        """The calls that wait in sub-agent turn `child_id` now (none: it waits for nothing)."""
+        if pending:
+            self._relayed[child_id] = list(pending)
+        else:
+            self._relayed.pop(child_id, None)
+
+    def children_wait(self) -> bool:
+        """Whether a call waits for a human or a caller in one of the turn's sub-agents."""
+        return bool(self._relayed)
+
+    def relayed(self, call_id: str) -> PendingCall | None:
+        """The waiting call `call_id` of a sub-agent, or None when no sub-agent's call has it."""
+        return next((c for c in self._relayed_calls() if c.call_id == call_id), None)
+
+    def _relayed_calls(self) -> list[PendingCall]:
+        return [call for calls in self._relayed.values() for call in calls]
 
     def why_not(self, call_id: str, kind: PendingKind) -> str | None:
         """None when a signal of `kind` for `call_id` applies now, else the reason it does not."""
@@ -103,6 +124,7 @@ class PendingCalls:
 
     def state(self) -> TurnState:
         kinds = {waiting.kind for waiting in self._waiting.values()}
+        kinds |= {call.kind for call in self._relayed_calls()}
         if "approval" in kinds:
             return "awaiting_approval"
         if "external" in kinds:
@@ -115,4 +137,4 @@ class PendingCalls:
                 call_id=w.use.id, tool=w.use.name, input=w.use.input, kind=w.kind, since=w.since
             )
             for w in self._waiting.values()
-        ]
+        ] + self._relayed_calls()

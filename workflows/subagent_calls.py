@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.workflows import budgets
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
+    from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.subagent_budget import (
         Remaining,
         child_agent,
@@ -40,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
         shared,
         spent_problem,
     )
+    from turnkeeper.workflows.subagent_relay import child_ended
     from turnkeeper.workflows.subagent_tools import TASK_SCHEMA
     from turnkeeper.workflows.turn_state import Settled, Turn
 
@@ -65,7 +67,8 @@ def remaining(turn: Turn) -> Remaining:
 
 
 class SubagentCalls:
-    def __init__(self, observer: TurnObserver) -> None:
+    def __init__(self, pending: PendingCalls, observer: TurnObserver) -> None:
+        self._pending = pending
         self._observer = observer
 
     async def run(self, turn: Turn, use: ToolUseBlock, spec: SubagentSpec, share: int) -> Settled:
@@ -133,6 +136,7 @@ class SubagentCalls:
             tool_calls=spend.tool_calls,
         )
         turn.record_subagent(ended, spend.usage if report else Usage())
+        child_ended(turn, self._pending, child_id, workflow.now())
         self._observer.subagent_finished(turn, use, ended, error)
 
 

@@ -50,7 +50,7 @@ class ToolCalls:
     def __init__(self, pending: PendingCalls, observer: TurnObserver) -> None:
         self._pending = pending
         self._observer = observer
-        self._subagents = SubagentCalls(observer)
+        self._subagents = SubagentCalls(pending, observer)
         self._subagent_share = 1  # sub-agent calls of the answer being settled side by side
 
     async def dispatch(

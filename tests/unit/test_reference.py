@@ -48,6 +48,7 @@ from turnkeeper.contracts.session import (
 from turnkeeper.contracts.signals import (
     ApproveInput,
     DecideResult,
+    SubagentPending,
     SubmitToolResultInput,
     TurnStatus,
 )
@@ -82,6 +83,7 @@ BOUNDARY_MODELS: tuple[type[BaseModel], ...] = (
     CloseInput,
     SessionStatus,
     TurnStateNote,
+    SubagentPending,
     ApprovalCacheInput,
     RememberInput,
     RevokeInput,

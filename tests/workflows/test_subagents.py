@@ -11,8 +11,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError
 from turnkeeper.contracts.messages import ToolResultBlock
-from turnkeeper.contracts.names import QUERY_STATUS
-from turnkeeper.contracts.signals import TurnStatus
+from turnkeeper.contracts.names import QUERY_DECISIONS, QUERY_STATUS, UPDATE_DECIDE
+from turnkeeper.contracts.signals import DecideResult, DecisionRecord, TurnStatus
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
@@ -153,3 +153,45 @@ async def test_cancelling_the_parent_cancels_its_child(turns: TurnRunner) -> Non
     status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
     assert [(s.name, s.outcome) for s in status.subagents] == [("writer", "cancelled")]
     assert (await child.describe()).status == WorkflowExecutionStatus.CANCELED
+
+
+async def test_a_childs_call_waits_in_the_roots_status_and_is_approved_there(
+    turns: TurnRunner,
+) -> None:
+    key, a, b = new_key(), new_key(), new_key()
+    turns.fake.script(key, [fake.tool_calls(("lead", {"task": "delegate"})), fake.text("done")])
+    turns.fake.script(a, [fake.tool_calls(("writer", {"task": "save it"})), fake.text("saved")])
+    turns.fake.script(
+        b, [fake.tool_calls(("write_file", {"path": "deep.md", "content": "x"})), fake.text("ok")]
+    )
+    writer = specialist("writer", b, tools=["write_file"])
+    request = scripted_request(
+        key,
+        agent={"subagents": [specialist("lead", a, tools=[], subagents=[writer])]},
+        task={"constraints": {"time_budget_ms": 600_000}},
+    )
+    handle = await turns.start(request)
+    status = await wait_for_pending(handle)
+
+    [call] = status.pending
+    grandchild = f"{handle.id}/lead-1/writer-1"
+    assert (call.tool, call.workflow_id, call.agent_id) == (
+        "write_file",
+        grandchild,
+        "writer-agent",
+    )
+    assert status.state == "awaiting_approval"
+    # The decide update sent to the root reaches the grandchild, where the call waits.
+    result = await handle.execute_update(
+        UPDATE_DECIDE,
+        {"call_id": call.call_id, "approved": True, "approver": "alice"},
+        result_type=DecideResult,
+    )
+    assert [(d.call_id, d.approved) for d in result.decisions] == [(call.call_id, True)]
+
+    report = await handle.result()
+    assert (turns.workspace / "deep.md").read_text() == "x"
+    assert report.output == "done" and report.tool_calls == 1
+    deep = turns.client.get_workflow_handle(grandchild)
+    decisions = await deep.query(QUERY_DECISIONS, result_type=list[DecisionRecord])
+    assert [(d.approver, d.approved) for d in decisions] == [("alice", True)]

@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.observation.turn_tracing import TurnSpan
     from turnkeeper.workflows.observation.turn_view import TurnView
     from turnkeeper.workflows.pending_calls import PendingCalls
+    from turnkeeper.workflows.subagent_relay import ParentNotes
     from turnkeeper.workflows.turn_state import Turn
 
 
@@ -39,6 +40,7 @@ class TurnObserver:
         self.view = view
         self._pending = pending
         self._session = SessionNotes()
+        self.parent = ParentNotes()  # of a sub-agent's turn: what its parent was told
         self._span = TurnSpan(None)
 
     def watch(self, span: TurnSpan) -> None:
@@ -260,3 +262,4 @@ class TurnObserver:
         turn.follow_waits(self._pending.state())
         self.view.publish(turn, turn.state, self._pending.listing())
         self._session.tell(turn)
+        self.parent.tell(turn, self._pending.listing())
