@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from turnkeeper.client.turns import Target, TurnFailure, WaitingTurn
-from turnkeeper.console.subagent_tree import group_waiting, subagents_table, waiting_in
+from turnkeeper.console.subagent_tree import group_waiting, subagent_lines, waiting_in
 from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, BudgetRequest
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.names import (
@@ -54,9 +54,8 @@ def report(console: Console, turn_report: AgentReport) -> None:
     if turn_report.output:
         console.print(Panel(Text(turn_report.output), title="output", title_align="left"))
     console.print(counters(turn_report))
-    children = subagents_table(turn_report)
-    if children is not None:
-        console.print(children)
+    for line in subagent_lines(turn_report):
+        console.print(line, soft_wrap=True)
 
 
 def counters(turn_report: AgentReport) -> Table:
@@ -110,9 +109,8 @@ def status(
     grid.add_row("cost", f"${turn_status.cost_usd:.6f}")
     grid.add_row("elapsed (excluding human waits)", f"{turn_status.elapsed_ms / 1000:.1f} s")
     console.print(grid)
-    children = subagents_table(turn_status)
-    if children is not None:
-        console.print(children)
+    for line in subagent_lines(turn_status):
+        console.print(line, soft_wrap=True)
     if turn_status.pending:
         pending(console, workflow_id, turn_status.pending, target, full=full)
     if turn_status.budget_request is not None:

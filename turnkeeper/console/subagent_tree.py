@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
@@ -87,28 +86,16 @@ def group_waiting(turns: Sequence[WaitingTurn]) -> list[WaitingGroup]:
     return sorted((group for group in groups.values() if group.shown), key=position)
 
 
-def subagents_table(report: AgentReport | TurnStatus) -> Table | None:
-    """One row per sub-agent call of the turn (of a status: those ended so far), or None when
-    it made none."""
-    rows = report.subagents
-    if not rows:
-        return None
-    table = Table(title="sub-agents", title_justify="left", show_edge=False)
-    for column in ("name", "workflow id", "outcome", "cost", "model calls", "tool calls"):
-        # Ids fold onto a second line rather than lose their end: they are for copying.
-        table.add_column(
-            column, justify="right" if column.endswith("calls") else "left", overflow="fold"
-        )
-    for row in rows:
-        table.add_row(
-            Text(row.name),
-            Text(row.workflow_id),
-            Text(row.outcome, style=_outcome_style(row.outcome)),
-            f"${row.cost_usd:.6f}",
-            str(row.llm_calls),
-            str(row.tool_calls),
-        )
-    return table
+def subagent_lines(report: AgentReport | TurnStatus) -> list[Text]:
+    """A heading and one line per sub-agent call of the turn (of a status: those ended so far),
+    or nothing when it made none. Lines, not a table: a child's id must print whole, to copy."""
+    if not report.subagents:
+        return []
+    nodes: dict[str, SubagentNode] = {}
+    fold_report(nodes, report)
+    return [Text("sub-agents", style="dim")] + [
+        Text.assemble("  ", node.line()) for node in nodes.values()
+    ]
 
 
 @dataclass
@@ -126,7 +113,7 @@ class SubagentNode:
         state = self.outcome or "running"
         figures = []
         if self.cost_usd is not None:
-            figures.append(f"${self.cost_usd:.4f}")
+            figures.append(f"${self.cost_usd:.6f}")
         if self.llm_calls is not None:
             figures.append(_count(self.llm_calls, "model call"))
         if self.tool_calls is not None:
@@ -154,7 +141,7 @@ def fold_subagent_event(nodes: dict[str, SubagentNode], event: TurnEvent) -> boo
     return True
 
 
-def fold_report(nodes: dict[str, SubagentNode], report: AgentReport) -> None:
+def fold_report(nodes: dict[str, SubagentNode], report: AgentReport | TurnStatus) -> None:
     """The report's `subagents` are the final word on each child's outcome and figures."""
     for row in report.subagents:
         nodes[row.workflow_id] = SubagentNode(

@@ -19,7 +19,7 @@ from turnkeeper.console.subagent_tree import (
     fold_report,
     fold_subagent_event,
     group_waiting,
-    subagents_table,
+    subagent_lines,
     tree,
 )
 from turnkeeper.console.watch import WatchState, describe
@@ -133,9 +133,9 @@ def test_the_report_lists_its_subagents_and_a_plain_report_has_no_table() -> Non
 
     text = printed(lambda console: render.report(console, _report(subagents=rows)))
 
-    assert subagents_table(plain) is None
+    assert subagent_lines(plain) == []
     assert "sub-agents" not in printed(lambda console: render.report(console, plain))
-    assert "researcher" in text and CHILD in text and "$0.012500" in text
+    assert f"  researcher {CHILD} completed · $0.012500 · 3 model calls · 5 tool calls" in text
 
 
 def test_status_lists_the_subagent_calls_ended_so_far() -> None:
@@ -167,7 +167,7 @@ def test_watch_folds_subagent_events_into_a_tree() -> None:
     done = printed(lambda console: console.print(state.render()))
 
     assert f"researcher {CHILD} running" in running
-    assert f"researcher {CHILD} completed · $0.0100 · 2 model calls · 5 tool calls" in done
+    assert f"researcher {CHILD} completed · $0.010000 · 2 model calls · 5 tool calls" in done
     assert str(describe(started)) == f"15:04:05   ⤷ sub-agent researcher started ({CHILD})"
     assert str(describe(finished)) == "15:04:05   ⤶ sub-agent researcher completed"
 
