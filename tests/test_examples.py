@@ -63,6 +63,21 @@ def running(script: str, example_env: dict[str, str], tmp_path: Path) -> Iterato
         process.wait(timeout=30)
 
 
+async def run_client(
+    command: list[str], example_env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """An example's client run to its end, as a user runs it, its output captured."""
+    return await asyncio.to_thread(
+        subprocess.run,
+        command,
+        cwd=ROOT,
+        env=example_env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+
 @pytest.fixture
 def support_worker(example_env: dict[str, str], tmp_path: Path) -> Iterator[Path]:
     with running("worker.py", example_env, tmp_path) as log:
@@ -98,15 +113,7 @@ async def test_support_client_approves_a_refund_that_happens_once(
         "alice",
     ]
 
-    done = await asyncio.to_thread(
-        subprocess.run,
-        command,
-        cwd=ROOT,
-        env=example_env,
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    done = await run_client(command, example_env)
 
     assert done.returncode == 0, (
         f"{done.stdout}\n{done.stderr}\nworker: {any_support_worker.read_text()}"
@@ -213,15 +220,7 @@ async def test_subagents_client_approves_the_writers_file_through_the_lead(
 
     # The repository's own worker: the team uses only its built-in workspace tools.
     with running(str(ROOT / "worker.py"), example_env, tmp_path) as log:
-        done = await asyncio.to_thread(
-            subprocess.run,
-            command,
-            cwd=ROOT,
-            env=example_env,
-            capture_output=True,
-            text=True,
-            timeout=90,
-        )
+        done = await run_client(command, example_env)
 
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}\nworker: {log.read_text()}"
     lines = done.stdout.splitlines()
