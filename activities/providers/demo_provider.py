@@ -6,6 +6,8 @@ request names the `demo` provider; it never stands in for a real model silently.
 it writes starts with "[offline demo model]".
 
 Its script, read off the conversation (so a retried call gives the same answer):
+  0. offered sub-agents (tools whose only input is `task`): hand them the user's task, all at
+     once, and answer with what they said; otherwise:
   1. list the workspace (`list_files`);
   2. read up to three listed files at once (parallel `read_file` calls);
   3. save a summary of their first lines to `summary.md` (`write_file`, which needs approval);
@@ -31,6 +33,7 @@ from turnkeeper.contracts.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import Usage
 
 DEMO_MODEL = "workspace-summarizer"
@@ -52,7 +55,11 @@ class DemoProvider:
                 retryable=False,
             )
         offered = {tool.name for tool in request.tools}
-        content = _next_step(request.messages, offered)
+        delegates = sorted(tool.name for tool in request.tools if _is_subagent(tool))
+        if delegates:
+            content = _delegate(request.messages, delegates)
+        else:
+            content = _next_step(request.messages, offered)
         stop = "tool_use" if any(isinstance(b, ToolUseBlock) for b in content) else "end_turn"
         if on_text is not None:
             for block in content:
@@ -65,6 +72,24 @@ class DemoProvider:
 
     async def count_input_tokens(self, request: ModelRequest) -> int:
         return estimate_input_tokens(request)
+
+
+def _is_subagent(tool: ToolDefinition) -> bool:
+    schema = tool.input_schema
+    properties = schema.get("properties")
+    return isinstance(properties, dict) and set(properties) == {"task"}
+
+
+def _delegate(messages: list[Message], delegates: list[str]) -> list[ContentBlock]:
+    """A lead agent's script: every sub-agent gets the user's task; then their answers."""
+    results = _last_results(messages)
+    if not any(message.role == "assistant" for message in messages):
+        task = messages[-1].text() if messages else ""
+        calls = [_use(0, i, name, {"task": task}) for i, name in enumerate(delegates)]
+        return [_say(f"Handing the task to {', '.join(delegates)}."), *calls]
+    uses = {use.id: use.name for use in _last_tool_uses(messages)}
+    lines = [f"- {uses.get(r.tool_use_id, '?')}: {r.text()}" for r in results]
+    return [_say("\n".join([f"{PREFIX} My sub-agents answered:", *lines]))]
 
 
 def _next_step(messages: list[Message], offered: set[str]) -> list[ContentBlock]:

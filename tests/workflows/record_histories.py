@@ -394,6 +394,53 @@ async def internal_error(
     return handle
 
 
+async def subagents(client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str) -> Any:
+    """A lead agent calls two sub-agents in one answer: the researcher lists files, the
+    writer's `write_file` waits for approval, which reaches the lead's status and is approved
+    there (the `approve` signal sent on to the child); then the lead answers."""
+    fake_api.script(
+        "golden13",
+        [
+            fake.tool_calls(
+                ("researcher", {"task": "List the notes"}), ("writer", {"task": "Save a summary"})
+            ),
+            fake.text("Both specialists are done."),
+        ],
+    )
+    fake_api.script(
+        "golden14", [fake.tool_calls(("list_files", {"path": "."})), fake.text("notes.md")]
+    )
+    fake_api.script(
+        "golden15",
+        [
+            fake.tool_calls(("write_file", {"path": "summary.md", "content": "# Summary\n"})),
+            fake.text("Saved."),
+        ],
+    )
+
+    def specialist(name: str, key: str, tools: list[str]) -> dict[str, Any]:
+        agent = scripted_request(key, agent={"id": f"golden-{name}", "tools": tools})["agent"]
+        return {"name": name, "description": f"The {name}.", "agent": agent}
+
+    request = scripted_request(
+        "golden13",
+        agent={
+            "tools": [],
+            "subagents": [
+                specialist("researcher", "golden14", ["list_files"]),
+                specialist("writer", "golden15", ["write_file"]),
+            ],
+        },
+        task={"constraints": {"cost_budget_usd": 1, "time_budget_ms": 600_000}},
+    )
+    handle = await _start(client, request, queue, workflow_id)
+    [pending] = (await wait_for_pending(handle)).pending
+    approve = {"call_id": pending.call_id, "approved": True, "approver": "alice"}
+    await handle.signal(SIGNAL_APPROVE, approve)
+    await handle.result()
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -415,6 +462,7 @@ SCENARIOS = (
     internal_error,
     compacted_session_turn,
     session_with_an_extended_turn,
+    subagents,
 )
 
 
