@@ -101,6 +101,16 @@ def test_the_shipped_lead_agent_file_delegates_to_two_specialists() -> None:
     assert request.task.constraints.cost_budget_usd == 1.0  # the tree's budget
 
 
+def test_the_shipped_demo_lead_delegates_on_the_offline_model() -> None:
+    agents = Path(__file__).resolve().parents[3] / "agents"
+    options = RunOptions(input="x", agent_file=agents / "demo-lead.json")
+
+    request = build_request(options, short_id="x")
+
+    assert [spec.name for spec in request.agent.subagents] == ["summarizer"]
+    assert request.agent.subagents[0].agent.model == "demo:workspace-summarizer"
+
+
 def test_history_from_a_report_or_a_message_list_and_external_tools(tmp_path: Path) -> None:
     messages = [
         {"role": "user", "content": "What is 2+2?"},
