@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Final
 
-from turnkeeper.contracts.turn import Price, Usage
+from turnkeeper.contracts.turn import AgentSpec, Price, Usage
 
 PRICING_FILE: Final = Path(__file__).with_name("pricing.json")
 
@@ -23,6 +23,14 @@ PRICING_TABLE: Final[dict[str, Price]] = _load(PRICING_FILE)
 
 def price_for(model: str, override: Price | None = None) -> Price | None:
     return override or PRICING_TABLE.get(model)
+
+
+def unpriced_model(agent: AgentSpec) -> str | None:
+    """The first model of `agent`'s fallback chain with no known price (its own `price` counts
+    for its first model only), or None when every one has a price."""
+    chain = [(agent.model, price_for(agent.model, agent.price))]
+    chain += [(model, price_for(model)) for model in agent.fallback_models]
+    return next((model for model, price in chain if price is None), None)
 
 
 def cost_usd(usage: Usage, price: Price) -> float:

@@ -272,7 +272,7 @@ class AgentTurnWorkflow:
     def _check_autonomy(self, turn: Turn, uses: list[ToolUseBlock]) -> None:
         request = turn.request
         known = set(request.agent.tools) | {tool.name for tool in request.external_tools}
-        known |= set(turn.mcp_tools)
+        known |= set(turn.mcp_tools) | {spec.name for spec in request.agent.subagents}
         for use in uses:
             if use.name in known and use.name not in self._offered:
                 fail(

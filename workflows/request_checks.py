@@ -7,7 +7,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.mcp import is_mcp_tool_name
-    from turnkeeper.contracts.pricing import price_for
+    from turnkeeper.contracts.pricing import unpriced_model
     from turnkeeper.contracts.turn import TurnRequest
     from turnkeeper.workflows.subagent_checks import subagent_problem
     from turnkeeper.workflows.tool_validation import schema_problem
@@ -88,16 +88,13 @@ def _history_shape(request: TurnRequest) -> str | None:
 def _unpriced_model(request: TurnRequest) -> str | None:
     if request.task.constraints.cost_budget_usd is None:
         return None
-    agent = request.agent
-    prices = [(agent.model, price_for(agent.model, agent.price))]
-    prices += [(model, price_for(model)) for model in agent.fallback_models]
-    for model, price in prices:
-        if price is None:
-            return (
-                f"task.constraints.cost_budget_usd: no price is known for {model!r}, so the "
-                f"budget could not be enforced; give agent.price or drop the budget"
-            )
-    return None
+    model = unpriced_model(request.agent)
+    if model is None:
+        return None
+    return (
+        f"task.constraints.cost_budget_usd: no price is known for {model!r}, so the "
+        f"budget could not be enforced; give agent.price or drop the budget"
+    )
 
 
 def _invalid_output_schema(request: TurnRequest) -> str | None:

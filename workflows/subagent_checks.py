@@ -15,7 +15,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.mcp import is_mcp_tool_name
-    from turnkeeper.contracts.pricing import price_for
+    from turnkeeper.contracts.pricing import unpriced_model
     from turnkeeper.contracts.turn import AgentSpec, SubagentSpec, TurnRequest
 
 # Levels of sub-agents below the root turn (a root's sub-agents are level 1).
@@ -137,13 +137,10 @@ def _unpriced_problem(node: Node, request: TurnRequest) -> str | None:
         own is None or own.cost_budget_usd is None
     ):
         return None
-    agent = node.spec.agent
-    models = [(agent.model, price_for(agent.model, agent.price))]
-    models += [(model, price_for(model)) for model in agent.fallback_models]
-    for model, price in models:
-        if price is None:
-            return (
-                f"{node.path}.agent.model: no price is known for {model!r}, so the cost budget "
-                f"the sub-agent inherits could not be enforced; give its agent.price"
-            )
-    return None
+    model = unpriced_model(node.spec.agent)
+    if model is None:
+        return None
+    return (
+        f"{node.path}.agent.model: no price is known for {model!r}, so the cost budget the "
+        f"sub-agent inherits could not be enforced; give its agent.price"
+    )

@@ -161,9 +161,9 @@ class _Renderer:
         self.definitions: dict[str, dict[str, Any]] = {}
         for name, schema in self.schemas.items():
             self.definitions.update(schema.get("$defs", {}))
-            # A model that holds itself (Agent, through its sub-agents) has as its own schema
-            # only a `$ref` into its `$defs`; the definition there is the one to show.
-            if "properties" in schema or models[name].__name__ not in self.definitions:
+            # A recursive model (an agent's sub-agents hold agents) is a bare reference to its
+            # own entry of $defs, which the line above has added already.
+            if "$ref" not in schema:
                 self.definitions[models[name].__name__] = schema
 
     def title(self, definition: str) -> str:

@@ -155,3 +155,12 @@ def test_a_subagent_without_description_is_described_by_its_agent() -> None:
     spec = {"name": "r", "agent": {"id": "researcher", "model": "anthropic:claude-sonnet-4-6"}}
     [tool] = subagent_tools(request(agent={"subagents": [spec]}))
     assert "researcher" in tool.description
+
+
+def test_an_agents_own_price_does_not_price_its_fallback_models() -> None:
+    price = {"input_per_mtok": 1, "output_per_mtok": 2}
+    spec = sub("a", model="anthropic:no-such", price=price, fallback_models=["anthropic:other"])
+    found = problem({"subagents": [spec]}, task=constraints(cost_budget_usd=1))
+    assert found is not None and "'anthropic:other'" in found
+    priced = sub("a", model="anthropic:no-such", price=price)
+    assert problem({"subagents": [priced]}, task=constraints(cost_budget_usd=1)) is None
