@@ -61,7 +61,7 @@ async def floor_tool(iteration: int) -> str:
     return BLOB
 
 
-async def _iterate(k: int, latency_ms: float) -> None:
+async def iterate_turn(k: int, latency_ms: float) -> None:
     """K iterations of model call -> tool call, then the answering model call."""
     for iteration in range(k + 1):
         answer = await workflow.execute_activity(
@@ -80,7 +80,7 @@ async def _iterate(k: int, latency_ms: float) -> None:
 class FloorTurnWorkflow:
     @workflow.run
     async def run(self, turn: FloorTurnInput) -> str:
-        await _iterate(turn.k, turn.latency_ms)
+        await iterate_turn(turn.k, turn.latency_ms)
         return "done"
 
 
@@ -93,7 +93,7 @@ class FloorParkedWorkflow:
     @workflow.run
     async def run(self, k: int = 0) -> str:
         if k:
-            await _iterate(k, 0)
+            await iterate_turn(k, 0)
         self._waiting = True
         await workflow.wait_condition(lambda: self._released)
         return "released"

@@ -47,16 +47,24 @@ class Side:
         """
         started = time.perf_counter()
         handle = await self.start(k, latency_ms)
-        try:
-            result = await asyncio.wait_for(handle.result(), timeout_s)
-        except TimeoutError:
-            await handle.terminate("bench: turn timed out")
-            raise RuntimeError(
-                f"{self.name}: turn {handle.id} (k={k}) did not finish in {timeout_s:g} s"
-            ) from None
+        result = await result_within(handle, timeout_s, f"{self.name}: turn {handle.id} (k={k})")
         wall = time.perf_counter() - started
         self._check(result, k)
         return wall, handle
+
+
+async def result_within(handle: WorkflowHandle[Any, Any], timeout_s: float, what: str) -> Any:
+    """The workflow's result.
+
+    Raises:
+        RuntimeError: it did not finish in `timeout_s`; it is terminated (a workflow task that
+            keeps failing would otherwise retry forever).
+    """
+    try:
+        return await asyncio.wait_for(handle.result(), timeout_s)
+    except TimeoutError:
+        await handle.terminate("bench: turn timed out")
+        raise RuntimeError(f"{what} did not finish in {timeout_s:g} s") from None
 
 
 def _check_floor(result: Any, k: int) -> None:

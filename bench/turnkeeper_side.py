@@ -115,6 +115,7 @@ def turnkeeper_worker(
     *,
     local_tool: bool = False,
     encrypt: bool = False,
+    provider: Any = None,
     **options: Any,
 ) -> Worker:
     """Our worker as `worker.build_worker` wires it, with the bench provider and tool.
@@ -125,6 +126,8 @@ def turnkeeper_worker(
         data_dir: Where the content store (and an empty workspace) live.
         local_tool: Run `fetch_blob` on the fast path (a local activity).
         encrypt: Encrypt the content store (the client's converter must encrypt too).
+        provider: The scripted model, `BenchProvider` unless given (`bench.subagents` plays
+            a lead agent with its own).
         options: Extra `Worker` keyword arguments (the knobs `bench.run` exposes).
     """
     settings = Settings(
@@ -137,7 +140,7 @@ def turnkeeper_worker(
     activities = build_activities(
         settings,
         client=client,
-        providers={"anthropic": BenchProvider()},
+        providers={"anthropic": provider or BenchProvider()},
         tools=bench_tools(local=local_tool),
         store=bench_store(data_dir, encrypt=encrypt),
     )

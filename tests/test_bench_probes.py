@@ -6,13 +6,16 @@ history probe runs the bench's turn and its bare-Temporal floor, and keeps our h
 import json
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 from temporalio.client import Client
 from temporalio.converter import DataConverter
 
+from bench.floor_tree import floor_tree_worker
 from bench.history import floor_history, turnkeeper_history
-from bench.turnkeeper_side import bench_data_converter
+from bench.subagents import FLOOR_TREE, OURS_TREE, Shapes, TreeBenchProvider, run_shape
+from bench.turnkeeper_side import bench_data_converter, turnkeeper_worker
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,3 +48,22 @@ async def test_a_turn_writes_at_most_one_and_a_half_times_the_bare_floor(
     assert ours.total_bytes <= 1.5 * floor.total_bytes, (ours.as_dict(), floor.as_dict())
     # The 2 KiB tool results are in history once (in the report), as references otherwise.
     assert ours.tool_result_bytes < 300 * k
+
+
+async def test_the_sub_agent_bench_plays_a_lead_and_its_floor(
+    client: Client, tmp_path: Path
+) -> None:
+    ours = _with_converter(client, bench_data_converter(tmp_path))
+    floor = _with_converter(client, DataConverter.default)
+    ours_queue, floor_queue = f"bench-tree-{uuid.uuid4()}", f"bench-floor-tree-{uuid.uuid4()}"
+    shapes = Shapes(floor, ours, floor_queue, ours_queue)
+    async with (
+        floor_tree_worker(floor, floor_queue),
+        turnkeeper_worker(ours, ours_queue, tmp_path, provider=TreeBenchProvider()),
+    ):
+        # run_shape raises unless the lead's report lists both children, completed.
+        lead = await run_shape(shapes, OURS_TREE, None, 2, 1, 0, 100)
+        bare = await run_shape(shapes, FLOOR_TREE, None, 2, 1, 0, 100)
+
+    for measured in (lead, bare):
+        assert 0 < measured["parent_bytes"] < measured["tree_bytes"]

@@ -47,7 +47,8 @@ def example_env(client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path) -
 
 @contextlib.contextmanager
 def running(script: str, example_env: dict[str, str], tmp_path: Path) -> Iterator[Path]:
-    """`python examples/support/<script>` running; yields the file its output goes to."""
+    """`python examples/support/<script>` (or `script`, an absolute path) running; yields the
+    file its output goes to."""
     log = tmp_path / "worker.log"
     with log.open("wb") as output:
         process = subprocess.Popen(
@@ -62,6 +63,21 @@ def running(script: str, example_env: dict[str, str], tmp_path: Path) -> Iterato
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+async def run_client(
+    command: list[str], example_env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """An example's client run to its end, as a user runs it, its output captured."""
+    return await asyncio.to_thread(
+        subprocess.run,
+        command,
+        cwd=ROOT,
+        env=example_env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
 
 
 @pytest.fixture
@@ -99,15 +115,7 @@ async def test_support_client_approves_a_refund_that_happens_once(
         "alice",
     ]
 
-    done = await asyncio.to_thread(
-        subprocess.run,
-        command,
-        cwd=ROOT,
-        env=example_env,
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    done = await run_client(command, example_env)
 
     assert done.returncode == 0, (
         f"{done.stdout}\n{done.stderr}\nworker: {any_support_worker.read_text()}"
@@ -195,3 +203,58 @@ def test_the_support_examples_own_tests_pass_on_the_test_kit(tmp_path: Path) -> 
     )
     assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-2000:]
     assert "3 passed" in finished.stdout
+async def test_subagents_client_approves_the_writers_file_through_the_lead(
+    fake_anthropic: FakeAnthropic, example_env: dict[str, str], tmp_path: Path
+) -> None:
+    lead, researcher, writer = new_key(), new_key(), new_key()
+    workspace = Path(example_env["AGENT_WORKSPACE"])
+    (workspace / "notes.md").write_text("The launch is on 3 March.\n")
+    content = "# Launch\n\nThe launch is on 3 March (notes.md).\n"
+    # Each child's task carries its script's marker: the fake reads it from the first message.
+    fake_anthropic.script(
+        lead,
+        [
+            fake.tool_calls(
+                ("researcher", {"task": f"When is the launch? [script:{researcher}]"}),
+                ("writer", {"task": f"Write launch.md: 3 March. [script:{writer}]"}),
+            ),
+            fake.text("launch.md is written."),
+        ],
+    )
+    fake_anthropic.script(
+        researcher,
+        [fake.tool_calls(("read_file", {"path": "notes.md"})), fake.text("3 March (notes.md).")],
+    )
+    fake_anthropic.script(
+        writer,
+        [
+            fake.tool_calls(("write_file", {"path": "launch.md", "content": content})),
+            fake.text("Saved launch.md."),
+        ],
+    )
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / "subagents" / "client.py"),
+        f"Write up the launch dates. [script:{lead}]",
+    ]
+
+    # The repository's own worker: the team uses only its built-in workspace tools.
+    with running(str(ROOT / "worker.py"), example_env, tmp_path) as log:
+        done = await run_client(command, example_env)
+
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}\nworker: {log.read_text()}"
+    lines = done.stdout.splitlines()
+    root = lines[0].removeprefix("turn ")
+    approvals = [line for line in lines if line.startswith("  approving write_file")]
+    assert approvals == [
+        f"  approving write_file {json.dumps({'path': 'launch.md', 'content': content})} "
+        f"in {root}/writer-1 as alice"
+    ]
+    assert (workspace / "launch.md").read_text() == content
+    children = sorted(line.split(":")[0] for line in lines if line.startswith("  sub-agent"))
+    assert children == [
+        f"  sub-agent researcher ({root}/researcher-1)",
+        f"  sub-agent writer ({root}/writer-1)",
+    ]
+    assert lines[-2:-1] == ["launch.md is written."]
+    assert lines[-1].startswith("cost: ")

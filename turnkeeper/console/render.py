@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from turnkeeper.client.turns import Target, TurnFailure, WaitingTurn
+from turnkeeper.console.subagent_tree import group_waiting, subagent_lines, waiting_in
 from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, BudgetRequest
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.names import (
@@ -53,6 +54,8 @@ def report(console: Console, turn_report: AgentReport) -> None:
     if turn_report.output:
         console.print(Panel(Text(turn_report.output), title="output", title_align="left"))
     console.print(counters(turn_report))
+    for line in subagent_lines(turn_report):
+        console.print(line, soft_wrap=True)
 
 
 def counters(turn_report: AgentReport) -> Table:
@@ -118,6 +121,8 @@ def status(
     grid.add_row("cost", f"${turn_status.cost_usd:.6f}")
     grid.add_row("elapsed (excluding human waits)", f"{turn_status.elapsed_ms / 1000:.1f} s")
     console.print(grid)
+    for line in subagent_lines(turn_status):
+        console.print(line, soft_wrap=True)
     if turn_status.pending:
         pending(console, workflow_id, turn_status.pending, target, full=full)
     if turn_status.budget_request is not None:
@@ -163,11 +168,14 @@ def pending(
     with `full` every argument whole (what an approver approves)."""
     for call in calls:
         verb = "approval" if call.kind == "approval" else "an external result"
+        # A sub-agent's call is decided in the child that waits (an ancestor would pass it on).
+        waits_in = waiting_in(call, workflow_id)
         console.print(
             Text.assemble(
                 ("⏸ ", "yellow"),
                 (call.tool, "bold"),
                 f" waits for {verb} ",
+                (f"in sub-agent {waits_in} " if waits_in != workflow_id else "", "magenta"),
                 (f"(call {call.call_id}, since {_clock(call.since)})", "dim"),
             ),
             soft_wrap=True,
@@ -177,9 +185,9 @@ def pending(
         else:
             console.print(Text(f"  input: {summarize(call.input)}"), soft_wrap=True)
             if abridged(call.input):
-                where = target.ours("status", workflow_id, "--full")
+                where = target.ours("status", waits_in, "--full")
                 console.print(Text(f"  (abridged; in full: {where})", style="dim"), soft_wrap=True)
-        for command in decide_commands(workflow_id, call, target):
+        for command in decide_commands(waits_in, call, target):
             console.print(Text(f"  {command}", style="cyan"), soft_wrap=True)
 
 
@@ -320,18 +328,23 @@ def _block(block: TextBlock | ToolUseBlock | ToolResultBlock) -> Text | Group:
 def waiting_turns(
     console: Console, turns: Sequence[WaitingTurn], target: Target, *, full: bool = False
 ) -> None:
-    """One block per turn: who waits, then each pending call with its commands."""
-    for turn in turns:
-        state = turn.status.state if turn.status else "state unknown"
+    """One block per turn that waits, then each of its pending calls with its commands. A
+    sub-agent's call, listed by each ancestor too, shows once, under the sub-agent."""
+    for group in group_waiting(turns):
+        state = group.status.state if group.status else "state unknown"
+        under = f"  sub-agent of {group.root}" if group.root else ""
+        agent = f" · agent {group.agent_id}" if group.agent_id else ""
         console.print(
             Text.assemble(
-                (turn.workflow_id, "bold"), (f"  agent {turn.agent_id} · {state}", "dim")
+                (group.workflow_id, "bold"),
+                (under, "magenta"),
+                (f"{agent} · {state}" if group.listed else "", "dim"),
             ),
             soft_wrap=True,
         )
-        if turn.status is None:
+        if group.listed and group.status is None:
             console.print(Text("  no worker answered its status query", style="yellow"))
-        else:
-            pending(console, turn.workflow_id, turn.status.pending, target, full=full)
-            if turn.status.budget_request is not None:
-                budget_request(console, turn.workflow_id, turn.status.budget_request, target)
+            continue
+        pending(console, group.workflow_id, group.calls, target, full=full)
+        if group.status is not None and group.status.budget_request is not None:
+            budget_request(console, group.workflow_id, group.status.budget_request, target)

@@ -1,11 +1,14 @@
 """`turnkeeper watch`: follow a turn live from its event stream (Temporal workflow streams).
 
 It reads the stream from offset 0 (`turnkeeper.client.events`), so it can attach at any time,
-also to a finished turn, and replays the turn's story before following what comes next.
+also to a finished turn, and replays the turn's story before following what comes next. A turn
+that delegates shows its sub-agents as a tree under it (`subagent_tree`), from its
+`subagent_started` / `subagent_finished` events and, once it has ended, its report.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 
@@ -15,11 +18,16 @@ from rich.table import Table
 from rich.text import Text
 from temporalio.client import Client
 
+from turnkeeper.client.errors import TurnUnavailable
 from turnkeeper.client.events import turn_events
+from turnkeeper.client.turns import outcome_of
+from turnkeeper.console.subagent_tree import SubagentNode, fold_report, fold_subagent_event, tree
 from turnkeeper.contracts.events import TurnEvent
+from turnkeeper.contracts.turn import AgentReport
 
 _RECENT = 40  # log lines kept on screen
 _INPUT_CHARS = 80
+_RESULT_WAIT_S = 10.0
 
 
 @dataclass
@@ -38,8 +46,10 @@ class WatchState:
     streaming: str = ""  # text of the model call in progress, when the turn streams
     pending: dict[str, TurnEvent] = field(default_factory=dict)
     lines: list[Text] = field(default_factory=list)
+    subagents: dict[str, SubagentNode] = field(default_factory=dict)
 
     def apply(self, event: TurnEvent) -> None:
+        fold_subagent_event(self.subagents, event)
         self.iteration = event.iteration or self.iteration
         self.max_iterations = event.max_iterations or self.max_iterations
         if event.kind == "budget_status":
@@ -72,6 +82,8 @@ class WatchState:
             Text(self.ended or "running", style="green" if not self.ended else "bold"),
         )
         parts: list[RenderableType] = [header, *self.lines[-_RECENT:]]
+        if self.subagents:
+            parts.append(tree(self.workflow_id, self.subagents.values()))
         if self.streaming:
             parts.append(Text(f"  … {_clip(self.streaming[-_INPUT_CHARS:])}", style="italic"))
         for call in self.pending.values():
@@ -83,6 +95,10 @@ class WatchState:
                 )
             )
         return Group(*parts)
+
+    def apply_report(self, report: AgentReport) -> None:
+        """The report's `subagents`: the final outcome and figures of each child."""
+        fold_report(self.subagents, report)
 
     def _cost(self) -> str:
         if self.cost_budget_usd is None:
@@ -138,6 +154,12 @@ def describe(event: TurnEvent) -> Text | None:
                 f"out, ~{event.tokens_before} → ~{event.tokens_after} tokens",
                 style="dim",
             )
+        case "subagent_started":
+            child = event.workflow_id or event.call_id
+            return Text(f"{at}   ⤷ sub-agent {event.tool} started ({child})", style="magenta")
+        case "subagent_finished":
+            ended = event.outcome or event.error_type or "finished"
+            return Text(f"{at}   ⤶ sub-agent {event.tool} {ended}", style="magenta")
         case "turn_finished":
             return Text(f"{at} turn {event.outcome}", style="bold green")
         case "turn_failed":
@@ -152,7 +174,29 @@ async def watch(client: Client, workflow_id: str, console: Console) -> WatchStat
         async for event in turn_events(client, workflow_id):
             state.apply(event)
             live.update(state.render())
+        if state.subagents:
+            await _final_subagents(client, state)
+            live.update(state.render())
     return state
+
+
+async def _final_subagents(client: Client, state: WatchState) -> None:
+    """The ended turn's report (or partial report) has the last word on its sub-agents."""
+    handle = client.get_workflow_handle(state.workflow_id, result_type=AgentReport)
+    result = asyncio.ensure_future(handle.result())
+    # The stream ended with the turn, so its result is there; a slow server only loses the
+    # report's last word, never the watch.
+    await asyncio.wait({result}, timeout=_RESULT_WAIT_S)
+    if not result.done():
+        result.cancel()
+        return
+    try:
+        outcome = outcome_of(state.workflow_id, result)
+    except TurnUnavailable:
+        return
+    final = outcome.report or (outcome.failure.report if outcome.failure else None)
+    if final is not None:
+        state.apply_report(final)
 
 
 def _clip(text: str | None) -> str:

@@ -88,6 +88,29 @@ def test_the_shipped_agent_files_are_valid() -> None:
         assert "write_file" in request.agent.tools
 
 
+def test_the_shipped_lead_agent_file_delegates_to_two_specialists() -> None:
+    agents = Path(__file__).resolve().parents[3] / "agents"
+    options = RunOptions(input="x", agent_file=agents / "research-lead.json")
+
+    request = build_request(options, short_id="x")
+
+    subagents = request.agent.subagents
+    assert [spec.name for spec in subagents] == ["researcher", "writer"]
+    assert "write_file" in subagents[1].agent.tools
+    assert request.task.constraints.require_approval == ["write_file"]  # inherited by the writer
+    assert request.task.constraints.cost_budget_usd == 1.0  # the tree's budget
+
+
+def test_the_shipped_demo_lead_delegates_on_the_offline_model() -> None:
+    agents = Path(__file__).resolve().parents[3] / "agents"
+    options = RunOptions(input="x", agent_file=agents / "demo-lead.json")
+
+    request = build_request(options, short_id="x")
+
+    assert [spec.name for spec in request.agent.subagents] == ["summarizer"]
+    assert request.agent.subagents[0].agent.model == "demo:workspace-summarizer"
+
+
 def test_history_from_a_report_or_a_message_list_and_external_tools(tmp_path: Path) -> None:
     messages = [
         {"role": "user", "content": "What is 2+2?"},
