@@ -23,6 +23,7 @@ from temporalio.worker import Worker
 from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 from turnkeeper.activities.providers.demo_provider import DemoProvider
 from turnkeeper.activities.providers.openai_provider import OpenAICompatibleProvider
+from turnkeeper.activities.output.validators import OutputValidators
 from turnkeeper.activities.tools.registry import ToolRegistry
 from turnkeeper.contracts.names import QUERY_STATUS, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
 from turnkeeper.contracts.signals import TurnStatus
@@ -186,6 +187,7 @@ async def running_worker(
     tools: ToolRegistry | None = None,
     store: ContentStore | None = None,
     openai_fake: FakeOpenAI | None = None,
+    output_validators: OutputValidators | None = None,
     **worker_options: Any,
 ) -> AsyncIterator[Worker]:
     worker = Worker(
@@ -199,6 +201,7 @@ async def running_worker(
             providers=providers_for(fake, openai_fake),
             tools=tools,
             store=store,
+            output_validators=output_validators,
         ),
         **worker_options,
     )
