@@ -20,10 +20,10 @@ from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
+from turnkeeper.activities.output.validators import OutputValidators
 from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 from turnkeeper.activities.providers.demo_provider import DemoProvider
 from turnkeeper.activities.providers.openai_provider import OpenAICompatibleProvider
-from turnkeeper.activities.output.validators import OutputValidators
 from turnkeeper.activities.tools.registry import ToolRegistry
 from turnkeeper.contracts.names import QUERY_STATUS, SEARCH_ATTRIBUTES, WORKFLOW_TYPE
 from turnkeeper.contracts.signals import TurnStatus

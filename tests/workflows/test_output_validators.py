@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, field_validator
 from temporalio.client import Client
+from turnkeeper.activities.output.validators import OutputValidators
 
 import turnkeeper
 from tests.conftest import (
@@ -22,7 +23,6 @@ from tests.conftest import (
     running_worker,
     scripted_request,
 )
-from turnkeeper.activities.output.validators import OutputValidators
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
@@ -74,9 +74,7 @@ async def test_a_rejected_answer_goes_back_and_the_next_is_accepted(turns: TurnR
     assert report.output == "Forty-two dollars."
     assert report.llm_calls == 2
     correction = turns.fake.requests_for(key)[1].body["messages"][-1]
-    assert "rejected by the output check 'no_digits': write numbers out in words" in str(
-        correction
-    )
+    assert "rejected by the output check 'no_digits': write numbers out in words" in str(correction)
 
 
 async def test_a_spent_budget_fails_with_the_last_answer(turns: TurnRunner) -> None:
