@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.workflows.structured_output import structured_answer
 
+import turnkeeper
 from turnkeeper.client.typed_output import output_schema, structured
 
 
@@ -122,3 +123,31 @@ def test_no_structured_answer_and_a_failing_validator_are_errors() -> None:
     value = {"customer": "Ada", "lines": [], "note": None, "status": "sent"}
     with pytest.raises(ValidationError, match="an invoice has lines"):
         structured(_report(value), Invoice)
+
+
+class _NoClient:
+    """Stands for a client: these mistakes are refused before anything is sent."""
+
+
+NO_CLIENT: Any = _NoClient()
+AGENT = {"id": "a", "model": "anthropic:claude-sonnet-4-6"}
+TASK = {"id": "t", "input": "go"}
+
+
+async def test_start_turn_refuses_a_type_it_cannot_make_strict_before_sending() -> None:
+    with pytest.raises(TypeError, match=r"Tagged\.tags is an object with free-form keys"):
+        await turnkeeper.start_turn(NO_CLIENT, agent=AGENT, task=TASK, output_type=Tagged)
+
+
+async def test_start_turn_refuses_an_output_type_beside_an_output_schema() -> None:
+    agent = {**AGENT, "output_schema": {"type": "object"}}
+
+    with pytest.raises(TypeError, match=r"output_type or agent\.output_schema, not both"):
+        await turnkeeper.start_turn(NO_CLIENT, agent=agent, task=TASK, output_type=Invoice)
+
+
+async def test_output_needs_a_type_from_start_turn_or_its_argument() -> None:
+    handle = turnkeeper.TurnHandle(NO_CLIENT, NO_CLIENT)
+
+    with pytest.raises(TypeError, match=r"give one, handle\.output\(SomeModel\)"):
+        await handle.output()
