@@ -17,6 +17,7 @@ from pydantic import (
     field_serializer,
     model_serializer,
 )
+from turnkeeper.contracts.call_costs import CostSource
 from turnkeeper.contracts.claim_check import ClaimChecked
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.messages import ContentBlock, Message
@@ -170,7 +171,10 @@ class ModelCallResult(CompactModel, ClaimChecked):
     usage: Usage
     """The call's tokens."""
     cost_usd: float
-    """What the call cost."""
+    """What the call cost (0.0 when `priced_by` is `unknown`)."""
+    priced_by: CostSource | Literal[""] = ""
+    """Who priced the call; empty from workers before cost sources (the pricing table or
+    `agent.price`, or nobody when `cost_usd` is 0)."""
     model: str = ""
     """The `provider:model` that answered; empty: the model the call asked for (the workflow
     knows it)."""

@@ -41,6 +41,9 @@ LLM_PAYLOAD_REJECTED: Final = "LLMPayloadRejected"
 # The content store lost an object the model call refers to; the workflow answers by
 # re-sending the conversation inline, so nothing is lost.
 CONTENT_MISSING: Final = "ContentMissing"
+# A worker replaying a cassette was asked for a model call the cassette does not hold
+# (TURNKEEPER_CASSETTE_MODE=replay); the message names the cassette and the first difference.
+CASSETTE_MISS: Final = "CassetteMiss"
 
 LLM_REFUSALS: Final = frozenset(
     {LLM_AUTH_ERROR, LLM_INVALID_REQUEST, LLM_CONTEXT_TOO_LONG, LLM_CONTENT_FILTERED}

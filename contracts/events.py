@@ -20,6 +20,8 @@ EventKind = Literal[
     "model_call_finished",
     "model_skipped",  # a model of the fallback chain was passed over; `reason` says why
     "text_delta",
+    # the text deltas of a streamed attempt that failed are void: a retry's text follows
+    "text_discarded",
     "tool_call_started",
     "tool_call_finished",
     "approval_requested",
@@ -28,6 +30,8 @@ EventKind = Literal[
     "budget_exhausted",
     "budget_extended",
     "compacted",
+    "steered",  # a `steer` message joined the conversation before this iteration's model call
+    "interrupted",  # an `interrupt` stopped the turn; `turn_finished` follows
     "turn_finished",
     "turn_failed",
 ]
@@ -60,6 +64,11 @@ class TurnEvent(ContractModel):
     """Why the model stopped (`end_turn`, `tool_use`, `max_tokens`)."""
     text: str | None = None
     """An answer's text, or a text delta of a streamed model call."""
+    attempt: int | None = None
+    """Of `text_discarded`: the attempt (1, 2, …) of the model call whose streamed text is
+    void."""
+    discarded_chars: int | None = None
+    """Of `text_discarded`: how many characters of streamed text to take back."""
     # tool calls and approvals
     call_id: str | None = None
     """The tool call."""
@@ -73,6 +82,9 @@ class TurnEvent(ContractModel):
     """The decision's verdict."""
     approver: str | None = None
     """Who decided, or extended a budget."""
+    author: str | None = None
+    """Who steered or interrupted the turn (`text` holds a steer's message, `reason` an
+    interrupt's reason)."""
     reason: str | None = None
     """Why: of a decision, of a budget extension, or why a model was passed over."""
     # budgets and the end of the turn

@@ -18,6 +18,7 @@ from turnkeeper.contracts.decision_signing import (
     input_digest,
     sign,
 )
+from turnkeeper.contracts.steering import Intervention
 
 if TYPE_CHECKING:  # cryptography is imported once, by decision_signing (see there why)
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -28,6 +29,7 @@ TurnState = Literal[
     "awaiting_external",
     "awaiting_budget",
     "completed",
+    "interrupted",
     "failed",
     "cancelled",
 ]
@@ -223,6 +225,9 @@ class TurnStatus(ContractModel):
     """In state `awaiting_budget`: the budget the turn waits to have extended."""
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
     """The budget extensions applied so far."""
+    interventions: list[Intervention] = Field(default_factory=list)
+    """The steers and the interrupt applied so far (a queued steer too, before its model
+    call)."""
 
     def signed_call(self, workflow_id: str, call_id: str) -> SignedCall | None:
         """What a signed decision on `call_id` of this turn (`workflow_id`) binds: `*` for every

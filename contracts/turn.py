@@ -15,12 +15,14 @@ from pydantic import (
     model_validator,
 )
 from turnkeeper.contracts.budget_extension import BudgetExtension, OnBudgetExhausted
+from turnkeeper.contracts.call_costs import PricedCall
 from turnkeeper.contracts.compaction import CompactedHistory, CompactionSpec
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
 from turnkeeper.contracts.signals import DecisionRecord
+from turnkeeper.contracts.steering import Intervention
 
 DEFAULT_MAX_ITERATIONS = 10
 DEFAULT_MAX_TOKENS = 4096
@@ -45,6 +47,21 @@ class Price(ContractModel):
     """USD per million tokens read from the prompt cache; None: a tenth of `input_per_mtok`."""
     cache_write_per_mtok: float | None = Field(default=None, ge=0)
     """USD per million tokens written to the prompt cache; None: 1.25 times `input_per_mtok`."""
+
+
+class FallbackModel(ContractModel):
+    """A model of the fallback chain with a price of its own (a model the table lacks)."""
+
+    model_config = ConfigDict(extra="forbid")
+    model: str
+    """The `provider:model`."""
+    price: Price | None = None
+    """Overrides the pricing table for this model."""
+
+    @field_validator("model")
+    @classmethod
+    def _check(cls, model: str) -> str:
+        return _check_model(model)
 
 
 def split_model(model: str) -> tuple[str, str]:
@@ -107,8 +124,9 @@ class AgentSpec(ContractModel):
     model: str
     """The first model of the fallback chain, as `provider:model` (`anthropic:claude-sonnet-4-6`);
     the provider is a built-in one or a named endpoint of the worker's `TURNKEEPER_PROVIDERS`."""
-    fallback_models: list[str] = Field(default_factory=list)
-    """Further `provider:model`s, tried in order when the models before them fail."""
+    fallback_models: list[str | FallbackModel] = Field(default_factory=list)
+    """Further `provider:model`s, tried in order when the models before them fail; an entry
+    may be `{"model", "price"}` to price a model the pricing table lacks."""
     system_prompt: str = ""
     """The system prompt of every model call."""
     tools: list[str] = Field(
@@ -128,7 +146,7 @@ class AgentSpec(ContractModel):
     final answer, in order, after `output_schema` is satisfied; a rejection goes back to the
     model as a correction. Empty: none."""
     price: Price | None = None
-    """Overrides the pricing table for `model` (not for `fallback_models`)."""
+    """Overrides the pricing table for `model` (a fallback entry takes its own `price`)."""
     approvers: list[ApproverEntry] | None = None
     """Names or `Approver`s. When set, only these approvers' decisions count (the update refuses
     others; the signal ignores and logs them). When any of them has a public key, every decision
@@ -161,8 +179,20 @@ class AgentSpec(ContractModel):
 
     @field_validator("fallback_models")
     @classmethod
-    def _check_fallbacks(cls, models: list[str]) -> list[str]:
-        return [_check_model(model) for model in models]
+    def _check_fallbacks(cls, models: list[str | FallbackModel]) -> list[str | FallbackModel]:
+        return [_check_model(model) if isinstance(model, str) else model for model in models]
+
+    def fallback_chain(self) -> list[str]:
+        """The `provider:model`s of `fallback_models`, in order."""
+        return [m if isinstance(m, str) else m.model for m in self.fallback_models]
+
+    def price_of(self, model: str) -> Price | None:
+        """The request's own price for a model of the chain (`price` for `model`, an entry's
+        `price` for a fallback); None: the pricing table's, if it has one."""
+        if model == self.model:
+            return self.price
+        entries = [m for m in self.fallback_models if not isinstance(m, str) and m.model == model]
+        return entries[0].price if entries else None
 
     @field_validator("approvers")
     @classmethod
@@ -324,7 +354,7 @@ class Usage(ContractModel):
         )
 
 
-Outcome = Literal["completed", "max_tokens", "failed", "cancelled"]
+Outcome = Literal["completed", "max_tokens", "interrupted", "failed", "cancelled"]
 
 
 class AgentReport(ContractModel):
@@ -337,7 +367,8 @@ class AgentReport(ContractModel):
     """The request's `task.id`."""
     outcome: Outcome
     """`completed`: the model ended its turn; `max_tokens`: its last answer was cut by
-    `agent.max_tokens`; `failed` and `cancelled` appear in the partial reports of failures."""
+    `agent.max_tokens`; `interrupted`: the `interrupt` update stopped it (the report so far);
+    `failed` and `cancelled` appear in the partial reports of failures."""
     output: str = ""
     """The text of the last answer."""
     structured_output: JsonValue = None
@@ -347,7 +378,13 @@ class AgentReport(ContractModel):
     usage: Usage = Field(default_factory=Usage)
     """Tokens over every model call, summary calls of compaction included."""
     cost_usd: float = 0.0
-    """What the model calls cost, each priced by the model that answered."""
+    """What the model calls cost, each priced by the model that answered; a lower bound when
+    `unpriced_calls` is not 0."""
+    priced_calls: list[PricedCall] = Field(default_factory=list)
+    """Each model call's cost and who priced it (the pricing table, `agent.price`, the
+    endpoint's own report, or nobody)."""
+    unpriced_calls: int = 0
+    """Model calls whose cost nobody knows: they are not in `cost_usd`."""
     llm_calls: int = 0
     """Model calls made, each counted once however often it was retried."""
     tool_calls: int = 0
@@ -368,3 +405,5 @@ class AgentReport(ContractModel):
     turn's `history_compaction` (sessions do) to go on compacted."""
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
     """Every budget extension applied."""
+    interventions: list[Intervention] = Field(default_factory=list)
+    """Every `steer` and `interrupt` applied, in order."""

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -115,6 +116,13 @@ async def client(temporal_env: WorkflowEnvironment) -> Client:
 
 
 @pytest.fixture(scope="session")
+def turnkeeper_server(temporal_env: WorkflowEnvironment) -> SimpleNamespace:
+    """The test kit's session server (its pytest plugin's fixture) is the suite's own: the kit's
+    `turn_env` environments start their workers on it rather than on a second server."""
+    return SimpleNamespace(address=temporal_env.client.service_client.config.target_host)
+
+
+@pytest.fixture(scope="session")
 async def fake_anthropic() -> AsyncIterator[FakeAnthropic]:
     async with start_fake_anthropic() as fake:
         yield fake
@@ -156,6 +164,9 @@ class TurnRunner:
         return await handle.result()
 
 
+GATEWAY = "gw"  # the name of the test workers' gateway endpoint (on the fake Chat Completions API)
+
+
 def make_settings(tmp_path: Path, task_queue: str) -> Settings:
     workspace = tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
@@ -175,6 +186,14 @@ def providers_for(fake: FakeAnthropic, openai_fake: FakeOpenAI | None = None) ->
     if openai_fake is not None:
         providers["openai"] = OpenAICompatibleProvider(
             "openai", api_key="test-key", base_url=f"{openai_fake.base_url}/v1"
+        )
+        # A named endpoint as a gateway is configured: it reports its cost, takes breakpoints.
+        providers[GATEWAY] = OpenAICompatibleProvider(
+            GATEWAY,
+            api_key="test-key",
+            base_url=f"{openai_fake.base_url}/v1",
+            reports_cost=True,
+            cache_control=True,
         )
     return providers
 

@@ -1,6 +1,8 @@
 """The examples run as a user runs them: the support worker and client as processes, the web app
 over HTTP, all against the session's dev server and the fake Anthropic API. The fake finds its
-script through the `[script:KEY]` marker in the task input, so the examples carry no test hooks."""
+script through the `[script:KEY]` marker in the task input, so the examples carry no test hooks.
+The support example's own tests (examples/support/test_support.py, on the test kit) run here as
+a team's CI runs them, with pytest in a process of their own."""
 
 from __future__ import annotations
 
@@ -173,3 +175,23 @@ async def test_web_app_streams_a_turn_to_its_end(
     assert "tool_call_started" in kinds
     assert kinds[-1] == "turn_finished"
     assert events[-1]["outcome"] == "completed"
+
+
+def test_the_support_examples_own_tests_pass_on_the_test_kit(tmp_path: Path) -> None:
+    """`pytest examples/support` as a team's CI runs it: the kit's plugin comes in through its
+    entry point and starts a dev server of its own; no key, no network."""
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("ANTHROPIC_", "TEMPORAL_", "TURNKEEPER_", "AGENT_"))
+    }
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(SUPPORT)],
+        cwd=ROOT,
+        env={**environment, "AGENT_WORKSPACE": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-2000:]
+    assert "3 passed" in finished.stdout

@@ -33,6 +33,7 @@ __all__ = [
     "AutonomyBoundaryViolation",
     "BudgetExtension",
     "BudgetRequest",
+    "CassetteMiss",
     "CompactedHistory",
     "Compaction",
     "Constraints",
@@ -133,6 +134,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
             "LLMContextTooLong",
             "LLMContentFiltered",
             "LLMUnavailable",
+            "CassetteMiss",
             "TurnCancelled",
             "DecisionRefused",
             "InvalidSessionRequest",
@@ -164,6 +166,7 @@ if TYPE_CHECKING:
     from turnkeeper.client.connection import connect
     from turnkeeper.client.errors import (
         AutonomyBoundaryViolation,
+        CassetteMiss,
         DecisionRefused,
         EncryptionRequired,
         InvalidSessionRequest,

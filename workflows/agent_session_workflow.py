@@ -52,7 +52,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.failures import describe
     from turnkeeper.workflows.observation.session_view import publish, turn_search_attributes
     from turnkeeper.workflows.plaintext import decoded
-    from turnkeeper.workflows.request_checks import request_problem
+    from turnkeeper.workflows.request_checks import ENDPOINT_PRICES_PATCH, request_problem
     from turnkeeper.workflows.session_state import Session
     from turnkeeper.workflows.stored_conversations import load_conversation
 
@@ -308,7 +308,9 @@ def _begin(payload: Any, carried: CarriedSession | None) -> Session:
         agent=request.agent,
         task=TaskSpec(id="probe", input="probe", constraints=request.constraints),
     )
-    problem = request_problem(probe)
+    problem = request_problem(
+        probe, endpoints_may_price=lambda: workflow.patched(ENDPOINT_PRICES_PATCH)
+    )
     if problem:
         # Named as the session's input names the field.
         raise ValueError(problem.replace("task.constraints.", "constraints.", 1))

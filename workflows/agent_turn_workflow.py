@@ -31,6 +31,8 @@ with workflow.unsafe.imports_passed_through():
         SIGNAL_SUBMIT_TOOL_RESULT,
         UPDATE_DECIDE,
         UPDATE_EXTEND_BUDGET,
+        UPDATE_INTERRUPT,
+        UPDATE_STEER,
         WORKFLOW_TYPE,
     )
     from turnkeeper.contracts.plaintext import refusal
@@ -42,6 +44,12 @@ with workflow.unsafe.imports_passed_through():
         SubmitToolResultInput,
         TurnState,
         TurnStatus,
+    )
+    from turnkeeper.contracts.steering import (
+        InterruptInput,
+        InterruptResult,
+        SteerInput,
+        SteerResult,
     )
     from turnkeeper.contracts.turn import AgentReport
     from turnkeeper.workflows import (
@@ -62,8 +70,9 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.observation.turn_view import TurnView
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.request_checks import offered_tools
+    from turnkeeper.workflows.steering import Interrupted, Steering, not_run
     from turnkeeper.workflows.tool_calls import ToolCalls
-    from turnkeeper.workflows.turn_state import Turn, TurnProgress
+    from turnkeeper.workflows.turn_state import Settled, Turn, TurnProgress
 
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
 
@@ -97,6 +106,7 @@ class AgentTurnWorkflow:
         self._observer = TurnObserver(view, self._pending)
         self._tools = ToolCalls(self._pending, self._observer)
         self._budget = budget_extension.BudgetExtensions(self._observer)
+        self._steering = Steering()
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -132,7 +142,10 @@ class AgentTurnWorkflow:
                 await output_validation.check_worker_has_them(turn)
                 await self._discover_mcp_tools(turn)
             report = await self._loop(turn, request)
+            self._steering.finishing = True
             report = await conversation_compaction.keep_whole_conversation(turn, report)
+        except Interrupted:
+            return self._interrupted(turn)
         except ApplicationError as err:
             report = self._end(turn, "failed")
             observer.turn_failed(turn, report, err.type or "", err.message)
@@ -158,6 +171,20 @@ class AgentTurnWorkflow:
         observer.turn_completed(turn, report)
         return report
 
+    def _interrupted(self, turn: Turn) -> AgentReport:
+        """Ends an interrupted turn at its safe point: the report so far, outcome
+        `interrupted`."""
+        self._steering.finishing = True
+        now = workflow.now()
+        turn.stop_every_wait(now)
+        turn.end("interrupted", now)
+        self._pending.abandon()
+        report = turn.report("interrupted", now)
+        interrupt = self._steering.interrupt
+        assert interrupt is not None
+        self._observer.turn_interrupted(turn, report, interrupt)
+        return report
+
     def _end(self, turn: Turn, state: TurnState) -> AgentReport:
         """Ends a turn that did not complete; its partial report."""
         turn.end(state, workflow.now())
@@ -170,22 +197,29 @@ class AgentTurnWorkflow:
             if report is not None:
                 return report
             # A pausing turn waits here for more iterations; any other fails.
-            await self._budget.checking(turn, budgets.check_iterations)
+            await self._steering.interruptible(
+                self._budget.checking(turn, budgets.check_iterations)
+            )
 
     async def _iterate(self, turn: Turn, request: RawValue) -> AgentReport | None:
         """Iterates until the model answers (its report) or the iterations run out (None)."""
+        steering = self._steering
         while turn.iteration < budgets.iteration_limit(turn):
+            steering.check()
             if turn.iteration > 0 and workflow.info().is_continue_as_new_suggested():
                 await self._continue_as_new(turn, request)
             turn.begin_iteration()
             # A spent budget fails the turn, or with `on_budget_exhausted: "pause"` waits for a
             # human to extend it.
-            await self._budget.checking(turn, budgets.check_before_call)
+            await steering.interruptible(self._budget.checking(turn, budgets.check_before_call))
             self._observer.iteration_started(turn)
             result = await self._call_model(turn)
             turn.record_model_call(result)
             self._observer.model_call_finished(turn, result)
             uses = result.message.tool_uses()
+            steering.stop_before_tools(turn, uses)
+            if not uses and turn.queued_steers:
+                continue  # a steer came during the call: the model reads it before it ends
             if result.stop_reason == "max_tokens":
                 return turn.report("max_tokens", workflow.now())
             if not uses:
@@ -195,20 +229,44 @@ class AgentTurnWorkflow:
             self._check_autonomy(turn, uses)
             offered = self._offered_to_last_call(turn)
             turn.begin_tool_interaction()
-            settled = await self._tools.dispatch(turn, uses, offered)
+            settled = await steering.interruptible(self._dispatch(turn, uses, offered))
             turn.record_tool_results(settled)
         return None
+
+    async def _dispatch(
+        self, turn: Turn, uses: list[ToolUseBlock], offered: list[str]
+    ) -> list[Settled]:
+        """Settles the calls; an interrupt cancels what still runs or waits, and every call
+        gets a result (one saying so where the interrupt stopped it)."""
+        try:
+            return await self._tools.dispatch(turn, uses, offered)
+        except BaseException as err:
+            if self._steering.interrupt is not None and is_cancelled_exception(err):
+                turn.record_tool_results([Settled(not_run(use)) for use in uses])
+            raise
 
     async def _call_model(self, turn: Turn) -> ModelCallResult:
         """The model call; a pausing turn whose call was refused for its budget waits for an
         extension and calls again."""
-        result = await self._budget.retrying(
-            turn,
-            lambda: model_calls.call(turn, self._offered, self._observer),
+        result = await self._steering.interruptible(
+            self._budget.retrying(turn, lambda: self._steered_call(turn)),
+            # A call in flight is finished and billed; only a wait for a budget is cut short.
+            cancellable=lambda: turn.budget_request is not None,
         )
         # Only a tool-interaction budget lets the turn go on unextended, and no call spends it.
         assert result is not None
         return result
+
+    async def _steered_call(self, turn: Turn) -> ModelCallResult:
+        """The model call, with the steers queued so far in its conversation."""
+        for steer in turn.deliver_steers():
+            self._observer.steered(turn, steer)
+        self._steering.called_in = turn.iteration
+        try:
+            return await model_calls.call(turn, self._offered, self._observer)
+        except budgets.BudgetExhausted:
+            self._steering.called_in = turn.iteration - 1  # not called: it waits for a budget
+            raise
 
     def _begin(self, raw: RawValue | Any, carried: CarriedTurn | None) -> Turn:
         # Before anything else: no model, tool or store hears of a request the worker refuses.
@@ -218,6 +276,7 @@ class AgentTurnWorkflow:
             turn = Turn.resume(request, carried.turn)
             turn.verify_signatures_as(signed_decisions.signing_version(request.agent))
             self._offered = mcp_tools.expand(self._offered, turn.mcp_tools)
+            self._steering.resumed(turn)
             self._turn = turn
             self._observer.turn_resumed(turn)
             return turn
@@ -389,6 +448,39 @@ class AgentTurnWorkflow:
         workflow_id = workflow.info().workflow_id
         return budget_extension.extension_problem(self._turn, extension, workflow_id)
 
+    @workflow.update(name=UPDATE_STEER)
+    def steer(self, raw: RawValue) -> SteerResult:
+        steer = inputs.parsed(raw, SteerInput, "steer")
+        turn = self._turn
+        # Checked again: an earlier update of this activation may have ended or interrupted it.
+        problem = self._steering.problem(turn, steer)
+        if turn is None or problem:
+            raise ApplicationError(problem or "the turn has not begun", non_retryable=True)
+        return self._steering.steer(turn, steer, workflow.now())
+
+    @steer.validator
+    def _validate_steer(self, raw: RawValue) -> None:
+        steer = inputs.update_input(raw, SteerInput, "steer", UPDATE_STEER)
+        problem = self._steering.problem(self._turn, steer)
+        if problem:
+            raise ValueError(problem)
+
+    @workflow.update(name=UPDATE_INTERRUPT)
+    def interrupt(self, raw: RawValue) -> InterruptResult:
+        interrupt = inputs.parsed(raw, InterruptInput, "interrupt")
+        turn = self._turn
+        problem = self._steering.problem(turn, interrupt)
+        if turn is None or problem:
+            raise ApplicationError(problem or "the turn has not begun", non_retryable=True)
+        return self._steering.interrupt_turn(turn, interrupt, workflow.now())
+
+    @interrupt.validator
+    def _validate_interrupt(self, raw: RawValue) -> None:
+        interrupt = inputs.update_input(raw, InterruptInput, "interrupt", UPDATE_INTERRUPT)
+        problem = self._steering.problem(self._turn, interrupt)
+        if problem:
+            raise ValueError(problem)
+
     @workflow.signal(name=SIGNAL_SUBMIT_TOOL_RESULT)
     def submit_tool_result(self, raw: RawValue) -> None:
         if self._ignored_unencrypted(raw, SIGNAL_SUBMIT_TOOL_RESULT):
@@ -423,6 +515,7 @@ class AgentTurnWorkflow:
             refused_decisions_dropped=turn.refused_decisions_dropped,
             budget_request=turn.budget_request,
             budget_extensions=list(turn.budget_extensions),
+            interventions=list(turn.interventions),
         )
 
     @workflow.query(name=QUERY_TRANSCRIPT)

@@ -161,7 +161,7 @@ async def _summarize(
 
     async def attempt(model: str, attempts: int | None, _skipped: list[str]) -> ModelCallResult:
         # Each model priced as itself: the agent's price is its own model's.
-        price = agent.price if model == agent.model else None
+        price = agent.price_of(model)
         one = call.model_copy(update={"model": model, "price": price})
         summary = f"{description} · {split_model(model)[1]}"
         return await execute_model_call(turn, one, summary, attempts)

@@ -54,7 +54,7 @@ def plan(turn: Turn, now: datetime) -> Plan:
     """The chain without the models on cooldown; all of it when every model is cooling down
     (a turn waits for no timer while something may answer)."""
     agent = turn.request.agent
-    chain = [agent.model, *agent.fallback_models]
+    chain = [agent.model, *agent.fallback_chain()]
     ready = [model for model in chain if turn.cooling_until(model, now) is None]
     if not ready:
         return Plan(ready=chain)

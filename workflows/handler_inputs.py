@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows import plaintext
     from turnkeeper.workflows.failures import describe, invalid_request, unencrypted_request
     from turnkeeper.workflows.plaintext import decoded
-    from turnkeeper.workflows.request_checks import request_problem
+    from turnkeeper.workflows.request_checks import ENDPOINT_PRICES_PATCH, request_problem
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -111,6 +111,10 @@ def approve_input(raw: RawValue) -> ApproveInput | tuple[Sender, str]:
     return sender_of(payload), problem
 
 
+def _endpoints_may_price() -> bool:
+    return workflow.patched(ENDPOINT_PRICES_PATCH)
+
+
 def turn_request(raw: RawValue | Any) -> TurnRequest:
     """The turn's request, checked before anything else hears of it. Raises the failure of a
     request that never becomes a turn: unencrypted where the worker requires encryption, not a
@@ -122,7 +126,7 @@ def turn_request(raw: RawValue | Any) -> TurnRequest:
         request = TurnRequest.model_validate(payload)
     except ValidationError as err:
         raise invalid_request(payload, describe(err)) from None
-    problem = request_problem(request)
+    problem = request_problem(request, endpoints_may_price=_endpoints_may_price)
     if problem:
         raise invalid_request(payload, problem)
     return request

@@ -81,7 +81,7 @@ def _fail_unless_transient(turn: Turn, err: ActivityError, compacting: bool = Fa
     kind, message = error_type(err), cause_message(err)
     if compacting and kind == errors.LLM_CONTEXT_TOO_LONG:
         raise ContextTooLong(message)
-    if kind in errors.LLM_REFUSALS or kind == errors.INVALID_TURN_REQUEST:
+    if kind in errors.LLM_REFUSALS or kind in (errors.INVALID_TURN_REQUEST, errors.CASSETTE_MISS):
         fail(turn, kind, message)
     if kind == errors.LLM_PAYLOAD_REJECTED:
         fail(turn, errors.LLM_INVALID_REQUEST, message)
@@ -130,7 +130,7 @@ async def _model_activity(
         iteration=turn.iteration,
         model=model,
         max_tokens=request.agent.max_tokens,
-        price=request.agent.price if model == request.agent.model else None,
+        price=request.agent.price_of(model),
         context_ref=turn.context_ref,
         context=context,
         offered_tools=offered if budgets.tool_interactions_left(turn) else [],

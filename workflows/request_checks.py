@@ -3,13 +3,26 @@ Pure functions of the request, so they are deterministic workflow code."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Final
+
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.mcp import is_mcp_tool_name
+    from turnkeeper.contracts.names import KNOWN_PROVIDERS
     from turnkeeper.contracts.pricing import price_for
-    from turnkeeper.contracts.turn import TurnRequest
+    from turnkeeper.contracts.turn import TurnRequest, split_model
     from turnkeeper.workflows.tool_validation import schema_problem
+
+# A cost budget on a named endpoint's unpriced model: refused at the start before this, left to
+# the worker (which knows whether the endpoint reports its cost) since. Workflow callers ask
+# `workflow.patched(ENDPOINT_PRICES_PATCH)` only when such a model is met.
+ENDPOINT_PRICES_PATCH: Final = "endpoint-reported-cost"
+
+
+def _always() -> bool:
+    return True
 
 
 def offered_tools(request: TurnRequest) -> list[str]:
@@ -19,14 +32,23 @@ def offered_tools(request: TurnRequest) -> list[str]:
     return [name for name in names if allowed is None or name in allowed]
 
 
-def request_problem(request: TurnRequest) -> str | None:
-    """One sentence naming the first field that cannot work, or None."""
+def request_problem(
+    request: TurnRequest, *, endpoints_may_price: Callable[[], bool] = _always
+) -> str | None:
+    """One sentence naming the first field that cannot work, or None.
+
+    Args:
+        request: the turn's request.
+        endpoints_may_price: asked only for a cost budget on an unpriced model of a named
+            endpoint: whether to leave it to the worker (which knows whether the endpoint
+            reports what it bills) instead of refusing it here.
+    """
     return (
         _duplicate_agent_tools(request)
         or _tool_name_clash(request)
         or _allowed_tools_unknown(request)
         or _history_shape(request)
-        or _unpriced_model(request)
+        or _unpriced_model(request, endpoints_may_price)
         or _invalid_output_schema(request)
     )
 
@@ -80,17 +102,20 @@ def _history_shape(request: TurnRequest) -> str | None:
     return None
 
 
-def _unpriced_model(request: TurnRequest) -> str | None:
+def _unpriced_model(request: TurnRequest, endpoints_may_price: Callable[[], bool]) -> str | None:
     if request.task.constraints.cost_budget_usd is None:
         return None
     agent = request.agent
-    prices = [(agent.model, price_for(agent.model, agent.price))]
-    prices += [(model, price_for(model)) for model in agent.fallback_models]
+    chain = [agent.model, *agent.fallback_chain()]
+    prices = [(model, price_for(model, agent.price_of(model))) for model in chain]
     for model, price in prices:
         if price is None:
+            if split_model(model)[0] not in KNOWN_PROVIDERS and endpoints_may_price():
+                continue
             return (
                 f"task.constraints.cost_budget_usd: no price is known for {model!r}, so the "
-                f"budget could not be enforced; give agent.price or drop the budget"
+                f"budget could not be enforced; give agent.price (a fallback entry its own "
+                f"price) or drop the budget"
             )
     return None
 

@@ -110,6 +110,28 @@ def extension_problem(
     return f"{approver}'s {problem}" if problem else None
 
 
+def intervention_problem(
+    agent: AgentSpec,
+    kind: str,
+    author: str,
+    signature: Signature | None,
+    fields: Mapping[str, JsonValue],
+    now: datetime,
+    version: int,
+) -> str | None:
+    """Why a turn of `agent` must not apply a steer or interrupt (`kind`, its signing kind) of
+    `author` whose signed fields are `fields`, as far as signatures go, or None; the same rules
+    as for decisions, under the intervention's own signing kind."""
+    keys = agent.approver_keys()
+    if not keys:
+        return None
+    key, problem = _signer(keys, author, signature, kind, kind)
+    if key is None or signature is None:
+        return problem
+    problem = _signature_problem(fields, signature, key, now, kind, version)
+    return f"{author}'s {problem}" if problem else None
+
+
 def standing_problem(agent: AgentSpec, approval: StandingApproval) -> str | None:
     """Why a turn of `agent` must ask a human despite `approval`, or None. Anyone may signal the
     approval cache, so a keyed turn trusts only a grant its own keys verify. Expiry is not

@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
         BudgetRequest,
         ExtendBudgetInput,
     )
+    from turnkeeper.contracts.call_costs import PricedCall
     from turnkeeper.contracts.decision_signing import LEGACY_SIGNING_VERSION, SIGNING_VERSION
     from turnkeeper.contracts.mcp import McpToolSpec
     from turnkeeper.contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
@@ -29,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         RefusedDecision,
         TurnState,
     )
+    from turnkeeper.contracts.steering import Intervention
     from turnkeeper.contracts.turn import AgentReport, Outcome, TurnRequest, Usage
     from turnkeeper.workflows.context_window import ContextWindow
 
@@ -100,6 +102,8 @@ class TurnProgress(BaseModel):
     mcp_tools: dict[str, McpToolSpec] = Field(default_factory=dict)  # discovered at the start
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float = 0.0
+    # Each model call's cost and who priced it (compact: a few dozen bytes a call).
+    priced_calls: list[PricedCall] = Field(default_factory=list)
     models_used: list[str] = Field(default_factory=list)
     human: HumanClock = Field(default_factory=HumanClock)
     decisions: list[DecisionRecord] = Field(default_factory=list)
@@ -128,6 +132,13 @@ class TurnProgress(BaseModel):
     whole_recorded: bool = False
     # Fallback-chain models that exhausted their attempts, and when they may be tried again.
     model_cooldowns: dict[str, datetime] = Field(default_factory=dict)
+    # Steers and the interrupt as applied (the audit trail), the steers not yet in the
+    # conversation (they join it before the next model call), and the digests of the signed
+    # steers applied, so that a copy of one steers nothing. Carried: a steer that arrives just
+    # before a continue-as-new joins the next run's first model call.
+    interventions: list[Intervention] = Field(default_factory=list)
+    queued_steers: list[Intervention] = Field(default_factory=list)
+    spent_steers: list[str] = Field(default_factory=list)
 
 
 class Turn(TurnProgress):
@@ -183,6 +194,7 @@ class Turn(TurnProgress):
         self.model_calls += 1
         self.usage = self.usage + result.usage
         self.cost_usd += result.cost_usd
+        self.priced_calls.append(priced_call(self.iteration, result))
         if result.model not in self.models_used:
             self.models_used.append(result.model)
 
@@ -394,6 +406,43 @@ class Turn(TurnProgress):
             MessageDraft(role=m.role, content=list(m.content)) for m in self.sent_messages()
         ]
 
+    def queue_steer(self, steer: Intervention, spent: str | None) -> None:
+        """A `steer` was accepted: it joins the conversation at the next safe point
+        (`deliver_steers`), never between a tool call and its result."""
+        self.interventions.append(steer)
+        self.queued_steers.append(steer)
+        if spent is not None:
+            self.spent_steers.append(spent)
+
+    def deliver_steers(self) -> list[Intervention]:
+        """Puts the queued steers into the conversation, just before a model call; those it
+        delivered. They join the trailing user message (tool results, the task) so that roles
+        keep alternating, or follow the model's last answer as a user message of their own."""
+        delivered, self.queued_steers = self.queued_steers, []
+        if not delivered:
+            return []
+        blocks: list[ContentBlock] = [TextBlock(text=steer.text) for steer in delivered]
+        last = self.messages[-1] if self.messages else None
+        draft = self.unsent[-1] if self.unsent else None
+        if last is not None and last.role == "user" and draft is not None and draft.role == "user":
+            self.messages[-1] = Message(role="user", content=[*last.content, *blocks])
+            self.unsent[-1] = MessageDraft(role="user", content=[*draft.content, *blocks])
+        else:
+            self.messages.append(Message(role="user", content=list(blocks)))
+            self.unsent.append(MessageDraft(role="user", content=list(blocks)))
+        return delivered
+
+    def record_interrupt(self, interrupt: Intervention) -> None:
+        self.interventions.append(interrupt)
+
+    def stop_every_wait(self, now: datetime) -> None:
+        """The turn was interrupted while it waited for humans (calls, a budget extension):
+        it waits for nothing any more, and the waits end now."""
+        self.budget_request = None
+        if self.human.waiting:
+            self.human.waiting = 1
+            self.human.stop(now)
+
     def active_ms(self, now: datetime) -> int:
         """Time at work since the start (until the end, once the turn ended), leaving out the
         waits for humans and callers: what counts against the time budget."""
@@ -416,6 +465,8 @@ class Turn(TurnProgress):
             messages=list(self.messages),
             usage=self.usage,
             cost_usd=round(self.cost_usd, 10),
+            priced_calls=list(self.priced_calls),
+            unpriced_calls=sum(call.priced_by == "unknown" for call in self.priced_calls),
             llm_calls=self.model_calls,
             tool_calls=self.tool_calls,
             iterations=self.iteration,
@@ -423,9 +474,18 @@ class Turn(TurnProgress):
             models_used=list(self.models_used),
             decisions=list(self.decisions),
             budget_extensions=list(self.budget_extensions),
+            interventions=list(self.interventions),
             structured_output=self.structured_output,
             conversation_ref=self.conversation_ref,
         )
+
+
+def priced_call(iteration: int, result: ModelCallResult) -> PricedCall:
+    """What the report says of one call's cost. A result from a worker before cost sources
+    says nothing: it was priced by the table (or `agent.price`) when it cost anything."""
+    priced_by = result.priced_by or ("price_table" if result.cost_usd else "unknown")
+    cost = None if priced_by == "unknown" else round(result.cost_usd, 10)
+    return PricedCall(iteration=iteration, model=result.model, cost_usd=cost, priced_by=priced_by)
 
 
 def _opening_messages(request: TurnRequest) -> list[Message]:

@@ -72,7 +72,7 @@ class ModelCallActivities:
             span.stands_in_for(call.skipped)
             await check_cost_budget(call, provider, request)
             response = await call_provider(provider, request, call)
-            cost = answer_cost(call, response.usage)
+            cost, priced_by = answer_cost(call, response.usage, response.reported_cost_usd)
             span.answered(response, cost)
         assistant, conversation_ref = await store_answer(
             self._conversations, conversation, response
@@ -82,6 +82,7 @@ class ModelCallActivities:
             stop_reason=response.stop_reason,
             usage=response.usage,
             cost_usd=cost,
+            priced_by=priced_by,
             conversation_ref=conversation_ref,
             duration_ms=int((time.monotonic() - started) * 1000),
             **self._worker_tool_facts(call),
@@ -130,6 +131,7 @@ def log_model_call(call: ModelCallInput, result: ModelCallResult) -> None:
         cache_write_tokens=result.usage.cache_write_tokens,
         skipped=call.skipped or None,
         cost_usd=result.cost_usd,
+        priced_by=result.priced_by,
         duration_ms=result.duration_ms,
         stop_reason=result.stop_reason,
     )

@@ -9,7 +9,8 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
-from temporalio.contrib.workflow_streams import WorkflowStreamClient
+from temporalio import activity
+from temporalio.contrib.workflow_streams import TopicHandle, WorkflowStreamClient
 from temporalio.exceptions import ApplicationError
 from turnkeeper.activities.heartbeating import heartbeating
 from turnkeeper.activities.providers.provider import (
@@ -17,11 +18,10 @@ from turnkeeper.activities.providers.provider import (
     ModelProvider,
     ModelRequest,
     ModelResponse,
-    TextSink,
 )
 from turnkeeper.contracts.activity_io import ModelCallInput
 from turnkeeper.contracts.errors import LLM_INVALID_REQUEST
-from turnkeeper.contracts.events import TURN_EVENTS_TOPIC, TurnEvent
+from turnkeeper.contracts.events import TURN_EVENTS_TOPIC, EventKind, TurnEvent
 from turnkeeper.contracts.turn import split_model
 
 # A beat soon after the call starts: a cancelled turn reaches a slow provider call in seconds.
@@ -56,34 +56,57 @@ async def call_provider(
         ApplicationError: The provider's classified failure, with its type, whether another
             attempt may succeed and the provider's retry hint.
     """
-    async with _text_deltas(call) as on_text:
-        return await heartbeating(
-            classified(provider.complete(request, on_text)), every_s=HEARTBEAT_EVERY_S
+    async with _text_deltas(call) as deltas:
+        try:
+            return await heartbeating(
+                classified(provider.complete(request, deltas.publish if deltas else None)),
+                every_s=HEARTBEAT_EVERY_S,
+            )
+        except BaseException as failure:
+            if deltas is not None:
+                deltas.discard(failure)
+            raise
+
+
+class _TextDeltas:
+    """The answer's text as it streams in, published to the turn's event stream; and, when the
+    attempt fails after some of it went out, one `text_discarded` event, so that a client takes
+    it back before a retry's text follows instead of showing both."""
+
+    def __init__(self, topic: TopicHandle[TurnEvent], call: ModelCallInput) -> None:
+        self._topic = topic
+        self._call = call
+        self._published_chars = 0
+
+    def publish(self, text: str) -> None:
+        self._published_chars += len(text)
+        self._send("text_delta", text=text)
+
+    def discard(self, failure: BaseException) -> None:
+        if not self._published_chars:
+            return
+        reason = str(failure) if isinstance(failure, ApplicationError) else "cancelled"
+        self._send(
+            "text_discarded",
+            attempt=activity.info().attempt,
+            discarded_chars=self._published_chars,
+            reason=reason,
         )
+
+    def _send(self, kind: EventKind, **fields: object) -> None:
+        event = {"kind": kind, "at": datetime.now(UTC), "iteration": self._call.iteration}
+        self._topic.publish(TurnEvent.model_validate(event | {"model": self._call.model} | fields))
 
 
 @asynccontextmanager
-async def _text_deltas(call: ModelCallInput) -> AsyncIterator[TextSink | None]:
-    """Publishes the answer's text to the turn's event stream as it arrives, when the turn asked
-    for it. Deltas travel as batched signals (a few history events per call), so it is opt-in."""
+async def _text_deltas(call: ModelCallInput) -> AsyncIterator[_TextDeltas | None]:
+    """The turn's text stream, when the turn asked for it. Deltas travel as batched signals (a
+    few history events per call), so it is opt-in."""
     if not call.stream_text:
         yield None
         return
     async with WorkflowStreamClient.from_within_activity(batch_interval=TEXT_BATCH) as stream:
-        topic = stream.topic(TURN_EVENTS_TOPIC, type=TurnEvent)
-
-        def publish(text: str) -> None:
-            topic.publish(
-                TurnEvent(
-                    kind="text_delta",
-                    at=datetime.now(UTC),
-                    iteration=call.iteration,
-                    model=call.model,
-                    text=text,
-                )
-            )
-
-        yield publish
+        yield _TextDeltas(stream.topic(TURN_EVENTS_TOPIC, type=TurnEvent), call)
 
 
 async def classified(call: Awaitable[T]) -> T:

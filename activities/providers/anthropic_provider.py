@@ -2,15 +2,18 @@
 
 One `complete()` is exactly one HTTP attempt: the SDK's own retries are off because Temporal's
 activity retry policy owns retrying (its backoff, its attempt count, its history). Failures are
-classified by exception class, HTTP status and the body's `error.type`, never by message text,
-which Anthropic may reword at any time.
+classified by exception class, HTTP status and the body's `error.type`; message text decides only
+what the API leaves untyped (a prompt over the context window), in `error_reading`.
+
+A named `anthropic`-kind endpoint of `TURNKEEPER_PROVIDERS` (a gateway, a proxy) is this class
+under its own name: its errors name the endpoint and its key variable, not Anthropic's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast, get_args
 
 import anthropic
@@ -25,17 +28,23 @@ from anthropic.types import (
 )
 from anthropic.types import Usage as SdkUsage
 from turnkeeper.activities.logs import get_logger
+from turnkeeper.activities.providers.error_reading import (
+    retry_hint_s,
+    says_context_overflow,
+    says_upstream_overloaded,
+    status_words,
+)
 from turnkeeper.activities.providers.provider import (
     ModelCallError,
     ModelRequest,
     ModelResponse,
     TextSink,
     estimate_input_tokens,
-    parse_retry_after,
 )
 from turnkeeper.activities.providers.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.providers.provider import transient as _transient
 from turnkeeper.activities.providers.redaction import api_message_excerpt, failure_without_secrets
+from turnkeeper.activities.providers.reported_cost import reported_cost_usd
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
@@ -63,6 +72,8 @@ DEFAULT_TIMEOUT_S: Final = 600.0
 
 _API_MESSAGE_LIMIT: Final = 300
 _EPHEMERAL: Final = {"type": "ephemeral"}
+_ANTHROPIC: Final = "Anthropic"
+_ANTHROPIC_KEY: Final = "ANTHROPIC_API_KEY"
 _SdkBlockParam = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam
 _STOP_REASONS: Final = frozenset(get_args(StopReason))
 _AUTH_ERROR_TYPES: Final = frozenset({"authentication_error", "permission_error"})
@@ -75,20 +86,30 @@ class AnthropicProvider:
     """Calls `POST /v1/messages` once per `complete()`.
 
     Args:
+        name: the provider's name in model strings (`anthropic`, or a named endpoint's name).
         api_key: overrides `ANTHROPIC_API_KEY`, which the SDK reads itself.
         base_url: overrides `ANTHROPIC_BASE_URL` (e.g. a proxy, or the tests' fake server).
+        key_hint: what to set when the key is missing or refused, named in the error.
         timeout_s: how long one HTTP attempt may take.
+        reports_cost: the endpoint (a gateway) reports what each call billed; the answer
+            carries it, to price models the pricing table lacks.
     """
-
-    name: str = PROVIDER_ANTHROPIC
 
     def __init__(
         self,
+        name: str = PROVIDER_ANTHROPIC,
         *,
         api_key: str | None = None,
         base_url: str | None = None,
+        key_hint: str = _ANTHROPIC_KEY,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        reports_cost: bool = False,
     ) -> None:
+        self.name = name
+        self.reports_cost = reports_cost
+        # What errors call the provider: Anthropic itself, or the endpoint by its own name.
+        self._label = _ANTHROPIC if name == PROVIDER_ANTHROPIC else name
+        self._key_hint = key_hint
         self._api_key = api_key
         self._base_url = base_url
         self._timeout_s = timeout_s
@@ -110,10 +131,15 @@ class AnthropicProvider:
             }
             if request.prompt_cache:
                 arguments |= cache_breakpoints(request)
-            if on_text is None:
+            headers: Mapping[str, str] | None = None
+            if on_text is None and self.reports_cost:
+                # The raw response, for the cost header a gateway sends with the answer.
+                raw = await client.messages.with_raw_response.create(**arguments)
+                message, headers = raw.parse(), raw.headers
+            elif on_text is None:
                 message = await client.messages.create(**arguments)
             else:
-                message = await _streamed(client, arguments, on_text)
+                message, headers = await _streamed(client, arguments, on_text, self._label)
         # A stream cut mid-body surfaces as the transport's own error, which the SDK does not
         # wrap once the response has begun.
         except (
@@ -124,7 +150,10 @@ class AnthropicProvider:
         ) as exc:
             failure = self._failure(exc, request.model)
         else:
-            return _from_sdk_response(message)
+            response = _from_sdk_response(message, self._label)
+            if self.reports_cost:
+                response.reported_cost_usd = reported_cost_usd(message.usage, headers)
+            return response
         # Raised here, not in the except block: the SDK's exception quotes the raw body (a key
         # echoed in a 401 included) and must not ride along as this one's context.
         raise failure
@@ -134,7 +163,14 @@ class AnthropicProvider:
         if _cancellation_pending():
             return asyncio.CancelledError()
         secrets = _secrets(self._client)
-        error = classify_error(exc, model=model, timeout_s=self._timeout_s, secrets=secrets)
+        error = classify_error(
+            exc,
+            model=model,
+            timeout_s=self._timeout_s,
+            secrets=secrets,
+            provider=self._label,
+            key_hint=self._key_hint,
+        )
         return failure_without_secrets(error, secrets)
 
     async def count_input_tokens(self, request: ModelRequest) -> int:
@@ -171,7 +207,7 @@ class AnthropicProvider:
             )
             if not _has_credentials(client):
                 raise ModelCallError(
-                    "No Anthropic credentials were found; set ANTHROPIC_API_KEY on the worker.",
+                    f"No {self._label} credentials were found; set {self._key_hint} on the worker.",
                     error_type=LLM_AUTH_ERROR,
                     retryable=False,
                 )
@@ -185,20 +221,20 @@ _UNREADABLE_STREAM: Final = (AssertionError, KeyError, TypeError, ValueError, At
 
 
 async def _streamed(
-    client: anthropic.AsyncAnthropic, arguments: dict[str, object], on_text: TextSink
-) -> SdkMessage:
+    client: anthropic.AsyncAnthropic, arguments: dict[str, object], on_text: TextSink, label: str
+) -> tuple[SdkMessage, Mapping[str, str]]:
     async with client.messages.stream(**arguments) as stream:  # type: ignore[arg-type]
         try:
             async for text in stream.text_stream:
                 on_text(text)
-            return await stream.get_final_message()
+            return await stream.get_final_message(), stream.response.headers
         except anthropic.AnthropicError:
             raise
         except _UNREADABLE_STREAM as exc:
             if isinstance(exc, json.JSONDecodeError):
                 raise
             raise _transient(
-                f"Anthropic streamed events that are not a Messages API answer "
+                f"{label} streamed events that are not a Messages API answer "
                 f"({type(exc).__name__})."
             ) from exc
 
@@ -277,23 +313,23 @@ def cache_breakpoints(request: ModelRequest) -> dict[str, Any]:
     return marked
 
 
-def _from_sdk_response(message: SdkMessage) -> ModelResponse:
+def _from_sdk_response(message: SdkMessage, label: str = _ANTHROPIC) -> ModelResponse:
     try:
-        return _read_sdk_response(message)
+        return _read_sdk_response(message, label)
     except (AttributeError, TypeError, ValueError) as exc:
         # The SDK does not validate a 200's JSON against the schema; valid JSON of the wrong
         # shape is a broken proxy's answer, like a body that is not JSON at all.
         request = _request_note(getattr(message, "_request_id", None))
         raise _transient(
-            f"Anthropic returned a 200 that is not a Messages API response "
+            f"{label} returned a 200 that is not a Messages API response "
             f"({type(exc).__name__}){request}."
         ) from exc
 
 
-def _read_sdk_response(message: SdkMessage) -> ModelResponse:
+def _read_sdk_response(message: SdkMessage, label: str) -> ModelResponse:
     return ModelResponse(
         content=_from_sdk_content(message),
-        stop_reason=_stop_reason(message),
+        stop_reason=_stop_reason(message, label),
         usage=_from_sdk_usage(message.usage),
         model=message.model,
     )
@@ -319,14 +355,14 @@ def _from_sdk_usage(usage: SdkUsage) -> Usage:
     )
 
 
-def _stop_reason(message: SdkMessage) -> StopReason:
+def _stop_reason(message: SdkMessage, label: str) -> StopReason:
     """The stop reason, or the non-retryable failure that the API reports as a stop reason."""
     reason = message.stop_reason
     request_id = getattr(message, "_request_id", None)
     request = f", request {request_id}" if request_id else ""
     if reason == "refusal":
         raise ModelCallError(
-            f"Anthropic's {message.model} declined to answer (stop_reason refusal{request}).",
+            f"{label}'s {message.model} declined to answer (stop_reason refusal{request}).",
             error_type=LLM_CONTENT_FILTERED,
             retryable=False,
         )
@@ -340,7 +376,7 @@ def _stop_reason(message: SdkMessage) -> StopReason:
     if reason not in _STOP_REASONS:
         # A stop reason this runtime does not know would come back on every retry.
         raise ModelCallError(
-            f"Anthropic ended the answer with stop_reason {reason!r}, which turnkeeper does "
+            f"{label} ended the answer with stop_reason {reason!r}, which turnkeeper does "
             f"not handle{_request_note(request_id)}.",
             error_type=LLM_INVALID_REQUEST,
             retryable=False,
@@ -354,70 +390,82 @@ def classify_error(
     model: str = "",
     timeout_s: float | None = None,
     secrets: Sequence[str] = (),
+    provider: str = _ANTHROPIC,
+    key_hint: str = _ANTHROPIC_KEY,
 ) -> ModelCallError:
-    """The `ModelCallError` for a failed Anthropic call, decided by class, status and error type.
+    """The `ModelCallError` for a failed Messages API call, decided by class, status and error
+    type (and, for a context overflow the API leaves untyped, its documented wording).
 
     Args:
         exc: what the SDK raised.
         model: the model asked for, named in the message.
         timeout_s: the client timeout, named in the message of a timeout.
         secrets: the credentials sent, redacted from the API's message before it is cut.
+        provider: who was called, as the message names it (a named endpoint by its name).
+        key_hint: the variable that holds the key, named when it is missing or refused.
     """
     if isinstance(exc, anthropic.APIStatusError):
-        return _classify_status(exc, model, secrets)
+        return _classify_status(exc, model, secrets, provider, key_hint)
     if isinstance(exc, anthropic.APITimeoutError):
         limit = f" within {timeout_s:g} s" if timeout_s is not None else ""
-        return _transient(f"Anthropic did not answer{limit} (client timeout).")
+        return _transient(f"{provider} did not answer{limit} (client timeout).")
     if isinstance(exc, anthropic.APIConnectionError):
         cause = type(exc.__cause__).__name__ if exc.__cause__ else "connection error"
-        return _transient(f"Could not reach Anthropic at {_origin(exc.request.url)} ({cause}).")
+        return _transient(f"Could not reach {provider} at {_origin(exc.request.url)} ({cause}).")
     if isinstance(exc, json.JSONDecodeError):
         # The SDK parses a 200 body without wrapping a decode failure: a broken proxy or a cut
         # connection, which the next attempt may not meet.
         where = f"line {exc.lineno} column {exc.colno}"
-        return _transient(f"Anthropic returned a 200 whose body is not valid JSON ({where}).")
+        return _transient(f"{provider} returned a 200 whose body is not valid JSON ({where}).")
     if isinstance(exc, anthropic.APIResponseValidationError):
         request = _request_note(exc.response.headers.get("request-id"))
         return _transient(
-            f"Anthropic returned a {exc.status_code} body that is not a Messages API "
+            f"{provider} returned a {exc.status_code} body that is not a Messages API "
             f"response{request}."
         )
     if isinstance(exc, anthropic.CredentialsError):
         return ModelCallError(
-            f"Anthropic credentials could not be loaded ({type(exc).__name__}); "
-            "set ANTHROPIC_API_KEY on the worker.",
+            f"{provider} credentials could not be loaded ({type(exc).__name__}); "
+            f"set {key_hint} on the worker.",
             error_type=LLM_AUTH_ERROR,
             retryable=False,
         )
     if isinstance(exc, RecursionError):
-        return _transient("Anthropic returned a body nested too deeply to parse.")
+        return _transient(f"{provider} returned a body nested too deeply to parse.")
     if isinstance(exc, httpx2.TransportError):
-        return _transient(f"The connection to Anthropic broke mid-answer ({type(exc).__name__}).")
-    return _transient(f"The Anthropic SDK failed with {type(exc).__name__}.")
+        return _transient(f"The connection to {provider} broke mid-answer ({type(exc).__name__}).")
+    return _transient(f"The anthropic SDK failed with {type(exc).__name__} calling {provider}.")
 
 
 def _classify_status(
-    exc: anthropic.APIStatusError, model: str, secrets: Sequence[str]
+    exc: anthropic.APIStatusError,
+    model: str,
+    secrets: Sequence[str],
+    provider: str,
+    key_hint: str,
 ) -> ModelCallError:
     status, error_type = exc.status_code, exc.type
-    what = f"Anthropic returned {status} {error_type or 'with no error type'}"
+    what = f"{provider} returned {status_words(status, error_type, missing='with no error type')}"
     what += f" for model {model!r}" if model else ""
     what += _request_note(exc.request_id)
     if exc.api_message:
-        # Shown, never branched on: it often holds the figures (e.g. prompt tokens vs maximum).
+        # Shown for its figures (e.g. prompt tokens vs maximum); branched on only through
+        # `error_reading`, for what the API does not type.
         excerpt = api_message_excerpt(exc.api_message, secrets, _API_MESSAGE_LIMIT)
         what += f": {excerpt.rstrip('.')}"
-    kind = _status_kind(status, error_type)
+    kind = _status_kind(status, error_type, exc.api_message)
     if kind != LLM_TRANSIENT:
-        hint = "; check ANTHROPIC_API_KEY" if kind == LLM_AUTH_ERROR else ""
+        hint = f"; check {key_hint}" if kind == LLM_AUTH_ERROR else ""
         return ModelCallError(f"{what}{hint}.", error_type=kind, retryable=False)
-    retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+    if status >= 500 and status != 529 and says_upstream_overloaded(exc.api_message):
+        what += " (the upstream model is overloaded: its 529, relayed)"
+    retry_after = retry_hint_s(exc.response.headers)
     if retry_after is not None:
         return _transient(f"{what}; retry after {retry_after:g} s.", retry_after)
     return _transient(f"{what}.")
 
 
-def _status_kind(status: int, error_type: str | None) -> str:
+def _status_kind(status: int, error_type: str | None, message: str | None = None) -> str:
     """Which contract error a status means; `error.type` decides only for unlisted 4xx."""
     if status in (401, 403):
         return LLM_AUTH_ERROR
@@ -426,6 +474,9 @@ def _status_kind(status: int, error_type: str | None) -> str:
     # 408 is the server's own request timeout: nothing is wrong with the request.
     if status in (408, 429) or status >= 500:
         return LLM_TRANSIENT
+    if status == 400 and says_context_overflow(message):
+        # Anthropic types an overflow only as `invalid_request_error`; so does a gateway.
+        return LLM_CONTEXT_TOO_LONG
     if status in (400, 404):
         return LLM_INVALID_REQUEST
     if error_type in _TRANSIENT_ERROR_TYPES:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from turnkeeper.activities.providers.demo_provider import DemoProvider
 from turnkeeper.activities.providers.openai_provider import OpenAICompatibleProvider
 from turnkeeper.activities.providers.provider import (
@@ -50,6 +50,19 @@ class Endpoint(BaseModel):
     api_key_env: str | None = None
     # Local servers read `max_tokens`; OpenAI's own reasoning models need the newer name.
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    # A gateway that reports what each call billed: it prices models the table lacks.
+    reports_cost: bool = Field(default=False, strict=True)
+    # An `openai`-kind gateway in front of Claude models that forwards cache breakpoints.
+    cache_control: bool = Field(default=False, strict=True)
+
+    @model_validator(mode="after")
+    def _cache_control_on_chat_only(self) -> Endpoint:
+        if self.cache_control and self.kind == "anthropic":
+            raise ValueError(
+                "cache_control is for kind 'openai' only: an 'anthropic' endpoint gets cache "
+                "breakpoints from agent.prompt_cache already"
+            )
+        return self
 
 
 class AnthropicOnFirstCall:
@@ -57,8 +70,9 @@ class AnthropicOnFirstCall:
     worker starts: the `anthropic` package is about 55 MiB of memory and 3,000 modules, which a
     worker that serves only other providers (or the demo) should not hold."""
 
-    def __init__(self, name: str, **options: str) -> None:
+    def __init__(self, name: str, *, reports_cost: bool = False, **options: str) -> None:
         self.name = name
+        self.reports_cost = reports_cost
         self._options = options
         self._provider: ModelProvider | None = None
 
@@ -74,7 +88,9 @@ class AnthropicOnFirstCall:
         if self._provider is None:
             from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 
-            self._provider = AnthropicProvider(**self._options)
+            self._provider = AnthropicProvider(
+                self.name, reports_cost=self.reports_cost, **self._options
+            )
         return self._provider
 
 
@@ -147,12 +163,21 @@ def endpoint_provider(name: str, endpoint: Endpoint, env: Mapping[str, str]) -> 
     if endpoint.api_key_env and not env.get(endpoint.api_key_env):
         return MissingKey(name, endpoint.api_key_env)
     key = env[endpoint.api_key_env] if endpoint.api_key_env else NO_KEY
+    key_hint = endpoint.api_key_env or f"{PROVIDERS_ENV}.{name}.api_key_env"
     if endpoint.kind == "anthropic":
-        return AnthropicOnFirstCall(name, api_key=key, base_url=endpoint.base_url)
+        return AnthropicOnFirstCall(
+            name,
+            api_key=key,
+            base_url=endpoint.base_url,
+            key_hint=key_hint,
+            reports_cost=endpoint.reports_cost,
+        )
     return OpenAICompatibleProvider(
         name,
         api_key=key,
         base_url=endpoint.base_url,
-        key_hint=endpoint.api_key_env or f"{PROVIDERS_ENV}.{name}.api_key_env",
+        key_hint=key_hint,
         max_tokens_field=endpoint.max_tokens_field,
+        reports_cost=endpoint.reports_cost,
+        cache_control=endpoint.cache_control,
     )

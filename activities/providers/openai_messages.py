@@ -25,6 +25,7 @@ from turnkeeper.contracts.tools import ToolDefinition
 
 ChatMessage = dict[str, Any]
 TOOL_ERROR_PREFIX = "[tool error] "
+_EPHEMERAL = {"type": "ephemeral"}
 
 
 class MalformedAnswer(ValueError):
@@ -53,6 +54,41 @@ def to_chat_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
         }
         for tool in tools
     ]
+
+
+def with_cache_breakpoints(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """Chat messages with Anthropic's prompt-cache breakpoints (`cache_control` on a content
+    part), as gateways in front of Claude models accept and forward them: after the system
+    prompt, on the newest message, and on the newest message of the previous call (the one
+    before the last answer), so that each call reads the prefix the previous one wrote. With
+    the mark on the tools (`with_cached_tools`) that is the API's limit of four."""
+    marked = list(messages)
+    targets = {len(marked) - 1} if marked else set()
+    if marked and marked[0]["role"] == "system":
+        targets.add(0)
+    answers = [i for i, message in enumerate(marked) if message["role"] == "assistant"]
+    if answers and answers[-1] > 0:
+        targets.add(answers[-1] - 1)
+    for index in targets:
+        marked[index] = _with_breakpoint(marked[index])
+    return marked
+
+
+def with_cached_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tools with a cache breakpoint after the last one (the prefix every call shares)."""
+    return [*tools[:-1], {**tools[-1], "cache_control": _EPHEMERAL}] if tools else tools
+
+
+def _with_breakpoint(message: ChatMessage) -> ChatMessage:
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        parts: list[Any] = [{"type": "text", "text": content}]
+    elif isinstance(content, list) and content:
+        parts = list(content)
+    else:
+        return message  # an answer that only calls tools: nothing to mark
+    parts[-1] = {**parts[-1], "cache_control": _EPHEMERAL}
+    return {**message, "content": parts}
 
 
 def _assistant_message(message: Message) -> ChatMessage:

@@ -4,21 +4,31 @@ OpenRouter, Azure) and local servers (vLLM, Ollama, llama.cpp).
 
 As with Anthropic, one `complete()` is exactly one HTTP attempt (the SDK's retries are off:
 Temporal's retry policy owns retrying) and failures are classified by exception class, HTTP
-status and the body's `error.code` / `error.type`, never by message text.
+status and the body's `error.code` / `error.type`; message text decides only what the API leaves
+untyped (a gateway's context overflow), in `error_reading`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from turnkeeper.activities.logs import get_logger
+from turnkeeper.activities.providers.error_reading import (
+    retry_hint_s,
+    says_context_overflow,
+    says_upstream_overloaded,
+    status_words,
+)
 from turnkeeper.activities.providers.openai_messages import (
     MalformedAnswer,
     from_chat_message,
     to_chat_messages,
     to_chat_tools,
+    with_cache_breakpoints,
+    with_cached_tools,
 )
 from turnkeeper.activities.providers.provider import (
     ModelCallError,
@@ -26,11 +36,11 @@ from turnkeeper.activities.providers.provider import (
     ModelResponse,
     TextSink,
     estimate_input_tokens,
-    parse_retry_after,
 )
 from turnkeeper.activities.providers.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.providers.provider import transient as _transient
 from turnkeeper.activities.providers.redaction import api_message_excerpt, failure_without_secrets
+from turnkeeper.activities.providers.reported_cost import reported_cost_usd
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
@@ -73,6 +83,10 @@ class OpenAICompatibleProvider:
         max_tokens_field: `max_completion_tokens` (OpenAI's current name, which its reasoning
             models require) or `max_tokens` (the name every compatible server reads).
         timeout_s: how long one HTTP attempt may take.
+        reports_cost: the endpoint (a gateway) reports what each call billed; the answer
+            carries it, to price models the pricing table lacks.
+        cache_control: the endpoint accepts Anthropic's cache breakpoints in chat messages (a
+            gateway in front of Claude models); sent when the request asks for prompt caching.
     """
 
     def __init__(
@@ -84,8 +98,12 @@ class OpenAICompatibleProvider:
         key_hint: str = "OPENAI_API_KEY",
         max_tokens_field: str = "max_completion_tokens",
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        reports_cost: bool = False,
+        cache_control: bool = False,
     ) -> None:
         self.name = name
+        self.reports_cost = reports_cost
+        self._cache_control = cache_control
         self._api_key = api_key
         self._base_url = base_url
         self._key_hint = key_hint
@@ -100,7 +118,12 @@ class OpenAICompatibleProvider:
         try:
             client = self._sdk_client()
             arguments = self._arguments(request)
-            if on_text is None:
+            headers: Mapping[str, str] | None = None
+            if on_text is None and self.reports_cost:
+                # The raw response, for the cost header a gateway sends with the answer.
+                raw = await client.chat.completions.with_raw_response.create(**arguments)
+                completion, headers = raw.parse(), raw.headers
+            elif on_text is None:
                 completion = await client.chat.completions.create(**arguments)
             else:
                 options = {"include_usage": True}
@@ -114,7 +137,11 @@ class OpenAICompatibleProvider:
         except (sdk.OpenAIError, json.JSONDecodeError) as exc:
             failure = self._failure(exc, request.model)
         else:
-            return self._response(completion, request.model)
+            response = self._response(completion, request.model)
+            if self.reports_cost:
+                cost = reported_cost_usd(getattr(completion, "usage", None), headers)
+                response.reported_cost_usd = cost
+            return response
         # Raised here, not in the except block: the SDK's exception quotes the raw body (a key
         # echoed in a 401 included) and must not ride along as this one's context.
         raise failure
@@ -140,14 +167,19 @@ class OpenAICompatibleProvider:
             await client.close()
 
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+        messages = to_chat_messages(request.system, request.messages)
+        if self._cache_control and request.prompt_cache:
+            messages = with_cache_breakpoints(messages)
         arguments: dict[str, Any] = {
             "model": request.model,
-            "messages": to_chat_messages(request.system, request.messages),
+            "messages": messages,
             self._max_tokens_field: request.max_tokens,
             "timeout": self._timeout_s,
         }
         if request.tools:
-            arguments["tools"] = to_chat_tools(request.tools)
+            tools = to_chat_tools(request.tools)
+            cached = self._cache_control and request.prompt_cache
+            arguments["tools"] = with_cached_tools(tools) if cached else tools
         return arguments
 
     def _sdk_client(self) -> openai.AsyncOpenAI:
@@ -222,33 +254,54 @@ class OpenAICompatibleProvider:
             return _transient(f"{where} returned a 200 whose body is not valid JSON.")
         if isinstance(exc, sdk.APIResponseValidationError):
             return _transient(f"{where} returned a body that is not a chat completion.")
+        if isinstance(exc, sdk.APIError):
+            return self._classify_stream_error(exc, model)
         return _transient(f"The openai SDK failed with {type(exc).__name__} calling {where}.")
 
     def _classify_status(self, exc: Any, model: str) -> ModelCallError:
         status, code, kind = exc.status_code, exc.code, exc.type
-        what = f"{self.name} returned {status} {code or kind or 'with no error code'}"
+        what = f"{self.name} returned {status_words(status, code, kind)}"
         what += f" for model {model!r}" if model else ""
         what += _request_note(exc)
+        raw_message = _raw_api_message(exc.body)
         body_message = _api_message(exc.body, self._secrets())
         if body_message:
-            # Shown, never branched on: it often holds the figures (tokens asked vs allowed).
+            # Shown for its figures (tokens asked vs allowed); branched on only through
+            # `error_reading`, for what the API does not type.
             what += f": {body_message.rstrip('.')}"
-        error_type = _status_kind(status, code, kind)
+        error_type = _status_kind(status, code, kind, raw_message)
         if error_type != LLM_TRANSIENT:
             hint = f"; check {self._key_hint}" if error_type == LLM_AUTH_ERROR else ""
             return ModelCallError(f"{what}{hint}.", error_type=error_type, retryable=False)
-        headers = exc.response.headers
-        retry_after = _retry_after_ms(headers.get("retry-after-ms")) or parse_retry_after(
-            headers.get("retry-after")
-        )
+        if status >= 500 and status != 529 and says_upstream_overloaded(raw_message):
+            what += " (the upstream model is overloaded: its 529, relayed)"
+        retry_after = retry_hint_s(exc.response.headers)
         if retry_after is not None:
             return _transient(f"{what}; retry after {retry_after:g} s.", retry_after)
         return _transient(f"{what}.")
 
+    def _classify_stream_error(self, exc: Any, model: str) -> ModelCallError:
+        """An error chunk in the middle of a stream (a gateway relaying an upstream failure after
+        the 200): no status, but the chunk's message and code, which are kept."""
+        code = getattr(exc, "code", None)
+        raw_message = _raw_api_message(exc.body) or str(getattr(exc, "message", "") or "")
+        message = api_message_excerpt(raw_message, self._secrets(), _API_MESSAGE_LIMIT)
+        what = f"{self.name} sent an error in the middle of its stream"
+        what += f" for model {model!r}" if model else ""
+        what += f" ({code})" if code else ""
+        what += f": {message.rstrip('.')}" if message else ""
+        if code in _CONTEXT_CODES or says_context_overflow(raw_message):
+            return ModelCallError(f"{what}.", error_type=LLM_CONTEXT_TOO_LONG, retryable=False)
+        # The answer had begun: whatever broke it upstream, another attempt may not meet it.
+        return _transient(f"{what}.")
 
-def _status_kind(status: int, code: str | None, kind: str | None) -> str:
+
+def _status_kind(status: int, code: str | None, kind: str | None, message: str = "") -> str:
     """Which contract error a status means; `error.code` / `error.type` refine a 400."""
     if code in _CONTEXT_CODES or status == 413:
+        return LLM_CONTEXT_TOO_LONG
+    if status == 400 and says_context_overflow(message):
+        # A gateway (LiteLLM) relays an overflow as a 400 that only its message names.
         return LLM_CONTEXT_TOO_LONG
     if status in (401, 403):
         return LLM_AUTH_ERROR
@@ -265,18 +318,28 @@ def _status_kind(status: int, code: str | None, kind: str | None) -> str:
 
 
 def usage_of(usage: Any) -> Usage:
-    """Chat Completions usage in our terms: `prompt_tokens` includes the cached ones, which we
-    count apart (as Anthropic reports them) so they are priced at the cache-read price."""
+    """Chat Completions usage in our terms: `prompt_tokens` includes the tokens read from and
+    written to the prompt cache, which we count apart (as Anthropic reports them) so they are
+    priced at the cache prices. Writes come from gateways in front of Claude models:
+    `prompt_tokens_details.cache_write_tokens` (OpenRouter, LiteLLM) or Anthropic's own
+    `cache_creation_input_tokens` beside the usage (LiteLLM)."""
     if usage is None:
         return Usage()
     details = getattr(usage, "prompt_tokens_details", None)
-    cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
+    cached = _count(details, "cached_tokens")
+    written = _count(details, "cache_write_tokens") or _count(usage, "cache_creation_input_tokens")
     prompt = usage.prompt_tokens or 0
     return Usage(
-        input_tokens=max(0, prompt - cached),
+        input_tokens=max(0, prompt - cached - written),
         output_tokens=usage.completion_tokens or 0,
         cache_read_tokens=cached,
+        cache_write_tokens=written,
     )
+
+
+def _count(source: object, field: str) -> int:
+    value = getattr(source, field, None) if source is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _sdk() -> Any:
@@ -295,16 +358,15 @@ def _sdk() -> Any:
 
 
 def _api_message(body: object, secrets: list[str]) -> str:
+    message = _raw_api_message(body)
+    return api_message_excerpt(message, secrets, _API_MESSAGE_LIMIT) if message else ""
+
+
+def _raw_api_message(body: object) -> str:
+    """`error.message` of an error body, whole: for classification only, never shown."""
     error = body.get("error", body) if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
-    if not isinstance(message, str):
-        return ""
-    return api_message_excerpt(message, secrets, _API_MESSAGE_LIMIT)
-
-
-def _retry_after_ms(value: str | None) -> float | None:
-    seconds = parse_retry_after(value)
-    return None if seconds is None else seconds / 1000
+    return message if isinstance(message, str) else ""
 
 
 def _request_note(source: Any) -> str:

@@ -1,8 +1,9 @@
 """The seam between the model-call activity and a model provider.
 
 A provider turns one `ModelRequest` into one `ModelResponse`, or raises `ModelCallError`
-classified by the provider's status codes and error types (never by message text). Retrying is
-Temporal's job, so providers make exactly one attempt.
+classified by the provider's status codes and error types (message text only where the API leaves
+a failure untyped: `error_reading`). Retrying is Temporal's job, so providers make exactly one
+attempt.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ class ModelResponse(BaseModel):
     stop_reason: StopReason
     usage: Usage
     model: str
+    # What the endpoint says it billed (a gateway's `x-litellm-response-cost` or `usage.cost`);
+    # set only by providers configured to trust it (`reports_cost`).
+    reported_cost_usd: float | None = None
 
 
 class ModelCallError(Exception):
@@ -46,7 +50,8 @@ class ModelCallError(Exception):
         message: one sentence for the turn's failure message.
         error_type: a constant of `contracts.errors` (LLM_TRANSIENT when retryable).
         retryable: whether another attempt may succeed.
-        retry_after_s: the provider's own retry hint (HTTP `retry-after`), if it gave one.
+        retry_after_s: the provider's own retry hint (`retry-after-ms`, `retry-after`, or a
+            gateway's relayed `llm_provider-retry-after`), if it gave one.
     """
 
     def __init__(
@@ -79,6 +84,13 @@ class ModelProvider(Protocol):
     async def count_input_tokens(self, request: ModelRequest) -> int:
         """How many input tokens `request` will bill, for the pre-call budget check."""
         ...
+
+
+def reports_cost(provider: object) -> bool:
+    """Whether a provider reports what each call billed (`reports_cost` on a named endpoint).
+    An optional trait, read with a default: most providers (the SDKs' own APIs, the demo, a
+    test's scripted model) report tokens only."""
+    return getattr(provider, "reports_cost", False) is True
 
 
 def estimate_input_tokens(request: ModelRequest) -> int:

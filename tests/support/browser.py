@@ -58,6 +58,13 @@ class Page:
             raise AssertionError(f"{expected!r} never appeared; the page says:\n{text[:3000]}")
         return text
 
+    async def fill(self, selector: str, text: str) -> None:
+        """Types `text` into the field `selector` names, as a person would (input events)."""
+        await self._page.fill(selector, text)
+
+    async def click(self, selector: str) -> None:
+        await self._page.click(selector)
+
     async def screenshot(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         await self._page.screenshot(path=path)

@@ -29,6 +29,7 @@ ROOMS = (
     "turnkeeper.devtools",
     "turnkeeper.client",
     "turnkeeper.worker",
+    "turnkeeper.http",
     "turnkeeper.console",
 )
 ROOT_MODULE = "turnkeeper (its lazy exports)"

@@ -7,14 +7,9 @@ import contextlib
 import socket
 from collections.abc import Iterator
 
+from turnkeeper.testing.ports import free_ports
 
-def free_ports(count: int) -> list[int]:
-    """Distinct ports nobody listens on (held open together so the kernel cannot repeat one)."""
-    with contextlib.ExitStack() as stack:
-        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
+__all__ = ["free_ports", "silent_listener"]
 
 
 @contextlib.contextmanager

@@ -144,6 +144,20 @@ def _check_export(command: Command, words: tuple[str, ...]) -> None:
             named_endpoints(value)  # the worker's own reading of it
 
 
+def _check_curl(command: Command, words: tuple[str, ...]) -> None:
+    # A URL of `turnkeeper serve`: its path is one the HTTP API's app routes.
+    from urllib.parse import urlsplit
+
+    from turnkeeper.http.app import create_app
+
+    app = create_app(turns=None, tokens=None)  # type: ignore[arg-type]  # routes only
+    for word in words:
+        if word.startswith("http://127.0.0.1:8787"):
+            path = urlsplit(word).path
+            routed = [r for r in app.routes if r.path_regex.match(path)]  # type: ignore[attr-defined]
+            assert routed, f"{path}: no endpoint of the HTTP API"
+
+
 def _check_mkdocs(command: Command, words: tuple[str, ...]) -> None:
     # MkDocs' own command-line parser: the subcommand and its options, as the prompt reads them.
     from mkdocs.__main__ import cli
@@ -170,6 +184,7 @@ CHECKS: dict[str, Callable[[Command, tuple[str, ...]], None]] = {
     "pip": _check_pip,
     "pytest": _check_pytest,
     "export": _check_export,
+    "curl": _check_curl,
 }
 COMMANDS = documented_commands()
 # The Temporal CLI's commands are checked against the program itself, in the slower tier.

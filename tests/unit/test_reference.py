@@ -51,6 +51,12 @@ from turnkeeper.contracts.signals import (
     SubmitToolResultInput,
     TurnStatus,
 )
+from turnkeeper.contracts.steering import (
+    InterruptInput,
+    InterruptResult,
+    SteerInput,
+    SteerResult,
+)
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
 from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
@@ -76,6 +82,10 @@ BOUNDARY_MODELS: tuple[type[BaseModel], ...] = (
     SubmitToolResultInput,
     ExtendBudgetInput,
     ExtendBudgetResult,
+    SteerInput,
+    SteerResult,
+    InterruptInput,
+    InterruptResult,
     SessionRequest,
     SendInput,
     SendResult,

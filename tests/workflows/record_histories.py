@@ -40,6 +40,8 @@ from turnkeeper.contracts.names import (
     SIGNAL_SUBMIT_TOOL_RESULT,
     UPDATE_DECIDE,
     UPDATE_EXTEND_BUDGET,
+    UPDATE_INTERRUPT,
+    UPDATE_STEER,
 )
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
 from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
@@ -399,6 +401,34 @@ async def internal_error(
     return handle
 
 
+async def steered(client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str) -> Any:
+    """A steer sent while a call waits for approval joins the tool result before the next
+    model call."""
+    fake_api.script(
+        "golden13",
+        [fake.tool_calls(("write_file", {"path": "s.md", "content": "S"})), fake.text("Done.")],
+    )
+    handle = await _start(client, scripted_request("golden13"), queue, workflow_id)
+    [pending] = (await wait_for_pending(handle)).pending
+    await handle.execute_update(UPDATE_STEER, {"message": "Keep it short.", "author": "alice"})
+    await handle.execute_update(UPDATE_DECIDE, {"call_id": pending.call_id, "approved": True})
+    await handle.result()
+    return handle
+
+
+async def interrupted(client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str) -> Any:
+    """An interrupt while a call waits for approval ends the turn with outcome interrupted."""
+    fake_api.script(
+        "golden14",
+        [fake.tool_calls(("write_file", {"path": "i.md", "content": "I"})), fake.text("never")],
+    )
+    handle = await _start(client, scripted_request("golden14"), queue, workflow_id)
+    await wait_for_pending(handle)
+    await handle.execute_update(UPDATE_INTERRUPT, {"reason": "wrong file", "author": "bob"})
+    await handle.result()
+    return handle
+
+
 @output_validator
 def no_digits(text: str) -> None:
     """The golden worker's output validator: numbers in words."""
@@ -412,7 +442,7 @@ async def rejected_then_accepted(
     """A structured answer that fits the schema but an output validator rejects: the model is
     corrected, and its next answer is accepted (the validators checked at the start too)."""
     fake_api.script(
-        "golden13", [fake.text('{"answer": "42"}'), fake.text('{"answer": "forty-two"}')]
+        "golden15", [fake.text('{"answer": "42"}'), fake.text('{"answer": "forty-two"}')]
     )
     schema = {
         "type": "object",
@@ -421,7 +451,7 @@ async def rejected_then_accepted(
         "additionalProperties": False,
     }
     agent = {"output_schema": schema, "output_validators": ["no_digits"]}
-    handle = await _start(client, scripted_request("golden13", agent=agent), queue, workflow_id)
+    handle = await _start(client, scripted_request("golden15", agent=agent), queue, workflow_id)
     await handle.result()
     return handle
 
@@ -447,6 +477,8 @@ SCENARIOS = (
     internal_error,
     compacted_session_turn,
     session_with_an_extended_turn,
+    steered,
+    interrupted,
     rejected_then_accepted,
 )
 

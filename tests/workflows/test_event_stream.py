@@ -80,3 +80,23 @@ async def test_a_streaming_turn_publishes_its_text_as_it_arrives(turns: TurnRunn
     finished = [i for i, e in enumerate(events) if e.kind == "model_call_finished"]
     last_delta = max(i for i, e in enumerate(events) if e.kind == "text_delta")
     assert finished[0] < last_delta < finished[1]  # deltas of call 2 precede its end
+
+
+async def test_a_broken_off_stream_is_taken_back_before_the_retry(turns: TurnRunner) -> None:
+    key = new_key()
+    answer = "The approval flow ships on Friday."
+    turns.fake.script(key, [[fake.stream_cut("An answer that breaks off"), fake.text(answer)]])
+
+    handle = await turns.start(scripted_request(key, agent={"stream": True}))
+    report = await handle.result()
+
+    assert report.output == answer
+    events = [event async for event in turn_events(turns.client, handle.id)]
+    kinds = [e.kind for e in events if e.kind in ("text_delta", "text_discarded")]
+    [discarded] = [e for e in events if e.kind == "text_discarded"]
+    before = [e.text or "" for e in events[: events.index(discarded)] if e.kind == "text_delta"]
+    after = [e.text or "" for e in events[events.index(discarded) :] if e.kind == "text_delta"]
+    assert kinds[0] == "text_delta" and "text_discarded" in kinds
+    assert discarded.attempt == 1 and discarded.discarded_chars == len("".join(before))
+    assert discarded.reason and "broke" in discarded.reason
+    assert "".join(after) == answer

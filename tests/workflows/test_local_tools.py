@@ -2,29 +2,22 @@
 worker that runs the turn's workflow task, with one history event each and no round trip through
 the server. Everything else about a call (results, errors, the model's view) is unchanged. It is
 opt-in: the built-in tools stay activities, whose summaries the Web UI lists. (Which tools may be
-local, and their time limit: tests/unit/activities/tools/test_registry.py.)"""
+local, and their time limit: tests/unit/activities/tools/test_registry.py.) On the test kit:
+a ScriptedModel and the `turn_env` fixture, as an application's tests run."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
-from temporalio.client import Client
 from turnkeeper.activities.tools.registry import (
     ToolError,
     worker_tool,
 )
-from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
 
-from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from turnkeeper.testing import ScriptedModel, call, reply
+from turnkeeper.testing.pytest_plugin import EnvironmentFactory
 
 
 def _scheduled_tool_activities(events: list[HistoryEvent]) -> int:
@@ -58,39 +51,26 @@ def lookup(key: str) -> str:
 _TABLE = {"a": "alpha", "b": "beta"}
 
 
-@pytest.fixture
-async def local(
-    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
-) -> AsyncIterator[TurnRunner]:
-    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
-    registry = builtin_tools(Workspace(settings.workspace))
-    registry.add(lookup)
-    async with running_worker(client, settings, fake_anthropic, tools=registry):
-        yield TurnRunner(client, settings.task_queue, settings, fake_anthropic)
-
-
 async def test_a_local_tool_runs_in_the_workflow_task_and_answers_as_before(
-    local: TurnRunner,
+    turn_env: EnvironmentFactory,
 ) -> None:
-    key = new_key()
-    local.fake.script(
-        key,
+    model = ScriptedModel(
         [
-            fake.tool_calls(("lookup", {"key": "a"}), ("lookup", {"key": "b"})),
-            fake.tool_calls(("lookup", {"key": "zzz"}), ("lookup", {"wrong": 1})),
-            fake.text("done"),
-        ],
+            [call("lookup", key="a"), call("lookup", key="b")],
+            [call("lookup", key="zzz"), call("lookup", wrong=1)],
+            reply("done"),
+        ]
     )
-
-    handle = await local.start(scripted_request(key, agent={"tools": ["lookup"]}))
-    report = await handle.result()
+    async with turn_env(tools=[lookup], model=model) as env:
+        handle = await env.start_turn("Look a and b up.")
+        report = await handle.result()
+        events = [event async for event in handle.workflow.fetch_history_events()]
 
     first = [b for b in report.messages[2].content if isinstance(b, ToolResultBlock)]
     assert [b.text() for b in first] == ["alpha", "beta"]
     missing, invalid = [b for b in report.messages[4].content if isinstance(b, ToolResultBlock)]
     assert missing.is_error and "no entry 'zzz'" in missing.text()
     assert invalid.is_error  # refused by the schema check before anything ran
-    events = [event async for event in handle.fetch_history_events()]
     assert _scheduled_tool_activities(events) == 0
     markers = local_tool_markers(events)
     assert len(markers) == 3
@@ -103,22 +83,19 @@ async def test_a_local_tool_runs_in_the_workflow_task_and_answers_as_before(
     ]
 
 
-async def test_other_tools_of_the_same_turn_still_run_as_activities(local: TurnRunner) -> None:
-    (local.workspace / "notes.md").write_text("hello\n")
-    key = new_key()
-    local.fake.script(
-        key,
-        [
-            fake.tool_calls(("lookup", {"key": "a"}), ("read_file", {"path": "notes.md"})),
-            fake.text("done"),
-        ],
+async def test_other_tools_of_the_same_turn_still_run_as_activities(
+    turn_env: EnvironmentFactory,
+) -> None:
+    model = ScriptedModel(
+        [[call("lookup", key="a"), call("read_file", path="notes.md")], reply("")]
     )
-
-    handle = await local.start(scripted_request(key, agent={"tools": ["lookup", "read_file"]}))
-    report = await handle.result()
+    async with turn_env(tools=[lookup], model=model, builtin_tools=True) as env:
+        (env.workspace / "notes.md").write_text("hello\n")
+        handle = await env.start_turn("Look a up and read the notes.")
+        report = await handle.result()
+        events = [event async for event in handle.workflow.fetch_history_events()]
 
     texts = [b.text() for b in report.messages[2].content if isinstance(b, ToolResultBlock)]
     assert texts == ["alpha", "hello\n"]
-    events = [event async for event in handle.fetch_history_events()]
     assert _scheduled_tool_activities(events) == 1
     assert len(local_tool_markers(events)) == 1

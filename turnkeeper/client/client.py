@@ -30,13 +30,15 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
+from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.client.errors import DecisionRefused, InvalidTurnRequest, refused, turn_error
 from turnkeeper.client.events import turn_events
-from turnkeeper.client.signatures import signed_decision, signed_extension
+from turnkeeper.client.signatures import signed_decision, signed_extension, signed_intervention
 from turnkeeper.client.turns import WaitingTurn, list_waiting, short_id, turn_workflow_id
 from turnkeeper.client.turns import start_turn as start_workflow
 from turnkeeper.client.typed_output import Output, output_schema, structured
+from turnkeeper.client.waiting import wait_for_pending
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput, ExtendBudgetResult
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.messages import Message
@@ -49,14 +51,23 @@ from turnkeeper.contracts.names import (
     TASK_QUEUE_ENV,
     UPDATE_DECIDE,
     UPDATE_EXTEND_BUDGET,
+    UPDATE_INTERRUPT,
+    UPDATE_STEER,
 )
 from turnkeeper.contracts.signals import (
     ALL_PENDING,
     ApproveInput,
     DecideResult,
     DecisionRecord,
+    PendingCall,
     SubmitToolResultInput,
     TurnStatus,
+)
+from turnkeeper.contracts.steering import (
+    InterruptInput,
+    InterruptResult,
+    SteerInput,
+    SteerResult,
 )
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
 
@@ -175,10 +186,89 @@ class TurnHandle(Generic[Output]):
         payload = extension.model_dump(mode="json", exclude_none=True)
         return await self._update(UPDATE_EXTEND_BUDGET, payload, ExtendBudgetResult)
 
+    async def steer(
+        self,
+        message: str,
+        *,
+        author: str = "",
+        key: Ed25519PrivateKey | None = None,
+        expires_in: timedelta = DEFAULT_SIGNATURE_LIFETIME,
+    ) -> SteerResult:
+        """Add `message` to the running turn's conversation, as a user message before its next
+        model call (the `steer` update). With `key` it is signed (required when the agent's
+        approvers have public keys).
+
+        Raises:
+            pydantic.ValidationError: An empty message.
+            DecisionRefused: The turn refused it (it has ended, is being interrupted, or the
+                author or signature does not count); the message says why.
+        """
+        steer = SteerInput(message=message, author=author)
+        if key is not None:
+            steer = signed_intervention(steer, await self.status(), self.id, key, expires_in)
+        payload = steer.model_dump(mode="json", exclude_none=True)
+        return await self._intervene(UPDATE_STEER, payload, SteerResult)
+
+    async def interrupt(
+        self,
+        reason: str = "",
+        *,
+        author: str = "",
+        key: Ed25519PrivateKey | None = None,
+        expires_in: timedelta = DEFAULT_SIGNATURE_LIFETIME,
+    ) -> InterruptResult:
+        """Stop the turn at its next safe point (the `interrupt` update): a model call in flight
+        is finished, tools not started are not started, running ones are cancelled, and the turn
+        completes with outcome `interrupted` and the report so far (`result()`). With `key` it
+        is signed.
+
+        Raises:
+            DecisionRefused: The turn refused it (the message says why).
+        """
+        interrupt = InterruptInput(reason=reason, author=author)
+        if key is not None:
+            interrupt = signed_intervention(
+                interrupt, await self.status(), self.id, key, expires_in
+            )
+        payload = interrupt.model_dump(mode="json", exclude_none=True)
+        return await self._intervene(UPDATE_INTERRUPT, payload, InterruptResult)
+
+    async def _intervene(
+        self, name: str, payload: dict[str, Any], result_type: type[Result]
+    ) -> Result:
+        """`_update`, where a closed workflow is a refusal too: its validator cannot run any
+        more, and Temporal answers for it that the execution has completed."""
+        try:
+            return await self._update(name, payload, result_type)
+        except RPCError as error:
+            if error.status != RPCStatusCode.NOT_FOUND:
+                raise
+            raise DecisionRefused(
+                f"the turn {self.id!r} has ended (or never existed); there is nothing left to "
+                f"{name}: {error.message}"
+            ) from None
+
     async def submit(self, call_id: str, output: JsonValue, *, is_error: bool = False) -> None:
         """The caller's result for an external tool call."""
         result = SubmitToolResultInput(call_id=call_id, output=output, is_error=is_error)
         await self.workflow.signal(SIGNAL_SUBMIT_TOOL_RESULT, result.model_dump(mode="json"))
+
+    async def wait_for_approval(
+        self,
+        # The contract names it `timeout`; it bounds a polling loop, not one await.
+        timeout: float | timedelta = 30.0,  # noqa: ASYNC109
+        *,
+        tool: str | None = None,
+    ) -> PendingCall:
+        """Waits until a call of the turn (of `tool`, if given) waits for an approval, and
+        returns it: what a test, or a script that approves, does before `approve`.
+
+        Raises:
+            TimeoutError: No call waited for an approval within `timeout` (seconds).
+            TurnError: The turn failed first (the subclass of its error type).
+            LookupError: The turn ended first without asking for one.
+        """
+        return await wait_for_pending(self, "approval", timeout, tool)
 
     async def result(self) -> AgentReport:
         """Waits for the turn's report.

@@ -89,6 +89,12 @@ class LLMUnavailable(TurnError):
     type = errors.LLM_UNAVAILABLE
 
 
+class CassetteMiss(TurnError):
+    """A worker replaying a cassette had no recorded answer for one of the turn's model calls."""
+
+    type = errors.CASSETTE_MISS
+
+
 class TurnCancelled(TurnError):
     """The turn was cancelled (or terminated); its partial report stays readable by query."""
 
@@ -141,6 +147,7 @@ _BY_TYPE: dict[str, type[TurnError]] = {
         LLMContextTooLong,
         LLMContentFiltered,
         LLMUnavailable,
+        CassetteMiss,
     )
 }
 

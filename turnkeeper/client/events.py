@@ -22,3 +22,18 @@ async def turn_events(client: Client, workflow_id: str) -> AsyncIterator[TurnEve
         yield item.data
         if item.data.kind in ("turn_finished", "turn_failed"):
             return
+
+
+async def turn_event_items(
+    client: Client, workflow_id: str, after: int | None = None
+) -> AsyncIterator[tuple[int, TurnEvent]]:
+    """Each event with its offset in the turn's stream, from just after offset `after` (None:
+    from the first), then live ones until the turn ends. The offsets are the stream's own, so a
+    reader that resumes after the last one it saw misses and repeats nothing (the HTTP API's
+    `Last-Event-ID`)."""
+    stream = WorkflowStreamClient.create(client, workflow_id)
+    start = 0 if after is None else after + 1
+    async for item in stream.subscribe(TURN_EVENTS_TOPIC, from_offset=start, result_type=TurnEvent):
+        yield item.offset, item.data
+        if item.data.kind in ("turn_finished", "turn_failed"):
+            return

@@ -5,12 +5,16 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from turnkeeper.client.errors import DecisionRefused, UnsignableDecision
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
+from turnkeeper.contracts.steering import InterruptInput, SteerInput
+
+Intervention = TypeVar("Intervention", SteerInput, InterruptInput)
 
 
 def signed_decision(
@@ -60,3 +64,16 @@ def signed_extension(
     return extension.signed_with(
         key, workflow_id, status.agent_id, request.number, expires, status.signing_version
     )
+
+
+def signed_intervention(
+    payload: Intervention,
+    status: TurnStatus,
+    workflow_id: str,
+    key: Ed25519PrivateKey,
+    expires_in: timedelta,
+) -> Intervention:
+    """A `steer` or `interrupt` payload signed with `key` for the turn `workflow_id` (whose
+    status is `status`), valid from now for `expires_in`."""
+    expires = datetime.now(UTC) + expires_in
+    return payload.signed_with(key, workflow_id, status.agent_id, expires, status.signing_version)

@@ -144,9 +144,7 @@ async def start_turn(
     try:
         return await client.start_workflow(
             WORKFLOW_TYPE,
-            # Only what the caller set: the Web UI shows the request as written, and history
-            # does not carry every default of the contract (the workflow applies them).
-            request.model_dump(mode="json", exclude_defaults=True),
+            request_payload(request),
             id=workflow_id,
             task_queue=task_queue,
             result_type=AgentReport,
@@ -155,6 +153,16 @@ async def start_turn(
         )
     except WorkflowAlreadyStartedError:
         raise TurnUnavailable(f"A turn with id {workflow_id!r} is already running.") from None
+
+
+def request_payload(request: TurnRequest) -> dict[str, Any]:
+    """Only what the caller set: the Web UI shows the request as written, and history does not
+    carry every default of the contract (the workflow applies them). The history's messages stay
+    whole: a content block's `type` is a default too, and without it a block is unreadable."""
+    payload = request.model_dump(mode="json", exclude_defaults=True)
+    if request.history:
+        payload["history"] = [message.model_dump(mode="json") for message in request.history]
+    return payload
 
 
 def turn_handle(client: Client, workflow_id: str) -> WorkflowHandle[Any, AgentReport]:
@@ -224,7 +232,7 @@ async def follow(
     pacing = _Pacing(poll_s)
     try:
         while not result.done():
-            status = await _status_if_any(handle)
+            status = await status_if_any(handle)
             fresh = [c for c in status.pending if c.call_id not in announced] if status else []
             if fresh:
                 announced.update(call.call_id for call in fresh)
@@ -261,7 +269,7 @@ class _Pacing:
         return self.interval
 
 
-async def _status_if_any(handle: WorkflowHandle[Any, Any]) -> TurnStatus | None:
+async def status_if_any(handle: WorkflowHandle[Any, Any]) -> TurnStatus | None:
     # A missed poll only delays the announcement of a pending call; the result is what counts.
     try:
         return await handle.query(QUERY_STATUS, result_type=TurnStatus, rpc_timeout=QUERY_TIMEOUT)
@@ -312,7 +320,7 @@ async def list_waiting(client: Client, task_queue: str | None = None) -> list[Wa
                 workflow_id=execution.id,
                 agent_id=execution.typed_search_attributes.get(agent_key) or "",
                 started=execution.start_time,
-                status=await _status_if_any(handle),
+                status=await status_if_any(handle),
             )
         )
     return waiting

@@ -152,6 +152,11 @@ async def _follow(turn: TurnHandle) -> bool:
                 out.print(Text("agent> ", style="bold green"), end="")
             out.print(event.text, end="", markup=False, highlight=False)
             streamed = True
+        elif event.kind == "text_discarded" and streamed:
+            # What streamed was not the answer: say so, and let the retry start a new line.
+            out.print()
+            out.print(Text("  (that answer broke off; retrying)", style="yellow"))
+            streamed = False
         elif event.kind == "tool_call_started":
             out.print(Text(f"  → {event.tool} {render.summarize(event.input or {})}",
                            style="dim"), soft_wrap=True)  # fmt: skip
@@ -242,7 +247,7 @@ def _amount(budget: BudgetKind, reply: str) -> float | int | str | None:
 def _show_answer(report: AgentReport, streamed: bool) -> None:
     if not streamed:
         out.print(Text.assemble(("agent> ", "bold green"), report.output), soft_wrap=True)
-    out.print(Text(f"  ${report.cost_usd:.4f} · {report.llm_calls} model calls · "
+    out.print(Text(f"  {render.cost_words(report, 4)} · {report.llm_calls} model calls · "
                    f"{report.tool_calls} tool calls", style="dim"))  # fmt: skip
 
 

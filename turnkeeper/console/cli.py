@@ -20,13 +20,24 @@ from rich.text import Text
 
 from turnkeeper.client.connection import TemporalUnreachableError
 from turnkeeper.client.errors import TurnUnavailable
+from turnkeeper.client.fork import ForkChanges
 from turnkeeper.client.requests import RequestError, RunOptions
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.client.turns import DEFAULT_UI_URL
-from turnkeeper.console import codec_command, commands, demo, deploy_command, extend_command
+from turnkeeper.console import (
+    codec_command,
+    commands,
+    demo,
+    deploy_command,
+    extend_command,
+    fork_command,
+    http_commands,
+    replay_command,
+    steer_command,
+)
 from turnkeeper.console.chat import ChatOptions, run_chat
 from turnkeeper.console.render import local_user
-from turnkeeper.console.signing import DEFAULT_EXPIRES_IN, PASSPHRASE_ENV, signer_for
+from turnkeeper.console.signing import DEFAULT_EXPIRES_IN, PASSPHRASE_ENV, Signer, signer_for
 from turnkeeper.console.terminal import CommandError, ConsoleApp, err, log_to_stderr, out
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
@@ -380,6 +391,59 @@ def _decide(
     _execute(commands.decide(connection, workflow_id, decision.call_id, decision, signer))
 
 
+Author = Annotated[
+    str | None,
+    typer.Option(help="Who sends it (default: your user name)", show_default=False),
+]
+
+
+@app.command()
+def steer(
+    workflow_id: WorkflowId,
+    message: Annotated[str, typer.Argument(help="What the model reads before its next call")],
+    author: Author = None,
+    key: KeyFile = None,
+    expires_in: ExpiresIn = DEFAULT_EXPIRES_IN,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Add a message to a running turn's conversation, read before its next model call."""
+    if not message.strip():
+        err.print(Text("error: MESSAGE: a steer needs a message that is not empty", style="red"))
+        raise typer.Exit(2)
+    name = _approver_name(author, key)
+    signer = _signer_or_exit(key, name, expires_in)
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(steer_command.steer(connection, workflow_id, message, name, signer))
+
+
+@app.command()
+def interrupt(
+    workflow_id: WorkflowId,
+    reason: Annotated[str, typer.Option(help="Why (kept in the report)")] = "",
+    author: Author = None,
+    key: KeyFile = None,
+    expires_in: ExpiresIn = DEFAULT_EXPIRES_IN,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Stop a running turn at its next safe point; it ends with outcome interrupted."""
+    name = _approver_name(author, key)
+    signer = _signer_or_exit(key, name, expires_in)
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(steer_command.interrupt(connection, workflow_id, reason, name, signer))
+
+
+def _signer_or_exit(key: Path | None, name: str, expires_in: str) -> Signer | None:
+    try:
+        return signer_for(key, name, expires_in)
+    except CommandError as error:
+        err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
+        raise typer.Exit(error.exit_code) from None
+
+
 _AMOUNTS = "Amounts (at least one)"
 
 
@@ -539,6 +603,8 @@ def demo_command(
 
 keys_app = typer.Typer(help="Encryption keys for TURNKEEPER_ENCRYPTION_KEYS.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
+app.add_typer(http_commands.tokens_app, name="tokens")
+app.command("serve")(http_commands.serve_command)
 
 
 @keys_app.command("new")
@@ -671,6 +737,53 @@ def codec_server(
             allowed_hosts=allowed_host or [],
         )
     )
+
+
+@app.command()
+def replay(
+    workflow_id: Annotated[
+        list[str] | None,
+        typer.Option("--workflow-id", help="Workflow to replay (repeatable)", show_default=False),
+    ] = None,
+    query: Annotated[
+        str | None,
+        typer.Option(help='Visibility query, e.g. \'WorkflowType = "AgentTurnWorkflow"\''),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="At most this many histories of --query")
+    ] = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Replay real histories against this installation's workflow code (the gate before a
+    deploy); exits 1 if any diverges."""
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    _execute(replay_command.replay(connection, workflow_id or [], query, limit))
+
+
+@app.command()
+def fork(
+    workflow_id: WorkflowId,
+    at_iteration: Annotated[
+        int,
+        typer.Option(min=1, help="Fork before this iteration's model call (1 = from the start)"),
+    ],
+    model: Annotated[str | None, _flag("The fork's model, provider:model")] = None,
+    system_prompt: Annotated[str | None, _flag("The fork's system prompt")] = None,
+    new_id: Annotated[
+        str | None,
+        typer.Option(
+            "--id", help="The fork's workflow id (default: ID/fork-N)", show_default=False
+        ),
+    ] = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Start a new turn from a turn's conversation as it stood before iteration N, with the
+    same request and the given fields changed; prints the new workflow id."""
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    changes = ForkChanges(model=model, system_prompt=system_prompt)
+    _execute(fork_command.fork(connection, workflow_id, at_iteration, changes, new_id))
 
 
 def _execute(command: Coroutine[Any, Any, int]) -> None:

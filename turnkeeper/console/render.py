@@ -67,13 +67,25 @@ def counters(turn_report: AgentReport) -> Table:
         ("iterations", str(turn_report.iterations)),
         ("tokens", f"{usage.input_tokens:,} in / {usage.output_tokens:,} out"),
         ("cache", f"{usage.cache_read_tokens:,} read / {usage.cache_write_tokens:,} written"),
-        ("cost", f"${turn_report.cost_usd:.6f}"),
+        ("cost", cost_words(turn_report, 6)),
         ("duration", f"{turn_report.duration_ms / 1000:.1f} s"),
         ("models", ", ".join(turn_report.models_used) or "none"),
     ]
     for name, value in rows:
         grid.add_row(name, Text(value))
     return grid
+
+
+def cost_words(turn_report: AgentReport, digits: int) -> str:
+    """The cost, and the calls it leaves out: a cost nobody knows is never shown as $0."""
+    known = f"${turn_report.cost_usd:.{digits}f}"
+    unknown = turn_report.unpriced_calls
+    if not unknown:
+        return known
+    if unknown == turn_report.llm_calls:
+        return "unknown (no price for the model, and its endpoint did not report one)"
+    calls = "call" if unknown == 1 else "calls"
+    return f"{known} + {unknown} {calls} of unknown cost"
 
 
 def failure(console: Console, turn_failure: TurnFailure) -> None:
@@ -135,7 +147,8 @@ def refused(console: Console, decisions: Sequence[RefusedDecision], dropped: int
 
 
 def _state_style(state: str) -> str:
-    return {"completed": "green", "failed": "red", "cancelled": "red"}.get(state, "yellow")
+    ended = {"completed": "green", "interrupted": "red", "failed": "red", "cancelled": "red"}
+    return ended.get(state, "yellow")
 
 
 def pending(

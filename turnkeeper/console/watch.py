@@ -53,7 +53,7 @@ class WatchState:
             self.pending.pop(event.call_id, None)
         elif event.kind == "text_delta":
             self.streaming += event.text or ""
-        elif event.kind == "model_call_finished":
+        elif event.kind in ("model_call_finished", "text_discarded"):
             self.streaming = ""
         elif event.kind in ("turn_finished", "turn_failed"):
             self.ended = event.outcome or event.error_type or event.kind
@@ -99,6 +99,13 @@ def describe(event: TurnEvent) -> Text | None:
         case "model_call_finished":
             said = f": {_clip(event.text)}" if event.text else ""
             return Text(f"{at}   model {event.model} → {event.stop_reason}{said}")
+        case "text_discarded":
+            why = f": {_clip(event.reason)}" if event.reason else ""
+            return Text(
+                f"{at}   model {event.model} attempt {event.attempt} broke off; its "
+                f"{event.discarded_chars} streamed characters are discarded{why}",
+                "yellow",
+            )
         case "model_skipped":
             return Text(f"{at}   model {event.model} skipped: {_clip(event.reason)}", "yellow")
         case "tool_call_started":
@@ -118,6 +125,13 @@ def describe(event: TurnEvent) -> Text | None:
         case "budget_extended":
             by = f" by {event.approver}" if event.approver else ""
             return Text(f"{at}   {event.budget} budget extended{by}", style="yellow")
+        case "steered":
+            by = f" from {event.author}" if event.author else ""
+            return Text(f"{at}   ✎ steered{by}: {_clip(event.text)}", style="yellow")
+        case "interrupted":
+            by = f" by {event.author}" if event.author else ""
+            why = f": {_clip(event.reason)}" if event.reason else ""
+            return Text(f"{at}   ■ interrupted{by}{why}", style="yellow")
         case "compacted":
             return Text(
                 f"{at}   compacted ({event.strategy}): {event.removed_messages} messages left "

@@ -49,7 +49,7 @@ DEV_SERVER_DB_FILENAME: Final = "temporal.sqlite"
 GUARD_MODULE: Final = "turnkeeper.devtools.dev_server_guard"
 
 # The spellings `temporal operator search-attribute create --type` accepts.
-_INDEXED_VALUE_TYPES: Final[dict[str, IndexedValueType.ValueType]] = {
+INDEXED_VALUE_TYPES: Final[dict[str, IndexedValueType.ValueType]] = {
     "Text": IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
     "Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
     "Int": IndexedValueType.INDEXED_VALUE_TYPE_INT,
@@ -129,7 +129,7 @@ async def ensure_search_attributes(
         return
     request = AddSearchAttributesRequest(
         namespace=namespace,
-        search_attributes={name: _INDEXED_VALUE_TYPES[wanted[name]] for name in missing},
+        search_attributes={name: INDEXED_VALUE_TYPES[wanted[name]] for name in missing},
     )
     try:
         await client.operator_service.add_search_attributes(request)

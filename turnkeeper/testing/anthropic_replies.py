@@ -115,6 +115,8 @@ class ErrorReply(Reply):
     error_type: str
     message: str
     retry_after: str | None = None
+    # Further headers, e.g. a gateway's relayed `llm_provider-retry-after`.
+    headers: tuple[tuple[str, str], ...] = ()
 
     async def respond(self, context: ReplyContext) -> web.Response:
         body = {
@@ -122,7 +124,7 @@ class ErrorReply(Reply):
             "error": {"type": self.error_type, "message": self.message},
             "request_id": context.request_id,
         }
-        headers = {"request-id": context.request_id}
+        headers = {"request-id": context.request_id} | dict(self.headers)
         if self.retry_after is not None:
             headers["retry-after"] = self.retry_after
         return web.json_response(body, status=self.status, headers=headers)
@@ -195,10 +197,12 @@ def error(
     error_type: str,
     message: str | None = None,
     retry_after: float | str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Reply:
-    """An API error: status, `error.type`, and optionally a `retry-after` header value."""
+    """An API error: status, `error.type`, optionally a `retry-after` header value and others."""
     header = None if retry_after is None else _header_value(retry_after)
-    return ErrorReply(status, error_type, message or f"Fake {error_type} ({status}).", header)
+    message = message or f"Fake {error_type} ({status})."
+    return ErrorReply(status, error_type, message, header, tuple((headers or {}).items()))
 
 
 def rate_limited(retry_after: float | str | None = None) -> Reply:

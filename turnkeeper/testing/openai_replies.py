@@ -55,6 +55,10 @@ class ChatReply(Reply):
     finish_reason: str = "stop"
     cached_tokens: int = 0
     refusal: str | None = None
+    # As a gateway in front of Claude reports them: cache writes in the usage details, and what
+    # it billed in `usage.cost` (its stream's last chunk too) and in `x-litellm-response-cost`.
+    cache_write_tokens: int = 0
+    cost: float | None = None
 
     async def respond(self, context: ReplyContext) -> web.Response:
         calls = [
@@ -74,6 +78,8 @@ class ChatReply(Reply):
             "usage": self._usage(context.body, message),
         }
         headers = {"x-request-id": context.request_id}
+        if self.cost is not None:
+            headers["x-litellm-response-cost"] = repr(self.cost)
         if context.body.get("stream"):
             return web.Response(
                 text=chunks(body, context.body), content_type="text/event-stream", headers=headers
@@ -83,12 +89,17 @@ class ChatReply(Reply):
     def _usage(self, request: JsonDict, message: JsonDict) -> JsonDict:
         prompt = estimate_tokens(len(json.dumps(request.get("messages", []))))
         completion = estimate_tokens(len(json.dumps(message)))
-        return {
+        cached = min(self.cached_tokens, prompt)
+        details: JsonDict = {"cached_tokens": cached}
+        if self.cache_write_tokens:
+            details["cache_write_tokens"] = min(self.cache_write_tokens, prompt - cached)
+        usage: JsonDict = {
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": min(self.cached_tokens, prompt)},
+            "prompt_tokens_details": details,
         }
+        return usage | ({"cost": self.cost} if self.cost is not None else {})
 
 
 @dataclass(frozen=True)
@@ -100,6 +111,8 @@ class ChatErrorReply(Reply):
     code: str | None
     message: str
     retry_after: str | None = None
+    # Further headers, e.g. a gateway's relayed `llm_provider-retry-after`.
+    headers: tuple[tuple[str, str], ...] = ()
 
     async def respond(self, context: ReplyContext) -> web.Response:
         body = {
@@ -110,23 +123,41 @@ class ChatErrorReply(Reply):
                 "code": self.code,
             }
         }
-        headers = {"x-request-id": context.request_id}
+        headers = {"x-request-id": context.request_id} | dict(self.headers)
         if self.retry_after is not None:
             headers["retry-after"] = self.retry_after
         return web.json_response(body, status=self.status, headers=headers)
 
 
-def text(content: str, finish_reason: str = "stop", cached_tokens: int = 0) -> Reply:
-    return ChatReply(content, finish_reason=finish_reason, cached_tokens=cached_tokens)
+def text(
+    content: str,
+    finish_reason: str = "stop",
+    cached_tokens: int = 0,
+    *,
+    cache_write_tokens: int = 0,
+    cost: float | None = None,
+) -> Reply:
+    """An answer; `cost` makes the fake report what it billed, as a gateway does."""
+    return ChatReply(
+        content,
+        finish_reason=finish_reason,
+        cached_tokens=cached_tokens,
+        cache_write_tokens=cache_write_tokens,
+        cost=cost,
+    )
 
 
-def tool_calls(*calls: ToolCall, text: str | None = None, cached_tokens: int = 0) -> Reply:
+def tool_calls(
+    *calls: ToolCall, text: str | None = None, cached_tokens: int = 0, cost: float | None = None
+) -> Reply:
     """The model calls functions, `(name, arguments)` each, in one answer (parallel calls)."""
     specs = tuple(
         {"function": {"name": name, "arguments": json.dumps(dict(arguments))}}
         for name, arguments in calls
     )
-    return ChatReply(text, specs, finish_reason="tool_calls", cached_tokens=cached_tokens)
+    return ChatReply(
+        text, specs, finish_reason="tool_calls", cached_tokens=cached_tokens, cost=cost
+    )
 
 
 def malformed_arguments(name: str) -> Reply:
@@ -145,11 +176,12 @@ def chat_error(
     code: str | None = None,
     message: str | None = None,
     retry_after: float | str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Reply:
     header = None if retry_after is None else str(retry_after)
-    return ChatErrorReply(
-        status, error_type, code, message or f"Fake {code or error_type} ({status}).", header
-    )
+    message = message or f"Fake {code or error_type} ({status})."
+    extra = tuple((headers or {}).items())
+    return ChatErrorReply(status, error_type, code, message, header, extra)
 
 
 def rate_limited(retry_after: float | str | None = None) -> Reply:

@@ -24,6 +24,8 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from turnkeeper.activities.mcp.config import load_mcp_config
 from turnkeeper.activities.output.validators import OutputValidator, OutputValidators
+from turnkeeper.activities.providers.cassette_file import CassetteFormatError
+from turnkeeper.activities.providers.cassette_provider import with_cassette
 from turnkeeper.activities.providers.provider import ModelProvider
 from turnkeeper.activities.tools.registry import WorkerTool
 from turnkeeper.client.settings_error import SettingsError
@@ -118,7 +120,9 @@ class TurnkeeperPlugin(SimplePlugin):
         # A configuration that cannot work fails here, in one line, before anything connects.
         check_required_encryption(settings, keyring)
         load_mcp_config(settings.mcp_config, os.environ)
-        self._providers = dict(providers) if providers is not None else default_providers()
+        self._providers = _with_cassette(
+            dict(providers) if providers is not None else default_providers(), settings
+        )
         self._validators = OutputValidators(output_validators)
         try:
             self._tools = tool_registry(settings, tools, builtin=builtin_tools)
@@ -198,6 +202,17 @@ class TurnkeeperPlugin(SimplePlugin):
         client_plugins = config["client"].config()["plugins"]  # type: ignore[typeddict-item]
         worker_plugins = config.get("plugins") or ()
         return any(p is self for p in client_plugins) and any(p is self for p in worker_plugins)
+
+
+def _with_cassette(
+    providers: dict[str, ModelProvider], settings: Settings
+) -> dict[str, ModelProvider]:
+    """`providers` behind the worker's cassette, if it has one; a file that is not a cassette
+    stops the worker here, at start, rather than failing its first turn."""
+    try:
+        return with_cassette(providers, settings.cassette)
+    except CassetteFormatError as err:
+        raise SettingsError(f"TURNKEEPER_CASSETTE: {err}") from None
 
 
 def _replaceable(converter: DataConverter) -> bool:

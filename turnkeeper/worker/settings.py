@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from turnkeeper.activities.providers.cassette_provider import CASSETTE_MODES, CassetteSettings
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
@@ -30,6 +31,8 @@ WORKSPACE_ENV = "AGENT_WORKSPACE"
 MAX_TOOL_RESULT_BYTES_ENV = "TURNKEEPER_MAX_TOOL_RESULT_BYTES"
 MAX_WRITE_BYTES_ENV = "TURNKEEPER_MAX_WRITE_BYTES"
 MCP_CONFIG_ENV = "TURNKEEPER_MCP_CONFIG"
+CASSETTE_ENV = "TURNKEEPER_CASSETTE"
+CASSETTE_MODE_ENV = "TURNKEEPER_CASSETTE_MODE"
 
 _YES = frozenset({"1", "true", "yes", "on"})
 _NO = frozenset({"", "0", "false", "no", "off"})
@@ -57,6 +60,9 @@ class Settings:
         tuning: The worker's Temporal settings (pollers, sticky cache, concurrency).
         require_encryption: Refuse turn requests, signals and updates that reach the worker
             unencrypted (`TURNKEEPER_REQUIRE_ENCRYPTION`); it needs `TURNKEEPER_ENCRYPTION_KEYS`.
+        cassette: Record the model calls to a file or answer them from it
+            (`TURNKEEPER_CASSETTE`, `TURNKEEPER_CASSETTE_MODE`); None: every call reaches its
+            provider.
     """
 
     task_queue: str
@@ -69,6 +75,7 @@ class Settings:
     store_url: str | None = None
     tuning: WorkerTuning = field(default_factory=WorkerTuning)
     require_encryption: bool = False
+    cassette: CassetteSettings | None = None
 
     @property
     def dev_server_db(self) -> Path:
@@ -104,7 +111,26 @@ class Settings:
             store_url=store.store_url,
             tuning=WorkerTuning.from_env(source),
             require_encryption=_yes_or_no(source, REQUIRE_ENCRYPTION_ENV),
+            cassette=_cassette(source),
         )
+
+
+def _cassette(env: Mapping[str, str]) -> CassetteSettings | None:
+    """The cassette settings; the mode defaults to `replay`, the one that reaches no provider.
+
+    Raises:
+        SettingsError: An unknown mode, or a mode without a cassette file.
+    """
+    path, mode = env.get(CASSETTE_ENV), env.get(CASSETTE_MODE_ENV) or "replay"
+    if mode not in CASSETTE_MODES:
+        raise SettingsError(
+            f"{CASSETTE_MODE_ENV} must be record or replay, got {env[CASSETTE_MODE_ENV]!r}"
+        )
+    if not path:
+        if env.get(CASSETTE_MODE_ENV):
+            raise SettingsError(f"{CASSETTE_MODE_ENV} is set but {CASSETTE_ENV} names no file")
+        return None
+    return CassetteSettings(path=_absolute(path), mode=mode)  # type: ignore[arg-type]
 
 
 def _yes_or_no(env: Mapping[str, str], name: str) -> bool:

@@ -24,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.compaction import CompactionSpec
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.signals import DecisionRecord
+    from turnkeeper.contracts.steering import Intervention
     from turnkeeper.contracts.turn import AgentReport
     from turnkeeper.workflows.observation import turn_metrics
     from turnkeeper.workflows.observation import turn_record as record
@@ -82,6 +83,14 @@ class TurnObserver:
     def turn_cancelled(self, turn: Turn, report: AgentReport) -> None:
         self._show(turn)
         self.view.event("turn_finished", turn, outcome="cancelled")
+        self._ended(report)
+
+    def turn_interrupted(self, turn: Turn, report: AgentReport, interrupt: Intervention) -> None:
+        """An `interrupt` stopped the turn at a safe point; its report is the outcome."""
+        self._show(turn)
+        record.emit("interrupted", author=interrupt.author, reason=interrupt.text)
+        self.view.event("interrupted", turn, author=interrupt.author, reason=interrupt.text)
+        self.view.event("turn_finished", turn, outcome=report.outcome, cost_usd=report.cost_usd)
         self._ended(report)
 
     def turn_broke(self, turn: Turn, report: AgentReport, error_type: str) -> None:
@@ -160,6 +169,11 @@ class TurnObserver:
             tokens_after=after,
             max_input_tokens=spec.max_input_tokens,
         )
+
+    def steered(self, turn: Turn, steer: Intervention) -> None:
+        """A steer joined the conversation, just before this iteration's model call."""
+        record.emit("steered", author=steer.author, chars=len(steer.text))
+        self.view.event("steered", turn, author=steer.author, text=steer.text)
 
     # ---- tool calls -----------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.turn_state import Turn
 
 _INPUT_PREVIEW_CHARS = 300
-_ENDED = ("completed", "failed", "cancelled")
+_ENDED = ("completed", "interrupted", "failed", "cancelled")
 COUNTER_REFRESH = timedelta(seconds=10)
 
 

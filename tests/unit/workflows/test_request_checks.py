@@ -88,6 +88,36 @@ def test_each_request_that_cannot_work_names_its_field(
     assert says in found
 
 
+def test_a_budget_on_a_named_endpoint_s_unpriced_model_is_left_to_the_worker() -> None:
+    # The worker knows whether the endpoint reports what it bills; the request cannot.
+    parts = {"agent": {"model": "gw:no-such-model"}, "task": constraints(cost_budget_usd=1)}
+    asked: list[str] = []
+
+    def refusing() -> bool:
+        asked.append("asked")
+        return False
+
+    assert problem(**parts) is None
+    assert request_problem(request(**parts), endpoints_may_price=refusing) is not None
+    assert asked == ["asked"]  # asked only when such a model is met (it records a patch marker)
+    never = request_problem(request(), endpoints_may_price=refusing)
+    assert never is None and asked == ["asked"]
+
+
+def test_a_fallback_entry_prices_its_own_model() -> None:
+    price = {"input_per_mtok": 1, "output_per_mtok": 2}
+    entry = {"model": "openai:no-such-model", "price": price}
+    budget = constraints(cost_budget_usd=1)
+
+    assert problem(agent={"fallback_models": [entry]}, task=budget) is None
+    unpriced = problem(agent={"fallback_models": [{"model": "openai:no-such-model"}]}, task=budget)
+    assert unpriced is not None and "'openai:no-such-model'" in unpriced
+    agent = request(agent={"fallback_models": ["openai:gpt-4.1", entry]}).agent
+    assert agent.fallback_chain() == ["openai:gpt-4.1", "openai:no-such-model"]
+    assert agent.price_of("openai:no-such-model") is not None
+    assert agent.price_of("openai:gpt-4.1") is None  # the table's
+
+
 def test_an_unpriced_model_is_fine_without_a_cost_budget_or_with_a_price() -> None:
     assert problem(agent={"model": "anthropic:no-such-model"}) is None
     price = {"input_per_mtok": 1, "output_per_mtok": 2}

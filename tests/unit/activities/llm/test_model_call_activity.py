@@ -92,6 +92,7 @@ async def test_each_call_logs_one_turn_record_line_of_counts_and_no_content(
         "cache_write_tokens": 0,
         "skipped": ["anthropic:x: cooling down"],
         "cost_usd": 0.0,
+        "priced_by": "price_table",  # the demo model's price is $0 in the table
         "duration_ms": result.duration_ms,
         "stop_reason": "end_turn",
     }

@@ -19,9 +19,12 @@ from turnkeeper.activities.providers.anthropic_provider import (
     AnthropicProvider,
     _to_sdk_messages,
     classify_error,
+)
+from turnkeeper.activities.providers.provider import (
+    ModelCallError,
+    ModelRequest,
     parse_retry_after,
 )
-from turnkeeper.activities.providers.provider import ModelCallError, ModelRequest
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
     LLM_CONTENT_FILTERED,
@@ -326,11 +329,9 @@ async def test_status_errors_are_classified(
     assert len(server.requests_for(key)) == 1, "the SDK must not retry on its own"
 
 
-async def test_message_quotes_the_api_without_branching_on_it(
-    server: FakeAnthropic, provider: AnthropicProvider
-) -> None:
+async def test_message_quotes_the_api(server: FakeAnthropic, provider: AnthropicProvider) -> None:
     key = new_key()
-    api_says = "prompt is too long: 250000 tokens > 200000 maximum"
+    api_says = "messages.0.content: field required"
     server.script(key, [fake.error(400, "invalid_request_error", api_says)])
 
     error = await failure_of(provider, request_for(key))

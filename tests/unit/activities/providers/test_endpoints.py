@@ -77,6 +77,14 @@ async def test_a_named_endpoint_whose_key_variable_is_unset_fails_as_auth(
         ('{"local": {"kind": "ollama", "base_url": "http://x"}}', "local.kind"),
         ('{"local": {"kind": "openai"}}', "local.base_url"),
         ('{"local": {"kind": "openai", "base_url": "http://x", "api_key": "k"}}', "api_key"),
+        (
+            '{"gw": {"kind": "openai", "base_url": "http://x", "reports_cost": "yes"}}',
+            "reports_cost",
+        ),
+        (
+            '{"gw": {"kind": "anthropic", "base_url": "http://x", "cache_control": true}}',
+            "cache_control is for kind 'openai' only",
+        ),
     ],
 )
 def test_bad_provider_configuration_is_refused_with_its_field(raw: str, needle: str) -> None:

@@ -1,0 +1,131 @@
+"""`FakeTurns`: the turn operations of the HTTP API held in memory, for the app's unit tests
+(no Temporal server): one turn waiting for approval, what was sent to it, and its events."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from turnkeeper.contracts.events import TurnEvent
+from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, PendingCall, TurnStatus
+from turnkeeper.contracts.turn import TurnRequest
+
+from tests.unit.builders import request
+from turnkeeper.http.turns import ApiError, WaitingApproval
+
+SINCE = datetime(2026, 1, 1, tzinfo=UTC)
+TURN_ID = "turn-1"
+
+
+class FakeTurns:
+    """One turn, `TURN_ID`, whose call `call-1` (`write_file`) waits for approval."""
+
+    def __init__(self, approvers: list[Any] | None = None, events: int = 5) -> None:
+        agent = {"tools": ["write_file"]}
+        if approvers is not None:
+            agent["approvers"] = approvers
+        self.turn_request = request(agent=agent)
+        self.pending = [
+            PendingCall(
+                call_id="call-1",
+                tool="write_file",
+                input={"path": "a.md", "content": "x"},
+                kind="approval",
+                since=SINCE,
+            )
+        ]
+        self.decided: list[tuple[ApproveInput, Ed25519PrivateKey | None]] = []
+        self.started: list[tuple[TurnRequest, str | None]] = []
+        self.updates: list[tuple[str, dict[str, str]]] = []
+        self.keys: list[Ed25519PrivateKey | None] = []
+        self.finished = False
+        self.event_count = events
+        self.event_pause_s = 0.0
+
+    def _known(self, workflow_id: str) -> None:
+        if workflow_id != TURN_ID:
+            raise ApiError(404, f"no turn {workflow_id!r}")
+
+    async def start(self, request: TurnRequest, workflow_id: str | None) -> str:
+        self.started.append((request, workflow_id))
+        return workflow_id or "turn-new"
+
+    async def request(self, workflow_id: str) -> TurnRequest:
+        self._known(workflow_id)
+        return self.turn_request
+
+    async def status(self, workflow_id: str) -> TurnStatus:
+        self._known(workflow_id)
+        return TurnStatus(state="awaiting_approval", pending=self.pending, cost_usd=0.25)
+
+    async def decisions(self, workflow_id: str) -> list[DecisionRecord]:
+        return [
+            DecisionRecord(call_id=d.call_id, tool="write_file", approved=d.approved, at=SINCE)
+            for d, _ in self.decided
+        ]
+
+    async def decide(
+        self, workflow_id: str, decision: ApproveInput, key: Ed25519PrivateKey | None
+    ) -> list[DecisionRecord]:
+        self.decided.append((decision, key))
+        self.pending = []
+        return [
+            DecisionRecord(
+                call_id=decision.call_id,
+                tool="write_file",
+                approved=decision.approved,
+                approver=decision.approver,
+                reason=decision.reason,
+                edited=decision.input is not None,
+                signed=key is not None,
+                at=SINCE,
+            )
+        ]
+
+    async def waiting_approvals(self) -> list[WaitingApproval]:
+        return [
+            WaitingApproval(
+                workflow_id=TURN_ID,
+                agent_id=self.turn_request.agent.id,
+                call_id=call.call_id,
+                tool=call.tool,
+                input=call.input,
+                since=call.since,
+                cost_usd=0.25,
+                approvers=self.turn_request.agent.approver_names(),
+            )
+            for call in self.pending
+        ]
+
+    async def events(
+        self, workflow_id: str, after: int | None
+    ) -> AsyncIterator[tuple[int, TurnEvent]]:
+        start = 0 if after is None else after + 1
+        for offset in range(start, self.event_count):
+            kind = "turn_finished" if offset == self.event_count - 1 else "iteration_started"
+            await asyncio.sleep(self.event_pause_s)
+            yield offset, TurnEvent(kind=kind, at=SINCE, iteration=offset)
+
+    async def running(self, workflow_id: str) -> None:
+        self._known(workflow_id)
+        if self.finished:
+            raise ApiError(409, f"turn {workflow_id!r} has ended (completed)")
+
+    async def steering(
+        self,
+        workflow_id: str,
+        update: str,
+        payload: dict[str, str],
+        key: Ed25519PrivateKey | None,
+    ) -> Any:
+        await self.running(workflow_id)
+        self.keys.append(key)
+        self.updates.append((update, payload))
+        return {"accepted": True, "iteration": 2}
+
+    async def cancel(self, workflow_id: str) -> None:
+        await self.running(workflow_id)
+        self.updates.append(("cancel", {}))

@@ -1,0 +1,96 @@
+"""The token file: only hashes stored, tokens identify, revoke takes effect in a running server,
+and failed sign-ins are limited per address."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from tests.unit.http.fake_turns import FakeTurns
+from turnkeeper.console.cli import app
+from turnkeeper.http.app import create_app
+from turnkeeper.http.auth import FailedSignIns, sign_in
+from turnkeeper.http.tokens import TokenFileError, TokenStore
+from turnkeeper.http.turns import ApiError
+
+
+def test_the_file_keeps_the_hash_never_the_token(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    token = TokenStore(path).add("alice")
+    text = path.read_text()
+    assert token not in text
+    assert len(token) > 40 and token.startswith("tk_")
+    assert path.stat().st_mode & 0o077 == 0
+    assert TokenStore(path).identify(token).name == "alice"
+    assert TokenStore(path).identify(token + "x") is None
+
+
+def test_a_revoke_from_another_process_reaches_a_running_store(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    serving = TokenStore(path)
+    token = TokenStore(path).add("bob")
+    assert serving.identify(token).name == "bob"
+    TokenStore(path).revoke("bob")
+    assert serving.identify(token) is None
+
+
+def test_bad_names_and_files_are_said(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    with pytest.raises(TokenFileError, match="no identity 'carol'"):
+        TokenStore(path).revoke("carol")
+    with pytest.raises(TokenFileError, match="needs a name"):
+        TokenStore(path).add(" ")
+    with pytest.raises(TokenFileError, match="--key: no file"):
+        TokenStore(path).add("dave", tmp_path / "missing")
+    path.write_text(json.dumps({"nothing": []}))
+    with pytest.raises(TokenFileError, match="not a token file"):
+        TokenStore(path)
+
+
+def test_failed_sign_ins_are_limited_per_address(tmp_path: Path) -> None:
+    store = TokenStore(tmp_path / "tokens.json")
+    token = store.add("alice")
+    failures = FailedSignIns(limit=3, window_s=60)
+    for _ in range(3):
+        with pytest.raises(ApiError) as refused:
+            sign_in(store, failures, "Bearer wrong", "10.0.0.1")
+        assert refused.value.status == 401
+    with pytest.raises(ApiError) as limited:
+        sign_in(store, failures, f"Bearer {token}", "10.0.0.1")
+    assert limited.value.status == 429
+    assert sign_in(store, failures, f"Bearer {token}", "10.0.0.2").name == "alice"
+
+
+def test_the_tokens_commands(tmp_path: Path) -> None:
+    runner = CliRunner()
+    file = str(tmp_path / "tokens.json")
+    added = runner.invoke(app, ["tokens", "add", "alice", "--file", file])
+    assert added.exit_code == 0, added.output
+    token = added.output.strip().splitlines()[-1]
+    assert TokenStore(Path(file)).identify(token).name == "alice"
+    listed = runner.invoke(app, ["tokens", "list", "--file", file])
+    assert "alice" in listed.output and token not in listed.output
+    assert runner.invoke(app, ["tokens", "revoke", "alice", "--file", file]).exit_code == 0
+    assert TokenStore(Path(file)).identify(token) is None
+    for wrong in (
+        ["tokens", "revoke", "alice", "--file", file],
+        ["tokens", "add", "bob", "--file", file, "--key", str(tmp_path / "nokey")],
+        ["serve", "--tokens", str(tmp_path / "broken.json")],
+    ):
+        (tmp_path / "broken.json").write_text("not json")
+        refused = runner.invoke(app, wrong)
+        assert refused.exit_code == 2, (wrong, refused.output)
+        assert "error:" in refused.output
+
+
+def test_a_limited_address_is_told_when_to_retry(tmp_path: Path) -> None:
+    store = TokenStore(tmp_path / "tokens.json")
+    http = TestClient(create_app(FakeTurns(), store, failures=FailedSignIns(limit=2)))
+    for _ in range(2):
+        assert http.get("/v1/approvals", headers={"Authorization": "Bearer x"}).status_code == 401
+    limited = http.get("/v1/approvals", headers={"Authorization": "Bearer x"})
+    assert limited.status_code == 429 and int(limited.headers["Retry-After"]) > 0

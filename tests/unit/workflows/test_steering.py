@@ -1,0 +1,214 @@
+"""Steering's pure parts: where a queued steer joins the conversation, which iteration reads it,
+the payloads the updates refuse, why the validators refuse a steer or interrupt, and the signing
+kinds that keep a steer's signature from passing for an interrupt or a decision."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from pydantic import ValidationError
+from temporalio import workflow
+from turnkeeper.contracts import decision_signing
+from turnkeeper.contracts.activity_io import ModelCallResult
+from turnkeeper.contracts.decision_signing import DECISION, public_key_line
+from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from turnkeeper.contracts.steering import INTERRUPT, STEER, InterruptInput, SteerInput
+from turnkeeper.contracts.turn import Usage
+from turnkeeper.workflows import handler_inputs as inputs
+from turnkeeper.workflows.steering import Interrupted, Steering
+from turnkeeper.workflows.turn_state import Settled, Turn
+
+from tests.unit.builders import START, request, turn
+from tests.unit.workflow_clock import WorkflowClock
+
+WORKFLOW_ID = "turn-steered"
+
+
+@pytest.fixture
+def in_workflow(monkeypatch: pytest.MonkeyPatch) -> WorkflowClock:
+    monkeypatch.setattr(workflow, "info", lambda: SimpleNamespace(workflow_id=WORKFLOW_ID))
+    return WorkflowClock(monkeypatch, START)
+
+
+def answered(t: Turn, *uses: ToolUseBlock, text: str = "") -> None:
+    content: list[Any] = [TextBlock(text=text)] if text else []
+    message = Message(role="assistant", content=[*content, *uses])
+    t.begin_iteration()
+    t.record_model_call(
+        ModelCallResult(
+            message=message,
+            stop_reason="tool_use",
+            usage=Usage(),
+            model="m",
+            cost_usd=0.0,
+            conversation_ref="conv-1",
+            duration_ms=1,
+        )
+    )
+
+
+def steer(t: Turn, steering: Steering, message: str, author: str = "alice") -> int:
+    return steering.steer(t, SteerInput(message=message, author=author), START).iteration
+
+
+def test_a_steer_joins_the_tool_results_so_that_roles_alternate() -> None:
+    t, steering = turn(), Steering()
+    use = ToolUseBlock(id="toolu_1", name="list_files", input={})
+    answered(t, use)
+    steering.called_in = t.iteration
+    t.record_tool_results([Settled(ToolResultBlock(tool_use_id="toolu_1", content="a.md"))])
+
+    assert steer(t, steering, "Look in docs/ too.") == 2
+    delivered = t.deliver_steers()
+
+    assert [d.text for d in delivered] == ["Look in docs/ too."]
+    assert [m.role for m in t.messages] == ["user", "assistant", "user"]
+    result, added = t.messages[-1].content
+    assert isinstance(result, ToolResultBlock) and added == TextBlock(text="Look in docs/ too.")
+    assert t.unsent[-1].content[-1] == added
+    assert t.queued_steers == [] and t.deliver_steers() == []
+    assert [i.kind for i in t.interventions] == ["steer"]
+
+
+def test_a_steer_after_an_answer_is_a_user_message_of_its_own() -> None:
+    t = turn()
+    answered(t, text="Here it is.")
+    Steering().steer(t, SteerInput(message="Shorter.", author="bob"), START)
+
+    t.deliver_steers()
+
+    assert [m.role for m in t.messages] == ["user", "assistant", "user"]
+    assert t.messages[-1].text() == "Shorter." and t.unsent[-1].role == "user"
+
+
+def test_a_steer_before_the_first_call_joins_the_task() -> None:
+    t, steering = turn(), Steering()
+    assert steer(t, steering, "Be brief.") == 1
+    t.deliver_steers()
+    assert len(t.messages) == 1
+    assert [b.text for b in t.messages[0].content if isinstance(b, TextBlock)] == [
+        "Do the thing.",
+        "Be brief.",
+    ]
+
+
+def test_the_iteration_of_a_steer_is_the_next_call_s() -> None:
+    t, steering = turn(), Steering()
+    t.begin_iteration()  # iteration 1, its model call not started (e.g. waiting for a budget)
+    assert steering.next_call(t) == 1
+    steering.called_in = 1  # the call is in flight
+    assert steering.next_call(t) == 2
+
+
+def test_a_steer_needs_a_message_and_nothing_else() -> None:
+    for payload in ({"message": ""}, {"message": "  \n"}, {"author": "a"}):
+        with pytest.raises(ValueError, match="invalid steer: message"):
+            inputs.parsed(payload, SteerInput, "steer")
+    with pytest.raises(ValueError, match="invalid steer: urgent: Extra inputs"):
+        inputs.parsed({"message": "x", "urgent": True}, SteerInput, "steer")
+    with pytest.raises(ValidationError):
+        SteerInput(message="x" * 20_001)
+    with pytest.raises(ValueError, match=r"invalid interrupt: .*reason"):
+        inputs.parsed({"reason": 5}, InterruptInput, "interrupt")
+    assert InterruptInput.model_validate({}).reason == ""
+
+
+def test_a_turn_refuses_steers_once_it_ends_or_finishes_or_is_interrupted() -> None:
+    steering, payload = Steering(), SteerInput(message="x")
+    assert steering.problem(None, payload) == "the turn has not begun"
+    t = turn()
+    assert steering.problem(t, payload) is None
+    steering.finishing = True
+    assert (
+        steering.problem(t, payload)
+        == "the turn has ended (running); there is nothing left to steer"
+    )
+    steering.finishing = False
+    t.end("completed", START)
+    found = steering.problem(t, InterruptInput())
+    assert found == "the turn has ended (completed); there is nothing left to interrupt"
+    t, steering = turn(), Steering()
+    steering.interrupt_turn(t, InterruptInput(author="carol"), START)
+    found = steering.problem(t, payload)
+    assert found == "the turn is being interrupted (by carol); it takes no more steers"
+    with pytest.raises(Interrupted):
+        steering.check()
+
+
+def test_where_the_agent_names_approvers_only_they_steer() -> None:
+    t = turn(request(agent={"approvers": ["alice"]}))
+    steering = Steering()
+    assert steering.problem(t, SteerInput(message="x", author="alice")) is None
+    found = steering.problem(t, InterruptInput(author=""))
+    assert found == "an anonymous author may not interrupt turns of this agent (approvers: alice)"
+
+
+def test_an_interrupt_after_a_model_call_starts_none_of_its_tools() -> None:
+    t, steering = turn(), Steering()
+    use = ToolUseBlock(id="toolu_9", name="write_file", input={"path": "a"})
+    answered(t, use)
+    steering.stop_before_tools(t, [use])  # not interrupted: nothing happens
+    steering.interrupt_turn(t, InterruptInput(reason="stop"), START)
+    with pytest.raises(Interrupted):
+        steering.stop_before_tools(t, [use])
+    [result] = t.messages[-1].content
+    assert isinstance(result, ToolResultBlock) and result.is_error
+    assert result.tool_use_id == "toolu_9"
+
+
+def keyed(alice: Ed25519PrivateKey) -> Turn:
+    return turn(
+        request(agent={"approvers": [{"name": "alice", "public_key": public_key_line(alice)}]})
+    )
+
+
+def test_a_keyed_turn_takes_signed_steers_once(in_workflow: WorkflowClock) -> None:
+    alice = Ed25519PrivateKey.generate()
+    t, steering = keyed(alice), Steering()
+    unsigned = SteerInput(message="Go on.", author="alice")
+    found = steering.problem(t, unsigned)
+    assert found is not None and "the steer is not signed" in found
+    signed = unsigned.signed_with(alice, WORKFLOW_ID, "unit-agent", START + timedelta(minutes=5))
+    assert steering.problem(t, signed) is None
+
+    steering.steer(t, signed, START)
+
+    found = steering.problem(t, signed)
+    assert found is not None and "applied already" in found
+    elsewhere = unsigned.signed_with(
+        alice, "turn-other", "unit-agent", START + timedelta(minutes=5)
+    )
+    found = steering.problem(t, elsewhere)
+    assert found is not None and "does not verify" in found
+    in_workflow.advance(s=600)
+    again = unsigned.model_copy(update={"message": "Again."}).signed_with(
+        alice, WORKFLOW_ID, "unit-agent", START + timedelta(minutes=5)
+    )
+    found = steering.problem(t, again)
+    assert found is not None and "expired" in found
+
+
+def test_a_steer_signature_is_no_interrupt_and_no_decision(in_workflow: WorkflowClock) -> None:
+    alice = Ed25519PrivateKey.generate()
+    t, steering = keyed(alice), Steering()
+    expires = START + timedelta(minutes=5)
+    signature = (
+        SteerInput(message="m", author="alice")
+        .signed_with(alice, WORKFLOW_ID, "unit-agent", expires)
+        .signature
+    )
+    assert signature is not None
+    # The same fields under another kind: an interrupt, or a decision, never verifies.
+    as_interrupt = InterruptInput(author="alice", signature=signature)
+    found = steering.problem(t, as_interrupt)
+    assert found is not None and "does not verify" in found
+    fields = SteerInput(message="m", author="alice").signed_fields(WORKFLOW_ID, "unit-agent")
+    key = public_key_line(alice)
+    assert decision_signing.signature_problem(STEER, fields, signature, key, START) is None
+    for kind in (INTERRUPT, DECISION):
+        found = decision_signing.signature_problem(kind, fields, signature, key, START)
+        assert found is not None and f"turnkeeper-{kind}-v2" in found

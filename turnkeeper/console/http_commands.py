@@ -1,0 +1,124 @@
+"""`turnkeeper serve` and `turnkeeper tokens add|list|revoke`: the HTTP API and who may use it
+(docs/http-api.md)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from turnkeeper.client.connection import TemporalUnreachableError
+from turnkeeper.client.settings_error import SettingsError
+from turnkeeper.console.terminal import err, out
+from turnkeeper.http.serve import DEFAULT_HOST, DEFAULT_PORT, serve
+from turnkeeper.http.tokens import TokenFileError, TokenStore
+
+TokenFile = Annotated[
+    Path, typer.Option("--file", help="The token file (created if missing; keep it private)")
+]
+
+tokens_app = typer.Typer(
+    help="Bearer tokens of `turnkeeper serve`: one per identity.", no_args_is_help=True
+)
+
+
+def _fail(error: Exception, code: int = 1) -> typer.Exit:
+    err.print(Text(f"error: {error}", style="red"), soft_wrap=True)
+    return typer.Exit(code)
+
+
+@tokens_app.command("add")
+def tokens_add(
+    name: Annotated[str, typer.Argument(help="The identity: its approver name")],
+    file: TokenFile,
+    key: Annotated[
+        Path | None,
+        typer.Option(
+            help="The identity's OpenSSH Ed25519 private key: the server signs its decisions",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Create a token for NAME (replacing its old one); printed once, on the last line."""
+    try:
+        token = TokenStore(file).add(name, key)
+    except TokenFileError as error:
+        raise _fail(error, 2) from None
+    out.print(f"token for {name!r} (shown only now; {file} keeps its hash):", soft_wrap=True)
+    out.print(token, soft_wrap=True, highlight=False)
+
+
+@tokens_app.command("list")
+def tokens_list(file: TokenFile) -> None:
+    """The identities of the token file (never their tokens)."""
+    try:
+        identities = TokenStore(file).identities()
+    except TokenFileError as error:
+        raise _fail(error, 2) from None
+    for identity in identities:
+        signing = f"  key {identity.key_file}" if identity.key_file else ""
+        out.print(f"{identity.name}  created {identity.created}{signing}", soft_wrap=True)
+
+
+@tokens_app.command("revoke")
+def tokens_revoke(
+    name: Annotated[str, typer.Argument(help="The identity whose token stops working")],
+    file: TokenFile,
+) -> None:
+    """Remove NAME's token: a running server refuses it from the next request."""
+    try:
+        TokenStore(file).revoke(name)
+    except TokenFileError as error:
+        raise _fail(error, 2) from None
+    out.print(f"revoked the token of {name!r}", soft_wrap=True)
+
+
+def serve_command(
+    tokens: Annotated[
+        Path, typer.Option(help="Token file of `turnkeeper tokens add`", show_default=False)
+    ],
+    host: Annotated[str, typer.Option(help="Address to listen on")] = DEFAULT_HOST,
+    port: Annotated[int, typer.Option(help="Port to listen on")] = DEFAULT_PORT,
+    cors_origin: Annotated[
+        list[str] | None,
+        typer.Option(help="A browser origin allowed to call the API (default: none)"),
+    ] = None,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(
+            help="Proxies whose X-Forwarded-* headers are trusted (default: "
+            "FORWARDED_ALLOW_IPS or 127.0.0.1)",
+            show_default=False,
+        ),
+    ] = None,
+    address: Annotated[
+        str | None, typer.Option(help="Temporal host:port (default: TEMPORAL_ADDRESS)")
+    ] = None,
+    namespace: Annotated[
+        str | None, typer.Option(help="Temporal namespace (default: TEMPORAL_NAMESPACE)")
+    ] = None,
+) -> None:
+    """The HTTP API and the approval inbox (docs/http-api.md)."""
+    try:
+        TokenStore(tokens)  # a broken token file is said before anything listens
+        code = asyncio.run(
+            serve(
+                tokens=tokens,
+                host=host,
+                port=port,
+                cors_origins=cors_origin,
+                forwarded_allow_ips=forwarded_allow_ips,
+                address=address,
+                namespace=namespace,
+            )
+        )
+    except TokenFileError as error:
+        raise _fail(error, 2) from None
+    except (TemporalUnreachableError, SettingsError) as error:
+        raise _fail(error) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    raise typer.Exit(code)

@@ -1,0 +1,13 @@
+"""The HTTP API of `turnkeeper serve` (docs/http-api.md): turns over HTTP for any language, as
+identities that bearer tokens authenticate, and the approval inbox at `/`. It stands on the
+library client (`turnkeeper.client`) and loads nothing of the worker or the console.
+
+- `app`: `create_app`, the FastAPI app: the `/v1/…` endpoints, the inbox, `/openapi.json`.
+- `turns`: `TurnService`, what the endpoints do to turns, over the client; `ApiError`.
+- `decisions`: a decision as the token's identity: 403/404/409 before the `decide` update, signed
+  with the identity's key where it has one.
+- `tokens`: the token file: identities and the SHA-256 of their tokens.
+- `auth`: sign-in from the `Authorization` header; failed sign-ins limited per address.
+- `serve`: uvicorn, with the proxy headers of `--forwarded-allow-ips`.
+- `static/inbox.html`: the inbox page (HTML and JavaScript, no build step).
+"""

@@ -1,0 +1,121 @@
+"""A decision through the API: the approver is the token's identity, never the body's, and the
+answer says why a decision cannot apply (403 not an approver, 404 no such call, 409 decided)
+before the `decide` update is sent; where the identity has a key, the decision is signed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any, Final
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import load_ssh_private_key
+from pydantic import ConfigDict, JsonValue
+
+from turnkeeper.client.errors import DecisionRefused
+from turnkeeper.contracts.contract_model import ContractModel
+from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
+from turnkeeper.http.tokens import Identity
+from turnkeeper.http.turns import ApiError, Turns
+
+# The same variable `turnkeeper approve --key` reads, for a key that has a passphrase.
+PASSPHRASE_ENV: Final = "TURNKEEPER_KEY_PASSPHRASE"
+
+
+class DecisionBody(ContractModel):
+    """`POST /v1/turns/{id}/decisions`: the approver is who the token says, not a field."""
+
+    # An `approver` field is refused, not ignored: a caller who sends one believes it counts.
+    model_config = ConfigDict(extra="forbid")
+
+    call_id: str
+    """The tool call decided (from the turn's status or `/v1/approvals`)."""
+    approved: bool
+    """True approves the call, false rejects it."""
+    reason: str = ""
+    """Why; a rejection's reason reaches the model."""
+    input: dict[str, JsonValue] | None = None
+    """An edited input for the call (approvals only), checked against the tool's schema."""
+    remember: bool = False
+    """Approve later calls of this tool by this agent without asking."""
+
+
+async def intervene(
+    turns: Turns, workflow_id: str, update: str, payload: dict[str, str], identity: Identity
+) -> Any:
+    """A steer or an interrupt from the token's identity: as for decisions, only an approver of
+    the turn's agent may send one (403 otherwise), signed with the identity's key where the
+    agent's approvers have keys.
+
+    Raises:
+        ApiError: 403, 404, or 409 when the turn refuses it (it has ended, say).
+    """
+    request = await turns.request(workflow_id)
+    approvers = request.agent.approver_names()
+    if approvers is not None and identity.name not in approvers:
+        raise ApiError(403, f"{identity.name!r} is not an approver of agent {request.agent.id!r}")
+    key = signing_key(identity) if request.agent.approver_keys() else None
+    return await turns.steering(workflow_id, update, payload, key)
+
+
+def signing_key(identity: Identity) -> Ed25519PrivateKey | None:
+    """The identity's private key, when it has one (`tokens add --key`).
+
+    Raises:
+        ApiError: 500: the key file cannot be read or is not an Ed25519 key.
+    """
+    if identity.key_file is None:
+        return None
+    passphrase = os.environ.get(PASSPHRASE_ENV)
+    try:
+        key = load_ssh_private_key(
+            Path(identity.key_file).read_bytes(), passphrase.encode() if passphrase else None
+        )
+    except (OSError, ValueError, TypeError) as err:
+        raise ApiError(500, f"the signing key of {identity.name!r} is unusable: {err}") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ApiError(500, f"the signing key of {identity.name!r} is not an Ed25519 key")
+    return key
+
+
+async def decide(
+    turns: Turns, workflow_id: str, body: DecisionBody, identity: Identity
+) -> list[DecisionRecord]:
+    """Applies `body` as `identity`'s decision; the decisions as the turn applied them.
+
+    Raises:
+        ApiError: 403, 404, 409 or 422 (an edit that does not fit the tool), saying why.
+    """
+    # Both at once: each is a round trip to Temporal, and a decision's latency is what they add.
+    request, status = await asyncio.gather(turns.request(workflow_id), turns.status(workflow_id))
+    approvers = request.agent.approver_names()
+    if approvers is not None and identity.name not in approvers:
+        raise ApiError(403, f"{identity.name!r} is not an approver of agent {request.agent.id!r}")
+    await _check_waiting(turns, workflow_id, body.call_id, status)
+    key = signing_key(identity) if request.agent.approver_keys() else None
+    decision = ApproveInput(
+        call_id=body.call_id,
+        approved=body.approved,
+        reason=body.reason,
+        remember=body.remember and body.approved,
+        input=body.input if body.approved else None,
+        approver=identity.name,
+    )
+    try:
+        return await turns.decide(workflow_id, decision, key)
+    except DecisionRefused as err:
+        # Checked above, so another decision won the race, or the edit does not fit the tool.
+        await _check_waiting(turns, workflow_id, body.call_id)
+        raise ApiError(422 if body.input is not None else 409, str(err)) from None
+
+
+async def _check_waiting(
+    turns: Turns, workflow_id: str, call_id: str, status: TurnStatus | None = None
+) -> None:
+    status = status or await turns.status(workflow_id)
+    if any(c.call_id == call_id and c.kind == "approval" for c in status.pending):
+        return
+    if any(d.call_id == call_id for d in await turns.decisions(workflow_id)):
+        raise ApiError(409, f"call {call_id!r} of {workflow_id!r} is already decided")
+    raise ApiError(404, f"no call {call_id!r} waits for approval in {workflow_id!r}")

@@ -1,0 +1,136 @@
+"""The token file of `turnkeeper serve`: which bearer tokens sign in as which identity.
+
+The file holds, per identity, only the SHA-256 of its token (and optionally the path of the
+identity's SSH signing key). A plain hash and not a password hash (bcrypt, scrypt): the tokens
+are 256 random bits, not something a person chose, so no dictionary or brute force can reverse
+the hash, and one SHA-256 per request keeps sign-in cheap. A stolen file grants nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+# 32 bytes = 256 bits of randomness; urlsafe so it fits a header and a shell line unquoted.
+TOKEN_BYTES: Final = 32
+TOKEN_PREFIX: Final = "tk_"
+
+
+class TokenFileError(Exception):
+    """The token file cannot be read or written, or a name is missing or taken (the message
+    says which file and what to do)."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a token signs in as.
+
+    Attributes:
+        name: The identity: the approver name of its decisions.
+        token_sha256: Hex SHA-256 of the token; the token itself is never stored.
+        key_file: Path of the identity's OpenSSH Ed25519 private key; the server signs its
+            decisions with it (for agents whose approvers have public keys).
+        created: When the token was made (ISO-8601, UTC).
+    """
+
+    name: str
+    token_sha256: str
+    key_file: str | None = None
+    created: str = ""
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class TokenStore:
+    """The identities of one token file; every change is written back at once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._stamp = self._mtime()
+        self._identities = self._read()
+
+    def _mtime(self) -> float | None:
+        try:
+            return self.path.stat().st_mtime
+        except OSError:
+            return None
+
+    def _refresh(self) -> None:
+        # A running server sees `tokens add|revoke` from another process without a restart.
+        stamp = self._mtime()
+        if stamp != self._stamp:
+            self._stamp, self._identities = stamp, self._read()
+
+    def _read(self) -> dict[str, Identity]:
+        if not self.path.exists():
+            return {}
+        try:
+            raw = json.loads(self.path.read_text())
+            return {entry["name"]: Identity(**entry) for entry in raw["identities"]}
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise TokenFileError(f"{self.path} is not a token file of turnkeeper: {err}") from None
+
+    def _write(self) -> None:
+        data = {"identities": [asdict(identity) for identity in self._identities.values()]}
+        try:
+            # Created readable by its owner only: it names who may approve what.
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as file:
+                json.dump(data, file, indent=2)
+            self._stamp = self._mtime()
+        except OSError as err:
+            raise TokenFileError(f"cannot write {self.path}: {err.strerror}") from None
+
+    def identities(self) -> list[Identity]:
+        return sorted(self._identities.values(), key=lambda identity: identity.name)
+
+    def add(self, name: str, key_file: Path | None = None) -> str:
+        """A new token for `name` (replacing its old one); returns the token, the only time
+        it exists outside the caller's hands.
+
+        Raises:
+            TokenFileError: An empty name or a key file that does not exist.
+        """
+        if not name.strip():
+            raise TokenFileError("an identity needs a name")
+        if key_file is not None and not key_file.is_file():
+            raise TokenFileError(f"--key: no file {key_file}")
+        token = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
+        self._identities[name] = Identity(
+            name=name,
+            token_sha256=token_hash(token),
+            key_file=str(key_file.resolve()) if key_file else None,
+            created=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        self._write()
+        return token
+
+    def revoke(self, name: str) -> None:
+        """Removes `name`'s token; it signs in no more.
+
+        Raises:
+            TokenFileError: No identity of that name.
+        """
+        if self._identities.pop(name, None) is None:
+            known = ", ".join(self._identities) or "none"
+            raise TokenFileError(f"no identity {name!r} in {self.path} (identities: {known})")
+        self._write()
+
+    def identify(self, token: str) -> Identity | None:
+        """The identity `token` signs in as, or None."""
+        self._refresh()
+        digest = token_hash(token)
+        for identity in self._identities.values():
+            # Constant time: how much of a hash matched must not leak through timing.
+            if hmac.compare_digest(identity.token_sha256, digest):
+                return identity
+        return None
