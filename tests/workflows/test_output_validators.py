@@ -23,8 +23,10 @@ from tests.conftest import (
     running_worker,
     scripted_request,
 )
+from turnkeeper.testing import ScriptedModel, reply
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from turnkeeper.testing.pytest_plugin import EnvironmentFactory
 
 
 @turnkeeper.output_validator
@@ -138,3 +140,21 @@ async def test_a_validator_that_breaks_fails_the_turn_at_once(turns: TurnRunner)
         await handle.result()
     assert "'broken' raised KeyError" in failure.value.message
     assert failure.value.report is not None and failure.value.report.llm_calls == 1
+
+
+async def test_the_test_kit_runs_a_turns_validators_and_types_its_output(
+    turn_env: EnvironmentFactory,
+) -> None:
+    model = ScriptedModel(
+        [reply('{"title": "Notes", "score": 11}'), reply('{"title": "Notes", "score": 8}')]
+    )
+
+    async with turn_env(model=model, output_validators=[scored_out_of_ten]) as env:
+        handle = await env.start_turn(
+            "Review the notes",
+            agent={"output_validators": ["scored_out_of_ten"]},
+            output_type=Verdict,
+        )
+        verdict = await handle.output()
+
+    assert verdict == Verdict(title="Notes", score=8)
