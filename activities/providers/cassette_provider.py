@@ -197,4 +197,14 @@ def with_cassette(
     if settings is None:
         return dict(providers)
     cassette = Cassette(settings)
-    return {name: CassetteProvider(name, inner, cassette) for name, inner in providers.items()}
+    return {
+        name: inner if _scripted(inner) else CassetteProvider(name, inner, cassette)
+        for name, inner in providers.items()
+    }
+
+
+def _scripted(provider: ModelProvider) -> bool:
+    """A model that answers from a test's own script (`turnkeeper.testing.ScriptedModel`): it is
+    offline and deterministic already, and a suite that replays a cassette for its real-model
+    tests runs its scripted tests beside them unchanged."""
+    return getattr(provider, "scripted", False) is True

@@ -158,6 +158,8 @@ class ScriptedProvider:
     """The worker's `scripted` provider: routes `scripted:<name>` to the model of that name."""
 
     name = PROVIDER_NAME
+    # Never behind a cassette: the script is the recording.
+    scripted = True
 
     def __init__(self) -> None:
         self.models: dict[str, ScriptedModel] = {}

@@ -33,6 +33,7 @@ from turnkeeper.contracts.messages import Message, TextBlock
 from turnkeeper.contracts.turn import Usage
 
 from turnkeeper.client.settings_error import SettingsError
+from turnkeeper.testing.scripted_model import ScriptedProvider
 from turnkeeper.worker.plugin import TurnkeeperPlugin
 from turnkeeper.worker.settings import Settings
 
@@ -222,12 +223,14 @@ async def test_concurrent_recorders_append_whole_lines(tmp_path: Path) -> None:
     )
 
 
-def test_with_cassette_wraps_every_provider(tmp_path: Path) -> None:
+def test_with_cassette_wraps_every_provider_but_a_test_s_scripted_model(tmp_path: Path) -> None:
+    scripted = ScriptedProvider()
     wrapped = with_cassette(
-        {"anthropic": Recorder(), "openai": Recorder()},
+        {"anthropic": Recorder(), "openai": Recorder(), "scripted": scripted},
         CassetteSettings(tmp_path / "new.cassette", "record"),
     )
-    assert {type(p) for p in wrapped.values()} == {CassetteProvider}
+    assert {type(wrapped[name]) for name in ("anthropic", "openai")} == {CassetteProvider}
+    assert wrapped["scripted"] is scripted  # the script is the recording
     assert (tmp_path / "new.cassette").read_text() == '{"turnkeeper_cassette": 1}\n'
 
 
