@@ -21,6 +21,9 @@ TURN_BUDGET_EXCEEDED: Final = "TurnBudgetExceeded"
 MAX_ITERATIONS_EXCEEDED: Final = "MaxIterationsExceeded"
 AUTONOMY_BOUNDARY_VIOLATION: Final = "AutonomyBoundaryViolation"
 TOOL_ARGUMENTS_INVALID: Final = "ToolArgumentsInvalid"
+# An output validator raised something other than OutputRejected (or never answered): a defect
+# of the application's validator, so the turn fails instead of asking the model again.
+OUTPUT_VALIDATOR_ERROR: Final = "OutputValidatorError"
 # A defect in turnkeeper itself; the turn fails with its partial report instead of hanging.
 TURN_INTERNAL_ERROR: Final = "TurnInternalError"
 LLM_AUTH_ERROR: Final = "LLMAuthError"

@@ -31,6 +31,7 @@ ACTIVITY_MODEL_CALL: Final = "model_call"
 ACTIVITY_TOOL_CALL: Final = "tool_call"
 ACTIVITY_LOAD_CONVERSATION: Final = "load_conversation"
 ACTIVITY_STORE_CONVERSATION: Final = "store_conversation"
+ACTIVITY_VALIDATE_OUTPUT: Final = "validate_output"
 
 SA_AGENT_ID: Final = "AgentId"
 SA_TASK_ID: Final = "TaskId"

@@ -142,6 +142,10 @@ class AgentSpec(ContractModel):
     output_schema: dict[str, JsonValue] | None = None
     """A JSON Schema the answer must fit: the model is asked for JSON, and the report's
     `structured_output` holds the parsed answer. None: a text answer."""
+    output_validators: list[str] = Field(default_factory=list)
+    """Names of the worker's output validators (`@turnkeeper.output_validator`) that check the
+    final answer, in order, after `output_schema` is satisfied; a rejection goes back to the
+    model as a correction. Empty: none."""
     price: Price | None = None
     """Overrides the pricing table for `model` (a fallback entry takes its own `price`)."""
     approvers: list[ApproverEntry] | None = None

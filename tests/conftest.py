@@ -21,6 +21,7 @@ from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
+from turnkeeper.activities.output.validators import OutputValidators
 from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 from turnkeeper.activities.providers.demo_provider import DemoProvider
 from turnkeeper.activities.providers.openai_provider import OpenAICompatibleProvider
@@ -205,6 +206,7 @@ async def running_worker(
     tools: ToolRegistry | None = None,
     store: ContentStore | None = None,
     openai_fake: FakeOpenAI | None = None,
+    output_validators: OutputValidators | None = None,
     **worker_options: Any,
 ) -> AsyncIterator[Worker]:
     worker = Worker(
@@ -218,6 +220,7 @@ async def running_worker(
             providers=providers_for(fake, openai_fake),
             tools=tools,
             store=store,
+            output_validators=output_validators,
         ),
         **worker_options,
     )

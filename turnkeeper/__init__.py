@@ -50,6 +50,8 @@ __all__ = [
     "LLMUnavailable",
     "MaxIterationsExceeded",
     "Message",
+    "OutputRejected",
+    "OutputValidatorError",
     "PendingCall",
     "SessionHandle",
     "SessionRefused",
@@ -71,6 +73,7 @@ __all__ = [
     "WaitingTurn",
     "connect",
     "exit_without_teardown",
+    "output_validator",
     "pending",
     "run_worker",
     "session",
@@ -85,6 +88,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "tool": ("turnkeeper.activities.tools.registry", "worker_tool"),
     "ToolContext": ("turnkeeper.activities.tools.registry", "ToolContext"),
     "ToolError": ("turnkeeper.activities.tools.registry", "ToolError"),
+    "output_validator": ("turnkeeper.activities.output.validators", "output_validator"),
+    "OutputRejected": ("turnkeeper.activities.output.validators", "OutputRejected"),
     "run_worker": ("turnkeeper.worker.run", "run_worker"),
     "TurnkeeperPlugin": ("turnkeeper.worker.plugin", "TurnkeeperPlugin"),
     "connect": ("turnkeeper.client.connection", "connect"),
@@ -124,6 +129,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
             "MaxIterationsExceeded",
             "AutonomyBoundaryViolation",
             "ToolArgumentsInvalid",
+            "OutputValidatorError",
             "TurnInternalError",
             "LLMAuthError",
             "LLMInvalidRequest",
@@ -155,6 +161,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from turnkeeper.activities.output.validators import OutputRejected, output_validator
     from turnkeeper.activities.tools.registry import ToolContext, ToolError
     from turnkeeper.activities.tools.registry import worker_tool as tool
     from turnkeeper.client.client import TurnHandle, pending, start_turn, turn
@@ -172,6 +179,7 @@ if TYPE_CHECKING:
         LLMInvalidRequest,
         LLMUnavailable,
         MaxIterationsExceeded,
+        OutputValidatorError,
         SessionRefused,
         ToolArgumentsInvalid,
         TurnBudgetExceeded,

@@ -25,6 +25,7 @@ Model calls
     context_window.py        What a compacting turn sends, and how many tokens that is.
     conversation_compaction.py  Compaction of a conversation a turn continues by reference.
     structured_output.py     `agent.output_schema`: the answer must be JSON that fits it.
+    output_validation.py     `agent.output_validators`: the worker's checks of the answer.
 
 Tools and approvals
     tool_calls.py            Settling one response's tool calls, one `tool_result` each.

@@ -62,6 +62,7 @@ with workflow.unsafe.imports_passed_through():
         decision_checks,
         mcp_tools,
         model_calls,
+        output_validation,
         signed_decisions,
         structured_output,
         subagent_relay,
@@ -142,6 +143,7 @@ class AgentTurnWorkflow:
         observer.turn_described(turn)
         try:
             if carried is None:
+                await output_validation.check_worker_has_them(turn)
                 await self._discover_mcp_tools(turn)
             report = await self._loop(turn, request)
             self._steering.finishing = True
@@ -225,7 +227,7 @@ class AgentTurnWorkflow:
             if result.stop_reason == "max_tokens":
                 return turn.report("max_tokens", workflow.now())
             if not uses:
-                if self._sent_back_for_correction(turn):
+                if await self._sent_back_for_correction(turn):
                     continue
                 return turn.report("completed", workflow.now())
             self._check_autonomy(turn, uses)
@@ -308,18 +310,25 @@ class AgentTurnWorkflow:
         await mcp_tools.discover(turn)
         self._offered = mcp_tools.expand(offered_tools(turn.request), turn.mcp_tools)
 
-    def _sent_back_for_correction(self, turn: Turn) -> bool:
-        """With an output schema: keeps the structured answer (False), or appends a correction
-        for the model and says so (True)."""
+    async def _sent_back_for_correction(self, turn: Turn) -> bool:
+        """Checks the final answer against the output schema, then the output validators:
+        keeps it (False), or sends it back to the model with a correction (True)."""
         schema = turn.request.agent.output_schema
-        if schema is None:
-            return False
-        value, correction = structured_output.structured_answer(turn.messages[-1].text(), schema)
-        if correction is None:
+        value = None
+        if schema is not None:
+            value, correction = structured_output.structured_answer(
+                turn.messages[-1].text(), schema
+            )
+            if correction is not None:
+                turn.send_back(correction, "it does not fit output_schema")
+                return True
+        rejected = await output_validation.rejection(turn, value)
+        if rejected is not None:
+            turn.send_back(*rejected)
+            return True
+        if schema is not None:
             turn.keep_structured_output(value)
-            return False
-        turn.append_user_text(correction)
-        return True
+        return False
 
     def _offered_to_last_call(self, turn: Turn) -> list[str]:
         """The tools the last model call was given: none once the tool interactions are spent,

@@ -79,12 +79,17 @@ def check_iterations(turn: Turn) -> None:
     asked for tools after the last one."""
     if turn.iteration < iteration_limit(turn):
         return
+    still = (
+        "the model still asked for tools"
+        if turn.rejected is None
+        else f"the model's last answer was still rejected ({turn.rejected.why})"
+    )
     exhaust(
         turn,
         "iterations",
         errors.MAX_ITERATIONS_EXCEEDED,
-        f"the turn reached max_iterations={iteration_limit(turn)} and the model still asked for "
-        f"tools ({turn.model_calls} model calls, {turn.tool_calls} tool calls)",
+        f"the turn reached max_iterations={iteration_limit(turn)} and {still} "
+        f"({turn.model_calls} model calls, {turn.tool_calls} tool calls)",
     )
 
 

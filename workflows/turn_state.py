@@ -78,6 +78,15 @@ class Settled(NamedTuple):
     stored_ref: str | None = None
 
 
+class RejectedAnswer(BaseModel):
+    """A final answer sent back to the model (it did not fit `output_schema`, or an output
+    validator rejected it): kept until the model answers again, so that a turn ending here
+    reports it."""
+
+    text: str
+    why: str
+
+
 class TurnProgress(BaseModel):
     """Everything a turn has done so far: what it carries across continue-as-new."""
 
@@ -111,6 +120,7 @@ class TurnProgress(BaseModel):
     spent_signatures: list[str] = Field(default_factory=list)
     spent_decisions: list[str] = Field(default_factory=list)
     structured_output: JsonValue = None
+    rejected: RejectedAnswer | None = None  # the last final answer sent back, until the next
     ended: datetime | None = None
     budget_request: BudgetRequest | None = None  # while in state awaiting_budget
     budget_requests: int = 0
@@ -175,6 +185,7 @@ class Turn(TurnProgress):
     def record_model_call(self, result: ModelCallResult) -> None:
         self._bill(result)
         self.messages.append(result.message)
+        self.rejected = None
         self.unsent = []
         self.conversation_ref = result.conversation_ref
         self.context_ref = result.context_ref or self.context_ref
@@ -293,6 +304,12 @@ class Turn(TurnProgress):
 
     def keep_structured_output(self, value: JsonValue) -> None:
         self.structured_output = value
+
+    def send_back(self, correction: str, why: str) -> None:
+        """The model's final answer is rejected (`why`): `correction` goes back to it, and the
+        answer is kept for the report should the turn end before another."""
+        self.rejected = RejectedAnswer(text=self.messages[-1].text(), why=why)
+        self.append_user_text(correction)
 
     def load_earlier(self, messages: list[Message]) -> None:
         """The conversation this turn continues, read from the store so that compaction can
@@ -461,6 +478,8 @@ class Turn(TurnProgress):
     def report(self, outcome: Outcome, now: datetime) -> AgentReport:
         last = self.messages[-1] if self.messages else None
         output = last.text() if last is not None and last.role == "assistant" else ""
+        if self.rejected is not None:
+            output = self.rejected.text  # the last answer, not the correction after it
         return AgentReport(
             agent_id=self.request.agent.id,
             task_id=self.request.task.id,

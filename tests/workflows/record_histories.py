@@ -27,6 +27,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
+from turnkeeper.activities.output.validators import (
+    OutputRejected,
+    OutputValidators,
+    output_validator,
+)
 from turnkeeper.contracts.decision_signing import public_key_line
 from turnkeeper.contracts.names import (
     QUERY_STATUS,
@@ -471,6 +476,33 @@ async def subagents(client: Client, fake_api: FakeAnthropic, queue: str, workflo
     return handle
 
 
+@output_validator
+def no_digits(text: str) -> None:
+    """The golden worker's output validator: numbers in words."""
+    if any(character.isdigit() for character in text):
+        raise OutputRejected("write numbers out in words")
+
+
+async def rejected_then_accepted(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A structured answer that fits the schema but an output validator rejects: the model is
+    corrected, and its next answer is accepted (the validators checked at the start too)."""
+    fake_api.script(
+        "golden15", [fake.text('{"answer": "42"}'), fake.text('{"answer": "forty-two"}')]
+    )
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    }
+    agent = {"output_schema": schema, "output_validators": ["no_digits"]}
+    handle = await _start(client, scripted_request("golden15", agent=agent), queue, workflow_id)
+    await handle.result()
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -495,6 +527,7 @@ SCENARIOS = (
     steered,
     interrupted,
     subagents,
+    rejected_then_accepted,
 )
 
 
@@ -515,7 +548,14 @@ async def main(version: str, names: list[str], encrypted: bool) -> None:
             (settings.workspace / "ledger.md").write_text(ledger)
             # The converter keeps large payloads in the golden store (replay reads them back);
             # the activities' conversation nodes stay in the temporary folder.
-            async with running_worker(env.client, settings, fake_api, openai_fake=openai_api):
+            validators = OutputValidators([no_digits])
+            async with running_worker(
+                env.client,
+                settings,
+                fake_api,
+                openai_fake=openai_api,
+                output_validators=validators,
+            ):
                 for scenario in [s for s in SCENARIOS if not names or s.__name__ in names]:
                     # The file's stem is the workflow id, as test_replay.py replays it: signed
                     # decisions are bound to the turn's workflow id.

@@ -53,3 +53,15 @@ async def test_an_invalid_output_schema_is_refused_up_front(turns: TurnRunner) -
     assert error.type == "InvalidTurnRequest"
     assert "agent.output_schema" in error.message
     assert turns.fake.requests_for(key) == []
+
+
+async def test_answers_that_never_fit_fail_with_the_last_one(turns: TurnRunner) -> None:
+    key = new_key()
+    turns.fake.script(key, [fake.text("Seven."), fake.text("Still seven.")])
+    request = scripted_request(key, agent={"output_schema": SCHEMA, "max_iterations": 2})
+
+    error, report = await failure_of(turns, request)
+
+    assert error.type == "MaxIterationsExceeded"
+    assert "last answer was still rejected (it does not fit output_schema)" in error.message
+    assert report.output == "Still seven."

@@ -10,6 +10,9 @@ async for event in handle.events():
     if event.kind == "approval_requested":
         await handle.approve(event.call_id, approver="alice")
 report = await handle.result()
+
+With `output_type=SomeModel` the agent answers in that model's JSON, and `await handle.output()`
+returns it as a `SomeModel`.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from pydantic import JsonValue, TypeAdapter, ValidationError
+from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 from temporalio.client import (
     Client,
     WorkflowFailureError,
@@ -34,6 +37,7 @@ from turnkeeper.client.events import turn_events
 from turnkeeper.client.signatures import signed_decision, signed_extension, signed_intervention
 from turnkeeper.client.turns import WaitingTurn, list_waiting, short_id, turn_workflow_id
 from turnkeeper.client.turns import start_turn as start_workflow
+from turnkeeper.client.typed_output import Output, output_schema, structured
 from turnkeeper.client.waiting import wait_for_pending
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput, ExtendBudgetResult
 from turnkeeper.contracts.events import TurnEvent
@@ -71,14 +75,22 @@ _MESSAGES = TypeAdapter(list[Message])
 _DECISIONS = TypeAdapter(list[DecisionRecord])
 DEFAULT_SIGNATURE_LIFETIME = timedelta(minutes=10)
 Result = TypeVar("Result")
+Other = TypeVar("Other", bound=BaseModel)
 
 
-class TurnHandle:
-    """One turn: its workflow id, and what a caller can do with it."""
+class TurnHandle(Generic[Output]):
+    """One turn: its workflow id, and what a caller can do with it. `output_type`: the model
+    `output()` reads the answer as (given to `start_turn`)."""
 
-    def __init__(self, client: Client, workflow: WorkflowHandle[Any, AgentReport]) -> None:
+    def __init__(
+        self,
+        client: Client,
+        workflow: WorkflowHandle[Any, AgentReport],
+        output_type: type[Output] | None = None,
+    ) -> None:
         self.client = client
         self.workflow = workflow
+        self.output_type = output_type
 
     @property
     def id(self) -> str:
@@ -270,6 +282,31 @@ class TurnHandle:
         except WorkflowFailureError as failure:
             raise turn_error(failure) from failure
 
+    @overload
+    async def output(self) -> Output: ...
+
+    @overload
+    async def output(self, output_type: type[Other]) -> Other: ...
+
+    async def output(self, output_type: type[BaseModel] | None = None) -> BaseModel:
+        """Waits for the turn's report and returns its structured answer as `output_type`
+        (default: the `output_type` given to `start_turn`; a handle got by id takes it here).
+
+        Raises:
+            TurnError: As `result()`.
+            TypeError: No output type, here or at `start_turn`.
+            ValueError: The turn ended without a structured answer.
+            pydantic.ValidationError: The answer fits the schema but not the type's own
+                validators (an output validator on the worker lets the model correct that).
+        """
+        wanted = output_type or self.output_type
+        if wanted is None:
+            raise TypeError(
+                "this handle has no output type: give one, handle.output(SomeModel), or "
+                "start the turn with output_type="
+            )
+        return structured(await self.result(), wanted)
+
     def events(self) -> AsyncIterator[TurnEvent]:
         """The turn's events from its first, then live ones until it ends."""
         return turn_events(self.client, self.id)
@@ -295,6 +332,7 @@ class TurnHandle:
             raise refused(error, DecisionRefused) from None
 
 
+@overload
 async def start_turn(
     client: Client,
     request: TurnRequest | Mapping[str, Any] | None = None,
@@ -302,8 +340,34 @@ async def start_turn(
     *,
     id: str | None = None,
     task_queue: str | None = None,
+    output_type: type[Output],
     **fields: Any,
-) -> TurnHandle:
+) -> TurnHandle[Output]: ...
+
+
+@overload
+async def start_turn(
+    client: Client,
+    request: TurnRequest | Mapping[str, Any] | None = None,
+    /,
+    *,
+    id: str | None = None,
+    task_queue: str | None = None,
+    output_type: None = None,
+    **fields: Any,
+) -> TurnHandle[Any]: ...
+
+
+async def start_turn(
+    client: Client,
+    request: TurnRequest | Mapping[str, Any] | None = None,
+    /,
+    *,
+    id: str | None = None,
+    task_queue: str | None = None,
+    output_type: type[Any] | None = None,
+    **fields: Any,
+) -> TurnHandle[Any]:
     """Start one agent turn and return its handle (the turn runs on its own).
 
     Args:
@@ -313,9 +377,13 @@ async def start_turn(
         id: The workflow id (default: `turn-<agent id>-<random>`).
         task_queue: The workers' queue (default: `AGENT_TASK_QUEUE` or `agent-turns`, as the
             worker reads it).
+        output_type: A pydantic model: the agent's `output_schema` becomes its strict JSON
+            Schema, and `handle.output()` returns the answer as an instance of it.
 
     Raises:
         InvalidTurnRequest: The request does not validate (the message names the field).
+        TypeError: `output_type` is not a model that strict structured output can describe
+            (the message names the field), or the request has an `output_schema` too.
     """
     if request is not None and fields:
         raise TypeError("give the request or its fields, not both")
@@ -327,10 +395,19 @@ async def start_turn(
         )
     except ValidationError as error:
         raise InvalidTurnRequest(f"invalid turn request: {error}") from None
+    if output_type is not None:
+        turn = _with_output_type(turn, output_type)
     workflow_id = id or turn_workflow_id(turn.agent.id, short_id())
     queue = task_queue or os.environ.get(TASK_QUEUE_ENV) or DEFAULT_TASK_QUEUE
     workflow = await start_workflow(client, turn, workflow_id=workflow_id, task_queue=queue)
-    return TurnHandle(client, workflow)
+    return TurnHandle(client, workflow, output_type)
+
+
+def _with_output_type(turn: TurnRequest, output_type: type[BaseModel]) -> TurnRequest:
+    if turn.agent.output_schema is not None:
+        raise TypeError("give output_type or agent.output_schema, not both")
+    agent = turn.agent.model_copy(update={"output_schema": output_schema(output_type)})
+    return turn.model_copy(update={"agent": agent})
 
 
 def turn(client: Client, workflow_id: str) -> TurnHandle:

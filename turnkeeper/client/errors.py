@@ -58,6 +58,13 @@ class ToolArgumentsInvalid(TurnError):
     type = errors.TOOL_ARGUMENTS_INVALID
 
 
+class OutputValidatorError(TurnError):
+    """An output validator raised something other than `OutputRejected`, or never answered:
+    a defect of the application's validator, not of the model's answer."""
+
+    type = errors.OUTPUT_VALIDATOR_ERROR
+
+
 class TurnInternalError(TurnError):
     type = errors.TURN_INTERNAL_ERROR
 
@@ -133,6 +140,7 @@ _BY_TYPE: dict[str, type[TurnError]] = {
         MaxIterationsExceeded,
         AutonomyBoundaryViolation,
         ToolArgumentsInvalid,
+        OutputValidatorError,
         TurnInternalError,
         LLMAuthError,
         LLMInvalidRequest,

@@ -32,6 +32,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from turnkeeper.activities.output.validators import OutputValidator
 from turnkeeper.activities.providers.provider import ModelProvider
 from turnkeeper.activities.tools.registry import WorkerTool
 from turnkeeper.client.client import TurnHandle, start_turn
@@ -57,7 +58,7 @@ class CheckedTurnHandle(TurnHandle):
     mismatch, waiting on the turn raises that `ScriptError` instead of the turn's failure."""
 
     def __init__(self, handle: TurnHandle, models: Sequence[ScriptedModel]) -> None:
-        super().__init__(handle.client, handle.workflow)
+        super().__init__(handle.client, handle.workflow, handle.output_type)
         self._models = models
 
     async def result(self) -> AgentReport:
@@ -110,6 +111,8 @@ class TurnTestEnvironment:
             session's server); not with `time_skipping`.
         providers: More model providers by name, beside `anthropic`, `openai`, `demo` and the
             scripted models.
+        output_validators: Your `@turnkeeper.output_validator` functions; a turn runs those
+            its `agent.output_validators` names.
 
     Attributes:
         client: A client with turnkeeper's data converter, connected to the server.
@@ -127,10 +130,12 @@ class TurnTestEnvironment:
         agent: Mapping[str, Any] | None = None,
         address: str | None = None,
         providers: Mapping[str, ModelProvider] | None = None,
+        output_validators: Sequence[OutputValidator] = (),
     ) -> None:
         if address and time_skipping:
             raise ValueError("time_skipping starts a test server of its own: give no address")
         self.tools = list(tools)
+        self.output_validators = list(output_validators)
         self.time_skipping = time_skipping
         self.builtin_tools = builtin_tools
         self.address = address
@@ -261,6 +266,7 @@ class TurnTestEnvironment:
         return TurnkeeperPlugin(
             self.tools,
             builtin_tools=self.builtin_tools,
+            output_validators=self.output_validators,
             providers={**default_providers(), **self._providers},
             settings=settings,
             keyring=Keyring.from_env(),

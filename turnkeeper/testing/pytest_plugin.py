@@ -26,6 +26,7 @@ from turnkeeper.testing.ports import free_ports
 # Loaded by every pytest run wherever turnkeeper is installed: the worker, the SDK and the dev
 # server are imported when a test first asks for a fixture, not when pytest starts.
 if TYPE_CHECKING:
+    from turnkeeper.activities.output.validators import OutputValidator
     from turnkeeper.activities.providers.provider import ModelProvider
     from turnkeeper.activities.tools.registry import WorkerTool
     from turnkeeper.devtools.devserver import DevServer
@@ -105,6 +106,7 @@ def turn_env(turnkeeper_server: SessionServer) -> EnvironmentFactory:
         builtin_tools: bool = False,
         agent: dict[str, Any] | None = None,
         providers: dict[str, ModelProvider] | None = None,
+        output_validators: Sequence[OutputValidator] = (),
     ) -> TurnTestEnvironment:
         from turnkeeper.testing.environment import TurnTestEnvironment
 
@@ -115,6 +117,7 @@ def turn_env(turnkeeper_server: SessionServer) -> EnvironmentFactory:
             builtin_tools=builtin_tools,
             agent=agent,
             providers=providers,
+            output_validators=output_validators,
             address=None if time_skipping else turnkeeper_server.address,
         )
 

@@ -23,6 +23,7 @@ from temporalio.worker import ReplayerConfig, WorkerConfig, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from turnkeeper.activities.mcp.config import load_mcp_config
+from turnkeeper.activities.output.validators import OutputValidator, OutputValidators
 from turnkeeper.activities.providers.cassette_file import CassetteFormatError
 from turnkeeper.activities.providers.cassette_provider import with_cassette
 from turnkeeper.activities.providers.provider import ModelProvider
@@ -77,6 +78,8 @@ class TurnkeeperPlugin(SimplePlugin):
         builtin_tools: Also offer the workspace tools (`list_files`, `read_file`,
             `search_files`, `write_file`).
         mcp_config: A JSON file of MCP servers (default: `TURNKEEPER_MCP_CONFIG`).
+        output_validators: Functions decorated with `@turnkeeper.output_validator`; an agent
+            names those that check its final answer (`agent.output_validators`).
         providers: Model providers by the prefix of `agent.model` (default: `anthropic`,
             `openai`, `demo` and the endpoints of `TURNKEEPER_PROVIDERS`).
         settings: The worker's settings (default: read from the environment).
@@ -89,9 +92,11 @@ class TurnkeeperPlugin(SimplePlugin):
         store: The content store of its data converter and activities.
 
     Raises:
-        TypeError: Something in `tools` is not a `@turnkeeper.tool`.
-        ValueError: Two tools share a name, or the MCP config or `TURNKEEPER_PROVIDERS` cannot
-            be used (the message names the file or entry and the field).
+        TypeError: Something in `tools` is not a `@turnkeeper.tool`, or in `output_validators`
+            not a `@turnkeeper.output_validator`.
+        ValueError: Two tools (or two output validators) share a name, or the MCP config or
+            `TURNKEEPER_PROVIDERS` cannot be used (the message names the file or entry and the
+            field).
         SettingsError: A variable cannot be used, or the workspace cannot be created.
         EncryptionKeyError: The keys are malformed, or encryption is required without them.
     """
@@ -102,6 +107,7 @@ class TurnkeeperPlugin(SimplePlugin):
         *,
         builtin_tools: bool = True,
         mcp_config: str | Path | None = None,
+        output_validators: Sequence[OutputValidator] = (),
         providers: Mapping[str, ModelProvider] | None = None,
         settings: Settings | None = None,
         store: ContentStore | None = None,
@@ -117,6 +123,7 @@ class TurnkeeperPlugin(SimplePlugin):
         self._providers = _with_cassette(
             dict(providers) if providers is not None else default_providers(), settings
         )
+        self._validators = OutputValidators(output_validators)
         try:
             self._tools = tool_registry(settings, tools, builtin=builtin_tools)
         except OSError as err:
@@ -169,6 +176,7 @@ class TurnkeeperPlugin(SimplePlugin):
                 providers=self._providers,
                 tools=self._tools,
                 store=self.store,
+                output_validators=self._validators,
             ),
         ]
         return config

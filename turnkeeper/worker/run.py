@@ -25,6 +25,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from turnkeeper.activities.logs import get_logger
+from turnkeeper.activities.output.validators import OutputValidator
 from turnkeeper.activities.tools.registry import WorkerTool
 from turnkeeper.client.connection import connect
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
@@ -105,6 +106,7 @@ class WorkerOptions:
         tools: The caller's own tools (`@turnkeeper.tool`), offered next to the built-in ones.
         builtin_tools: Also offer the four workspace tools (`list_files`, `read_file`,
             `search_files`, `write_file`).
+        output_validators: The caller's output validators (`@turnkeeper.output_validator`).
         mcp_config: JSON file of MCP servers; None: `TURNKEEPER_MCP_CONFIG`.
         task_queue: None: `AGENT_TASK_QUEUE` or `agent-turns`.
         dev: First start the embedded dev server (and reuse one already running).
@@ -119,6 +121,7 @@ class WorkerOptions:
 
     tools: tuple[WorkerTool, ...] = ()
     builtin_tools: bool = True
+    output_validators: tuple[OutputValidator, ...] = ()
     mcp_config: Path | None = None
     task_queue: str | None = None
     dev: bool = False
@@ -149,6 +152,7 @@ async def run_worker(
     tools: Sequence[WorkerTool] = (),
     *,
     builtin_tools: bool = True,
+    output_validators: Sequence[OutputValidator] = (),
     mcp_config: str | Path | None = None,
     task_queue: str | None = None,
     dev: bool = False,
@@ -171,6 +175,8 @@ async def run_worker(
         tools: Functions decorated with `@turnkeeper.tool`; an agent offers them by name
             (`agent.tools`).
         builtin_tools: Also offer the workspace tools; False for a worker of your tools only.
+        output_validators: Functions decorated with `@turnkeeper.output_validator`; an agent
+            names those that check its final answer (`agent.output_validators`).
         mcp_config: A JSON file of MCP servers (default: `TURNKEEPER_MCP_CONFIG`).
         task_queue: The queue to poll (default: `AGENT_TASK_QUEUE` or `agent-turns`).
         dev: First start an embedded Temporal dev server with its Web UI (no Docker).
@@ -181,8 +187,11 @@ async def run_worker(
         ui_port: With `dev`, the port of its Web UI (default: `dev_port` + 1000).
 
     Raises:
-        ValueError: Two tools share a name, `dev` with an `address`, ports without `dev`, or an
-            MCP config file that cannot be used (`McpConfigError`, naming the file and the field).
+        TypeError: Something in `tools` is not a `@turnkeeper.tool`, or in `output_validators`
+            not a `@turnkeeper.output_validator`.
+        ValueError: Two tools (or output validators) share a name, `dev` with an `address`,
+            ports without `dev`, or an MCP config file that cannot be used (`McpConfigError`,
+            naming the file and the field).
         DevServerError: With `dev`, something other than a Temporal server holds `dev_port`,
             something holds `ui_port`, or the server did not start; the message says which.
         TemporalUnreachableError: Nothing answered at the address.
@@ -205,6 +214,7 @@ async def run_worker(
     options = WorkerOptions(
         tools=tuple(tools),
         builtin_tools=builtin_tools,
+        output_validators=tuple(output_validators),
         mcp_config=Path(mcp_config) if mcp_config else None,
         task_queue=task_queue,
         dev=dev,
@@ -364,7 +374,11 @@ async def serve(
     keyring = Keyring.from_env()
     # Checks the tools, the workspace, the providers, MCP and the keys before anything connects.
     plugin = TurnkeeperPlugin(
-        options.tools, builtin_tools=options.builtin_tools, settings=settings, keyring=keyring
+        options.tools,
+        builtin_tools=options.builtin_tools,
+        output_validators=options.output_validators,
+        settings=settings,
+        keyring=keyring,
     )
     stop = asyncio.Event()
     unreadable: list[UnreadableContentError] = []

@@ -16,6 +16,8 @@ from turnkeeper.activities.approval_cache import ApprovalCacheActivities
 from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
 from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
 from turnkeeper.activities.mcp.unconfigured import NoMcpServers
+from turnkeeper.activities.output.validate_activity import OutputValidationActivities
+from turnkeeper.activities.output.validators import OutputValidator, OutputValidators
 from turnkeeper.activities.providers import endpoints
 from turnkeeper.activities.providers.provider import ModelProvider
 from turnkeeper.activities.store.conversation_activity import ConversationActivities
@@ -48,6 +50,7 @@ def build_activities(
     providers: dict[str, ModelProvider] | None = None,
     tools: ToolRegistry | None = None,
     store: ContentStore | None = None,
+    output_validators: OutputValidators | None = None,
 ) -> list[Callable[..., Any]]:
     store = store or open_store(settings)
     cap = settings.max_tool_result_bytes
@@ -57,9 +60,13 @@ def build_activities(
     stored = ConversationActivities(conversations)
     tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
     mcp = _mcp_activities(load_mcp_config(settings.mcp_config, os.environ), store, cap)
+    # Registered on every worker, with or without validators: a turn naming one this worker
+    # lacks then fails with InvalidTurnRequest instead of waiting for a worker that has it.
+    validation = OutputValidationActivities(output_validators or OutputValidators())
     activities: list[Callable[..., Any]] = [
         model_calls.model_call,
         tool_calls.tool_call,
+        validation.validate_output,
         stored.load_conversation,
         stored.store_conversation,
         *mcp.activities(),
@@ -81,6 +88,10 @@ def tool_registry(
     """
     extra = list(extra)
     for tool in extra:
+        if isinstance(tool, OutputValidator):
+            raise TypeError(
+                f"{tool.name} is an output validator, not a tool: give it as output_validators=[…]"
+            )
         if not isinstance(tool, WorkerTool):
             # Else a plain function fails deep in the registry, naming an attribute it lacks.
             name = getattr(tool, "__name__", repr(tool))
