@@ -21,6 +21,7 @@ from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
 from turnkeeper.contracts.signals import DecisionRecord
+from turnkeeper.contracts.tenants import TenantName
 
 DEFAULT_MAX_ITERATIONS = 10
 DEFAULT_MAX_TOKENS = 4096
@@ -271,6 +272,9 @@ class TurnRequest(ContractModel):
     history_compaction: CompactedHistory | None = None
     """With `history_ref` and `agent.compaction`: the earlier report's `history_compaction`, to
     go on from that compaction."""
+    tenant: TenantName | None = None
+    """Who the turn's spend is billed to (a name: letters, digits, `.`, `_`, `-`): its
+    `TenantId` search attribute, its fair share of the workers, and its tenant's spend caps."""
 
     def summary(self) -> str:
         """One line for the Web UI's static summary: agent, task and the input's first line."""
@@ -364,3 +368,5 @@ class AgentReport(ContractModel):
     turn's `history_compaction` (sessions do) to go on compacted."""
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
     """Every budget extension applied."""
+    tenant: str | None = None
+    """The request's `tenant`."""

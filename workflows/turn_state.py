@@ -406,6 +406,7 @@ class Turn(TurnProgress):
             budget_extensions=list(self.budget_extensions),
             structured_output=self.structured_output,
             conversation_ref=self.conversation_ref,
+            tenant=self.request.tenant,
         )
 
 
