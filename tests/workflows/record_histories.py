@@ -37,6 +37,7 @@ from turnkeeper.contracts.names import (
     UPDATE_EXTEND_BUDGET,
 )
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
+from turnkeeper.contracts.tenants import TenantCaps
 from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
 
 from tests.conftest import (
@@ -49,6 +50,7 @@ from tests.conftest import (
 )
 from tests.support.golden_keys import golden_converter
 from turnkeeper.client.sessions import start_session
+from turnkeeper.client.tenants import set_caps
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing import openai_replies as openai
 from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
@@ -394,6 +396,31 @@ async def internal_error(
     return handle
 
 
+async def tenant_paused_and_raised(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A pausing turn of a tenant whose daily cap is 0: its first call is refused before the
+    provider, it waits in `awaiting_budget`, and `tenants set` raising the cap wakes it (the
+    ledger's signal); its activities carry the tenant as their fairness key."""
+    usage = {"input_tokens": 20, "output_tokens": 3}
+    fake_api.script(
+        "golden13",
+        [fake.tool_calls(("list_files", {"path": "."}), usage=usage), fake.text("Listed.")],
+    )
+    await set_caps(client, "golden-tenant", TenantCaps(usd_per_day=0), queue)
+    request = scripted_request(
+        "golden13",
+        agent={"price": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}},
+        task={"constraints": {"on_budget_exhausted": "pause"}},
+        tenant="golden-tenant",
+    )
+    handle = await _start(client, request, queue, workflow_id)
+    await _wait_for_budget_request(handle, 1)
+    await set_caps(client, "golden-tenant", TenantCaps(usd_per_day=5), queue)
+    await handle.result()
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -415,6 +442,7 @@ SCENARIOS = (
     internal_error,
     compacted_session_turn,
     session_with_an_extended_turn,
+    tenant_paused_and_raised,
 )
 
 

@@ -10,7 +10,6 @@ from typing import Any
 
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
-from turnkeeper.client.tenants import set_caps, tenant_spend
 from turnkeeper.contracts.errors import TURN_BUDGET_EXCEEDED
 from turnkeeper.contracts.names import QUERY_STATUS
 from turnkeeper.contracts.search_attributes import TENANT_ID
@@ -19,6 +18,7 @@ from turnkeeper.contracts.tenants import TenantCaps
 
 from tests.conftest import TurnRunner, failure_of_turn, new_key, scripted_request
 from tests.support.waiting import until
+from turnkeeper.client.tenants import set_caps, tenant_spend
 from turnkeeper.testing import fake_anthropic as fake
 
 PRICE = {"input_per_mtok": 1_000.0, "output_per_mtok": 10_000.0}  # $0.001 / $0.01 a token
