@@ -122,6 +122,15 @@ def test_new_caps_wake_the_waiting_turns_once() -> None:
     assert state.reserve("a", 0.1, NOON) is None
 
 
+def test_a_refused_turn_that_goes_on_at_midnight_waits_no_more() -> None:
+    state = ledger(day=0.15)
+    state.reserve("a", 0.1, NOON)
+    state.reserve("b", 0.1, NOON, "turn-2")
+    assert state.waiting == ["turn-2"]
+    assert state.reserve("b", 0.1, NOON + timedelta(days=1), "turn-2") is None
+    assert state.waiting == []
+
+
 def test_spend_reports_the_current_periods() -> None:
     state = ledger(day=2.0, month=10.0)
     state.reserve("a", 0.3, NOON)
