@@ -155,6 +155,8 @@ class ModelCallInput(CompactModel, ClaimChecked):
     interactions are spent."""
     conversation: ConversationDelta
     """The conversation so far: the stored one and what the turn has not sent yet."""
+    tenant: str | None = None
+    """The turn's tenant: the call reserves its maximum cost against the tenant's caps."""
 
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"]

@@ -42,6 +42,8 @@ SA_TOOL_CALLS: Final = "ToolCalls"
 # On a session and on each of its turns, so that `SessionId = "…"` lists the whole conversation.
 SA_SESSION_ID: Final = "SessionId"
 SA_SESSION_STATE: Final = "SessionState"
+# The request's `tenant`, on a turn and on a session.
+SA_TENANT_ID: Final = "TenantId"
 
 # name -> Temporal indexed value type, as `temporal operator search-attribute create` spells it
 SEARCH_ATTRIBUTES: Final[dict[str, str]] = {
@@ -53,6 +55,7 @@ SEARCH_ATTRIBUTES: Final[dict[str, str]] = {
     SA_TOOL_CALLS: "Int",
     SA_SESSION_ID: "Keyword",
     SA_SESSION_STATE: "Keyword",
+    SA_TENANT_ID: "Keyword",
 }
 
 # Providers the worker ships. Kept here so a request naming any other provider is refused at the

@@ -10,6 +10,7 @@ from turnkeeper.contracts.names import (
     SA_SESSION_ID,
     SA_SESSION_STATE,
     SA_TASK_ID,
+    SA_TENANT_ID,
     SA_TOOL_CALLS,
     SA_TURN_STATE,
 )
@@ -23,14 +24,16 @@ LLM_CALLS_KEY = SearchAttributeKey.for_int(SA_LLM_CALLS)
 SESSION_ID = SearchAttributeKey.for_keyword(SA_SESSION_ID)
 SESSION_STATE = SearchAttributeKey.for_keyword(SA_SESSION_STATE)
 TOOL_CALLS_KEY = SearchAttributeKey.for_int(SA_TOOL_CALLS)
+TENANT_ID = SearchAttributeKey.for_keyword(SA_TENANT_ID)
 
 
 def identity_search_attributes(request: TurnRequest) -> TypedSearchAttributes:
     """Set at start by our clients, so the turn is findable before its first task runs and the
     workflow need not spend a history event on setting them."""
-    return TypedSearchAttributes(
-        [
-            SearchAttributePair(AGENT_ID, request.agent.id),
-            SearchAttributePair(TASK_ID, request.task.id),
-        ]
-    )
+    pairs: list[SearchAttributePair[str]] = [
+        SearchAttributePair(AGENT_ID, request.agent.id),
+        SearchAttributePair(TASK_ID, request.task.id),
+    ]
+    if request.tenant is not None:
+        pairs.append(SearchAttributePair(TENANT_ID, request.tenant))
+    return TypedSearchAttributes(pairs)

@@ -14,6 +14,7 @@ from turnkeeper.contracts.compaction import CompactedHistory
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.signals import TurnState
+from turnkeeper.contracts.tenants import TenantName
 from turnkeeper.contracts.turn import AgentSpec, Constraints, Outcome
 
 # Caller-chosen ids become workflow ids and search attribute values, which no codec protects:
@@ -36,6 +37,8 @@ class SessionRequest(ContractModel):
     """The session's id; must equal the workflow id."""
     constraints: Constraints = Field(default_factory=Constraints)
     """Each turn's default constraints; `cost_budget_usd` is the whole session's."""
+    tenant: TenantName | None = None
+    """The tenant every turn of the session is billed to (`TurnRequest.tenant`)."""
 
 
 class SendInput(ContractModel):

@@ -24,6 +24,7 @@ from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
 from turnkeeper.contracts.signals import DecisionRecord
 from turnkeeper.contracts.steering import Intervention
 from turnkeeper.contracts.subagents import SubagentOutcome, SubagentRecord
+from turnkeeper.contracts.tenants import TenantName
 
 DEFAULT_MAX_ITERATIONS = 10
 DEFAULT_MAX_TOKENS = 4096
@@ -344,6 +345,9 @@ class TurnRequest(ContractModel):
     """Of a sub-agent's turn: the turn that delegated it (set by the runtime). Its report then
     leaves `messages` out, so that the parent's history grows with its calls, not with their
     content (the `transcript` query and `conversation_ref` keep them)."""
+    tenant: TenantName | None = None
+    """Who the turn's spend is billed to (a name: letters, digits, `.`, `_`, `-`): its
+    `TenantId` search attribute, its fair share of the workers, and its tenant's spend caps."""
 
     def summary(self) -> str:
         """One line for the Web UI's static summary: agent, task and the input's first line."""
@@ -450,6 +454,8 @@ class AgentReport(ContractModel):
     subagents: list[SubagentRecord] = Field(default_factory=list)
     """Every sub-agent call, in the order they ended; `cost_usd`, `usage`, `llm_calls` and
     `tool_calls` above include what they spent."""
+    tenant: str | None = None
+    """The request's `tenant`."""
 
 
 # AgentSpec names SubagentSpec, declared after it (SubagentSpec holds an AgentSpec).

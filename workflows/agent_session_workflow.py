@@ -48,7 +48,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.turn import AgentReport, TaskSpec, TurnRequest
     from turnkeeper.workflows import handler_inputs as inputs
-    from turnkeeper.workflows import plaintext
+    from turnkeeper.workflows import plaintext, tenant_fairness
     from turnkeeper.workflows.failures import describe
     from turnkeeper.workflows.observation.session_view import publish, turn_search_attributes
     from turnkeeper.workflows.plaintext import decoded
@@ -200,6 +200,7 @@ class AgentSessionWorkflow:
                 result_type=AgentReport,
                 static_summary=request.summary(),
                 search_attributes=turn_search_attributes(request, session),
+                priority=tenant_fairness.priority(request),
             )
         except Exception as err:
             session.turn_not_started()

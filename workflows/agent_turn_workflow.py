@@ -54,6 +54,7 @@ with workflow.unsafe.imports_passed_through():
         SteerInput,
         SteerResult,
     )
+    from turnkeeper.contracts.tenants import SIGNAL_TENANT_CAPS_CHANGED
     from turnkeeper.contracts.turn import AgentReport
     from turnkeeper.workflows import (
         budget_extension,
@@ -541,6 +542,11 @@ class AgentTurnWorkflow:
             )
             return
         self._observer.call_waits(turn)  # shown here, and told to this turn's own parent
+
+    @workflow.signal(name=SIGNAL_TENANT_CAPS_CHANGED)
+    def tenant_caps_changed(self) -> None:
+        """From the tenant's ledger: its caps changed, so a turn waiting for them calls again."""
+        self._budget.tenant_caps.changed = True
 
     @workflow.query(name=QUERY_STATUS)
     def status(self) -> TurnStatus:

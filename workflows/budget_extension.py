@@ -12,7 +12,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, ExtendBudgetInput
-    from turnkeeper.workflows import signed_decisions
+    from turnkeeper.workflows import signed_decisions, tenant_caps
     from turnkeeper.workflows.budgets import BudgetExhausted, limits
     from turnkeeper.workflows.failures import fail
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
@@ -25,6 +25,7 @@ T = TypeVar("T")
 class BudgetExtensions:
     def __init__(self, observer: TurnObserver) -> None:
         self._observer = observer
+        self.tenant_caps = tenant_caps.CapsChanged()
 
     async def retrying(self, turn: Turn, step: Callable[[], Awaitable[T]]) -> T | None:
         """Runs `step` until no spent budget stops it: each time a pausing turn's `step` finds a
@@ -52,6 +53,10 @@ class BudgetExtensions:
         whose turn goes on as any turn does without one (False: the model gets no tools)."""
         request = turn.request_budget(exhausted.budget, exhausted.message, workflow.now())
         self._observer.budget_exhausted(turn, request)
+        if isinstance(exhausted, tenant_caps.TenantCapWait):
+            await self.tenant_caps.wait(turn)
+            self._observer.budget_wait_ended(turn)
+            return True
         timeout_s = turn.request.task.constraints.approval_timeout_s
         try:
             await workflow.wait_condition(lambda: turn.budget_request is None, timeout=timeout_s)

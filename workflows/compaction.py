@@ -35,8 +35,9 @@ with workflow.unsafe.imports_passed_through():
         CompactionTrigger,
     )
     from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+    from turnkeeper.contracts.tenants import TENANT_CAP_REACHED
     from turnkeeper.contracts.turn import split_model
-    from turnkeeper.workflows import budgets
+    from turnkeeper.workflows import budgets, tenant_caps
     from turnkeeper.workflows.context_window import counted_input, cuts
     from turnkeeper.workflows.conversation_compaction import load_earlier
     from turnkeeper.workflows.failures import cause_message, error_type, fail, timed_out
@@ -156,6 +157,7 @@ async def _summarize(
         ),
         cost_budget_left_usd=budgets.cost_left(turn),
         prompt_cache=agent.prompt_cache,
+        tenant=turn.request.tenant,
     )
     description = f"compaction summary of {len(leaving)} messages"
 
@@ -178,6 +180,8 @@ async def _summarize(
             raise
         if error_type(err) == errors.TURN_BUDGET_EXCEEDED:
             budgets.fail_cost_budget(turn, cause_message(err))
+        if error_type(err) == TENANT_CAP_REACHED:
+            tenant_caps.cap_reached(turn, cause_message(err))
         fail(
             turn,
             _summary_failure_type(error_type(err)),
@@ -197,7 +201,12 @@ def _final(turn: Turn, err: ActivityError) -> bool:
 
 
 _NOT_FOR_ANOTHER_MODEL = frozenset(
-    {errors.INVALID_TURN_REQUEST, errors.LLM_PAYLOAD_REJECTED, errors.TURN_BUDGET_EXCEEDED}
+    {
+        errors.INVALID_TURN_REQUEST,
+        errors.LLM_PAYLOAD_REJECTED,
+        errors.TURN_BUDGET_EXCEEDED,
+        TENANT_CAP_REACHED,
+    }
 )
 
 

@@ -14,7 +14,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.activity_io import CallContext, ModelCallInput, ModelCallResult
     from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL
-    from turnkeeper.workflows import budgets, fallback
+    from turnkeeper.workflows import budgets, fallback, tenant_fairness
     from turnkeeper.workflows.activity_options import MODEL_CALL_HEARTBEAT
     from turnkeeper.workflows.failures import cause_message, error_type, fail
     from turnkeeper.workflows.structured_output import instruction
@@ -94,6 +94,7 @@ async def execute_model_call(
         heartbeat_timeout=MODEL_CALL_HEARTBEAT,
         retry_policy=fallback.retry_policy(attempts),
         summary=summary,
+        priority=tenant_fairness.priority(turn.request),
     )
 
 

@@ -14,8 +14,9 @@ with workflow.unsafe.imports_passed_through():
         ModelCallInput,
         ModelCallResult,
     )
+    from turnkeeper.contracts.tenants import TENANT_CAP_REACHED
     from turnkeeper.contracts.turn import split_model
-    from turnkeeper.workflows import budgets, compaction
+    from turnkeeper.workflows import budgets, compaction, tenant_caps
     from turnkeeper.workflows.context_window import estimate_tokens
     from turnkeeper.workflows.failures import (
         cause_message,
@@ -87,6 +88,8 @@ def _fail_unless_transient(turn: Turn, err: ActivityError, compacting: bool = Fa
         fail(turn, errors.LLM_INVALID_REQUEST, message)
     if kind == errors.TURN_BUDGET_EXCEEDED:
         budgets.fail_cost_budget(turn, message)
+    if kind == TENANT_CAP_REACHED:
+        tenant_caps.cap_reached(turn, message)
     if timed_out(err) and budgets.time_left_ms(turn) <= 0:
         budgets.fail_time_budget(turn)
 
@@ -140,6 +143,7 @@ async def _model_activity(
         stream_text=request.agent.stream,
         prompt_cache=request.agent.prompt_cache,
         skipped=skipped or [],
+        tenant=request.tenant,
     )
     summary = f"model call {turn.iteration} · {split_model(model)[1]}"
     result = await execute_model_call(turn, call, summary, attempts)

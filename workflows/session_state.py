@@ -139,6 +139,7 @@ class Session(BaseModel):
             ),
             history_ref=self.conversation_ref,
             history_compaction=self.history_compaction if self.conversation_ref else None,
+            tenant=self.request.tenant,
         )
 
     def turn_not_started(self) -> None:

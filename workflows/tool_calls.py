@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
         PendingKind,
         SignedCall,
     )
+    from turnkeeper.workflows import tenant_fairness
     from turnkeeper.workflows.activity_options import (
         TOOL_CALL_TIMEOUT,
         TOOL_HEARTBEAT,
@@ -179,6 +180,7 @@ class ToolCalls:
                     heartbeat_timeout=TOOL_HEARTBEAT,
                     retry_policy=tool_retry_policy(idempotent),
                     summary=summary,
+                    priority=tenant_fairness.priority(turn.request),
                 )
         except ActivityError as err:
             if is_cancelled_exception(err):

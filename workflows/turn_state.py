@@ -502,6 +502,7 @@ class Turn(TurnProgress):
             structured_output=self.structured_output,
             conversation_ref=self.conversation_ref,
             subagents=list(self.subagents),
+            tenant=self.request.tenant,
         )
 
 

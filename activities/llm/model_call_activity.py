@@ -26,6 +26,7 @@ from turnkeeper.activities.llm.offered_tools import (
     tool_traits,
 )
 from turnkeeper.activities.llm.provider_call import call_provider, provider_for
+from turnkeeper.activities.llm.tenant_caps import tenant_reservation
 from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers.provider import ModelProvider, ModelRequest, ModelResponse
 from turnkeeper.activities.store.conversation_store import Conversation, ConversationStore
@@ -70,9 +71,12 @@ class ModelCallActivities:
             call.model, request, iteration=call.iteration, turn_id=call.turn_id
         ) as span:
             span.stands_in_for(call.skipped)
-            await check_cost_budget(call, provider, request)
-            response = await call_provider(provider, request, call)
-            cost, priced_by = answer_cost(call, response.usage, response.reported_cost_usd)
+            async with tenant_reservation(call, provider, request) as settlement:
+                await check_cost_budget(call, provider, request)
+                response = await call_provider(provider, request, call)
+                reported = response.reported_cost_usd
+                cost, priced_by = answer_cost(call, response.usage, reported)
+                settlement.cost_usd = cost
             span.answered(response, cost)
         assistant, conversation_ref = await store_answer(
             self._conversations, conversation, response

@@ -58,10 +58,19 @@ from turnkeeper.contracts.steering import (
     SteerInput,
     SteerResult,
 )
+from turnkeeper.contracts.tenants import (
+    TENANT_CAP_REACHED,
+    ReserveInput,
+    ReserveResult,
+    SetCapsInput,
+    SettleInput,
+    TenantSpend,
+)
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
 from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
+from turnkeeper.workflows.tenant_ledger_workflow import TenantLedgerWorkflow
 
 import turnkeeper
 from turnkeeper.console import worker_cli
@@ -103,10 +112,15 @@ BOUNDARY_MODELS: tuple[type[BaseModel], ...] = (
     Endpoint,
     StdioServerConfig,
     HttpServerConfig,
+    SetCapsInput,
+    ReserveInput,
+    ReserveResult,
+    SettleInput,
+    TenantSpend,
 )
 # Fields the code fills in itself, which a user never writes: an MCP server's name is its key.
 NOT_WRITTEN = {"StdioServerConfig": {"name"}, "HttpServerConfig": {"name"}}
-WORKFLOWS = (AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow)
+WORKFLOWS = (AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow, TenantLedgerWorkflow)
 # Options every turn command takes, documented once above the command table.
 CONNECTION_OPTIONS = {"--address", "--namespace", "--ui-url"}
 ENV_PREFIXES = ("TURNKEEPER_", "AGENT_", "TEMPORAL_", "OTEL_", "OPENAI_", "ANTHROPIC_")
@@ -226,7 +240,7 @@ def test_error_types_are_the_contracts_constants() -> None:
         value
         for constant, value in vars(errors).items()
         if constant.isupper() and isinstance(value, str)
-    } | {approvals.INVALID_STANDING_APPROVAL}
+    } | {approvals.INVALID_STANDING_APPROVAL, TENANT_CAP_REACHED}
     assert sorted(_first_column("names", "error-types")) == sorted(constants)
 
 
@@ -274,7 +288,8 @@ def _commands() -> dict[str, set[str]]:
             if option.startswith("--")
         }
         subcommands = getattr(command, "commands", None) or {}
-        if not subcommands or not path:
+        # A group that runs on its own too (`tenants`) is a command of its own.
+        if not subcommands or not path or getattr(command, "invoke_without_command", False):
             found[path] = options
         for name, subcommand in subcommands.items():
             walk(subcommand, f"{path} {name}".strip())

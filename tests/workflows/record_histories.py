@@ -44,6 +44,7 @@ from turnkeeper.contracts.names import (
     UPDATE_STEER,
 )
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
+from turnkeeper.contracts.tenants import TenantCaps
 from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
 
 from tests.conftest import (
@@ -56,6 +57,7 @@ from tests.conftest import (
 )
 from tests.support.golden_keys import golden_converter
 from turnkeeper.client.sessions import start_session
+from turnkeeper.client.tenants import set_caps
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing import openai_replies as openai
 from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
@@ -503,6 +505,31 @@ async def rejected_then_accepted(
     return handle
 
 
+async def tenant_paused_and_raised(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A pausing turn of a tenant whose daily cap is 0: its first call is refused before the
+    provider, it waits in `awaiting_budget`, and `tenants set` raising the cap wakes it (the
+    ledger's signal); its activities carry the tenant as their fairness key."""
+    usage = {"input_tokens": 20, "output_tokens": 3}
+    fake_api.script(
+        "golden13",
+        [fake.tool_calls(("list_files", {"path": "."}), usage=usage), fake.text("Listed.")],
+    )
+    await set_caps(client, "golden-tenant", TenantCaps(usd_per_day=0), queue)
+    request = scripted_request(
+        "golden13",
+        agent={"price": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}},
+        task={"constraints": {"on_budget_exhausted": "pause"}},
+        tenant="golden-tenant",
+    )
+    handle = await _start(client, request, queue, workflow_id)
+    await _wait_for_budget_request(handle, 1)
+    await set_caps(client, "golden-tenant", TenantCaps(usd_per_day=5), queue)
+    await handle.result()
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -528,6 +555,7 @@ SCENARIOS = (
     interrupted,
     subagents,
     rejected_then_accepted,
+    tenant_paused_and_raised,
 )
 
 

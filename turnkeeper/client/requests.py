@@ -79,6 +79,7 @@ class RunOptions:
     task_id: str | None = None
     external_tools_file: Path | None = None
     history_file: Path | None = None
+    tenant: str | None = None
 
 
 def build_request(options: RunOptions, *, short_id: str) -> TurnRequest:
@@ -105,6 +106,8 @@ def build_request(options: RunOptions, *, short_id: str) -> TurnRequest:
         payload["external_tools"] = _external_tools_file(options.external_tools_file)
     if options.history_file:
         payload["history"] = _history_file(options.history_file)
+    if options.tenant is not None:
+        payload["tenant"] = options.tenant
     return validate_request(payload)
 
 

@@ -21,7 +21,7 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowQueryFailedError,
 )
-from temporalio.common import SearchAttributeKey
+from temporalio.common import Priority, SearchAttributeKey
 from temporalio.exceptions import (
     ApplicationError,
     CancelledError,
@@ -150,6 +150,8 @@ async def start_turn(
             result_type=AgentReport,
             static_summary=request.summary(),
             search_attributes=identity_search_attributes(request),
+            # A tenant's workflow tasks too get their fair share (its activities say so anyway).
+            priority=Priority(fairness_key=request.tenant) if request.tenant else Priority.default,
         )
     except WorkflowAlreadyStartedError:
         raise TurnUnavailable(f"A turn with id {workflow_id!r} is already running.") from None

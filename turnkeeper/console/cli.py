@@ -34,6 +34,7 @@ from turnkeeper.console import (
     http_commands,
     replay_command,
     steer_command,
+    tenants_command,
 )
 from turnkeeper.console.chat import ChatOptions, run_chat
 from turnkeeper.console.render import local_user
@@ -42,6 +43,7 @@ from turnkeeper.console.terminal import CommandError, ConsoleApp, err, log_to_st
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.contracts.signals import ApproveInput
+from turnkeeper.contracts.tenants import TenantCaps, tenant_problem
 from turnkeeper.devtools.codec_server import (
     CODEC_TOKEN_ENV,
     DEFAULT_CODEC_HOST,
@@ -162,6 +164,7 @@ def run(
     ] = None,
     approval_timeout_s: Annotated[float | None, _flag("Seconds to wait for a decision")] = None,
     task_id: Annotated[str | None, _flag("Task id (default: task-<random>)")] = None,
+    tenant: Annotated[str | None, _flag("Tenant the turn is billed to")] = None,
     external_tools: Annotated[Path | None, _flag("External tools file (JSON list)")] = None,
     history: Annotated[Path | None, _flag("Earlier report or messages (JSON) to continue")] = None,
     workflow_id: Annotated[
@@ -200,6 +203,7 @@ def run(
         task_id=task_id,
         external_tools_file=external_tools,
         history_file=history,
+        tenant=tenant,
     )
     flags = commands.RunFlags(task_queue, workflow_id, wait, as_json)
     _execute(commands.run(commands.Connection(address, namespace, ui_url), options, flags))
@@ -625,6 +629,65 @@ def keys_new(
     out.print(line, soft_wrap=True)
 
 
+tenants_app = typer.Typer(
+    help="Tenants: every tenant's spend today and this month, and its caps.",
+    invoke_without_command=True,
+)
+app.add_typer(tenants_app, name="tenants")
+TenantArg = Annotated[str, typer.Argument(metavar="NAME", help="The tenant's name")]
+
+
+def _tenant(name: str) -> str:
+    problem = tenant_problem(name)
+    if problem:
+        err.print(Text(f"error: {problem}", style="red"), soft_wrap=True)
+        raise typer.Exit(2)
+    return name
+
+
+@tenants_app.callback()
+def tenants_list(
+    ctx: typer.Context,
+    as_json: Json = False,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Every tenant: spend today and this month (UTC), caps, calls in flight."""
+    if ctx.invoked_subcommand is not None:
+        return
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    _execute(tenants_command.list_tenants(connection, as_json))
+
+
+@tenants_app.command("show")
+def tenants_show(
+    name: TenantArg, as_json: Json = False, address: Address = None, namespace: Namespace = None
+) -> None:
+    """One tenant's spend and caps."""
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    _execute(tenants_command.show(connection, _tenant(name), as_json))
+
+
+@tenants_app.command("set")
+def tenants_set(
+    name: TenantArg,
+    usd_per_day: Annotated[
+        float | None, typer.Option(min=0, help="Daily cap in USD (UTC day; none: no cap)")
+    ] = None,
+    usd_per_month: Annotated[
+        float | None, typer.Option(min=0, help="Monthly cap in USD (UTC month; none: no cap)")
+    ] = None,
+    as_json: Json = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    task_queue: TaskQueue = DEFAULT_TASK_QUEUE,
+) -> None:
+    """Set a tenant's caps (both replace the old ones); turns waiting for them go on."""
+    caps = TenantCaps(usd_per_day=usd_per_day, usd_per_month=usd_per_month)
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    _execute(tenants_command.set_tenant_caps(connection, _tenant(name), caps, task_queue, as_json))
+
+
 deploy_app = typer.Typer(
     help="Worker Deployment Versioning: which build takes new turns (see README, Deployment).",
     no_args_is_help=True,
@@ -747,7 +810,7 @@ def replay(
     ] = None,
     query: Annotated[
         str | None,
-        typer.Option(help='Visibility query, e.g. \'WorkflowType = "AgentTurnWorkflow"\''),
+        typer.Option(help="Visibility query, e.g. 'WorkflowType = \"AgentTurnWorkflow\"'"),
     ] = None,
     limit: Annotated[
         int | None, typer.Option(min=1, help="At most this many histories of --query")

@@ -336,6 +336,9 @@ class DevServer:
             "--db-filename", str(self.db_path),
             "--namespace", self.namespace,
             "--log-level", "warn",
+            # Tasks of different fairness keys (a turn's tenant) dispatched fairly, as a cluster
+            # with fairness enabled does; off, the server's default, a task queue is FIFO.
+            "--dynamic-config-value", "matching.enableFairness=true",
         ]  # fmt: skip
         for name, kind in self.search_attributes.items():
             args += ["--search-attribute", f"{name}={kind}"]

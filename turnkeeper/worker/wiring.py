@@ -125,8 +125,8 @@ def _mcp_activities(
 
 
 def worker_workflows(*, versioned: bool = False) -> list[type]:
-    """Every workflow a turnkeeper worker runs: the turn, the session of many turns, and the
-    per-agent approval cache.
+    """Every workflow a turnkeeper worker runs: the turn, the session of many turns, the
+    per-agent approval cache and the per-tenant spend ledger.
 
     A versioned worker (Worker Deployment Versioning) registers the same workflows under the same
     names with their versioning behaviours: turns and sessions PINNED, the approval cache
@@ -144,10 +144,19 @@ def worker_workflows(*, versioned: bool = False) -> list[type]:
         ApprovalCacheWorkflow,
         UpgradingApprovalCacheWorkflow,
     )
+    from turnkeeper.workflows.tenant_ledger_workflow import (
+        TenantLedgerWorkflow,
+        UpgradingTenantLedgerWorkflow,
+    )
 
     if versioned:
-        return [PinnedAgentTurnWorkflow, PinnedAgentSessionWorkflow, UpgradingApprovalCacheWorkflow]
-    return [AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow]
+        return [
+            PinnedAgentTurnWorkflow,
+            PinnedAgentSessionWorkflow,
+            UpgradingApprovalCacheWorkflow,
+            UpgradingTenantLedgerWorkflow,
+        ]
+    return [AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow, TenantLedgerWorkflow]
 
 
 def workflow_runner(

@@ -13,6 +13,7 @@ with workflow.unsafe.imports_passed_through():
         SESSION_ID,
         SESSION_STATE,
         TASK_ID,
+        TENANT_ID,
     )
     from turnkeeper.contracts.turn import TurnRequest
     from turnkeeper.workflows.session_state import Session
@@ -41,13 +42,14 @@ def publish(session: Session) -> None:
 def turn_search_attributes(request: TurnRequest, session: Session) -> TypedSearchAttributes:
     """A turn's identity, set when the session starts it; `SessionId` finds every turn of the
     conversation."""
-    return TypedSearchAttributes(
-        [
-            SearchAttributePair(AGENT_ID, request.agent.id),
-            SearchAttributePair(TASK_ID, request.task.id),
-            SearchAttributePair(SESSION_ID, session.request.session_id),
-        ]
-    )
+    pairs: list[SearchAttributePair[str]] = [
+        SearchAttributePair(AGENT_ID, request.agent.id),
+        SearchAttributePair(TASK_ID, request.task.id),
+        SearchAttributePair(SESSION_ID, session.request.session_id),
+    ]
+    if request.tenant is not None:
+        pairs.append(SearchAttributePair(TENANT_ID, request.tenant))
+    return TypedSearchAttributes(pairs)
 
 
 def details_markdown(session: Session) -> str:

@@ -24,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
         COST_USD_KEY,
         LLM_CALLS_KEY,
         TASK_ID,
+        TENANT_ID,
         TOOL_CALLS_KEY,
         TURN_STATE,
     )
@@ -50,9 +51,17 @@ class TurnView:
         set them at start."""
         request = turn.request
         known = workflow.info().typed_search_attributes
-        if known.get(AGENT_ID) == request.agent.id and known.get(TASK_ID) == request.task.id:
+        tenant = request.tenant
+        if (
+            known.get(AGENT_ID) == request.agent.id
+            and known.get(TASK_ID) == request.task.id
+            and known.get(TENANT_ID) == tenant
+        ):
             return
         self._identity = [AGENT_ID.value_set(request.agent.id), TASK_ID.value_set(request.task.id)]
+        # With the same first upsert, so a tenant's turn spends no history event more on it.
+        if tenant is not None:
+            self._identity.append(TENANT_ID.value_set(tenant))
 
     def publish(self, turn: Turn, state: TurnState, pending: list[PendingCall]) -> None:
         """Brings search attributes and current details up to date with the turn."""
