@@ -14,6 +14,7 @@ SIGNAL_SUBMIT_TOOL_RESULT: Final = "submit_tool_result"
 SIGNAL_TURN_STATE: Final = "turn_state"
 # A sub-agent's turn tells its parent which calls wait in it (and in its own sub-agents).
 SIGNAL_SUBAGENT_PENDING: Final = "subagent_pending"
+SIGNAL_SUBAGENT_CANCELLED: Final = "subagent_cancelled"
 UPDATE_DECIDE: Final = "decide"
 UPDATE_EXTEND_BUDGET: Final = "extend_budget"
 UPDATE_STEER: Final = "steer"

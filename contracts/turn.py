@@ -458,5 +458,16 @@ class AgentReport(ContractModel):
     """The request's `tenant`."""
 
 
+class SubagentCancelled(ContractModel):
+    """The `subagent_cancelled` signal a sub-agent's turn sends its parent as it is cancelled:
+    its partial report, so that the parent's report counts what the child spent (a cancelled
+    workflow's own end carries no details)."""
+
+    workflow_id: str
+    """The child turn that sends it."""
+    report: AgentReport
+    """Its partial report (outcome `cancelled`)."""
+
+
 # AgentSpec names SubagentSpec, declared after it (SubagentSpec holds an AgentSpec).
 AgentSpec.model_rebuild()

@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         QUERY_STATUS,
         QUERY_TRANSCRIPT,
         SIGNAL_APPROVE,
+        SIGNAL_SUBAGENT_CANCELLED,
         SIGNAL_SUBAGENT_PENDING,
         SIGNAL_SUBMIT_TOOL_RESULT,
         UPDATE_DECIDE,
@@ -55,7 +56,7 @@ with workflow.unsafe.imports_passed_through():
         SteerResult,
     )
     from turnkeeper.contracts.tenants import SIGNAL_TENANT_CAPS_CHANGED
-    from turnkeeper.contracts.turn import AgentReport
+    from turnkeeper.contracts.turn import AgentReport, SubagentCancelled
     from turnkeeper.workflows import (
         budget_extension,
         budgets,
@@ -159,7 +160,9 @@ class AgentTurnWorkflow:
             # A cancellation reaches us as asyncio's or, from an activity in flight, as an
             # ActivityError whose cause is a CancelledError; either way cancel wins.
             if is_cancelled_exception(err):
-                observer.turn_cancelled(turn, self._end(turn, "cancelled"))
+                partial = self._end(turn, "cancelled")
+                observer.turn_cancelled(turn, partial)
+                await subagent_relay.tell_parent_cancelled(turn, partial)
                 raise
             if not isinstance(err, Exception) or isinstance(err, TemporalError):
                 raise  # continue-as-new, or the SDK's own errors
@@ -542,6 +545,18 @@ class AgentTurnWorkflow:
             )
             return
         self._observer.call_waits(turn)  # shown here, and told to this turn's own parent
+
+    @workflow.signal(name=SIGNAL_SUBAGENT_CANCELLED)
+    def subagent_cancelled(self, raw: RawValue) -> None:
+        note = inputs.signal_input(raw, SubagentCancelled, SIGNAL_SUBAGENT_CANCELLED)
+        turn = self._turn
+        if note is None or turn is None:
+            return
+        if not subagent_relay.child_cancelled(turn, note):
+            workflow.logger.warning(
+                "subagent_cancelled signal ignored: %s is not a sub-agent of this turn",
+                note.workflow_id,
+            )
 
     @workflow.signal(name=SIGNAL_TENANT_CAPS_CHANGED)
     def tenant_caps_changed(self) -> None:

@@ -103,14 +103,16 @@ class SubagentCalls:
             report = await handle
         except ChildWorkflowError as err:
             if is_cancelled_exception(err):
-                self._ended(turn, use, spec, child_id, None, "cancelled", None)
+                partial = turn.cancelled_children.get(child_id)
+                self._ended(turn, use, spec, child_id, partial, "cancelled", None)
                 raise
             error_type, message, partial = _failure_of(err)
             self._ended(turn, use, spec, child_id, partial, "failed", (error_type, message))
             return _error(use, f"Sub-agent {spec.name!r} failed with {error_type}: {message}")
         except BaseException as err:
             if is_cancelled_exception(err):
-                self._ended(turn, use, spec, child_id, None, "cancelled", None)
+                partial = turn.cancelled_children.get(child_id)
+                self._ended(turn, use, spec, child_id, partial, "cancelled", None)
             raise
         self._ended(turn, use, spec, child_id, report, report.outcome, None)
         block = ToolResultBlock(tool_use_id=use.id, content=_answer(report, spec))

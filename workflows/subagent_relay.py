@@ -18,13 +18,18 @@ from temporalio import workflow
 from temporalio.exceptions import is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from turnkeeper.contracts.names import SIGNAL_APPROVE, SIGNAL_SUBAGENT_PENDING
+    from turnkeeper.contracts.names import (
+        SIGNAL_APPROVE,
+        SIGNAL_SUBAGENT_CANCELLED,
+        SIGNAL_SUBAGENT_PENDING,
+    )
     from turnkeeper.contracts.signals import (
         ApproveInput,
         DecisionRecord,
         PendingCall,
         SubagentPending,
     )
+    from turnkeeper.contracts.turn import AgentReport, SubagentCancelled
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.turn_state import Turn
 
@@ -62,6 +67,24 @@ class ParentNotes:
         task = asyncio.create_task(signal)
         self._sending.add(task)  # held until sent: the loop keeps only weak references
         task.add_done_callback(self._sending.discard)
+
+
+async def tell_parent_cancelled(turn: Turn, report: AgentReport) -> None:
+    """A sub-agent's turn being cancelled tells its parent what it spent (its partial report),
+    before it ends: the parent waits for its cancelled children, so it reads this first."""
+    parent = turn.request.parent
+    if parent is None:
+        return
+    note = SubagentCancelled(workflow_id=workflow.info().workflow_id, report=report)
+    await _signal(parent.workflow_id, SIGNAL_SUBAGENT_CANCELLED, note)
+
+
+def child_cancelled(turn: Turn, note: SubagentCancelled) -> bool:
+    """Books a cancelled sub-agent's partial report; whether it is one of this turn's."""
+    if not note.workflow_id.startswith(f"{workflow.info().workflow_id}/"):
+        return False
+    turn.cancelled_children[note.workflow_id] = note.report
+    return True
 
 
 def child_waits(turn: Turn, pending: PendingCalls, note: SubagentPending, now: datetime) -> bool:

@@ -155,6 +155,9 @@ class Turn(TurnProgress):
     request: TurnRequest
     # Not carried: each run asks (signed_decisions.signing_version) as it begins.
     signing_version: int = SIGNING_VERSION
+    # Not carried: the partial reports of sub-agents cancelled with this turn, told by their
+    # `subagent_cancelled` signals while it waits for them to end.
+    cancelled_children: dict[str, AgentReport] = Field(default_factory=dict)
 
     @classmethod
     def begin(cls, request: TurnRequest, now: datetime) -> Turn:

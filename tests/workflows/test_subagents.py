@@ -153,6 +153,10 @@ async def test_cancelling_the_parent_cancels_its_child(turns: TurnRunner) -> Non
     status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
     assert [(s.name, s.outcome) for s in status.subagents] == [("writer", "cancelled")]
     assert (await child.describe()).status == WorkflowExecutionStatus.CANCELED
+    # The child told its partial report as it was cancelled: its model call counts upward.
+    [writer] = status.subagents
+    assert writer.llm_calls == 1 and writer.cost_usd > 0
+    assert status.llm_calls == 2 and status.cost_usd > writer.cost_usd
 
 
 async def test_a_childs_call_waits_in_the_roots_status_and_is_approved_there(
