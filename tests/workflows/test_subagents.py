@@ -4,19 +4,29 @@ spend in the lead's report, and cancellation reaching them."""
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import QUERY_DECISIONS, QUERY_STATUS, UPDATE_DECIDE
 from turnkeeper.contracts.signals import DecideResult, DecisionRecord, TurnStatus
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
 
-from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
+from tests.conftest import (
+    TurnRunner,
+    make_settings,
+    new_key,
+    running_worker,
+    scripted_request,
+    wait_for_pending,
+)
 from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 
 def specialist(name: str, key: str, **agent: Any) -> dict[str, Any]:
@@ -199,3 +209,35 @@ async def test_a_childs_call_waits_in_the_roots_status_and_is_approved_there(
     deep = turns.client.get_workflow_handle(grandchild)
     decisions = await deep.query(QUERY_DECISIONS, result_type=list[DecisionRecord])
     assert [(d.approver, d.approved) for d in decisions] == [("alice", True)]
+
+
+async def test_a_tree_waiting_in_a_child_finishes_on_a_new_worker(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """The worker that started a lead and its writer stops while the writer's call waits; a new
+    worker replays both and takes the approval sent to the lead."""
+    key, a = new_key(), new_key()
+    fake_anthropic.script(
+        key, [fake.tool_calls(("writer", {"task": "save it"})), fake.text("done")]
+    )
+    fake_anthropic.script(
+        a, [fake.tool_calls(("write_file", {"path": "y.md", "content": "y"})), fake.text("saved")]
+    )
+    request = scripted_request(
+        key, agent={"subagents": [specialist("writer", a, tools=["write_file"])]}
+    )
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    async with running_worker(client, settings, fake_anthropic):
+        handle = await client.start_workflow(
+            "AgentTurnWorkflow", request, id=f"turn-{key}", task_queue=settings.task_queue,
+            result_type=AgentReport,
+        )  # fmt: skip
+        [call] = (await wait_for_pending(handle)).pending
+
+    async with running_worker(client, settings, fake_anthropic):
+        await handle.execute_update(UPDATE_DECIDE, {"call_id": call.call_id, "approved": True})
+        report = await handle.result()
+
+    assert report.output == "done"
+    assert [(s.name, s.outcome) for s in report.subagents] == [("writer", "completed")]
+    assert (settings.workspace / "y.md").read_text() == "y"
