@@ -192,8 +192,7 @@ def parse_public_key(line: str) -> Ed25519PublicKey:
         raise ValueError(f"not an OpenSSH public key line ('ssh-ed25519 AAAA…'): {err}") from None
     if not isinstance(key, Ed25519PublicKey):
         raise ValueError(
-            f"is a {line.split()[0]} key; only Ed25519 keys sign decisions "
-            "(ssh-keygen -t ed25519)"
+            f"is a {line.split()[0]} key; only Ed25519 keys sign decisions (ssh-keygen -t ed25519)"
         )
     return key
 

@@ -18,6 +18,7 @@ from turnkeeper.contracts.decision_signing import (
     input_digest,
     sign,
 )
+from turnkeeper.contracts.rate_limits import CapacityWait
 
 if TYPE_CHECKING:  # cryptography is imported once, by decision_signing (see there why)
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -223,6 +224,11 @@ class TurnStatus(ContractModel):
     """In state `awaiting_budget`: the budget the turn waits to have extended."""
     budget_extensions: list[BudgetExtension] = Field(default_factory=list)
     """The budget extensions applied so far."""
+    capacity_wait_ms: int = 0
+    """Time the turn's model calls waited for fleet capacity (`TURNKEEPER_RATE_LIMITS`); it
+    counts in `elapsed_ms` and against `time_budget_ms`."""
+    capacity_awaited: CapacityWait | None = None
+    """While a model call waits for fleet capacity: the limit key and the limit it waits on."""
 
     def signed_call(self, workflow_id: str, call_id: str) -> SignedCall | None:
         """What a signed decision on `call_id` of this turn (`workflow_id`) binds: `*` for every

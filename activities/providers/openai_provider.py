@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import TYPE_CHECKING, Any, Final
 
 from turnkeeper.activities.logs import get_logger
@@ -30,6 +31,7 @@ from turnkeeper.activities.providers.provider import (
 )
 from turnkeeper.activities.providers.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.providers.provider import transient as _transient
+from turnkeeper.activities.providers.rate_headers import rate_limited_for
 from turnkeeper.activities.providers.redaction import api_message_excerpt, failure_without_secrets
 from turnkeeper.contracts.activity_io import StopReason
 from turnkeeper.contracts.errors import (
@@ -242,8 +244,12 @@ class OpenAICompatibleProvider:
             headers.get("retry-after")
         )
         if retry_after is not None:
-            return _transient(f"{what}; retry after {retry_after:g} s.", retry_after)
-        return _transient(f"{what}.")
+            err = _transient(f"{what}; retry after {retry_after:g} s.", retry_after)
+        else:
+            err = _transient(f"{what}.")
+        if status == 429:
+            err.rate_limited_s = rate_limited_for(headers, time.time())
+        return err
 
 
 def _status_kind(status: int, code: str | None, kind: str | None) -> str:

@@ -47,6 +47,8 @@ class ModelCallError(Exception):
         error_type: a constant of `contracts.errors` (LLM_TRANSIENT when retryable).
         retryable: whether another attempt may succeed.
         retry_after_s: the provider's own retry hint (HTTP `retry-after`), if it gave one.
+        rate_limited_s: set on a 429: how long the provider's rate limit holds
+            (`activities/providers/rate_headers.py`), shared with the fleet's limiter.
     """
 
     def __init__(
@@ -56,8 +58,10 @@ class ModelCallError(Exception):
         error_type: str,
         retryable: bool,
         retry_after_s: float | None = None,
+        rate_limited_s: float | None = None,
     ) -> None:
         super().__init__(message)
+        self.rate_limited_s = rate_limited_s
         self.error_type = error_type
         self.retryable = retryable
         self.retry_after_s = retry_after_s

@@ -15,6 +15,12 @@ from pathlib import Path
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
+from turnkeeper.contracts.rate_limits import (
+    RATE_LIMITS_ENV,
+    RateLimit,
+    RateLimitConfigError,
+    parse_rate_limits,
+)
 from turnkeeper.contracts.result_limits import (
     DEFAULT_MAX_RESULT_BYTES,
     MAX_RESULT_BYTES,
@@ -57,6 +63,8 @@ class Settings:
         tuning: The worker's Temporal settings (pollers, sticky cache, concurrency).
         require_encryption: Refuse turn requests, signals and updates that reach the worker
             unencrypted (`TURNKEEPER_REQUIRE_ENCRYPTION`); it needs `TURNKEEPER_ENCRYPTION_KEYS`.
+        rate_limits: Limits shared by every worker of the namespace, by `provider:model` or
+            `provider:*` (`TURNKEEPER_RATE_LIMITS`); empty: none.
     """
 
     task_queue: str
@@ -69,6 +77,7 @@ class Settings:
     store_url: str | None = None
     tuning: WorkerTuning = field(default_factory=WorkerTuning)
     require_encryption: bool = False
+    rate_limits: dict[str, RateLimit] = field(default_factory=dict)
 
     @property
     def dev_server_db(self) -> Path:
@@ -104,6 +113,7 @@ class Settings:
             store_url=store.store_url,
             tuning=WorkerTuning.from_env(source),
             require_encryption=_yes_or_no(source, REQUIRE_ENCRYPTION_ENV),
+            rate_limits=_rate_limits(source),
         )
 
 
@@ -114,6 +124,13 @@ def _yes_or_no(env: Mapping[str, str], name: str) -> bool:
     if value in _YES or value in _NO:
         return value in _YES
     raise SettingsError(f"{name} must be 1 or 0 (or true/false, yes/no), got {env[name]!r}")
+
+
+def _rate_limits(env: Mapping[str, str]) -> dict[str, RateLimit]:
+    try:
+        return parse_rate_limits(env.get(RATE_LIMITS_ENV))
+    except RateLimitConfigError as err:
+        raise SettingsError(str(err)) from None
 
 
 def _absolute(path: str) -> Path:

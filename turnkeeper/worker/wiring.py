@@ -14,6 +14,7 @@ from temporalio.worker.workflow_sandbox import SandboxRestrictions
 
 from turnkeeper.activities.approval_cache import ApprovalCacheActivities
 from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
+from turnkeeper.activities.llm.rate_gate import RateGate
 from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
 from turnkeeper.activities.mcp.unconfigured import NoMcpServers
 from turnkeeper.activities.providers import endpoints
@@ -53,7 +54,8 @@ def build_activities(
     cap = settings.max_tool_result_bytes
     tools = tools or tool_registry(settings)
     conversations = ConversationStore(store)
-    model_calls = ModelCallActivities(providers or default_providers(), conversations, tools)
+    gate = RateGate(client, settings.rate_limits)
+    model_calls = ModelCallActivities(providers or default_providers(), conversations, tools, gate)
     stored = ConversationActivities(conversations)
     tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
     mcp = _mcp_activities(load_mcp_config(settings.mcp_config, os.environ), store, cap)
@@ -133,10 +135,19 @@ def worker_workflows(*, versioned: bool = False) -> list[type]:
         ApprovalCacheWorkflow,
         UpgradingApprovalCacheWorkflow,
     )
+    from turnkeeper.workflows.rate_limiter_workflow import (
+        RateLimiterWorkflow,
+        UpgradingRateLimiterWorkflow,
+    )
 
     if versioned:
-        return [PinnedAgentTurnWorkflow, PinnedAgentSessionWorkflow, UpgradingApprovalCacheWorkflow]
-    return [AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow]
+        return [
+            PinnedAgentTurnWorkflow,
+            PinnedAgentSessionWorkflow,
+            UpgradingApprovalCacheWorkflow,
+            UpgradingRateLimiterWorkflow,
+        ]
+    return [AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow, RateLimiterWorkflow]
 
 
 def workflow_runner(

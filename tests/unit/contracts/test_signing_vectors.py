@@ -69,4 +69,3 @@ def test_our_verifier_accepts_the_vector_and_nothing_else(vector: dict[str, Any]
     assert "does not verify" in str(
         signature_problem(vector["kind"], changed, signature, public, before)
     )
-
