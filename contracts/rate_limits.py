@@ -130,6 +130,8 @@ class RateLimiterInput(ContractModel):
     """Grants still inside the window."""
     blocked_until_ms: int = 0
     """No grant before this instant (epoch ms): the provider said it is rate limited."""
+    back_offs: int = 0
+    """How many 429s the ledger has heard from the provider since it started."""
     max_history_events: int = DEFAULT_MAX_HISTORY_EVENTS
     """History length after which the ledger continues as new."""
     window_ms: int = Field(default=WINDOW_MS, gt=0)

@@ -34,6 +34,12 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows import rate_window
 
 
+# How long a probe may go unsettled before another caller probes instead, and how soon the
+# callers held behind a probe ask again.
+PROBE_TIMEOUT_MS = 30_000
+PROBE_POLL_MS = 500
+
+
 @workflow.defn(name=RATE_LIMITER_WORKFLOW)
 class RateLimiterWorkflow:
     @workflow.init
@@ -41,8 +47,14 @@ class RateLimiterWorkflow:
         self._key = start.key
         self._grants = list(start.grants)
         self._blocked_until_ms = start.blocked_until_ms
+        self._back_offs = start.back_offs
         self._max_history_events = start.max_history_events
         self._window_ms = start.window_ms
+        # After a provider's back-off, one call probes before the others follow (a half-open
+        # circuit): else every waiting caller would start at the instant the back-off ends and
+        # the provider would answer 429 to all but one again.
+        self._probe: str | None = None
+        self._probe_since_ms = 0
         # A run that has handled nothing never continues as new (no loop on a long history).
         self._handled = 0
 
@@ -55,6 +67,7 @@ class RateLimiterWorkflow:
                 key=self._key,
                 grants=rate_window.live(self._grants, self._now_ms(), self._window_ms),
                 blocked_until_ms=self._blocked_until_ms,
+                back_offs=self._back_offs,
                 max_history_events=self._max_history_events,
                 window_ms=self._window_ms,
             )
@@ -79,6 +92,8 @@ class RateLimiterWorkflow:
         result = rate_window.decide(
             self._grants, ask, now_ms, self._blocked_until_ms, self._window_ms
         )
+        if result.granted and self._blocked_until_ms:
+            result = self._through_probe(ask.id, now_ms)
         if result.granted:
             self._grants.append(
                 Grant(
@@ -90,10 +105,21 @@ class RateLimiterWorkflow:
             )
         return result
 
+    def _through_probe(self, asker: str, now_ms: int) -> AcquireResult:
+        """After a back-off: the first asker probes the provider; the others wait until its
+        call settles (or PROBE_TIMEOUT_MS passes: a probe whose worker died)."""
+        if self._probe is None or now_ms - self._probe_since_ms >= PROBE_TIMEOUT_MS:
+            self._probe, self._probe_since_ms = asker, now_ms
+            return AcquireResult(granted=True)
+        return AcquireResult(granted=False, wait_ms=PROBE_POLL_MS, awaiting="provider_backoff")
+
     @workflow.signal(name=SIGNAL_SETTLE)
     def settle(self, counted: SettleInput) -> None:
-        """Replaces a grant's estimated tokens with those the provider counted."""
+        """Replaces a grant's estimated tokens with those the provider counted; the probe's
+        settling ends a back-off."""
         self._handled += 1
+        if counted.id == self._probe:
+            self._probe, self._blocked_until_ms = None, 0
         rate_window.settle(self._grants, counted.id, counted.input_tokens, counted.output_tokens)
 
     @workflow.signal(name=SIGNAL_BACK_OFF)
@@ -102,6 +128,8 @@ class RateLimiterWorkflow:
         self._handled += 1
         until = self._now_ms() + int(backoff.seconds * 1000)
         self._blocked_until_ms = max(self._blocked_until_ms, until)
+        self._probe = None
+        self._back_offs += 1
         workflow.logger.info("rate limit backs off", extra={"key": self._key, "s": backoff.seconds})
 
     @workflow.query(name=QUERY_WINDOW)
@@ -111,6 +139,7 @@ class RateLimiterWorkflow:
             key=self._key,
             grants=rate_window.live(self._grants, self._now_ms(), self._window_ms),
             blocked_until_ms=self._blocked_until_ms,
+            back_offs=self._back_offs,
             max_history_events=self._max_history_events,
             window_ms=self._window_ms,
         )

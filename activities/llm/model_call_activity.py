@@ -79,7 +79,11 @@ class ModelCallActivities:
             async def rate_limited(seconds: float) -> None:
                 await self._rate_gate.back_off(call.model, seconds)
 
-            response = await call_provider(provider, request, call, rate_limited)
+            try:
+                response = await call_provider(provider, request, call, rate_limited)
+            except ApplicationError:
+                await self._rate_gate.settle(grant, None)
+                raise
             await self._rate_gate.settle(grant, response.usage)
             cost = answer_cost(call, response.usage)
             span.answered(response, cost)

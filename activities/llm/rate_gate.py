@@ -58,6 +58,8 @@ class Grant:
     key: str
     id: str
     waited_ms: int
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 class RateGate:
@@ -98,22 +100,27 @@ class RateGate:
         while True:
             answer = await self._ask(key, ask)
             if answer.granted:
-                return Grant(key, ask.id, int((time.monotonic() - started) * 1000))
+                waited_ms = int((time.monotonic() - started) * 1000)
+                return Grant(key, ask.id, waited_ms, ask.input_tokens, ask.output_tokens)
             if not told_turn:
                 await self._tell_turn(key, answer)
                 told_turn = True
             activity.heartbeat()
             await asyncio.sleep(min(answer.wait_ms / 1000, MAX_PAUSE_S))
 
-    async def settle(self, grant: Grant | None, usage: Usage) -> None:
-        """Replaces the grant's estimate with the tokens the provider counted."""
+    async def settle(self, grant: Grant | None, usage: Usage | None) -> None:
+        """Replaces the grant's estimate with the tokens the provider counted; None: the call
+        failed, and its estimate stands (the ledger still hears the call is over)."""
         if grant is None or self._client is None:
             return
         counted = SettleInput(
-            id=grant.id,
-            input_tokens=usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
-            output_tokens=usage.output_tokens,
+            id=grant.id, input_tokens=grant.input_tokens, output_tokens=grant.output_tokens
         )
+        if usage is not None:
+            counted.input_tokens = (
+                usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+            )
+            counted.output_tokens = usage.output_tokens
         await self._signal(grant.key, SIGNAL_SETTLE, counted)
 
     async def back_off(self, model: str, seconds: float) -> None:

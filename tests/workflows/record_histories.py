@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import sys
 import tempfile
@@ -35,6 +36,12 @@ from turnkeeper.contracts.names import (
     SIGNAL_SUBMIT_TOOL_RESULT,
     UPDATE_DECIDE,
     UPDATE_EXTEND_BUDGET,
+)
+from turnkeeper.contracts.rate_limits import (
+    RATE_LIMITER_WORKFLOW,
+    RateLimit,
+    RateLimiterInput,
+    rate_limiter_id,
 )
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
 from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
@@ -394,6 +401,36 @@ async def internal_error(
     return handle
 
 
+async def rate_limited(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A turn whose model call waits for fleet capacity (TURNKEEPER_RATE_LIMITS, 1 request per
+    window of a ledger started with a 5-second window): its `capacity_wait` signal and the
+    result's `capacity_wait_ms`, on a worker of its own with the limit set."""
+    model = f"anthropic:golden-{uuid.uuid4().hex[:6]}"
+    fake_api.script("golden13", [fake.text("first")])
+    fake_api.script("golden14", [fake.text("second")])
+    with tempfile.TemporaryDirectory() as tmp:
+        limited = make_settings(Path(tmp), f"golden-limited-{uuid.uuid4()}")
+        limited = dataclasses.replace(
+            limited, rate_limits={model: RateLimit(requests_per_minute=1)}
+        )
+        async with running_worker(client, limited, fake_api):
+            ledger = await client.start_workflow(
+                RATE_LIMITER_WORKFLOW,
+                RateLimiterInput(key=model, window_ms=5_000),
+                id=rate_limiter_id(model),
+                task_queue=limited.task_queue,
+            )
+            first = scripted_request("golden13", agent={"model": model})
+            await (await _start(client, first, limited.task_queue, f"{workflow_id}-first")).result()
+            second = scripted_request("golden14", agent={"model": model})
+            handle = await _start(client, second, limited.task_queue, workflow_id)
+            await handle.result()
+            await ledger.terminate("recorded")
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -415,6 +452,7 @@ SCENARIOS = (
     internal_error,
     compacted_session_turn,
     session_with_an_extended_turn,
+    rate_limited,
 )
 
 
