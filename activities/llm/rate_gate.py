@@ -11,15 +11,16 @@ wait lasts from one `capacity_wait` signal. Capacity comes from the key's `RateL
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
 
 from temporalio import activity
-from temporalio.client import Client, WithStartWorkflowOperation
+from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers.provider import ModelRequest
 from turnkeeper.contracts.activity_io import ModelCallInput
@@ -44,9 +45,22 @@ from turnkeeper.contracts.turn import Usage
 log = get_logger(__name__)
 
 RPC_TIMEOUT: Final = timedelta(seconds=10)
-# Sleep at most this long between asks: heartbeats keep flowing (the model call's heartbeat
-# timeout is 30 s) and a cancelled turn stops waiting soon.
+# Heartbeat at least this often while waiting (the model call's heartbeat timeout is 30 s), so a
+# cancelled turn stops waiting soon.
 MAX_PAUSE_S: Final = 5.0
+JITTER_S: Final = 0.5
+# The server admits a few updates in flight per workflow (10 by default) and refuses the rest
+# with RESOURCE_EXHAUSTED; a busy ledger (or one continuing as new) is asked again after a short,
+# jittered pause instead of failing the model call's attempt.
+_BUSY: Final = frozenset(
+    {
+        RPCStatusCode.RESOURCE_EXHAUSTED,
+        RPCStatusCode.UNAVAILABLE,
+        RPCStatusCode.FAILED_PRECONDITION,
+        RPCStatusCode.NOT_FOUND,
+    }
+)
+BUSY_PAUSE_S: Final = 0.2
 # Characters per token of the input estimate (settled with the provider's count after the call).
 CHARS_PER_TOKEN: Final = 4
 
@@ -99,14 +113,19 @@ class RateGate:
         told_turn = False
         while True:
             answer = await self._ask(key, ask)
+            if answer is None:
+                await _pause(BUSY_PAUSE_S * (0.5 + random.random()))
+                continue
             if answer.granted:
                 waited_ms = int((time.monotonic() - started) * 1000)
                 return Grant(key, ask.id, waited_ms, ask.input_tokens, ask.output_tokens)
             if not told_turn:
                 await self._tell_turn(key, answer)
                 told_turn = True
-            activity.heartbeat()
-            await asyncio.sleep(min(answer.wait_ms / 1000, MAX_PAUSE_S))
+            # Asks again only when the ledger said it may fit (a little later, at random, so that
+            # the callers due at one instant do not all ask at once): a ledger admits only a few
+            # updates in flight.
+            await _pause(answer.wait_ms / 1000 + JITTER_S * random.random())
 
     async def settle(self, grant: Grant | None, usage: Usage | None) -> None:
         """Replaces the grant's estimate with the tokens the provider counted; None: the call
@@ -131,7 +150,8 @@ class RateGate:
         log.info("rate_limit_back_off", key=key, seconds=seconds)
         await self._signal(key, SIGNAL_BACK_OFF, BackOffInput(seconds=seconds))
 
-    async def _ask(self, key: str, ask: AcquireInput) -> AcquireResult:
+    async def _ask(self, key: str, ask: AcquireInput) -> AcquireResult | None:
+        """The ledger's answer; None when it is too busy to answer now."""
         assert self._client is not None
         start = WithStartWorkflowOperation(
             RATE_LIMITER_WORKFLOW,
@@ -141,13 +161,21 @@ class RateGate:
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             static_summary=f"Rate limit {key}",
         )
-        return await self._client.execute_update_with_start_workflow(
-            UPDATE_ACQUIRE,
-            ask,
-            start_workflow_operation=start,
-            result_type=AcquireResult,
-            rpc_timeout=RPC_TIMEOUT,
-        )
+        try:
+            return await self._client.execute_update_with_start_workflow(
+                UPDATE_ACQUIRE,
+                ask,
+                start_workflow_operation=start,
+                result_type=AcquireResult,
+                rpc_timeout=RPC_TIMEOUT,
+            )
+        except RPCError as err:
+            if err.status not in _BUSY:
+                raise
+            return None
+        except WorkflowUpdateFailedError:
+            # Aborted by the ledger's continue-as-new: the next run answers.
+            return None
 
     async def _signal(self, key: str, name: str, arg: object) -> None:
         # Best effort: a lost settle leaves the estimate (an over-count, never an overshoot); a
@@ -169,6 +197,14 @@ class RateGate:
             await handle.signal(SIGNAL_CAPACITY_WAIT, wait, rpc_timeout=RPC_TIMEOUT)
         except RPCError as err:
             log.warning("capacity_wait_signal_failed", key=key, error=str(err))
+
+
+async def _pause(seconds: float) -> None:
+    """Sleeps `seconds`, heartbeating every MAX_PAUSE_S."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        activity.heartbeat()
+        await asyncio.sleep(min(left, MAX_PAUSE_S))
 
 
 def estimate_input_tokens(request: ModelRequest) -> int:

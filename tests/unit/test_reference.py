@@ -37,6 +37,13 @@ from turnkeeper.contracts.approvals import (
 )
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput, ExtendBudgetResult
 from turnkeeper.contracts.events import EventKind, TurnEvent
+from turnkeeper.contracts.rate_limits import (
+    AcquireInput,
+    AcquireResult,
+    BackOffInput,
+    RateLimiterInput,
+    SettleInput,
+)
 from turnkeeper.contracts.session import (
     CloseInput,
     SendInput,
@@ -55,6 +62,7 @@ from turnkeeper.contracts.turn import AgentReport, TurnRequest
 from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
+from turnkeeper.workflows.rate_limiter_workflow import RateLimiterWorkflow
 
 import turnkeeper
 from turnkeeper.console import worker_cli
@@ -91,10 +99,15 @@ BOUNDARY_MODELS: tuple[type[BaseModel], ...] = (
     Endpoint,
     StdioServerConfig,
     HttpServerConfig,
+    RateLimiterInput,
+    AcquireInput,
+    AcquireResult,
+    SettleInput,
+    BackOffInput,
 )
 # Fields the code fills in itself, which a user never writes: an MCP server's name is its key.
 NOT_WRITTEN = {"StdioServerConfig": {"name"}, "HttpServerConfig": {"name"}}
-WORKFLOWS = (AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow)
+WORKFLOWS = (AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow, RateLimiterWorkflow)
 # Options every turn command takes, documented once above the command table.
 CONNECTION_OPTIONS = {"--address", "--namespace", "--ui-url"}
 ENV_PREFIXES = ("TURNKEEPER_", "AGENT_", "TEMPORAL_", "OTEL_", "OPENAI_", "ANTHROPIC_")
