@@ -153,14 +153,14 @@ class AcquireInput(ContractModel):
 
 
 class AcquireResult(ContractModel):
-    """Granted, or how long to wait before asking again and for what."""
+    """The call's capacity, reserved at an instant from now, and what it waits for until then."""
 
     granted: bool
-    """The capacity is taken; the call may start."""
+    """The capacity is taken (reserved `wait_ms` from now)."""
     wait_ms: int = 0
-    """When not granted: the earliest moment the ask can fit, from now."""
+    """How long until the call may start: the reserved instant, from now."""
     awaiting: Measure | None = None
-    """When not granted: the limit that holds the call back."""
+    """When it must wait: the limit that holds it back."""
 
 
 class SettleInput(ContractModel):

@@ -6,7 +6,9 @@ that limit counts activity starts per second on one task queue, smoothed as a to
 cannot count tokens, cannot settle an estimate after the call, cannot hold a strict 60-second
 window, and cannot be paused by a provider's 429. One workflow per key, whose updates run one at a
 time, gives all of these with Temporal's own durability: the model-call activity asks through
-update-with-start (`acquire`), waits itself when told to, and reports the actual tokens
+update-with-start (`acquire`) and is given the instant its call may start (a reservation, first
+come first served, so it asks once and never polls: the server admits only a few updates in flight
+per workflow), waits until then itself, and reports the actual tokens
 (`settle`) or a provider's 429 (`back_off`) by signal. The history grows with every message, so
 the ledger continues as new, carrying the live window, when Temporal suggests it or after
 `max_history_events`.
@@ -34,12 +36,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows import rate_window
 
 
-# How long a probe may go unsettled before another caller probes instead, and how soon the
-# callers held behind a probe ask again.
-PROBE_TIMEOUT_MS = 30_000
-PROBE_POLL_MS = 500
-
-
 @workflow.defn(name=RATE_LIMITER_WORKFLOW)
 class RateLimiterWorkflow:
     @workflow.init
@@ -50,11 +46,6 @@ class RateLimiterWorkflow:
         self._back_offs = start.back_offs
         self._max_history_events = start.max_history_events
         self._window_ms = start.window_ms
-        # After a provider's back-off, one call probes before the others follow (a half-open
-        # circuit): else every waiting caller would start at the instant the back-off ends and
-        # the provider would answer 429 to all but one again.
-        self._probe: str | None = None
-        self._probe_since_ms = 0
         # A run that has handled nothing never continues as new (no loop on a long history).
         self._handled = 0
 
@@ -62,16 +53,8 @@ class RateLimiterWorkflow:
     async def run(self, start: RateLimiterInput) -> None:
         await workflow.wait_condition(self._history_is_long)
         await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(
-            RateLimiterInput(
-                key=self._key,
-                grants=rate_window.live(self._grants, self._now_ms(), self._window_ms),
-                blocked_until_ms=self._blocked_until_ms,
-                back_offs=self._back_offs,
-                max_history_events=self._max_history_events,
-                window_ms=self._window_ms,
-            )
-        )
+        # The window's state carries over: no grant of the last 60 s is forgotten.
+        workflow.continue_as_new(self.window())
 
     def _history_is_long(self) -> bool:
         info = workflow.info()
@@ -82,44 +65,32 @@ class RateLimiterWorkflow:
 
     @workflow.update(name=UPDATE_ACQUIRE)
     def acquire(self, ask: AcquireInput) -> AcquireResult:
-        """Takes the capacity of one call when it fits the window; else says how long to wait.
-        An asker already granted (a retried request) is granted again without taking twice."""
+        """Reserves the call's capacity at the earliest instant it fits (`rate_window.reserve`)
+        and says how long until then; the caller starts at that instant without asking again.
+        An asker already granted (a retried request) gets its reservation, not a second one."""
         self._handled += 1
         now_ms = self._now_ms()
         self._grants = rate_window.live(self._grants, now_ms, self._window_ms)
-        if any(grant.id == ask.id for grant in self._grants):
-            return AcquireResult(granted=True)
-        result = rate_window.decide(
+        for grant in self._grants:
+            if grant.id == ask.id:
+                return AcquireResult(granted=True, wait_ms=max(0, grant.at_ms - now_ms))
+        at_ms, awaiting = rate_window.reserve(
             self._grants, ask, now_ms, self._blocked_until_ms, self._window_ms
         )
-        if result.granted and self._blocked_until_ms:
-            result = self._through_probe(ask.id, now_ms)
-        if result.granted:
-            self._grants.append(
-                Grant(
-                    id=ask.id,
-                    at_ms=now_ms,
-                    input_tokens=ask.input_tokens,
-                    output_tokens=ask.output_tokens,
-                )
+        self._grants.append(
+            Grant(
+                id=ask.id,
+                at_ms=at_ms,
+                input_tokens=ask.input_tokens,
+                output_tokens=ask.output_tokens,
             )
-        return result
-
-    def _through_probe(self, asker: str, now_ms: int) -> AcquireResult:
-        """After a back-off: the first asker probes the provider; the others wait until its
-        call settles (or PROBE_TIMEOUT_MS passes: a probe whose worker died)."""
-        if self._probe is None or now_ms - self._probe_since_ms >= PROBE_TIMEOUT_MS:
-            self._probe, self._probe_since_ms = asker, now_ms
-            return AcquireResult(granted=True)
-        return AcquireResult(granted=False, wait_ms=PROBE_POLL_MS, awaiting="provider_backoff")
+        )
+        return AcquireResult(granted=True, wait_ms=at_ms - now_ms, awaiting=awaiting)
 
     @workflow.signal(name=SIGNAL_SETTLE)
     def settle(self, counted: SettleInput) -> None:
-        """Replaces a grant's estimated tokens with those the provider counted; the probe's
-        settling ends a back-off."""
+        """Replaces a grant's estimated tokens with those the provider counted."""
         self._handled += 1
-        if counted.id == self._probe:
-            self._probe, self._blocked_until_ms = None, 0
         rate_window.settle(self._grants, counted.id, counted.input_tokens, counted.output_tokens)
 
     @workflow.signal(name=SIGNAL_BACK_OFF)
@@ -128,7 +99,6 @@ class RateLimiterWorkflow:
         self._handled += 1
         until = self._now_ms() + int(backoff.seconds * 1000)
         self._blocked_until_ms = max(self._blocked_until_ms, until)
-        self._probe = None
         self._back_offs += 1
         workflow.logger.info("rate limit backs off", extra={"key": self._key, "s": backoff.seconds})
 

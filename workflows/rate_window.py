@@ -76,6 +76,28 @@ def _wait_for(window: list[Grant], measure: Measure, asked: int, limit: int, shi
     return 0
 
 
+def reserve(
+    grants: list[Grant],
+    ask: AcquireInput,
+    now_ms: int,
+    blocked_until_ms: int = 0,
+    window_ms: int = WINDOW_MS,
+) -> tuple[int, Measure | None]:
+    """The instant at which `ask` is granted, and the limit it waits for (None: no wait): the
+    earliest at which it fits, no earlier than now, the provider's back-off or any grant already
+    made. First come, first served: because every grant is at or after those before it, the
+    window that ends at the new grant is the only one it can overfill, so checking it is enough,
+    and a caller told to start at that instant never needs to ask again."""
+    start = max([now_ms, blocked_until_ms, *(grant.at_ms for grant in grants)])
+    awaiting: Measure | None = None
+    if start > now_ms:
+        awaiting = "provider_backoff" if start == blocked_until_ms else "requests"
+    result = decide(grants, ask, start, 0, window_ms)
+    if result.granted:
+        return start, awaiting
+    return start + result.wait_ms, result.awaiting
+
+
 def settle(grants: list[Grant], grant_id: str, input_tokens: int, output_tokens: int) -> bool:
     """Replaces the estimated tokens of the grant `grant_id` with the counted ones; False when
     the grant has already left the window (nothing to correct)."""

@@ -48,7 +48,6 @@ RPC_TIMEOUT: Final = timedelta(seconds=10)
 # Heartbeat at least this often while waiting (the model call's heartbeat timeout is 30 s), so a
 # cancelled turn stops waiting soon.
 MAX_PAUSE_S: Final = 5.0
-JITTER_S: Final = 0.5
 # The server admits a few updates in flight per workflow (10 by default) and refuses the rest
 # with RESOURCE_EXHAUSTED; a busy ledger (or one continuing as new) is asked again after a short,
 # jittered pause instead of failing the model call's attempt.
@@ -97,8 +96,9 @@ class RateGate:
         return limit_key(self._limits, model) if self._client is not None else None
 
     async def acquire(self, call: ModelCallInput, request: ModelRequest) -> Grant | None:
-        """Waits until the call fits every window of its key and takes its capacity; None at
-        once when no limit applies. Never fails for the limit: it waits (heartbeating)."""
+        """Reserves the call's capacity in every window of its key and waits (heartbeating)
+        until the reserved instant; None at once when no limit applies. Never fails for the
+        limit."""
         key = self.key_of(call.model)
         if key is None:
             return None
@@ -110,22 +110,17 @@ class RateGate:
             output_tokens=request.max_tokens,
         )
         started = time.monotonic()
-        told_turn = False
-        while True:
+        answer = await self._ask(key, ask)
+        while answer is None:
+            await _pause(BUSY_PAUSE_S * (0.5 + random.random()))
             answer = await self._ask(key, ask)
-            if answer is None:
-                await _pause(BUSY_PAUSE_S * (0.5 + random.random()))
-                continue
-            if answer.granted:
-                waited_ms = int((time.monotonic() - started) * 1000)
-                return Grant(key, ask.id, waited_ms, ask.input_tokens, ask.output_tokens)
-            if not told_turn:
-                await self._tell_turn(key, answer)
-                told_turn = True
-            # Asks again only when the ledger said it may fit (a little later, at random, so that
-            # the callers due at one instant do not all ask at once): a ledger admits only a few
-            # updates in flight.
-            await _pause(answer.wait_ms / 1000 + JITTER_S * random.random())
+        if answer.wait_ms > 0:
+            # The call's capacity is reserved at that instant: it starts then, without asking
+            # the ledger again.
+            await self._tell_turn(key, answer)
+            await _pause(answer.wait_ms / 1000)
+        waited_ms = int((time.monotonic() - started) * 1000)
+        return Grant(key, ask.id, waited_ms, ask.input_tokens, ask.output_tokens)
 
     async def settle(self, grant: Grant | None, usage: Usage | None) -> None:
         """Replaces the grant's estimate with the tokens the provider counted; None: the call
@@ -190,8 +185,9 @@ class RateGate:
 
     async def _tell_turn(self, key: str, answer: AcquireResult) -> None:
         """Lets the turn's `status` show what its call awaits (best effort)."""
-        assert self._client is not None and answer.awaiting is not None
-        wait = CapacityWait(key=key, awaiting=answer.awaiting, wait_ms=answer.wait_ms)
+        assert self._client is not None
+        awaiting = answer.awaiting or "requests"
+        wait = CapacityWait(key=key, awaiting=awaiting, wait_ms=answer.wait_ms)
         try:
             handle = self._client.get_workflow_handle(activity.info().workflow_id or "")
             await handle.signal(SIGNAL_CAPACITY_WAIT, wait, rpc_timeout=RPC_TIMEOUT)

@@ -90,3 +90,31 @@ def test_settle_replaces_the_estimate_of_that_grant_only() -> None:
     assert rate_window.settle(grants, "a", 120, 30)
     assert grants == [grant(0, inp=120, out=30, id="a"), grant(1, inp=7, out=7, id="b")]
     assert not rate_window.settle(grants, "gone", 1, 1)
+
+
+def test_reserve_now_when_it_fits() -> None:
+    assert rate_window.reserve([grant(0)], ask(), 10) == (10, None)
+
+
+def test_reserve_after_the_window_frees_room() -> None:
+    assert rate_window.reserve([grant(1_000), grant(5_000)], ask(), 30_000) == (
+        61_000,
+        "requests",
+    )
+
+
+def test_reserve_first_come_first_served_after_every_earlier_reservation() -> None:
+    # A reservation at 61_000 is already made: the next one is no earlier, even with room.
+    limit = RateLimit(requests_per_minute=10)
+    assert rate_window.reserve([grant(61_000)], ask(limit), 30_000) == (61_000, "requests")
+
+
+def test_reserve_after_a_provider_back_off() -> None:
+    assert rate_window.reserve([], ask(), 1_000, blocked_until_ms=4_000) == (
+        4_000,
+        "provider_backoff",
+    )
+    assert rate_window.reserve([grant(4_000), grant(4_500)], ask(), 1_000, 4_000) == (
+        64_000,
+        "requests",
+    )
