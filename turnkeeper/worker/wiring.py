@@ -116,12 +116,12 @@ def _mcp_activities(
 
 
 def worker_workflows(*, versioned: bool = False) -> list[type]:
-    """Every workflow a turnkeeper worker runs: the turn, the session of many turns, and the
-    per-agent approval cache.
+    """Every workflow a turnkeeper worker runs: the turn, the session of many turns, the
+    per-agent approval cache and the per-key rate-limit ledger (`TURNKEEPER_RATE_LIMITS`).
 
     A versioned worker (Worker Deployment Versioning) registers the same workflows under the same
-    names with their versioning behaviours: turns and sessions PINNED, the approval cache
-    AUTO_UPGRADE.
+    names with their versioning behaviours: turns and sessions PINNED, the approval cache and the
+    rate-limit ledger AUTO_UPGRADE.
     """
     from turnkeeper.workflows.agent_session_workflow import (
         AgentSessionWorkflow,

@@ -33,7 +33,12 @@ from turnkeeper.worker.sandbox_runner import DirectContextSandboxRunner
 from turnkeeper.worker.settings import Settings
 from turnkeeper.worker.wiring import worker_workflows
 
-TURN_WORKFLOWS = ["AgentTurnWorkflow", "AgentSessionWorkflow", "ApprovalCacheWorkflow"]
+TURN_WORKFLOWS = [
+    "AgentTurnWorkflow",
+    "AgentSessionWorkflow",
+    "ApprovalCacheWorkflow",
+    "RateLimiterWorkflow",
+]
 
 
 @dataclass

@@ -56,14 +56,17 @@ def test_the_worker_command_line_takes_the_version() -> None:
     assert options_of(parse_args([])).deployment is None
 
 
-def test_a_versioned_worker_pins_turns_and_sessions_and_upgrades_the_approval_cache() -> None:
+def test_a_versioned_worker_pins_turns_and_sessions_and_upgrades_the_long_lived_ones() -> None:
     plain = [workflow._Definition.must_from_class(c) for c in worker_workflows()]
     versioned = [workflow._Definition.must_from_class(c) for c in worker_workflows(versioned=True)]
     assert [d.name for d in versioned] == [d.name for d in plain]
-    assert [d.versioning_behavior for d in plain] == [VersioningBehavior.UNSPECIFIED] * 3
+    assert [d.versioning_behavior for d in plain] == [VersioningBehavior.UNSPECIFIED] * 4
+    # The approval cache and the rate-limit ledgers never end: pinned, their first build would
+    # poll forever.
     assert [d.versioning_behavior for d in versioned] == [
         VersioningBehavior.PINNED,
         VersioningBehavior.PINNED,
+        VersioningBehavior.AUTO_UPGRADE,
         VersioningBehavior.AUTO_UPGRADE,
     ]
     for before, after in zip(plain, versioned, strict=True):
