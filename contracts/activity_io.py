@@ -187,6 +187,9 @@ class ModelCallResult(CompactModel, ClaimChecked):
     conversation's root, named by `conversation_ref`)."""
     duration_ms: int
     """How long the call took."""
+    capacity_wait_ms: int = 0
+    """How long the call waited for fleet capacity (`TURNKEEPER_RATE_LIMITS`), inside
+    `duration_ms`."""
     # The two fields below are what the workflow keeps of the offered worker tools (workers
     # before `want_tool_traits` sent `approval_required` with every answer).
     approval_required: list[str] = Field(default_factory=list)

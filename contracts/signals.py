@@ -18,6 +18,7 @@ from turnkeeper.contracts.decision_signing import (
     input_digest,
     sign,
 )
+from turnkeeper.contracts.rate_limits import CapacityWait
 from turnkeeper.contracts.steering import Intervention
 from turnkeeper.contracts.subagents import SubagentRecord
 
@@ -247,6 +248,11 @@ class TurnStatus(ContractModel):
     call)."""
     subagents: list[SubagentRecord] = Field(default_factory=list)
     """The sub-agent calls that have ended so far (`AgentReport.subagents`)."""
+    capacity_wait_ms: int = 0
+    """Time the turn's model calls waited for fleet capacity (`TURNKEEPER_RATE_LIMITS`); it
+    counts in `elapsed_ms` and against `time_budget_ms`."""
+    capacity_awaited: CapacityWait | None = None
+    """While a model call waits for fleet capacity: the limit key and the limit it waits on."""
 
     def signed_call(self, workflow_id: str, call_id: str) -> SignedCall | None:
         """What a signed decision on `call_id` of this turn (`workflow_id`) binds: `*` for every

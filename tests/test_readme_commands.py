@@ -32,6 +32,7 @@ from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
+from turnkeeper.workflows.rate_limiter_workflow import RateLimiterWorkflow
 from turnkeeper.workflows.request_checks import request_problem
 
 from tests.conftest import temporal_binary
@@ -107,7 +108,13 @@ def _check_temporal(command: Command, words: tuple[str, ...]) -> None:
 
 def _handler_names() -> set[str]:
     found = set()
-    for workflow_class in (AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow):
+    workflows = (
+        AgentTurnWorkflow,
+        AgentSessionWorkflow,
+        ApprovalCacheWorkflow,
+        RateLimiterWorkflow,
+    )
+    for workflow_class in workflows:
         definition = workflow._Definition.from_class(workflow_class)
         assert definition is not None
         found |= {*definition.signals, *definition.updates, *definition.queries}

@@ -38,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
         WORKFLOW_TYPE,
     )
     from turnkeeper.contracts.plaintext import refusal
+    from turnkeeper.contracts.rate_limits import SIGNAL_CAPACITY_WAIT, CapacityWait
     from turnkeeper.contracts.signals import (
         ALL_PENDING,
         ApproveInput,
@@ -584,7 +585,16 @@ class AgentTurnWorkflow:
             budget_extensions=list(turn.budget_extensions),
             interventions=list(turn.interventions),
             subagents=list(turn.subagents),
+            capacity_wait_ms=turn.capacity_wait_ms,
+            capacity_awaited=turn.capacity_awaited,
         )
+
+    @workflow.signal(name=SIGNAL_CAPACITY_WAIT)
+    def capacity_wait(self, wait: CapacityWait) -> None:
+        """The model call in flight waits for fleet capacity (sent by the model-call activity,
+        `activities/llm/rate_gate.py`): shown by `status` until the call returns."""
+        if self._turn is not None:
+            self._turn.capacity_awaited = wait.model_copy(update={"since": workflow.now()})
 
     @workflow.query(name=QUERY_TRANSCRIPT)
     def transcript(self) -> list[Message]:

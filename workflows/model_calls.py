@@ -146,7 +146,11 @@ async def _model_activity(
         tenant=request.tenant,
     )
     summary = f"model call {turn.iteration} · {split_model(model)[1]}"
-    result = await execute_model_call(turn, call, summary, attempts)
+    try:
+        result = await execute_model_call(turn, call, summary, attempts)
+    finally:
+        turn.capacity_awaited = None
+    turn.capacity_waited(result.capacity_wait_ms)
     # What the worker's tools are (traits, which need approval) comes once per turn, with the
     # first call that offers them: a turn that starts with no tool interactions learns it later.
     if call.offered_tools:

@@ -24,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.decision_signing import LEGACY_SIGNING_VERSION, SIGNING_VERSION
     from turnkeeper.contracts.mcp import McpToolSpec
     from turnkeeper.contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
+    from turnkeeper.contracts.rate_limits import CapacityWait
     from turnkeeper.contracts.signals import (
         MAX_REFUSED_DECISIONS,
         DecisionRecord,
@@ -149,6 +150,10 @@ class TurnProgress(BaseModel):
     # and every one that ended, with what it spent.
     subagent_calls: dict[str, int] = Field(default_factory=dict)
     subagents: list[SubagentRecord] = Field(default_factory=list)
+    # Time model calls waited for fleet capacity (TURNKEEPER_RATE_LIMITS), and what the call in
+    # flight waits for while it does.
+    capacity_wait_ms: int = 0
+    capacity_awaited: CapacityWait | None = None
 
 
 class Turn(TurnProgress):
@@ -340,6 +345,11 @@ class Turn(TurnProgress):
 
     def model_answered(self, model: str) -> None:
         self.model_cooldowns.pop(model, None)
+
+    def capacity_waited(self, waited_ms: int) -> None:
+        """A model call is back: its wait for fleet capacity is over and counted."""
+        self.capacity_wait_ms += waited_ms
+        self.capacity_awaited = None
 
     def refuse_decision(
         self, call_id: str, approver: str, reason: str, now: datetime, signal: str = "approve"

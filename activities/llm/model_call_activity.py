@@ -26,6 +26,7 @@ from turnkeeper.activities.llm.offered_tools import (
     tool_traits,
 )
 from turnkeeper.activities.llm.provider_call import call_provider, provider_for
+from turnkeeper.activities.llm.rate_gate import RateGate
 from turnkeeper.activities.llm.tenant_caps import tenant_reservation
 from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers.provider import ModelProvider, ModelRequest, ModelResponse
@@ -52,10 +53,12 @@ class ModelCallActivities:
         providers: Mapping[str, ModelProvider],
         conversations: ConversationStore,
         tools: ToolRegistry,
+        rate_gate: RateGate | None = None,
     ) -> None:
         self._providers = providers
         self._conversations = conversations
         self._tools = tools
+        self._rate_gate = rate_gate or RateGate(None, {})
 
     @activity.defn(name=ACTIVITY_MODEL_CALL)
     async def model_call(self, call: ModelCallInput) -> ModelCallResult:
@@ -73,7 +76,17 @@ class ModelCallActivities:
             span.stands_in_for(call.skipped)
             async with tenant_reservation(call, provider, request) as settlement:
                 await check_cost_budget(call, provider, request)
-                response = await call_provider(provider, request, call)
+                grant = await self._rate_gate.acquire(call, request)
+
+                async def rate_limited(seconds: float) -> None:
+                    await self._rate_gate.back_off(call.model, seconds)
+
+                try:
+                    response = await call_provider(provider, request, call, rate_limited)
+                except ApplicationError:
+                    await self._rate_gate.settle(grant, None)
+                    raise
+                await self._rate_gate.settle(grant, response.usage)
                 reported = response.reported_cost_usd
                 cost, priced_by = answer_cost(call, response.usage, reported)
                 settlement.cost_usd = cost
@@ -89,6 +102,7 @@ class ModelCallActivities:
             priced_by=priced_by,
             conversation_ref=conversation_ref,
             duration_ms=int((time.monotonic() - started) * 1000),
+            capacity_wait_ms=grant.waited_ms if grant else 0,
             **self._worker_tool_facts(call),
         )
         log_model_call(call, result)

@@ -4,7 +4,7 @@ classified failure into the typed `ApplicationError` Temporal's retry policy rea
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
@@ -28,6 +28,8 @@ from turnkeeper.contracts.turn import split_model
 HEARTBEAT_EVERY_S = 5.0
 TEXT_BATCH = timedelta(milliseconds=300)
 T = TypeVar("T")
+# Told a 429's hold (seconds), to share it with the fleet's limiter before the retry.
+RateLimited = Callable[[float], Awaitable[None]]
 
 
 def provider_for(providers: Mapping[str, ModelProvider], model: str) -> tuple[ModelProvider, str]:
@@ -48,7 +50,10 @@ def provider_for(providers: Mapping[str, ModelProvider], model: str) -> tuple[Mo
 
 
 async def call_provider(
-    provider: ModelProvider, request: ModelRequest, call: ModelCallInput
+    provider: ModelProvider,
+    request: ModelRequest,
+    call: ModelCallInput,
+    on_rate_limited: RateLimited | None = None,
 ) -> ModelResponse:
     """One attempt at the provider, heartbeating meanwhile (inside an activity).
 
@@ -59,7 +64,10 @@ async def call_provider(
     async with _text_deltas(call) as deltas:
         try:
             return await heartbeating(
-                classified(provider.complete(request, deltas.publish if deltas else None)),
+                classified(
+                    provider.complete(request, deltas.publish if deltas else None),
+                    on_rate_limited,
+                ),
                 every_s=HEARTBEAT_EVERY_S,
             )
         except BaseException as failure:
@@ -109,7 +117,7 @@ async def _text_deltas(call: ModelCallInput) -> AsyncIterator[_TextDeltas | None
         yield _TextDeltas(stream.topic(TURN_EVENTS_TOPIC, type=TurnEvent), call)
 
 
-async def classified(call: Awaitable[T]) -> T:
+async def classified(call: Awaitable[T], on_rate_limited: RateLimited | None = None) -> T:
     """`call`'s result; a `ModelCallError` it raises becomes an `ApplicationError` of the same
     type, retryable as classified, with the provider's `retry-after` as the next delay.
 
@@ -119,6 +127,8 @@ async def classified(call: Awaitable[T]) -> T:
     try:
         return await call
     except ModelCallError as err:
+        if on_rate_limited is not None and err.rate_limited_s is not None:
+            await on_rate_limited(err.rate_limited_s)
         delay = timedelta(seconds=err.retry_after_s) if err.retry_after_s else None
         failure = ApplicationError(
             str(err), type=err.error_type, non_retryable=not err.retryable, next_retry_delay=delay

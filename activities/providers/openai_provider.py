@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -39,6 +40,7 @@ from turnkeeper.activities.providers.provider import (
 )
 from turnkeeper.activities.providers.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.providers.provider import transient as _transient
+from turnkeeper.activities.providers.rate_headers import rate_limited_for
 from turnkeeper.activities.providers.redaction import api_message_excerpt, failure_without_secrets
 from turnkeeper.activities.providers.reported_cost import reported_cost_usd
 from turnkeeper.contracts.activity_io import StopReason
@@ -277,8 +279,12 @@ class OpenAICompatibleProvider:
             what += " (the upstream model is overloaded: its 529, relayed)"
         retry_after = retry_hint_s(exc.response.headers)
         if retry_after is not None:
-            return _transient(f"{what}; retry after {retry_after:g} s.", retry_after)
-        return _transient(f"{what}.")
+            err = _transient(f"{what}; retry after {retry_after:g} s.", retry_after)
+        else:
+            err = _transient(f"{what}.")
+        if status == 429:
+            err.rate_limited_s = rate_limited_for(exc.response.headers, time.time())
+        return err
 
     def _classify_stream_error(self, exc: Any, model: str) -> ModelCallError:
         """An error chunk in the middle of a stream (a gateway relaying an upstream failure after

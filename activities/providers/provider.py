@@ -52,6 +52,8 @@ class ModelCallError(Exception):
         retryable: whether another attempt may succeed.
         retry_after_s: the provider's own retry hint (`retry-after-ms`, `retry-after`, or a
             gateway's relayed `llm_provider-retry-after`), if it gave one.
+        rate_limited_s: set on a 429: how long the provider's rate limit holds
+            (`activities/providers/rate_headers.py`), shared with the fleet's limiter.
     """
 
     def __init__(
@@ -61,8 +63,10 @@ class ModelCallError(Exception):
         error_type: str,
         retryable: bool,
         retry_after_s: float | None = None,
+        rate_limited_s: float | None = None,
     ) -> None:
         super().__init__(message)
+        self.rate_limited_s = rate_limited_s
         self.error_type = error_type
         self.retryable = retryable
         self.retry_after_s = retry_after_s

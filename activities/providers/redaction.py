@@ -62,4 +62,5 @@ def failure_without_secrets(error: ModelCallError, secrets: Iterable[str]) -> Mo
         error_type=error.error_type,
         retryable=error.retryable,
         retry_after_s=error.retry_after_s,
+        rate_limited_s=error.rate_limited_s,
     )

@@ -37,6 +37,13 @@ from turnkeeper.contracts.approvals import (
 )
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput, ExtendBudgetResult
 from turnkeeper.contracts.events import EventKind, TurnEvent
+from turnkeeper.contracts.rate_limits import (
+    AcquireInput,
+    AcquireResult,
+    BackOffInput,
+    RateLimiterInput,
+    SettleTokensInput,
+)
 from turnkeeper.contracts.session import (
     CloseInput,
     SendInput,
@@ -70,6 +77,7 @@ from turnkeeper.contracts.turn import AgentReport, TurnRequest
 from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
+from turnkeeper.workflows.rate_limiter_workflow import RateLimiterWorkflow
 from turnkeeper.workflows.tenant_ledger_workflow import TenantLedgerWorkflow
 
 import turnkeeper
@@ -117,10 +125,21 @@ BOUNDARY_MODELS: tuple[type[BaseModel], ...] = (
     ReserveResult,
     SettleInput,
     TenantSpend,
+    RateLimiterInput,
+    AcquireInput,
+    AcquireResult,
+    SettleTokensInput,
+    BackOffInput,
 )
 # Fields the code fills in itself, which a user never writes: an MCP server's name is its key.
 NOT_WRITTEN = {"StdioServerConfig": {"name"}, "HttpServerConfig": {"name"}}
-WORKFLOWS = (AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow, TenantLedgerWorkflow)
+WORKFLOWS = (
+    AgentTurnWorkflow,
+    AgentSessionWorkflow,
+    ApprovalCacheWorkflow,
+    TenantLedgerWorkflow,
+    RateLimiterWorkflow,
+)
 # Options every turn command takes, documented once above the command table.
 CONNECTION_OPTIONS = {"--address", "--namespace", "--ui-url"}
 ENV_PREFIXES = ("TURNKEEPER_", "AGENT_", "TEMPORAL_", "OTEL_", "OPENAI_", "ANTHROPIC_")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import sys
 import tempfile
@@ -42,6 +43,12 @@ from turnkeeper.contracts.names import (
     UPDATE_EXTEND_BUDGET,
     UPDATE_INTERRUPT,
     UPDATE_STEER,
+)
+from turnkeeper.contracts.rate_limits import (
+    RATE_LIMITER_WORKFLOW,
+    RateLimit,
+    RateLimiterInput,
+    rate_limiter_id,
 )
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
 from turnkeeper.contracts.tenants import TenantCaps
@@ -530,6 +537,36 @@ async def tenant_paused_and_raised(
     return handle
 
 
+async def rate_limited(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A turn whose model call waits for fleet capacity (TURNKEEPER_RATE_LIMITS, 1 request per
+    window of a ledger started with a 5-second window): its `capacity_wait` signal and the
+    result's `capacity_wait_ms`, on a worker of its own with the limit set."""
+    model = f"anthropic:golden-{uuid.uuid4().hex[:6]}"
+    fake_api.script("golden13", [fake.text("first")])
+    fake_api.script("golden14", [fake.text("second")])
+    with tempfile.TemporaryDirectory() as tmp:
+        limited = make_settings(Path(tmp), f"golden-limited-{uuid.uuid4()}")
+        limited = dataclasses.replace(
+            limited, rate_limits={model: RateLimit(requests_per_minute=1)}
+        )
+        async with running_worker(client, limited, fake_api):
+            ledger = await client.start_workflow(
+                RATE_LIMITER_WORKFLOW,
+                RateLimiterInput(key=model, window_ms=5_000),
+                id=rate_limiter_id(model),
+                task_queue=limited.task_queue,
+            )
+            first = scripted_request("golden13", agent={"model": model})
+            await (await _start(client, first, limited.task_queue, f"{workflow_id}-first")).result()
+            second = scripted_request("golden14", agent={"model": model})
+            handle = await _start(client, second, limited.task_queue, workflow_id)
+            await handle.result()
+            await ledger.terminate("recorded")
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -556,6 +593,7 @@ SCENARIOS = (
     subagents,
     rejected_then_accepted,
     tenant_paused_and_raised,
+    rate_limited,
 )
 
 

@@ -58,6 +58,7 @@ from turnkeeper.testing.anthropic_replies import (
     tool_calls,
 )
 from turnkeeper.testing.anthropic_validation import check_messages, find_request_problem
+from turnkeeper.testing.provider_rate_limit import ProviderRateLimit, retry_after_header
 
 __all__ = [
     "BilledCall",
@@ -142,6 +143,8 @@ class FakeAnthropic:
         self._arrived = asyncio.Condition()
         self._caching: set[str] = set()
         self.prompt_cache = PromptCache()
+        # Set it to answer 429 above N requests per window (`provider_rate_limit.py`).
+        self.rate_limit: ProviderRateLimit | None = None
 
     def script(self, key: str, steps: Sequence[Step], *, prompt_cache: bool = False) -> None:
         """Registers (or replaces, with fresh attempt counts) the script for `key`. With
@@ -200,6 +203,10 @@ class FakeAnthropic:
             self.messages_path, body or {}, _lower_case(request.headers), key, step, None
         )
         context = self._context(body or {}, key, step)
+        wait_s = self.rate_limit.admit() if self.rate_limit is not None else None
+        if wait_s is not None:
+            await self._record(received)
+            return await rate_limited(retry_after_header(wait_s)).respond(context)
         try:
             spec, attempt = self._choose(body, key, step)
         except _Refused as refused:

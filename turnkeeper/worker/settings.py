@@ -16,6 +16,12 @@ from turnkeeper.activities.providers.cassette_provider import CASSETTE_MODES, Ca
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
+from turnkeeper.contracts.rate_limits import (
+    RATE_LIMITS_ENV,
+    RateLimit,
+    RateLimitConfigError,
+    parse_rate_limits,
+)
 from turnkeeper.contracts.result_limits import (
     DEFAULT_MAX_RESULT_BYTES,
     MAX_RESULT_BYTES,
@@ -63,6 +69,8 @@ class Settings:
         cassette: Record the model calls to a file or answer them from it
             (`TURNKEEPER_CASSETTE`, `TURNKEEPER_CASSETTE_MODE`); None: every call reaches its
             provider.
+        rate_limits: Limits shared by every worker of the namespace, by `provider:model` or
+            `provider:*` (`TURNKEEPER_RATE_LIMITS`); empty: none.
     """
 
     task_queue: str
@@ -76,6 +84,7 @@ class Settings:
     tuning: WorkerTuning = field(default_factory=WorkerTuning)
     require_encryption: bool = False
     cassette: CassetteSettings | None = None
+    rate_limits: dict[str, RateLimit] = field(default_factory=dict)
 
     @property
     def dev_server_db(self) -> Path:
@@ -112,6 +121,7 @@ class Settings:
             tuning=WorkerTuning.from_env(source),
             require_encryption=_yes_or_no(source, REQUIRE_ENCRYPTION_ENV),
             cassette=_cassette(source),
+            rate_limits=_rate_limits(source),
         )
 
 
@@ -140,6 +150,13 @@ def _yes_or_no(env: Mapping[str, str], name: str) -> bool:
     if value in _YES or value in _NO:
         return value in _YES
     raise SettingsError(f"{name} must be 1 or 0 (or true/false, yes/no), got {env[name]!r}")
+
+
+def _rate_limits(env: Mapping[str, str]) -> dict[str, RateLimit]:
+    try:
+        return parse_rate_limits(env.get(RATE_LIMITS_ENV))
+    except RateLimitConfigError as err:
+        raise SettingsError(str(err)) from None
 
 
 def _absolute(path: str) -> Path:

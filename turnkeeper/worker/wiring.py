@@ -14,6 +14,7 @@ from temporalio.worker.workflow_sandbox import SandboxRestrictions
 
 from turnkeeper.activities.approval_cache import ApprovalCacheActivities
 from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
+from turnkeeper.activities.llm.rate_gate import RateGate
 from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
 from turnkeeper.activities.mcp.unconfigured import NoMcpServers
 from turnkeeper.activities.output.validate_activity import OutputValidationActivities
@@ -56,7 +57,8 @@ def build_activities(
     cap = settings.max_tool_result_bytes
     tools = tools or tool_registry(settings)
     conversations = ConversationStore(store)
-    model_calls = ModelCallActivities(providers or default_providers(), conversations, tools)
+    gate = RateGate(client, settings.rate_limits)
+    model_calls = ModelCallActivities(providers or default_providers(), conversations, tools, gate)
     stored = ConversationActivities(conversations)
     tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
     mcp = _mcp_activities(load_mcp_config(settings.mcp_config, os.environ), store, cap)
@@ -126,11 +128,12 @@ def _mcp_activities(
 
 def worker_workflows(*, versioned: bool = False) -> list[type]:
     """Every workflow a turnkeeper worker runs: the turn, the session of many turns, the
-    per-agent approval cache and the per-tenant spend ledger.
+    per-agent approval cache, the per-tenant spend ledger and the per-key rate-limit ledger
+    (`TURNKEEPER_RATE_LIMITS`).
 
     A versioned worker (Worker Deployment Versioning) registers the same workflows under the same
-    names with their versioning behaviours: turns and sessions PINNED, the approval cache
-    AUTO_UPGRADE.
+    names with their versioning behaviours: turns and sessions PINNED, the approval cache and the
+    rate-limit ledger (and the spend ledger) AUTO_UPGRADE.
     """
     from turnkeeper.workflows.agent_session_workflow import (
         AgentSessionWorkflow,
@@ -144,6 +147,10 @@ def worker_workflows(*, versioned: bool = False) -> list[type]:
         ApprovalCacheWorkflow,
         UpgradingApprovalCacheWorkflow,
     )
+    from turnkeeper.workflows.rate_limiter_workflow import (
+        RateLimiterWorkflow,
+        UpgradingRateLimiterWorkflow,
+    )
     from turnkeeper.workflows.tenant_ledger_workflow import (
         TenantLedgerWorkflow,
         UpgradingTenantLedgerWorkflow,
@@ -155,8 +162,15 @@ def worker_workflows(*, versioned: bool = False) -> list[type]:
             PinnedAgentSessionWorkflow,
             UpgradingApprovalCacheWorkflow,
             UpgradingTenantLedgerWorkflow,
+            UpgradingRateLimiterWorkflow,
         ]
-    return [AgentTurnWorkflow, AgentSessionWorkflow, ApprovalCacheWorkflow, TenantLedgerWorkflow]
+    return [
+        AgentTurnWorkflow,
+        AgentSessionWorkflow,
+        ApprovalCacheWorkflow,
+        TenantLedgerWorkflow,
+        RateLimiterWorkflow,
+    ]
 
 
 def workflow_runner(

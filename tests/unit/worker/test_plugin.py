@@ -38,6 +38,7 @@ TURN_WORKFLOWS = [
     "AgentSessionWorkflow",
     "ApprovalCacheWorkflow",
     "TenantLedgerWorkflow",
+    "RateLimiterWorkflow",
 ]
 
 

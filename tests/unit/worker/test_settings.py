@@ -40,3 +40,15 @@ def test_settings_read_the_environment(tmp_path: Path, monkeypatch: pytest.Monke
 
     monkeypatch.setenv("TURNKEEPER_STORE_DIR", str(tmp_path / "shared-store"))
     assert Settings.from_env().store_dir == root / "shared-store"
+
+
+def test_rate_limits_are_read_and_a_bad_entry_stops_the_worker_naming_it() -> None:
+    from turnkeeper.contracts.rate_limits import RateLimit
+
+    from turnkeeper.client.settings_error import SettingsError
+
+    env = {"TURNKEEPER_RATE_LIMITS": '{"demo:*": {"requests_per_minute": 3}}'}
+    assert Settings.from_env(env).rate_limits == {"demo:*": RateLimit(requests_per_minute=3)}
+    assert Settings.from_env({}).rate_limits == {}
+    with pytest.raises(SettingsError, match="entry 'demo:x': requests_per_minute"):
+        Settings.from_env({"TURNKEEPER_RATE_LIMITS": '{"demo:x": {"requests_per_minute": 0}}'})

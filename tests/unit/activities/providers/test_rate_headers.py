@@ -1,0 +1,127 @@
+"""A provider's 429 and its rate-limit headers become how long the fleet backs off
+(`activities/providers/rate_headers.py`), and the fake's "429 above N per minute" mode."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
+from turnkeeper.activities.providers.provider import ModelCallError, ModelRequest
+from turnkeeper.activities.providers.rate_headers import (
+    DEFAULT_BACKOFF_S,
+    parse_duration,
+    rate_limited_for,
+)
+from turnkeeper.contracts.messages import Message
+
+from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from turnkeeper.testing.provider_rate_limit import ProviderRateLimit, retry_after_header
+
+NOW = 1_800_000_000.0  # 2027-01-15T08:00:00Z
+NOW_ISO = "2027-01-15T08:00:00Z"
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("1s", 1.0), ("6m0s", 360.0), ("20ms", 0.02), ("1h2m3.5s", 3723.5), ("0s", 0.0)],
+)
+def test_openai_durations(value: str, seconds: float) -> None:
+    assert parse_duration(value) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("value", [None, "", "soon", "5", "1x", "s1", "1s junk"])
+def test_not_a_duration(value: str | None) -> None:
+    assert parse_duration(value) is None
+
+
+def test_retry_after_seconds_and_milliseconds() -> None:
+    assert rate_limited_for({"retry-after": "7"}, NOW) == 7.0
+    assert rate_limited_for({"retry-after-ms": "2500"}, NOW) == 2.5
+
+
+def test_nothing_usable_is_the_default_backoff() -> None:
+    assert rate_limited_for({}, NOW) == DEFAULT_BACKOFF_S
+    assert rate_limited_for({"retry-after": "soon"}, NOW) == DEFAULT_BACKOFF_S
+
+
+def test_anthropic_exhausted_limit_resets_at_its_instant() -> None:
+    headers = {
+        "anthropic-ratelimit-requests-remaining": "0",
+        "anthropic-ratelimit-requests-reset": "2027-01-15T08:00:12Z",
+        # Not exhausted: its reset does not count.
+        "anthropic-ratelimit-input-tokens-remaining": "300",
+        "anthropic-ratelimit-input-tokens-reset": "2027-01-15T08:00:50Z",
+    }
+    assert rate_limited_for(headers, NOW) == 12.0
+
+
+def test_anthropic_reset_in_the_past_or_unreadable() -> None:
+    past = {
+        "anthropic-ratelimit-tokens-remaining": "0",
+        "anthropic-ratelimit-tokens-reset": "2027-01-15T07:59:00Z",
+    }
+    assert rate_limited_for(past, NOW) == 0.0
+    naive = {
+        "anthropic-ratelimit-tokens-remaining": "0",
+        "anthropic-ratelimit-tokens-reset": "2027-01-15T08:00:12",
+    }
+    assert rate_limited_for(naive, NOW) == DEFAULT_BACKOFF_S
+    garbage = {**naive, "anthropic-ratelimit-tokens-reset": "tomorrow"}
+    assert rate_limited_for(garbage, NOW) == DEFAULT_BACKOFF_S
+
+
+def test_openai_exhausted_limits_take_the_longest_reset() -> None:
+    headers = {
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": "1s",
+        "x-ratelimit-remaining-tokens": "0",
+        "x-ratelimit-reset-tokens": "6m0s",
+        "retry-after": "2",
+    }
+    assert rate_limited_for(headers, NOW) == 360.0
+    assert rate_limited_for({**headers, "x-ratelimit-remaining-tokens": "10"}, NOW) == 2.0
+
+
+def test_the_fake_admits_n_per_window_and_says_when_to_retry() -> None:
+    limit = ProviderRateLimit(requests=2, window_s=60)
+    assert limit.admit(0.0) is None
+    assert limit.admit(10.0) is None
+    assert limit.admit(30.0) == 30.0  # the call at 0 leaves at 60
+    assert limit.admit(60.0) is None
+    assert limit.admit(65.0) == 5.0
+    assert limit.most_in_any_window() == 2
+    assert limit.refused_after(60.0) == 1
+    assert retry_after_header(0.2) == "1" and retry_after_header(4.1) == "5"
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[FakeAnthropic]:
+    async with start_fake_anthropic() as started:
+        yield started
+
+
+async def test_a_429_tells_how_long_the_limit_holds(server: FakeAnthropic) -> None:
+    key = f"limits-{uuid.uuid4().hex[:8]}"
+    server.script(key, [fake.text("one"), fake.text("two")])
+    server.rate_limit = ProviderRateLimit(requests=1, window_s=60)
+    provider = AnthropicProvider(api_key="test-key", base_url=server.base_url, timeout_s=5.0)
+    request = ModelRequest(
+        model="claude-sonnet-4-6",
+        system=fake.script_marker(key),
+        messages=[Message(role="user", content="Hello")],
+        tools=[],
+        max_tokens=64,
+    )
+    try:
+        await provider.complete(request)
+        with pytest.raises(ModelCallError) as refused:
+            await provider.complete(request)
+    finally:
+        await provider.aclose()
+    assert refused.value.rate_limited_s is not None
+    assert 50 <= refused.value.rate_limited_s <= 60
+    assert refused.value.retry_after_s == refused.value.rate_limited_s
+    assert len(server.rate_limit.refused) == 1
