@@ -28,11 +28,8 @@ from turnkeeper.contracts.approvals import (
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.session import CloseInput, SendInput, SessionRequest
 from turnkeeper.contracts.signals import ApproveInput, SubmitToolResultInput
+from turnkeeper.contracts.steering import InterruptInput, SteerInput
 from turnkeeper.contracts.turn import TurnRequest
-from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
-from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
-from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
-from turnkeeper.workflows.rate_limiter_workflow import RateLimiterWorkflow
 from turnkeeper.workflows.request_checks import request_problem
 
 from tests.conftest import temporal_binary
@@ -46,6 +43,7 @@ from tests.support.documented_commands import (
     program_of,
     without_assignments,
 )
+from turnkeeper.worker.wiring import worker_workflows
 
 # What a signal or update named `--name` takes, and what each workflow type starts from.
 PAYLOADS: dict[str, type[BaseModel]] = {
@@ -57,6 +55,8 @@ PAYLOADS: dict[str, type[BaseModel]] = {
     names.UPDATE_CLOSE: CloseInput,
     SIGNAL_REMEMBER: RememberInput,
     SIGNAL_REVOKE: RevokeInput,
+    names.UPDATE_STEER: SteerInput,
+    names.UPDATE_INTERRUPT: InterruptInput,
 }
 STARTS: dict[str, type[BaseModel]] = {
     names.WORKFLOW_TYPE: TurnRequest,
@@ -108,13 +108,8 @@ def _check_temporal(command: Command, words: tuple[str, ...]) -> None:
 
 def _handler_names() -> set[str]:
     found = set()
-    workflows = (
-        AgentTurnWorkflow,
-        AgentSessionWorkflow,
-        ApprovalCacheWorkflow,
-        RateLimiterWorkflow,
-    )
-    for workflow_class in workflows:
+    # Every workflow a worker runs: the turn, the session and the long-lived ledgers.
+    for workflow_class in worker_workflows():
         definition = workflow._Definition.from_class(workflow_class)
         assert definition is not None
         found |= {*definition.signals, *definition.updates, *definition.queries}

@@ -17,6 +17,7 @@ from urllib.parse import quote
 from pydantic import ValidationError
 from temporalio.client import (
     Client,
+    WorkflowExecution,
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowQueryFailedError,
@@ -47,6 +48,8 @@ WAITING_QUERY: Final = (
 )
 # A query is answered by a worker; without one it would block until the server gives up.
 QUERY_TIMEOUT: Final = timedelta(seconds=10)
+# How many waiting turns `list_waiting` asks for their status at once.
+STATUS_QUERIES_AT_ONCE: Final = 128
 
 log = get_logger(__name__)
 
@@ -314,15 +317,20 @@ async def list_waiting(client: Client, task_queue: str | None = None) -> list[Wa
     """Every running turn whose `TurnState` says it waits for a human or a caller."""
     query = WAITING_QUERY + (f' AND TaskQueue = "{task_queue}"' if task_queue else "")
     agent_key = SearchAttributeKey.for_keyword(SA_AGENT_ID)
-    waiting: list[WaitingTurn] = []
-    async for execution in client.list_workflows(query):
+    # The statuses are asked all at once (a few at a time): a turn whose worker is gone answers
+    # only when its query times out, and one by one those waits would add up.
+    asking = asyncio.Semaphore(STATUS_QUERIES_AT_ONCE)
+
+    async def waiting_turn(execution: WorkflowExecution) -> WaitingTurn:
         handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
-        waiting.append(
-            WaitingTurn(
-                workflow_id=execution.id,
-                agent_id=execution.typed_search_attributes.get(agent_key) or "",
-                started=execution.start_time,
-                status=await status_if_any(handle),
-            )
+        async with asking:
+            status = await status_if_any(handle)
+        return WaitingTurn(
+            workflow_id=execution.id,
+            agent_id=execution.typed_search_attributes.get(agent_key) or "",
+            started=execution.start_time,
+            status=status,
         )
-    return waiting
+
+    found = [execution async for execution in client.list_workflows(query)]
+    return list(await asyncio.gather(*(waiting_turn(execution) for execution in found)))
