@@ -33,6 +33,7 @@ ACTIVITY_TOOL_CALL: Final = "tool_call"
 ACTIVITY_LOAD_CONVERSATION: Final = "load_conversation"
 ACTIVITY_STORE_CONVERSATION: Final = "store_conversation"
 ACTIVITY_VALIDATE_OUTPUT: Final = "validate_output"
+ACTIVITY_DESCRIBE_SKILLS: Final = "describe_skills"
 
 SA_AGENT_ID: Final = "AgentId"
 SA_TASK_ID: Final = "TaskId"

@@ -22,6 +22,7 @@ from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
 from turnkeeper.contracts.signals import DecisionRecord
+from turnkeeper.contracts.skills import SkillRef
 from turnkeeper.contracts.steering import Intervention
 from turnkeeper.contracts.subagents import SubagentOutcome, SubagentRecord
 from turnkeeper.contracts.tenants import TenantName
@@ -177,6 +178,11 @@ class AgentSpec(ContractModel):
     """Agents this agent may delegate to: each is offered to the model as a tool of its own
     `name` with input `{"task": "…"}`, and a call runs it as a child turn
     (`workflows/subagent_calls.py`)."""
+    skills: list[str | SkillRef] = Field(default_factory=list)
+    """Skills of the worker (`TURNKEEPER_SKILLS_DIR`, `run_worker(skills=…)`) this agent may
+    use: each is listed by name and description in the system prompt, its tools join the
+    agent's, and the model reads its instructions with the built-in tool `load_skill`; an entry
+    `{"name": …, "always": true}` appends them to the system prompt at the start instead."""
 
     @field_validator("model")
     @classmethod
@@ -187,6 +193,21 @@ class AgentSpec(ContractModel):
     @classmethod
     def _check_fallbacks(cls, models: list[str | FallbackModel]) -> list[str | FallbackModel]:
         return [_check_model(model) if isinstance(model, str) else model for model in models]
+
+    @field_validator("skills")
+    @classmethod
+    def _check_skills(cls, skills: list[str | SkillRef]) -> list[str | SkillRef]:
+        names = [
+            SkillRef(name=entry).name if isinstance(entry, str) else entry.name for entry in skills
+        ]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"names the skill {repeated[0]!r} twice")
+        return skills
+
+    def skill_refs(self) -> list[SkillRef]:
+        """`skills`, each in its long form, in order."""
+        return [SkillRef(name=entry) if isinstance(entry, str) else entry for entry in self.skills]
 
     def fallback_chain(self) -> list[str]:
         """The `provider:model`s of `fallback_models`, in order."""
