@@ -248,6 +248,8 @@ class TurnStatus(ContractModel):
     call)."""
     subagents: list[SubagentRecord] = Field(default_factory=list)
     """The sub-agent calls that have ended so far (`AgentReport.subagents`)."""
+    skills_loaded: list[str] = Field(default_factory=list)
+    """The skills whose instructions the model has read so far (`AgentReport.skills_loaded`)."""
     capacity_wait_ms: int = 0
     """Time the turn's model calls waited for fleet capacity (`TURNKEEPER_RATE_LIMITS`); it
     counts in `elapsed_ms` and against `time_budget_ms`."""

@@ -477,6 +477,10 @@ class AgentReport(ContractModel):
     `tool_calls` above include what they spent."""
     tenant: str | None = None
     """The request's `tenant`."""
+    skills_loaded: list[str] = Field(default_factory=list)
+    """The skills whose instructions the model read: those of `agent.skills` marked `always`
+    first, then each one `load_skill` loaded, once, in order (a sub-agent's are in its own
+    report)."""
 
 
 class SubagentCancelled(ContractModel):

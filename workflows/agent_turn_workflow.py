@@ -67,6 +67,7 @@ with workflow.unsafe.imports_passed_through():
         model_calls,
         output_validation,
         signed_decisions,
+        skills,
         structured_output,
         subagent_relay,
     )
@@ -147,6 +148,7 @@ class AgentTurnWorkflow:
         try:
             if carried is None:
                 await output_validation.check_worker_has_them(turn)
+                await skills.describe(turn)
                 await self._discover_mcp_tools(turn)
             report = await self._loop(turn, request)
             self._steering.finishing = True
@@ -284,7 +286,7 @@ class AgentTurnWorkflow:
         if carried is not None:
             turn = Turn.resume(request, carried.turn)
             turn.verify_signatures_as(signed_decisions.signing_version(request.agent))
-            self._offered = mcp_tools.expand(self._offered, turn.mcp_tools)
+            self._offered = self._offer(turn)
             self._steering.resumed(turn)
             self._turn = turn
             self._observer.turn_resumed(turn)
@@ -313,7 +315,13 @@ class AgentTurnWorkflow:
 
     async def _discover_mcp_tools(self, turn: Turn) -> None:
         await mcp_tools.discover(turn)
-        self._offered = mcp_tools.expand(offered_tools(turn.request), turn.mcp_tools)
+        self._offered = self._offer(turn)
+
+    def _offer(self, turn: Turn) -> list[str]:
+        """The tools model calls offer: the request's (`offered_tools`), MCP entries expanded to
+        the tools discovered, then what the agent's skills bring."""
+        names = mcp_tools.expand(offered_tools(turn.request), turn.mcp_tools)
+        return skills.offered(names, turn.skills, turn.request.task.constraints.allowed_tools)
 
     async def _sent_back_for_correction(self, turn: Turn) -> bool:
         """Checks the final answer against the output schema, then the output validators:
@@ -346,6 +354,7 @@ class AgentTurnWorkflow:
         request = turn.request
         known = set(request.agent.tools) | {tool.name for tool in request.external_tools}
         known |= set(turn.mcp_tools) | {spec.name for spec in request.agent.subagents}
+        known |= skills.tool_names(turn)
         for use in uses:
             if use.name in known and use.name not in self._offered:
                 fail(
@@ -585,6 +594,7 @@ class AgentTurnWorkflow:
             budget_extensions=list(turn.budget_extensions),
             interventions=list(turn.interventions),
             subagents=list(turn.subagents),
+            skills_loaded=list(turn.skills_loaded),
             capacity_wait_ms=turn.capacity_wait_ms,
             capacity_awaited=turn.capacity_awaited,
         )

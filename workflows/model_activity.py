@@ -14,7 +14,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.activity_io import CallContext, ModelCallInput, ModelCallResult
     from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL
-    from turnkeeper.workflows import budgets, fallback, tenant_fairness
+    from turnkeeper.workflows import budgets, fallback, skills, tenant_fairness
     from turnkeeper.workflows.activity_options import MODEL_CALL_HEARTBEAT
     from turnkeeper.workflows.failures import cause_message, error_type, fail
     from turnkeeper.workflows.structured_output import instruction
@@ -101,7 +101,7 @@ async def execute_model_call(
 def call_context(turn: Turn) -> CallContext:
     """What a new stored conversation of the turn is rooted at: system prompt and tools."""
     request = turn.request
-    system = request.agent.system_prompt
+    system = skills.system_prompt(turn, request.agent.system_prompt)
     if request.agent.output_schema is not None:
         system = "\n\n".join(p for p in (system, instruction(request.agent.output_schema)) if p)
     return CallContext(

@@ -82,7 +82,9 @@ def _tool_name_clash(request: TurnRequest) -> str | None:
 
 def _allowed_tools_unknown(request: TurnRequest) -> str | None:
     allowed = request.task.constraints.allowed_tools
-    if allowed is None:
+    if allowed is None or request.agent.skills:
+        # With skills, a name may be a tool a skill brings, known once the worker has described
+        # them: checked then (`skills.described_problem`).
         return None
     known = set(request.agent.tools) | {tool.name for tool in request.external_tools}
     known |= {spec.name for spec in request.agent.subagents}

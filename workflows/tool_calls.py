@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
         PendingKind,
         SignedCall,
     )
-    from turnkeeper.workflows import tenant_fairness
+    from turnkeeper.workflows import skills, tenant_fairness
     from turnkeeper.workflows.activity_options import (
         TOOL_CALL_TIMEOUT,
         TOOL_HEARTBEAT,
@@ -84,7 +84,11 @@ class ToolCalls:
         settled: dict[str, Settled] = {}
         runnable: list[ToolUseBlock] = []
         for use in uses:
-            problem = self._unknown(use, offered) or self._invalid_arguments(turn, use)
+            problem = (
+                self._unknown(use, offered)
+                or self._invalid_arguments(turn, use)
+                or skills.refusal(turn, use)
+            )
             if problem:
                 settled[use.id] = Settled(_error(use, problem))
             else:
@@ -158,7 +162,7 @@ class ToolCalls:
         traits = turn.tool_traits.get(use.name)
         idempotent = traits.idempotent if traits else True
         mcp = use.name in turn.mcp_tools
-        summary = f"tool {use.name}{_argument_hint(use)}"
+        summary = skills.summary(turn, use) or f"tool {use.name}{_argument_hint(use)}"
         try:
             if traits is not None and traits.local and not mcp:
                 # Traits come from history (the first model call's result), so a tool that turns
@@ -192,6 +196,7 @@ class ToolCalls:
         block = ToolResultBlock(
             tool_use_id=use.id, content=result.content, is_error=result.is_error
         )
+        skills.note_result(turn, use, result.is_error)
         self._observer.tool_call_finished(turn, use, block)
         return Settled(block, result.block_ref)
 
@@ -281,6 +286,8 @@ def _mcp_call(call: ToolCallInput) -> McpCallInput:
 
 
 def _needs_approval(turn: Turn, use: ToolUseBlock) -> bool:
+    if skills.exempt_from_approval(turn, use.name):
+        return False
     constraints = turn.request.task.constraints
     return constraints.needs_approval(use.name) or use.name in turn.declared_approval
 

@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         RefusedDecision,
         TurnState,
     )
+    from turnkeeper.contracts.skill_io import SkillInfo
     from turnkeeper.contracts.steering import Intervention
     from turnkeeper.contracts.turn import (
         AgentReport,
@@ -154,6 +155,10 @@ class TurnProgress(BaseModel):
     # flight waits for while it does.
     capacity_wait_ms: int = 0
     capacity_awaited: CapacityWait | None = None
+    # `agent.skills` as the worker described them at the start (workflows/skills.py), and the
+    # skills whose instructions the model has read (the `always` ones first).
+    skills: list[SkillInfo] = Field(default_factory=list)
+    skills_loaded: list[str] = Field(default_factory=list)
 
 
 class Turn(TurnProgress):
@@ -262,6 +267,17 @@ class Turn(TurnProgress):
         """The MCP tools the turn offers, found at its start, and how each one runs."""
         self.mcp_tools = specs
         self.tool_traits.update(traits)
+
+    def described_skills(self, skills: list[SkillInfo]) -> None:
+        """The worker described the agent's skills: those always loaded are read already."""
+        self.skills = list(skills)
+        always = {ref.name for ref in self.request.agent.skill_refs() if ref.always}
+        self.skills_loaded = [skill.name for skill in skills if skill.name in always]
+
+    def loaded_skill(self, name: str) -> None:
+        """`load_skill` returned the instructions of `name`."""
+        if name not in self.skills_loaded:
+            self.skills_loaded.append(name)
 
     def count_tool_call(self) -> None:
         """A tool call ran (a worker or MCP tool) or its caller submitted its result."""
@@ -516,6 +532,7 @@ class Turn(TurnProgress):
             conversation_ref=self.conversation_ref,
             subagents=list(self.subagents),
             tenant=self.request.tenant,
+            skills_loaded=list(self.skills_loaded),
         )
 
 
