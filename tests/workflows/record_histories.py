@@ -63,6 +63,7 @@ from tests.conftest import (
     wait_for_pending,
 )
 from tests.support.golden_keys import golden_converter
+from tests.support.skills_stand_in import REFUND_POLICY, skills_worker
 from turnkeeper.client.sessions import start_session
 from turnkeeper.client.tenants import set_caps
 from turnkeeper.testing import fake_anthropic as fake
@@ -567,6 +568,29 @@ async def rate_limited(
     return handle
 
 
+async def loads_a_skill(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A turn with `agent.skills`: the worker describes the skill at the start, the model loads
+    it, then calls the tool it brings (and `load_skill` on a skill the agent lacks, refused
+    without running), on a worker of its own that has the skill."""
+    fake_api.script(
+        "golden-skills",
+        [
+            fake.tool_calls(("load_skill", {"name": REFUND_POLICY})),
+            fake.tool_calls(("load_skill", {"name": "payroll"}), ("refund", {"order": "A17"})),
+            fake.text("Refunded A17."),
+        ],
+    )
+    request = scripted_request("golden-skills", agent={"skills": [REFUND_POLICY]})
+    with tempfile.TemporaryDirectory() as tmp:
+        skilled = make_settings(Path(tmp), f"golden-skills-{uuid.uuid4()}")
+        async with skills_worker(client, skilled, fake_api):
+            handle = await _start(client, request, skilled.task_queue, workflow_id)
+            await handle.result()
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -594,6 +618,7 @@ SCENARIOS = (
     rejected_then_accepted,
     tenant_paused_and_raised,
     rate_limited,
+    loads_a_skill,
 )
 
 
