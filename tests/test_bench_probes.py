@@ -12,6 +12,7 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.converter import DataConverter
 
+from bench import skills_prompt
 from bench.floor_tree import floor_tree_worker
 from bench.history import floor_history, turnkeeper_history
 from bench.subagents import FLOOR_TREE, OURS_TREE, Shapes, TreeBenchProvider, run_shape
@@ -67,3 +68,16 @@ async def test_the_sub_agent_bench_plays_a_lead_and_its_floor(
 
     for measured in (lead, bare):
         assert 0 < measured["parent_bytes"] < measured["tree_bytes"]
+
+
+async def test_the_skills_prompt_probe_measures_a_real_first_request(
+    client: Client, tmp_path: Path
+) -> None:
+    result = await skills_prompt.measure(client, 3, 400)
+
+    none, listed, always = result["arms"].values()
+    # The listed arm adds a line a skill and the two skill tools; the always arm every text.
+    assert none["tools"] == 2 and listed["tools"] == always["tools"] == 4
+    assert none["system_chars"] < listed["system_chars"] < always["system_chars"]
+    assert always["system_chars"] - none["system_chars"] > 3 * 400
+    assert listed["tokens"] == listed["chars"] // 4

@@ -57,13 +57,14 @@ from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
 from tests.conftest import (
     SA_KEYS,
     make_settings,
+    providers_for,
     running_worker,
     scripted_request,
     temporal_binary,
     wait_for_pending,
 )
 from tests.support.golden_keys import golden_converter
-from tests.support.skills_stand_in import REFUND_POLICY, skills_worker
+from tests.support.skills_stand_in import REFUND_POLICY, REFUNDS, skills_worker
 from turnkeeper.client.sessions import start_session
 from turnkeeper.client.tenants import set_caps
 from turnkeeper.testing import fake_anthropic as fake
@@ -585,7 +586,7 @@ async def loads_a_skill(
     request = scripted_request("golden-skills", agent={"skills": [REFUND_POLICY]})
     with tempfile.TemporaryDirectory() as tmp:
         skilled = make_settings(Path(tmp), f"golden-skills-{uuid.uuid4()}")
-        async with skills_worker(client, skilled, fake_api):
+        async with skills_worker(client, skilled, providers_for(fake_api), [REFUNDS]):
             handle = await _start(client, request, skilled.task_queue, workflow_id)
             await handle.result()
     return handle

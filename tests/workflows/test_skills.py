@@ -12,8 +12,21 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 from turnkeeper.contracts import errors
 
-from tests.conftest import TurnRunner, failure_of, make_settings, new_key, scripted_request
-from tests.support.skills_stand_in import DESCRIPTION, INSTRUCTIONS, REFUND_POLICY, skills_worker
+from tests.conftest import (
+    TurnRunner,
+    failure_of,
+    make_settings,
+    new_key,
+    providers_for,
+    scripted_request,
+)
+from tests.support.skills_stand_in import (
+    DESCRIPTION,
+    INSTRUCTIONS,
+    REFUND_POLICY,
+    REFUNDS,
+    skills_worker,
+)
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
@@ -23,7 +36,7 @@ async def turns(
     client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> AsyncIterator[TurnRunner]:
     settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
-    async with skills_worker(client, settings, fake_anthropic):
+    async with skills_worker(client, settings, providers_for(fake_anthropic), [REFUNDS]):
         yield TurnRunner(client, settings.task_queue, settings, fake_anthropic)
 
 

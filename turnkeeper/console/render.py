@@ -74,6 +74,8 @@ def counters(turn_report: AgentReport) -> Table:
         ("duration", f"{turn_report.duration_ms / 1000:.1f} s"),
         ("models", ", ".join(turn_report.models_used) or "none"),
     ]
+    if turn_report.skills_loaded:
+        rows.append(("skills loaded", ", ".join(turn_report.skills_loaded)))
     for name, value in rows:
         grid.add_row(name, Text(value))
     return grid
@@ -120,6 +122,8 @@ def status(
     grid.add_row("tool calls", str(turn_status.tool_calls))
     grid.add_row("cost", f"${turn_status.cost_usd:.6f}")
     grid.add_row("elapsed (excluding human waits)", f"{turn_status.elapsed_ms / 1000:.1f} s")
+    if turn_status.skills_loaded:
+        grid.add_row("skills loaded", ", ".join(turn_status.skills_loaded))
     console.print(grid)
     for line in subagent_lines(turn_status):
         console.print(line, soft_wrap=True)

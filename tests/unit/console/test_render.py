@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from rich.console import Console
+from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
+from turnkeeper.client.turns import Target
+from turnkeeper.console import render
 from turnkeeper.console.render import cost_words
 
 
@@ -27,3 +31,18 @@ def test_a_turn_nobody_priced_has_an_unknown_cost_not_zero() -> None:
     words = cost_words(report(0.0, 2, 2), 6)
 
     assert words.startswith("unknown") and "$" not in words
+
+
+def test_the_report_and_the_status_list_the_skills_loaded_only_when_there_are_some() -> None:
+    console = Console(width=200, record=True)
+    loaded = report(0.01, 1, 0).model_copy(update={"skills_loaded": ["house-tone", "refunds"]})
+    render.report(console, report(0.01, 1, 0))
+    render.report(console, loaded)
+    status = TurnStatus(state="running", skills_loaded=["refunds"])
+    render.status(console, "wf-1", status, Target(address="localhost:7999", namespace="default"))
+
+    lines = [line for line in console.export_text().splitlines() if "skills loaded" in line]
+    assert [line.split("skills loaded")[1].strip(" │") for line in lines] == [
+        "house-tone, refunds",
+        "refunds",
+    ]
