@@ -12,6 +12,7 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from turnkeeper.contracts.names import (
+    ACTIVITY_DESCRIBE_SKILLS,
     QUERY_STATUS,
     QUERY_TRANSCRIPT,
     SEARCH_ATTRIBUTES,
@@ -24,10 +25,12 @@ from tests.conftest import (
     SA_KEYS,
     make_settings,
     new_key,
+    providers_for,
     running_worker,
     scripted_request,
     temporal_binary,
 )
+from tests.support.skills_stand_in import REFUND_POLICY, REFUNDS, skills_worker
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
@@ -89,3 +92,48 @@ async def test_a_long_turn_continues_as_new_invisibly(
     last_request = fake_anthropic.requests_for(key)[-1].body
     assert len(last_request["messages"]) == 2 * ITERATIONS + 1
     assert len(await run_ids(client, workflow_id)) > 1
+
+
+async def test_a_turn_with_skills_asks_for_them_once_across_runs(
+    eager_env: WorkflowEnvironment, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """What the worker said of the skills, and the skills loaded, cross continue-as-new: no
+    run asks again, and a skill's tool is still offered and runs in a later run."""
+    client = eager_env.client
+    key = new_key()
+    steps = [fake.tool_calls(("list_files", {"path": "."}))] * (ITERATIONS - 2)
+    fake_anthropic.script(
+        key,
+        [
+            fake.tool_calls(("load_skill", {"name": REFUND_POLICY})),
+            *steps,
+            fake.tool_calls(("refund", {"order": "A17"})),
+            fake.text("Refunded."),
+        ],
+    )
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    request = scripted_request(
+        key, agent={"max_iterations": ITERATIONS + 1, "skills": [REFUND_POLICY]}
+    )
+
+    async with skills_worker(client, settings, providers_for(fake_anthropic), [REFUNDS]):
+        handle = await client.start_workflow(
+            WORKFLOW_TYPE,
+            request,
+            id=f"turn-{uuid.uuid4()}",
+            task_queue=settings.task_queue,
+            result_type=AgentReport,
+        )
+        report = await handle.result()
+
+    assert report.skills_loaded == [REFUND_POLICY]
+    assert report.messages[-2].content[0].text() == "refunded order A17"
+    runs = await run_ids(client, handle.id)
+    assert len(runs) > 1
+    described = 0
+    for run_id in runs:
+        run = client.get_workflow_handle(handle.id, run_id=run_id)
+        async for event in run.fetch_history_events():
+            scheduled = event.activity_task_scheduled_event_attributes
+            described += scheduled.activity_type.name == ACTIVITY_DESCRIBE_SKILLS
+    assert described == 1
