@@ -37,7 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.tenants import TENANT_CAP_REACHED
     from turnkeeper.contracts.turn import split_model
-    from turnkeeper.workflows import budgets, tenant_caps
+    from turnkeeper.workflows import budgets, skills, tenant_caps
     from turnkeeper.workflows.context_window import counted_input, cuts
     from turnkeeper.workflows.conversation_compaction import load_earlier
     from turnkeeper.workflows.failures import cause_message, error_type, fail, timed_out
@@ -126,12 +126,18 @@ async def compact(
 
 
 def _counted(turn: Turn) -> int:
-    return counted_input(turn.context_window, turn.conversation(), turn.request.agent.system_prompt)
+    return counted_input(turn.context_window, turn.conversation(), _system_prompt(turn))
 
 
 def _counted_with_cut(turn: Turn, cut: int) -> int:
     window = turn.context_window.model_copy(update={"cut": cut})
-    return counted_input(window, turn.conversation(), turn.request.agent.system_prompt)
+    return counted_input(window, turn.conversation(), _system_prompt(turn))
+
+
+def _system_prompt(turn: Turn) -> str:
+    """The system prompt as sent, skills included (the agent's own without skills, as it was
+    counted before them: the estimates of old turns, and so their commands, stay the same)."""
+    return skills.system_prompt(turn, turn.request.agent.system_prompt)
 
 
 def _summary_tokens(turn: Turn, spec: CompactionSpec) -> int:

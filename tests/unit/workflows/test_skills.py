@@ -9,7 +9,7 @@ from typing import Any
 
 from turnkeeper.contracts.messages import ToolUseBlock
 from turnkeeper.contracts.skill_io import SkillInfo
-from turnkeeper.workflows import skills
+from turnkeeper.workflows import compaction, skills
 from turnkeeper.workflows.model_activity import call_context
 from turnkeeper.workflows.request_checks import request_problem
 from turnkeeper.workflows.tool_calls import _needs_approval
@@ -178,3 +178,12 @@ def test_the_skills_activity_learns_the_agents_own_tool_names() -> None:
     )
 
     assert skills.agent_tools(asked) == ["read_file", "ask_user"]
+
+
+def test_compaction_counts_the_always_instructions_in_what_is_sent() -> None:
+    long_tone = TONE.model_copy(update={"instructions": "Write plainly. " * 400})
+    bare = turn(request({"system_prompt": "You help customers."}))
+    t = described()
+    t.described_skills([REFUNDS, long_tone])
+
+    assert compaction._counted(t) - compaction._counted(bare) >= 6000 // 4
