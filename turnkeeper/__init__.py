@@ -56,6 +56,7 @@ __all__ = [
     "SessionHandle",
     "SessionRefused",
     "SessionStatus",
+    "Skill",
     "Subagent",
     "Task",
     "ToolArgumentsInvalid",
@@ -90,6 +91,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ToolError": ("turnkeeper.activities.tools.registry", "ToolError"),
     "output_validator": ("turnkeeper.activities.output.validators", "output_validator"),
     "OutputRejected": ("turnkeeper.activities.output.validators", "OutputRejected"),
+    "Skill": ("turnkeeper.activities.skills.skill", "Skill"),
     "run_worker": ("turnkeeper.worker.run", "run_worker"),
     "TurnkeeperPlugin": ("turnkeeper.worker.plugin", "TurnkeeperPlugin"),
     "connect": ("turnkeeper.client.connection", "connect"),
@@ -162,6 +164,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from turnkeeper.activities.output.validators import OutputRejected, output_validator
+    from turnkeeper.activities.skills.skill import Skill
     from turnkeeper.activities.tools.registry import ToolContext, ToolError
     from turnkeeper.activities.tools.registry import worker_tool as tool
     from turnkeeper.client.client import TurnHandle, pending, start_turn, turn

@@ -50,9 +50,12 @@ DirPath = Annotated[
 class Workspace:
     """A directory the built-in tools may read and write; nothing outside it is ever touched."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, kind: str = "workspace") -> None:
+        """`kind` names the folder in the model's error messages (a skill's folder reuses this
+        confinement: `activities/skills/skill_tools.py`)."""
         root.mkdir(parents=True, exist_ok=True)
         self.root = root.resolve(strict=True)
+        self.kind = kind
 
     def resolve(self, path: str) -> Path:
         """The real location of `path` (relative to the root), refused if it lies outside."""
@@ -70,8 +73,8 @@ class Workspace:
             lexical = Path(os.path.normpath(self.root / path))
             how = " through a symbolic link" if lexical.is_relative_to(self.root) else ""
             raise ToolError(
-                f"'{path}' leads outside the workspace{how}; "
-                "use a path relative to the workspace root"
+                f"'{path}' leads outside the {self.kind}{how}; "
+                f"use a path relative to the {self.kind} root"
             )
         return real
 

@@ -34,6 +34,7 @@ from temporalio.worker import Worker
 
 from turnkeeper.activities.output.validators import OutputValidator
 from turnkeeper.activities.providers.provider import ModelProvider
+from turnkeeper.activities.skills.skill import Skill
 from turnkeeper.activities.tools.registry import WorkerTool
 from turnkeeper.client.client import TurnHandle, start_turn
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
@@ -113,6 +114,8 @@ class TurnTestEnvironment:
             scripted models.
         output_validators: Your `@turnkeeper.output_validator` functions; a turn runs those
             its `agent.output_validators` names.
+        skills: Your `turnkeeper.Skill`s (beside those of `TURNKEEPER_SKILLS_DIR`, if set); a
+            turn may load those its `agent.skills` names.
 
     Attributes:
         client: A client with turnkeeper's data converter, connected to the server.
@@ -131,11 +134,13 @@ class TurnTestEnvironment:
         address: str | None = None,
         providers: Mapping[str, ModelProvider] | None = None,
         output_validators: Sequence[OutputValidator] = (),
+        skills: Sequence[Skill] = (),
     ) -> None:
         if address and time_skipping:
             raise ValueError("time_skipping starts a test server of its own: give no address")
         self.tools = list(tools)
         self.output_validators = list(output_validators)
+        self.skills = list(skills)
         self.time_skipping = time_skipping
         self.builtin_tools = builtin_tools
         self.address = address
@@ -267,6 +272,7 @@ class TurnTestEnvironment:
             self.tools,
             builtin_tools=self.builtin_tools,
             output_validators=self.output_validators,
+            skills=self.skills,
             providers={**default_providers(), **self._providers},
             settings=settings,
             keyring=Keyring.from_env(),

@@ -28,6 +28,7 @@ from turnkeeper.testing.ports import free_ports
 if TYPE_CHECKING:
     from turnkeeper.activities.output.validators import OutputValidator
     from turnkeeper.activities.providers.provider import ModelProvider
+    from turnkeeper.activities.skills.skill import Skill
     from turnkeeper.activities.tools.registry import WorkerTool
     from turnkeeper.devtools.devserver import DevServer
     from turnkeeper.testing.environment import TurnTestEnvironment
@@ -107,6 +108,7 @@ def turn_env(turnkeeper_server: SessionServer) -> EnvironmentFactory:
         agent: dict[str, Any] | None = None,
         providers: dict[str, ModelProvider] | None = None,
         output_validators: Sequence[OutputValidator] = (),
+        skills: Sequence[Skill] = (),
     ) -> TurnTestEnvironment:
         from turnkeeper.testing.environment import TurnTestEnvironment
 
@@ -118,6 +120,7 @@ def turn_env(turnkeeper_server: SessionServer) -> EnvironmentFactory:
             agent=agent,
             providers=providers,
             output_validators=output_validators,
+            skills=skills,
             address=None if time_skipping else turnkeeper_server.address,
         )
 

@@ -27,6 +27,8 @@ from turnkeeper.activities.output.validators import OutputValidator, OutputValid
 from turnkeeper.activities.providers.cassette_file import CassetteFormatError
 from turnkeeper.activities.providers.cassette_provider import with_cassette
 from turnkeeper.activities.providers.provider import ModelProvider
+from turnkeeper.activities.skills.skill import Skill
+from turnkeeper.activities.skills.skill_file import SkillsDirError
 from turnkeeper.activities.tools.registry import WorkerTool
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.contracts import decision_signing
@@ -40,6 +42,7 @@ from turnkeeper.worker.wiring import (
     SANDBOX_PASSTHROUGH,
     build_activities,
     default_providers,
+    install_skills,
     tool_registry,
     worker_workflows,
     workflow_runner,
@@ -80,6 +83,8 @@ class TurnkeeperPlugin(SimplePlugin):
         mcp_config: A JSON file of MCP servers (default: `TURNKEEPER_MCP_CONFIG`).
         output_validators: Functions decorated with `@turnkeeper.output_validator`; an agent
             names those that check its final answer (`agent.output_validators`).
+        skills: `turnkeeper.Skill`s defined in code, beside those of `TURNKEEPER_SKILLS_DIR`;
+            an agent names those it may load (`agent.skills`).
         providers: Model providers by the prefix of `agent.model` (default: `anthropic`,
             `openai`, `demo` and the endpoints of `TURNKEEPER_PROVIDERS`).
         settings: The worker's settings (default: read from the environment).
@@ -92,12 +97,13 @@ class TurnkeeperPlugin(SimplePlugin):
         store: The content store of its data converter and activities.
 
     Raises:
-        TypeError: Something in `tools` is not a `@turnkeeper.tool`, or in `output_validators`
-            not a `@turnkeeper.output_validator`.
-        ValueError: Two tools (or two output validators) share a name, or the MCP config or
-            `TURNKEEPER_PROVIDERS` cannot be used (the message names the file or entry and the
-            field).
-        SettingsError: A variable cannot be used, or the workspace cannot be created.
+        TypeError: Something in `tools` is not a `@turnkeeper.tool`, in `output_validators`
+            not a `@turnkeeper.output_validator`, or in `skills` not a `turnkeeper.Skill`.
+        ValueError: Two tools (or two output validators, or two skills) share a name, or the MCP
+            config or `TURNKEEPER_PROVIDERS` cannot be used (the message names the file or entry
+            and the field).
+        SettingsError: A variable cannot be used, the workspace cannot be created, or the
+            skills folder cannot be read.
         EncryptionKeyError: The keys are malformed, or encryption is required without them.
     """
 
@@ -108,6 +114,7 @@ class TurnkeeperPlugin(SimplePlugin):
         builtin_tools: bool = True,
         mcp_config: str | Path | None = None,
         output_validators: Sequence[OutputValidator] = (),
+        skills: Sequence[Skill] = (),
         providers: Mapping[str, ModelProvider] | None = None,
         settings: Settings | None = None,
         store: ContentStore | None = None,
@@ -132,6 +139,11 @@ class TurnkeeperPlugin(SimplePlugin):
                 f"{WORKSPACE_ENV}: the workspace {settings.workspace} cannot be created: "
                 f"{err.strerror or err}"
             ) from None
+        try:
+            # After the tools: a skill may bring only tools this worker has.
+            self._skills = install_skills(settings, skills, self._tools)
+        except SkillsDirError as err:
+            raise SettingsError(str(err)) from None
         self.settings = settings
         self.store = store or open_store(settings, keyring)
         self._converter = turn_data_converter(
@@ -177,6 +189,7 @@ class TurnkeeperPlugin(SimplePlugin):
                 tools=self._tools,
                 store=self.store,
                 output_validators=self._validators,
+                skills=self._skills,
             ),
         ]
         return config

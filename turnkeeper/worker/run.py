@@ -26,6 +26,7 @@ from temporalio.worker import Worker
 
 from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.output.validators import OutputValidator
+from turnkeeper.activities.skills.skill import Skill
 from turnkeeper.activities.tools.registry import WorkerTool
 from turnkeeper.client.connection import connect
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
@@ -107,6 +108,7 @@ class WorkerOptions:
         builtin_tools: Also offer the four workspace tools (`list_files`, `read_file`,
             `search_files`, `write_file`).
         output_validators: The caller's output validators (`@turnkeeper.output_validator`).
+        skills: The caller's skills defined in code (`turnkeeper.Skill`).
         mcp_config: JSON file of MCP servers; None: `TURNKEEPER_MCP_CONFIG`.
         task_queue: None: `AGENT_TASK_QUEUE` or `agent-turns`.
         dev: First start the embedded dev server (and reuse one already running).
@@ -122,6 +124,7 @@ class WorkerOptions:
     tools: tuple[WorkerTool, ...] = ()
     builtin_tools: bool = True
     output_validators: tuple[OutputValidator, ...] = ()
+    skills: tuple[Skill, ...] = ()
     mcp_config: Path | None = None
     task_queue: str | None = None
     dev: bool = False
@@ -153,6 +156,7 @@ async def run_worker(
     *,
     builtin_tools: bool = True,
     output_validators: Sequence[OutputValidator] = (),
+    skills: Sequence[Skill] = (),
     mcp_config: str | Path | None = None,
     task_queue: str | None = None,
     dev: bool = False,
@@ -177,6 +181,8 @@ async def run_worker(
         builtin_tools: Also offer the workspace tools; False for a worker of your tools only.
         output_validators: Functions decorated with `@turnkeeper.output_validator`; an agent
             names those that check its final answer (`agent.output_validators`).
+        skills: `turnkeeper.Skill`s defined in code, beside those of the folder
+            `TURNKEEPER_SKILLS_DIR`; an agent names those it may load (`agent.skills`).
         mcp_config: A JSON file of MCP servers (default: `TURNKEEPER_MCP_CONFIG`).
         task_queue: The queue to poll (default: `AGENT_TASK_QUEUE` or `agent-turns`).
         dev: First start an embedded Temporal dev server with its Web UI (no Docker).
@@ -187,11 +193,13 @@ async def run_worker(
         ui_port: With `dev`, the port of its Web UI (default: `dev_port` + 1000).
 
     Raises:
-        TypeError: Something in `tools` is not a `@turnkeeper.tool`, or in `output_validators`
-            not a `@turnkeeper.output_validator`.
-        ValueError: Two tools (or output validators) share a name, `dev` with an `address`,
-            ports without `dev`, or an MCP config file that cannot be used (`McpConfigError`,
-            naming the file and the field).
+        TypeError: Something in `tools` is not a `@turnkeeper.tool`, in `output_validators`
+            not a `@turnkeeper.output_validator`, or in `skills` not a `turnkeeper.Skill`.
+        SettingsError: A variable cannot be used (`TURNKEEPER_SKILLS_DIR` names a folder that
+            cannot be read, …); the message names it.
+        ValueError: Two tools (or output validators, or skills) share a name, `dev` with an
+            `address`, ports without `dev`, or an MCP config file that cannot be used
+            (`McpConfigError`, naming the file and the field).
         DevServerError: With `dev`, something other than a Temporal server holds `dev_port`,
             something holds `ui_port`, or the server did not start; the message says which.
         TemporalUnreachableError: Nothing answered at the address.
@@ -215,6 +223,7 @@ async def run_worker(
         tools=tuple(tools),
         builtin_tools=builtin_tools,
         output_validators=tuple(output_validators),
+        skills=tuple(skills),
         mcp_config=Path(mcp_config) if mcp_config else None,
         task_queue=task_queue,
         dev=dev,
@@ -377,6 +386,7 @@ async def serve(
         options.tools,
         builtin_tools=options.builtin_tools,
         output_validators=options.output_validators,
+        skills=options.skills,
         settings=settings,
         keyring=keyring,
     )

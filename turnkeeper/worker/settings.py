@@ -27,6 +27,7 @@ from turnkeeper.contracts.result_limits import (
     MAX_RESULT_BYTES,
     MIN_RESULT_BYTES,
 )
+from turnkeeper.contracts.skills import SKILLS_DIR_ENV
 from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
 from turnkeeper.devtools.devserver import DEV_SERVER_DB_FILENAME
 from turnkeeper.payloads.stores import StoreSettings
@@ -71,6 +72,8 @@ class Settings:
             provider.
         rate_limits: Limits shared by every worker of the namespace, by `provider:model` or
             `provider:*` (`TURNKEEPER_RATE_LIMITS`); empty: none.
+        skills_dir: The folder of the worker's skills, one sub-folder with a `SKILL.md` each
+            (`TURNKEEPER_SKILLS_DIR`); None: no skills but those given in code.
     """
 
     task_queue: str
@@ -85,6 +88,7 @@ class Settings:
     require_encryption: bool = False
     cassette: CassetteSettings | None = None
     rate_limits: dict[str, RateLimit] = field(default_factory=dict)
+    skills_dir: Path | None = None
 
     @property
     def dev_server_db(self) -> Path:
@@ -122,6 +126,7 @@ class Settings:
             require_encryption=_yes_or_no(source, REQUIRE_ENCRYPTION_ENV),
             cassette=_cassette(source),
             rate_limits=_rate_limits(source),
+            skills_dir=_optional_path(source.get(SKILLS_DIR_ENV)),
         )
 
 

@@ -5,7 +5,7 @@ and their sandbox. One place that knows every provider, the tool registry and th
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from temporalio.client import Client
@@ -21,6 +21,10 @@ from turnkeeper.activities.output.validate_activity import OutputValidationActiv
 from turnkeeper.activities.output.validators import OutputValidator, OutputValidators
 from turnkeeper.activities.providers import endpoints
 from turnkeeper.activities.providers.provider import ModelProvider
+from turnkeeper.activities.skills.catalog import SkillCatalog
+from turnkeeper.activities.skills.describe_activity import SkillActivities
+from turnkeeper.activities.skills.skill import Skill
+from turnkeeper.activities.skills.skill_tools import skill_tools
 from turnkeeper.activities.store.conversation_activity import ConversationActivities
 from turnkeeper.activities.store.conversation_store import ConversationStore
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
@@ -52,6 +56,7 @@ def build_activities(
     tools: ToolRegistry | None = None,
     store: ContentStore | None = None,
     output_validators: OutputValidators | None = None,
+    skills: SkillCatalog | None = None,
 ) -> list[Callable[..., Any]]:
     store = store or open_store(settings)
     cap = settings.max_tool_result_bytes
@@ -65,10 +70,13 @@ def build_activities(
     # Registered on every worker, with or without validators: a turn naming one this worker
     # lacks then fails with InvalidTurnRequest instead of waiting for a worker that has it.
     validation = OutputValidationActivities(output_validators or OutputValidators())
+    # Likewise on every worker: a turn naming a skill this worker lacks is refused, naming it.
+    described = SkillActivities(skills or SkillCatalog())
     activities: list[Callable[..., Any]] = [
         model_calls.model_call,
         tool_calls.tool_call,
         validation.validate_output,
+        described.describe_skills,
         stored.load_conversation,
         stored.store_conversation,
         *mcp.activities(),
@@ -113,6 +121,26 @@ def tool_registry(
     for tool in extra:
         registry.add(tool)
     return registry
+
+
+def install_skills(
+    settings: Settings, skills: Sequence[Skill], registry: ToolRegistry
+) -> SkillCatalog:
+    """The worker's skills (`settings.skills_dir`, then `skills`), checked against the tools of
+    `registry`; when there is at least one, `load_skill` and `read_skill_file` join `registry`.
+
+    Raises:
+        SkillsDirError: The skills folder cannot be read.
+        TypeError: Something in `skills` is not a `turnkeeper.Skill`.
+        ValueError: A skill defined in Python has the name of another skill, or the registry
+            already has a tool named `load_skill` or `read_skill_file`.
+    """
+    catalog = SkillCatalog.load(settings.skills_dir, skills, worker_tools=registry.names())
+    if len(catalog):
+        # The same cap as read_file's, for the same reason (see `tool_registry`).
+        for tool in skill_tools(catalog, max_read_bytes=settings.max_tool_result_bytes - 200):
+            registry.add(tool)
+    return catalog
 
 
 def _mcp_activities(
