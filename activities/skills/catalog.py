@@ -82,6 +82,8 @@ class SkillCatalog:
                 folder=str(problem.folder) if problem.folder else None,
                 problem=problem.reason,
             )
+        if usable:
+            log.info("skills installed", skills=sorted(skill.name for skill in usable))
         return cls(usable, problems)
 
     def __len__(self) -> int:

@@ -123,7 +123,7 @@ def read_skill(folder: Path) -> Skill:
     known = name if isinstance(name, str) and name else None
     for key in ("name", "description"):
         if not isinstance(fields.get(key), str) or not fields[key].strip():
-            raise MalformedSkill(f"the front matter of {SKILL_FILE} has no {key} (text)", known)
+            raise MalformedSkill(f"the front matter of {SKILL_FILE} gives no {key}", known)
     tools = fields.get("tools", [])
     if not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools):
         raise MalformedSkill(

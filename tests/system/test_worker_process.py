@@ -49,6 +49,10 @@ def wrong_settings(folder: Path) -> dict[str, tuple[dict[str, str], str]]:
             "TURNKEEPER_STORE_URL must be s3://",
         ),
         "workspace": ({"AGENT_WORKSPACE": "/dev/null/workspace"}, "AGENT_WORKSPACE"),
+        "skills folder": (
+            {"TURNKEEPER_SKILLS_DIR": "/nonexistent/skills"},
+            "TURNKEEPER_SKILLS_DIR: the skills folder /nonexistent/skills cannot be read",
+        ),
         "health host": (
             {"TURNKEEPER_HEALTH_PORT": "0", "TURNKEEPER_HEALTH_HOST": "192.0.2.1"},
             "TURNKEEPER_HEALTH_HOST",
