@@ -108,7 +108,7 @@ class SkillCatalog:
         if problem is not None:
             return _raise(f"the skill {name!r} is unavailable on this worker: {problem.reason}")
         known = ", ".join(self.names()) or "none"
-        return _raise(f"this worker has no skill named {name!r} (it has: {known})")
+        return _raise(f"this worker has no skill {name!r} (it has: {known})")
 
     def describe(self, request: DescribeSkillsInput) -> DescribeSkillsResult:
         """What the turn needs of each skill it names, in order.
@@ -125,8 +125,8 @@ class SkillCatalog:
             for tool in skill.tools:
                 if tool in agent_tools:
                     _raise(
-                        f"the skill {skill.name!r} brings the tool {tool!r}, which the agent "
-                        "already has; a tool comes from one place only: drop it from the agent"
+                        f"the skill {skill.name!r} brings the tool {tool!r}, which the agent has "
+                        "already; a tool comes from one place only: drop it from the agent"
                     )
                 other = brought_by.setdefault(tool, skill.name)
                 if other != skill.name:

@@ -1,34 +1,39 @@
-"""A test worker's side of skills, written for the turn side's tests and bench: the
-`describe_skills` activity and the `load_skill` / `read_skill_file` tools over skills given in
-Python. It follows the contract (contracts/skills.py, contracts/skill_io.py) so that the turns
-it serves, and the golden history recorded on it, are what a worker with
-`run_worker(skills=[turnkeeper.Skill(…)])` gives; tests switch to that once the worker side is
-on the same branch."""
+"""Skills for the turn side's tests and bench, served by the real worker side: each
+`StandInSkill` is written as a folder with a `SKILL.md` (and its files) under the worker's
+`TURNKEEPER_SKILLS_DIR`, and the worker gets the `describe_skills` activity and the
+`load_skill` / `read_skill_file` tools exactly as `python worker.py` does (`install_skills`).
+The golden history of skills was recorded on an earlier stand-in that followed the same contract
+(contracts/skills.py, contracts/skill_io.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from temporalio import activity
+import yaml
 from temporalio.client import Client
-from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 from turnkeeper.activities.providers.provider import ModelProvider
-from turnkeeper.activities.tools.registry import ToolError, WorkerTool, worker_tool
-from turnkeeper.contracts.errors import INVALID_TURN_REQUEST
-from turnkeeper.contracts.names import ACTIVITY_DESCRIBE_SKILLS
-from turnkeeper.contracts.skill_io import DescribeSkillsInput, DescribeSkillsResult, SkillInfo
-from turnkeeper.contracts.skills import LOAD_SKILL_TOOL, READ_SKILL_FILE_TOOL
+from turnkeeper.activities.tools.registry import WorkerTool, worker_tool
+from turnkeeper.contracts.skills import SKILL_FILE
 
 from turnkeeper.worker.settings import Settings
-from turnkeeper.worker.wiring import build_activities, tool_registry, worker_workflows
+from turnkeeper.worker.wiring import (
+    build_activities,
+    install_skills,
+    tool_registry,
+    worker_workflows,
+)
 from turnkeeper.worker.wiring import workflow_runner as make_runner
 
 
 @dataclass(frozen=True)
 class StandInSkill:
+    """A skill as a test installs it: `skills_worker` writes it to a skills folder."""
+
     name: str
     description: str
     instructions: str
@@ -54,59 +59,15 @@ def refund(order: str) -> str:
     return f"refunded order {order}"
 
 
-class StandInSkills:
-    """The worker side over `skills`: its activity and its two tools."""
-
-    def __init__(self, skills: list[StandInSkill]) -> None:
-        self._skills = {skill.name: skill for skill in skills}
-
-    @activity.defn(name=ACTIVITY_DESCRIBE_SKILLS)
-    async def describe_skills(self, question: DescribeSkillsInput) -> DescribeSkillsResult:
-        """Each named skill, or InvalidTurnRequest naming one it lacks or whose tool the agent
-        has already."""
-        described = []
-        for ref in question.skills:
-            skill = self._skills.get(ref.name)
-            if skill is None:
-                raise _refused(f"this worker has no skill {ref.name!r}")
-            clash = sorted(set(skill.tools) & set(question.agent_tools))
-            if clash:
-                raise _refused(
-                    f"the skill {ref.name!r} brings the tool {clash[0]!r}, which the agent has "
-                    "already"
-                )
-            described.append(
-                SkillInfo(
-                    name=ref.name,
-                    description=skill.description,
-                    tools=list(skill.tools),
-                    instructions=skill.instructions if ref.always else None,
-                )
-            )
-        return DescribeSkillsResult(skills=described)
-
-    def tools(self) -> list[WorkerTool]:
-        skills = self._skills
-
-        @worker_tool(name=LOAD_SKILL_TOOL)
-        def load_skill(name: str) -> str:
-            """Returns the instructions of one of the skills listed in the system prompt."""
-            if name not in skills:
-                raise ToolError(f"no skill {name!r}")
-            return skills[name].instructions
-
-        @worker_tool(name=READ_SKILL_FILE_TOOL)
-        def read_skill_file(name: str, path: str) -> str:
-            """Returns a file of a skill, its path relative to the skill's folder."""
-            if name not in skills or path not in skills[name].files:
-                raise ToolError(f"no file {path!r} in skill {name!r}")
-            return skills[name].files[path]
-
-        return [load_skill, read_skill_file]
-
-
-def _refused(why: str) -> ApplicationError:
-    return ApplicationError(f"agent.skills: {why}", type=INVALID_TURN_REQUEST, non_retryable=True)
+def write_skill(root: Path, skill: StandInSkill) -> None:
+    """`skill` as an operator installs it: `root/<name>/SKILL.md` and its files."""
+    folder = root / skill.name
+    folder.mkdir(parents=True)
+    fields = {"name": skill.name, "description": skill.description, "tools": list(skill.tools)}
+    front = yaml.safe_dump(fields, sort_keys=False, allow_unicode=True)
+    (folder / SKILL_FILE).write_text(f"---\n{front}---\n{skill.instructions}\n")
+    for path, text in skill.files.items():
+        (folder / path).write_text(text)
 
 
 @asynccontextmanager
@@ -117,16 +78,24 @@ async def skills_worker(
     skills: list[StandInSkill],
     extra_tools: list[WorkerTool] | None = None,
 ) -> AsyncIterator[Worker]:
-    """A worker (as `tests.conftest.running_worker`) that also has `skills`."""
-    stand_in = StandInSkills(skills)
-    tools = tool_registry(settings, [*(extra_tools or [refund]), *stand_in.tools()])
-    activities = build_activities(settings, client=client, providers=providers, tools=tools)
+    """A worker (as `tests.conftest.running_worker`) that also has `skills`, from a skills
+    folder under `settings.data_dir`."""
+    folder = settings.data_dir / "skills"
+    folder.mkdir(parents=True)
+    for skill in skills:
+        write_skill(folder, skill)
+    settings = dataclasses.replace(settings, skills_dir=folder)
+    tools = tool_registry(settings, extra_tools or [refund])
+    catalog = install_skills(settings, [], tools)
+    activities = build_activities(
+        settings, client=client, providers=providers, tools=tools, skills=catalog
+    )
     worker = Worker(
         client,
         task_queue=settings.task_queue,
         workflows=worker_workflows(),
         workflow_runner=make_runner(),
-        activities=[*activities, stand_in.describe_skills],
+        activities=activities,
     )
     async with worker:
         yield worker

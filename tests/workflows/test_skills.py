@@ -70,7 +70,7 @@ async def test_the_model_loads_a_skill_and_calls_the_tool_it_brings(turns: TurnR
     assert report.outcome == "completed"
     assert report.skills_loaded == [REFUND_POLICY]
     results = [m.content for m in report.messages if m.role == "user"][1:]
-    assert results[0][0].content == INSTRUCTIONS
+    assert INSTRUCTIONS in results[0][0].content
     refused, refunded = results[1]
     assert refused.is_error and "Unknown skill 'payroll'" in refused.text()
     assert (refunded.is_error, refunded.text()) == (False, "refunded order A17")

@@ -79,7 +79,7 @@ async def test_a_skill_the_worker_lacks_is_refused_listing_what_it_has(
 ) -> None:
     message = await _refusal(catalog, "tone", "returns")
     assert message == (
-        "agent.skills: this worker has no skill named 'returns' "
+        "agent.skills: this worker has no skill 'returns' "
         "(it has: carriers, refund-policy, shipping, tone)"
     )
 
@@ -99,7 +99,7 @@ async def test_a_tool_two_skills_bring_is_refused_naming_both(catalog: SkillCata
 
 async def test_a_tool_the_agent_already_has_is_never_shadowed(catalog: SkillCatalog) -> None:
     message = await _refusal(catalog, "refund-policy", agent_tools=("refund",))
-    assert "the skill 'refund-policy' brings the tool 'refund', which the agent already has" in (
+    assert "the skill 'refund-policy' brings the tool 'refund', which the agent has already" in (
         message
     )
 
