@@ -109,7 +109,14 @@ def _check_worker(command: Command, words: tuple[str, ...]) -> None:
 
 
 def _check_python(command: Command, words: tuple[str, ...]) -> None:
-    assert words[1:2] == ("-m",), "only `python -m …` and `python worker.py` are documented"
+    if words[1].startswith("examples/"):
+        # An example program: it exists, and its source defines the options shown.
+        script = ROOT / words[1]
+        assert script.suffix == ".py" and script.is_file(), f"no example program {words[1]}"
+        flags = set(re.findall(r"[\"'](--[a-z][a-z0-9-]*)[\"']", script.read_text()))
+        assert option_names(words[2:]) <= flags, f"{words[1]} defines no such option"
+        return
+    assert words[1:2] == ("-m",), "only `python -m …`, `python worker.py` and examples/ programs"
     module, arguments = words[2], words[3:]
     if module == "venv":
         return
