@@ -10,24 +10,10 @@ import pytest
 from turnkeeper.activities.skills.catalog import SkillCatalog
 from turnkeeper.activities.skills.skill import Skill
 from turnkeeper.activities.skills.skill_tools import skill_tools
-from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, run_tool
+from turnkeeper.activities.tools.registry import ToolRegistry
 
 from tests.unit.activities.skills.skill_folders import REFUND_POLICY, skill_folder
-from tests.unit.activities.tools.tool_calls import SECRET
-
-
-async def call(tools: ToolRegistry, tool: str, **arguments: str) -> str:
-    found = tools.get(tool)
-    assert found is not None
-    return await run_tool(found, arguments)
-
-
-async def refused(tools: ToolRegistry, tool: str, **arguments: str) -> str:
-    """The error a call ends with, as the model reads it."""
-    with pytest.raises(ToolError) as caught:
-        await call(tools, tool, **arguments)
-    return str(caught.value)
-
+from tests.unit.activities.tools.tool_calls import SECRET, call, refused
 
 TONE = Skill("tone", "How we write to customers.", "Be brief and kind.")
 

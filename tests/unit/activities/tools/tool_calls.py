@@ -10,13 +10,13 @@ from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, run_to
 SECRET = "top secret, outside the workspace"
 
 
-async def call(tools: ToolRegistry, name: str, **arguments: str) -> str:
+async def call(tools: ToolRegistry, name: str, /, **arguments: str) -> str:
     tool = tools.get(name)
     assert tool is not None
     return await run_tool(tool, arguments)
 
 
-async def refused(tools: ToolRegistry, name: str, **arguments: str) -> str:
+async def refused(tools: ToolRegistry, name: str, /, **arguments: str) -> str:
     """The error a call ends with, as the model reads it."""
     with pytest.raises(ToolError) as caught:
         await call(tools, name, **arguments)
