@@ -40,7 +40,7 @@ from turnkeeper.contracts.names import SEARCH_ATTRIBUTES, WORKFLOW_TYPE
 from turnkeeper.contracts.turn import Usage
 
 from tests.conftest import SA_KEYS, make_settings, temporal_binary
-from tests.support.skills_stand_in import StandInSkill, skills_worker
+from tests.support.skill_folders import FolderSkill, skills_worker
 
 TURN_TIMEOUT = timedelta(minutes=2)  # a turn that cannot run fails the bench, never hangs it
 SYSTEM_PROMPT = "You are the support agent of an online shop. Answer customers politely."
@@ -74,13 +74,13 @@ class RecordingProvider:
         return estimate_input_tokens(request)
 
 
-def installed(count: int, instructions_chars: int) -> list[StandInSkill]:
+def installed(count: int, instructions_chars: int) -> list[FolderSkill]:
     """`count` skills like hand-written ones, each with its own name and text."""
     skills = []
     for number in range(1, count + 1):
         body = f"# Handling case {number}\n\n" + _FILLER * (instructions_chars // len(_FILLER) + 1)
         skills.append(
-            StandInSkill(
+            FolderSkill(
                 name=f"support-case-{number:02}",
                 description=(
                     f"How to handle support case type {number}: what to check, what to promise "
@@ -106,7 +106,7 @@ def figures(request: ModelRequest) -> dict[str, int]:
 
 
 async def first_request(
-    client: Client, skills: list[StandInSkill], entries: list[Any], folder: Path
+    client: Client, skills: list[FolderSkill], entries: list[Any], folder: Path
 ) -> ModelRequest:
     """The first model request of a turn whose agent names `entries` in `agent.skills`."""
     provider = RecordingProvider()

@@ -64,7 +64,7 @@ from tests.conftest import (
     wait_for_pending,
 )
 from tests.support.golden_keys import golden_converter
-from tests.support.skills_stand_in import REFUND_POLICY, REFUNDS, skills_worker
+from tests.support.skill_folders import REFUND_POLICY, REFUNDS, skills_worker
 from turnkeeper.client.sessions import start_session
 from turnkeeper.client.tenants import set_caps
 from turnkeeper.testing import fake_anthropic as fake

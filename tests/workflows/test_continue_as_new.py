@@ -30,7 +30,7 @@ from tests.conftest import (
     scripted_request,
     temporal_binary,
 )
-from tests.support.skills_stand_in import REFUND_POLICY, REFUNDS, skills_worker
+from tests.support.skill_folders import REFUND_POLICY, REFUNDS, skills_worker
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 

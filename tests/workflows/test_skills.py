@@ -20,7 +20,7 @@ from tests.conftest import (
     providers_for,
     scripted_request,
 )
-from tests.support.skills_stand_in import (
+from tests.support.skill_folders import (
     DESCRIPTION,
     INSTRUCTIONS,
     REFUND_POLICY,

@@ -1,9 +1,10 @@
 """Skills for the turn side's tests and bench, served by the real worker side: each
-`StandInSkill` is written as a folder with a `SKILL.md` (and its files) under the worker's
+`FolderSkill` is written as a folder with a `SKILL.md` (and its files) under the worker's
 `TURNKEEPER_SKILLS_DIR`, and the worker gets the `describe_skills` activity and the
 `load_skill` / `read_skill_file` tools exactly as `python worker.py` does (`install_skills`).
 The golden history of skills was recorded on an earlier stand-in that followed the same contract
-(contracts/skills.py, contracts/skill_io.py)."""
+(contracts/skills.py, contracts/skill_io.py), so its `load_skill` result reads a little
+differently from today's; replay does not run activities, so it still replays."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from turnkeeper.worker.wiring import workflow_runner as make_runner
 
 
 @dataclass(frozen=True)
-class StandInSkill:
+class FolderSkill:
     """A skill as a test installs it: `skills_worker` writes it to a skills folder."""
 
     name: str
@@ -44,7 +45,7 @@ class StandInSkill:
 REFUND_POLICY = "refund-policy"
 DESCRIPTION = "How to decide a refund request; load it before refunding anything."
 INSTRUCTIONS = "Refund orders under 50 EUR at once with the refund tool; ask a human above."
-REFUNDS = StandInSkill(
+REFUNDS = FolderSkill(
     REFUND_POLICY,
     DESCRIPTION,
     INSTRUCTIONS,
@@ -59,7 +60,7 @@ def refund(order: str) -> str:
     return f"refunded order {order}"
 
 
-def write_skill(root: Path, skill: StandInSkill) -> None:
+def write_skill(root: Path, skill: FolderSkill) -> None:
     """`skill` as an operator installs it: `root/<name>/SKILL.md` and its files."""
     folder = root / skill.name
     folder.mkdir(parents=True)
@@ -75,7 +76,7 @@ async def skills_worker(
     client: Client,
     settings: Settings,
     providers: dict[str, ModelProvider],
-    skills: list[StandInSkill],
+    skills: list[FolderSkill],
     extra_tools: list[WorkerTool] | None = None,
 ) -> AsyncIterator[Worker]:
     """A worker (as `tests.conftest.running_worker`) that also has `skills`, from a skills
