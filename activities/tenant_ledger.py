@@ -13,7 +13,7 @@ from temporalio import activity
 from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
-from turnkeeper.activities.ledger_busy import is_busy, pause_s
+from turnkeeper.activities.ledger_busy import asking, forget_start_failure, is_busy, pause_s
 from turnkeeper.contracts.tenants import LEDGER_WORKFLOW_TYPE, ledger_id
 
 T = TypeVar("T")
@@ -49,14 +49,16 @@ async def ledger_update(
             static_summary=f"Spend and caps of tenant {tenant}",
         )
         try:
-            return await client.execute_update_with_start_workflow(
-                update,
-                arg,
-                start_workflow_operation=start,
-                result_type=result_type,
-                rpc_timeout=RPC_TIMEOUT,
-            )
+            async with asking(ledger_id(tenant)):
+                return await client.execute_update_with_start_workflow(
+                    update,
+                    arg,
+                    start_workflow_operation=start,
+                    result_type=result_type,
+                    rpc_timeout=RPC_TIMEOUT,
+                )
         except RPCError as err:
+            forget_start_failure(start)
             if not is_busy(err) or time.monotonic() > deadline:
                 raise
         if activity.in_activity():

@@ -21,7 +21,7 @@ from temporalio import activity
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
-from turnkeeper.activities.ledger_busy import is_busy
+from turnkeeper.activities.ledger_busy import asking, forget_start_failure, is_busy
 from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers.provider import ModelRequest
 from turnkeeper.contracts.activity_io import ModelCallInput
@@ -149,18 +149,21 @@ class RateGate:
             static_summary=f"Rate limit {key}",
         )
         try:
-            return await self._client.execute_update_with_start_workflow(
-                UPDATE_ACQUIRE,
-                ask,
-                start_workflow_operation=start,
-                result_type=AcquireResult,
-                rpc_timeout=RPC_TIMEOUT,
-            )
+            async with asking(rate_limiter_id(key)):
+                return await self._client.execute_update_with_start_workflow(
+                    UPDATE_ACQUIRE,
+                    ask,
+                    start_workflow_operation=start,
+                    result_type=AcquireResult,
+                    rpc_timeout=RPC_TIMEOUT,
+                )
         except RPCError as err:
+            forget_start_failure(start)
             if not is_busy(err):
                 raise
             return None
         except WorkflowUpdateFailedError:
+            forget_start_failure(start)
             # Aborted by the ledger's continue-as-new: the next run answers.
             return None
 
