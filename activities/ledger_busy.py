@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
+from temporalio import activity
 from temporalio.client import WithStartWorkflowOperation
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -51,6 +52,7 @@ def pause_s(attempt: int) -> float:
 # Asks of one ledger this process has in flight at most: under the server's 10 per workflow, so
 # that one busy worker alone is never refused, and another worker still gets in.
 IN_FLIGHT_PER_PROCESS: Final = 6
+HEARTBEAT_EVERY_S: Final = 5.0
 _slots: dict[tuple[int, str], asyncio.Semaphore] = {}
 
 
@@ -60,8 +62,18 @@ async def asking(workflow_id: str) -> AsyncIterator[None]:
     # Keyed by event loop too: a semaphore belongs to the loop that first waits on it.
     key = (id(asyncio.get_running_loop()), workflow_id)
     slot = _slots.setdefault(key, asyncio.Semaphore(IN_FLIGHT_PER_PROCESS))
-    async with slot:
+    # Waiting for a slot can outlast the model call's heartbeat timeout: heartbeat meanwhile.
+    while True:
+        try:
+            await asyncio.wait_for(slot.acquire(), HEARTBEAT_EVERY_S)
+            break
+        except TimeoutError:
+            if activity.in_activity():
+                activity.heartbeat()
+    try:
         yield
+    finally:
+        slot.release()
 
 
 def forget_start_failure(start: WithStartWorkflowOperation[Any, Any]) -> None:
