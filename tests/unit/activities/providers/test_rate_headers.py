@@ -102,6 +102,17 @@ def test_the_fake_admits_n_per_window_and_says_when_to_retry() -> None:
     assert retry_after_header(0.2) == "1" and retry_after_header(4.1) == "5"
 
 
+def scripted_request(key: str) -> ModelRequest:
+    """A request the fake answers with the script `key`."""
+    return ModelRequest(
+        model="claude-sonnet-4-6",
+        system=fake.script_marker(key),
+        messages=[Message(role="user", content="Hello")],
+        tools=[],
+        max_tokens=64,
+    )
+
+
 @pytest.fixture
 async def server() -> AsyncIterator[FakeAnthropic]:
     async with start_fake_anthropic() as started:
@@ -113,13 +124,7 @@ async def test_a_429_tells_how_long_the_limit_holds(server: FakeAnthropic) -> No
     server.script(key, [fake.text("one"), fake.text("two")])
     server.rate_limit = ProviderRateLimit(requests=1, window_s=60)
     provider = AnthropicProvider(api_key="test-key", base_url=server.base_url, timeout_s=5.0)
-    request = ModelRequest(
-        model="claude-sonnet-4-6",
-        system=fake.script_marker(key),
-        messages=[Message(role="user", content="Hello")],
-        tools=[],
-        max_tokens=64,
-    )
+    request = scripted_request(key)
     try:
         await provider.complete(request)
         with pytest.raises(ModelCallError) as refused:
@@ -168,41 +173,32 @@ def test_a_successful_answer_with_room_left_says_nothing() -> None:
     assert exhausted_for({"request-id": "req_1"}, NOW) is None
 
 
+def spent(headers: dict[str, str], limit: str, reset: str | None = None) -> dict[str, str]:
+    """`headers` with Anthropic's `limit` (or OpenAI's) at 0 remaining, resetting at `reset`."""
+    if "x-request-id" in headers:
+        names = (f"x-ratelimit-remaining-{limit}", f"x-ratelimit-reset-{limit}")
+    else:
+        names = (f"anthropic-ratelimit-{limit}-remaining", f"anthropic-ratelimit-{limit}-reset")
+    changed = {**headers, names[0]: "0"}
+    return changed if reset is None else {**changed, names[1]: reset}
+
+
 def test_a_successful_answer_that_spent_the_requests_holds_until_their_reset() -> None:
-    spent = {
-        **ANTHROPIC_ANSWER,
-        "anthropic-ratelimit-requests-remaining": "0",
-        "anthropic-ratelimit-requests-reset": "2027-01-15T08:00:09Z",
-    }
-    assert exhausted_for(spent, NOW) == 9.0
+    answer = spent(ANTHROPIC_ANSWER, "requests", "2027-01-15T08:00:09Z")
+    assert exhausted_for(answer, NOW) == 9.0
 
 
 def test_a_successful_answer_that_spent_the_tokens_takes_the_longest_reset() -> None:
-    spent = {
-        **ANTHROPIC_ANSWER,
-        "anthropic-ratelimit-requests-remaining": "0",
-        "anthropic-ratelimit-output-tokens-remaining": "0",
-        "anthropic-ratelimit-output-tokens-reset": "2027-01-15T08:00:30Z",
-    }
-    assert exhausted_for(spent, NOW) == 30.0
-    openai = {
-        **OPENAI_ANSWER,
-        "x-ratelimit-remaining-tokens": "0",
-        "x-ratelimit-reset-tokens": "6m0s",
-    }
+    answer = spent(ANTHROPIC_ANSWER, "output-tokens", "2027-01-15T08:00:30Z")
+    assert exhausted_for(spent(answer, "requests"), NOW) == 30.0
+    openai = spent(OPENAI_ANSWER, "tokens", "6m0s")
     assert exhausted_for(openai, NOW) == 360.0
-    assert exhausted_for({**openai, "x-ratelimit-remaining-requests": "0"}, NOW) == 360.0
+    assert exhausted_for(spent(openai, "requests"), NOW) == 360.0
 
 
 def test_a_spent_limit_with_an_unreadable_reset_waits_the_default() -> None:
-    spent = {
-        **ANTHROPIC_ANSWER,
-        "anthropic-ratelimit-requests-remaining": "0",
-        "anthropic-ratelimit-requests-reset": "soon",
-    }
-    assert exhausted_for(spent, NOW) == DEFAULT_BACKOFF_S
-    openai = {**OPENAI_ANSWER, "x-ratelimit-remaining-requests": "0"}
-    assert exhausted_for({**openai, "x-ratelimit-reset-requests": "1x"}, NOW) == DEFAULT_BACKOFF_S
+    assert exhausted_for(spent(ANTHROPIC_ANSWER, "requests", "soon"), NOW) == DEFAULT_BACKOFF_S
+    assert exhausted_for(spent(OPENAI_ANSWER, "requests", "1x"), NOW) == DEFAULT_BACKOFF_S
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -211,25 +207,14 @@ async def test_the_provider_reads_a_spent_limit_off_a_successful_answer(
 ) -> None:
     key = f"spent-{uuid.uuid4().hex[:8]}"
     reset = datetime.fromtimestamp(time.time() + 20, UTC).isoformat().replace("+00:00", "Z")
-    spent = {
-        **ANTHROPIC_ANSWER,
-        "anthropic-ratelimit-requests-remaining": "0",
-        "anthropic-ratelimit-requests-reset": reset,
-    }
     answer = MessageReply(
         content=({"type": "text", "text": "last one"},),
         stop_reason="end_turn",
-        headers=tuple(spent.items()),
+        headers=tuple(spent(ANTHROPIC_ANSWER, "requests", reset).items()),
     )
     server.script(key, [[fake.text("room left"), answer]])
     provider = AnthropicProvider(api_key="test-key", base_url=server.base_url, timeout_s=5.0)
-    request = ModelRequest(
-        model="claude-sonnet-4-6",
-        system=fake.script_marker(key),
-        messages=[Message(role="user", content="Hello")],
-        tools=[],
-        max_tokens=64,
-    )
+    request = scripted_request(key)
     on_text = (lambda text: None) if stream else None
     try:
         first = await provider.complete(request, on_text)
