@@ -157,6 +157,11 @@ async def _measure(
     }
 
 
+def _overshoot(usd: float) -> str:
+    """The worst overshoot in dollars, or by how much the closest tenant stayed under its cap."""
+    return f"${usd:.6f}" if usd > 0 else f"none (closest ${-usd:.4f} under)"
+
+
 def _median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -191,7 +196,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
             f"| {worst}: {_median(mixed.times[worst]):.2f} / {_median(worst_alone):.2f} "
             f"(x{ratio:.1f}) "
             f"| {mixed.failed.get('heavy', 0)} of {args.heavy} (cap ${r['heavy_cap']:.4f}, "
-            f"spent ${r['spent']['heavy']:.4f}) | {r['overshoot_usd']:.6f} | {r['wall_s']:.1f} |"
+            f"spent ${r['spent']['heavy']:.4f}) | {_overshoot(r['overshoot_usd'])} "
+            f"| {r['wall_s']:.1f} |"
         )
     lines += ["", "Each light tenant, median turn s mixed / alone:", ""]
     for r in results:
