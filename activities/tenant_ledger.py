@@ -5,12 +5,15 @@ one finds it. Used by the model-call activity (reserve, settle) and by the clien
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import timedelta
 from typing import Final, TypeVar
 
+from temporalio import activity
 from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
+from turnkeeper.activities.ledger_busy import asking, forget_start_failure, is_busy, pause_s
 from turnkeeper.contracts.tenants import LEDGER_WORKFLOW_TYPE, ledger_id
 
 T = TypeVar("T")
@@ -18,9 +21,9 @@ T = TypeVar("T")
 # The ledger answers in milliseconds when a worker runs it; without one, fail the attempt soon
 # (the model-call activity retries) rather than hang until the activity's own timeout.
 RPC_TIMEOUT: Final = timedelta(seconds=10)
-# FAILED_PRECONDITION: the ledger is between two runs (continue-as-new); the next run is there
-# within milliseconds (as for the approval cache, `activities/approval_cache.py`).
-_NOT_READY_PAUSES: Final = (0.05, 0.1, 0.2, 0.4)
+# A ledger too busy to take the update (a heavy tenant's calls all at once, or the ledger between
+# two runs: `activities/ledger_busy.py`) is asked again for this long before the attempt fails.
+BUSY_FOR_S: Final = 60.0
 
 
 async def ledger_update(
@@ -32,8 +35,11 @@ async def ledger_update(
     result_type: type[T],
 ) -> T:
     """Sends `update` with `arg` to the ledger of `tenant`, starting it on `task_queue` first if
-    the tenant has none yet; its answer."""
-    for pause in (*_NOT_READY_PAUSES, None):
+    the tenant has none yet; its answer. Heartbeats while it waits for a busy ledger, when
+    called from an activity."""
+    deadline = time.monotonic() + BUSY_FOR_S
+    attempt = 0
+    while True:
         start = WithStartWorkflowOperation(
             LEDGER_WORKFLOW_TYPE,
             {"tenant": tenant},
@@ -43,15 +49,19 @@ async def ledger_update(
             static_summary=f"Spend and caps of tenant {tenant}",
         )
         try:
-            return await client.execute_update_with_start_workflow(
-                update,
-                arg,
-                start_workflow_operation=start,
-                result_type=result_type,
-                rpc_timeout=RPC_TIMEOUT,
-            )
+            async with asking(ledger_id(tenant)):
+                return await client.execute_update_with_start_workflow(
+                    update,
+                    arg,
+                    start_workflow_operation=start,
+                    result_type=result_type,
+                    rpc_timeout=RPC_TIMEOUT,
+                )
         except RPCError as err:
-            if err.status != RPCStatusCode.FAILED_PRECONDITION or pause is None:
+            forget_start_failure(start)
+            if not is_busy(err) or time.monotonic() > deadline:
                 raise
-            await asyncio.sleep(pause)
-    raise AssertionError("unreachable: the last pass re-raises")
+        if activity.in_activity():
+            activity.heartbeat()
+        await asyncio.sleep(pause_s(attempt))
+        attempt += 1

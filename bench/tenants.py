@@ -25,16 +25,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
 from turnkeeper.contracts.tenants import TenantCaps
 from turnkeeper.contracts.turn import TurnRequest
 
+from bench.fleet_parts import TurnTimes, run_turns
 from bench.turnkeeper_side import bench_data_converter, turn_request, turnkeeper_worker
 from tests.conftest import SA_KEYS, temporal_binary
 from turnkeeper.client.tenants import set_caps, tenant_spend
-from turnkeeper.client.turns import start_turn
 
 FAIRNESS = ["--dynamic-config-value", "matching.enableFairness=true"]
 ONE_PARTITION = [
@@ -49,33 +48,10 @@ def tenant_turn(tenant: str, latency_ms: float) -> TurnRequest:
     return request.model_copy(update={"tenant": tenant, "agent": agent})
 
 
-async def _run_turns(client: Any, queue: str, turns: list[tuple[str, float]]) -> dict[str, Any]:
-    """Starts every (tenant, latency) turn at once; each turn's seconds from start to end."""
-    started: list[tuple[str, float, Any]] = []
-    for tenant, latency_ms in turns:
-        handle = await start_turn(
-            client,
-            tenant_turn(tenant, latency_ms),
-            workflow_id=f"t-{uuid.uuid4()}",
-            task_queue=queue,
-        )
-        started.append((tenant, time.monotonic(), handle))
-
-    async def one(tenant: str, t0: float, handle: Any) -> tuple[str, float, bool]:
-        try:
-            await handle.result()
-            ok = True
-        except WorkflowFailureError:
-            ok = False
-        return tenant, time.monotonic() - t0, ok
-
-    results = await asyncio.gather(*(one(*s) for s in started))
-    times: dict[str, list[float]] = {}
-    failed: dict[str, int] = {}
-    for tenant, seconds, ok in results:
-        times.setdefault(tenant, []).append(seconds)
-        failed[tenant] = failed.get(tenant, 0) + (not ok)
-    return {"times": times, "failed": failed}
+async def _run_turns(client: Any, queue: str, turns: list[tuple[str, float]]) -> TurnTimes:
+    """Starts every (tenant, latency) turn at once (`bench.fleet_parts.run_turns`)."""
+    requests = [(tenant, tenant_turn(tenant, latency_ms)) for tenant, latency_ms in turns]
+    return await run_turns(client, queue, requests)
 
 
 async def scenario(args: argparse.Namespace, fair: bool) -> dict[str, Any]:
@@ -107,7 +83,7 @@ async def scenario(args: argparse.Namespace, fair: bool) -> dict[str, Any]:
                 alone: dict[str, list[float]] = {}
                 for name in light:
                     run = await _run_turns(client, queue, [(name, args.latency_ms)] * args.light)
-                    alone[name] = run["times"][name]
+                    alone[name] = run.times[name]
                 mixed_turns = [("heavy", args.latency_ms)] * args.heavy
                 # The heavy tenant's backlog first, then the light tenants' turns behind it.
                 for _ in range(args.light):
@@ -149,7 +125,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
     for r in results:
         ratios = []
         for name, alone in r["alone"].items():
-            mixed = r["mixed"]["times"][name]
+            mixed = r["mixed"].times[name]
             ratios.append((_median(mixed) / _median(alone), _median(mixed), _median(alone), name))
         worst = max(ratios)
         light_mixed = _median([m for _, m, _, _ in ratios])
@@ -158,8 +134,8 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
             f"| {'fairness' if r['fair'] else 'FIFO (default)'} "
             f"| {light_mixed:.2f} / {light_alone:.2f} (worst {worst[3]}: {worst[1]:.2f} / "
             f"{worst[2]:.2f}, x{worst[0]:.1f}) "
-            f"| {_median(r['mixed']['times']['heavy']):.2f} | {r['wall_s']:.1f} "
-            f"| {r['mixed']['failed'].get('heavy', 0)} of {args.heavy} (cap ${r['heavy_cap']:g}, "
+            f"| {_median(r['mixed'].times['heavy']):.2f} | {r['wall_s']:.1f} "
+            f"| {r['mixed'].failed.get('heavy', 0)} of {args.heavy} (cap ${r['heavy_cap']:g}, "
             f"spent ${r['spent']['heavy']:.4f}) | {max(r['overshoot'], 0):.6f} |"
         )
     return "\n".join(lines)

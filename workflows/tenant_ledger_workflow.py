@@ -38,9 +38,13 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.workflows.tenant_spend import LedgerState
 
-# Updates one run handles before it continues as new: each is a few events, so its history
-# stays far below Temporal's limits and a replay stays quick.
-MAX_HANDLED: Final = 2000
+# Updates one run handles before it continues as new: each is two or three events, so its history
+# stays under one page of history (about 1,000 events). Why so low: a worker that is not the
+# ledger's sticky one must fetch the whole history for an update's (speculative) workflow task;
+# past one page, `bench.fleet` with 3 workers saw the ledger stop taking updates for minutes
+# ("Task not found when completing", "expected to be able to fetch more events") at 1,400-1,600
+# events, twice, while a run within one page never stalled.
+MAX_HANDLED: Final = 300
 
 
 @workflow.defn(name=LEDGER_WORKFLOW_TYPE)

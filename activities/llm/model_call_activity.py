@@ -87,6 +87,10 @@ class ModelCallActivities:
                     await self._rate_gate.settle(grant, None)
                     raise
                 await self._rate_gate.settle(grant, response.usage)
+                if response.rate_limited_s is not None:
+                    # The answer says the key's limit is spent: the fleet waits for its reset
+                    # instead of each turn's next call getting a 429.
+                    await self._rate_gate.back_off(call.model, response.rate_limited_s)
                 reported = response.reported_cost_usd
                 cost, priced_by = answer_cost(call, response.usage, reported)
                 settlement.cost_usd = cost

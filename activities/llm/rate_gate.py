@@ -20,7 +20,8 @@ from typing import Final
 from temporalio import activity
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
+from turnkeeper.activities.ledger_busy import asking, forget_start_failure, is_busy
 from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers.provider import ModelRequest
 from turnkeeper.contracts.activity_io import ModelCallInput
@@ -48,17 +49,8 @@ RPC_TIMEOUT: Final = timedelta(seconds=10)
 # Heartbeat at least this often while waiting (the model call's heartbeat timeout is 30 s), so a
 # cancelled turn stops waiting soon.
 MAX_PAUSE_S: Final = 5.0
-# The server admits a few updates in flight per workflow (10 by default) and refuses the rest
-# with RESOURCE_EXHAUSTED; a busy ledger (or one continuing as new) is asked again after a short,
-# jittered pause instead of failing the model call's attempt.
-_BUSY: Final = frozenset(
-    {
-        RPCStatusCode.RESOURCE_EXHAUSTED,
-        RPCStatusCode.UNAVAILABLE,
-        RPCStatusCode.FAILED_PRECONDITION,
-        RPCStatusCode.NOT_FOUND,
-    }
-)
+# A busy ledger (`activities/ledger_busy.py`) is asked again after a short, jittered pause
+# instead of failing the model call's attempt.
 BUSY_PAUSE_S: Final = 0.2
 # Characters per token of the input estimate (settled with the provider's count after the call).
 CHARS_PER_TOKEN: Final = 4
@@ -157,18 +149,21 @@ class RateGate:
             static_summary=f"Rate limit {key}",
         )
         try:
-            return await self._client.execute_update_with_start_workflow(
-                UPDATE_ACQUIRE,
-                ask,
-                start_workflow_operation=start,
-                result_type=AcquireResult,
-                rpc_timeout=RPC_TIMEOUT,
-            )
+            async with asking(rate_limiter_id(key)):
+                return await self._client.execute_update_with_start_workflow(
+                    UPDATE_ACQUIRE,
+                    ask,
+                    start_workflow_operation=start,
+                    result_type=AcquireResult,
+                    rpc_timeout=RPC_TIMEOUT,
+                )
         except RPCError as err:
-            if err.status not in _BUSY:
+            forget_start_failure(start)
+            if not is_busy(err):
                 raise
             return None
         except WorkflowUpdateFailedError:
+            forget_start_failure(start)
             # Aborted by the ledger's continue-as-new: the next run answers.
             return None
 

@@ -44,7 +44,7 @@ from turnkeeper.activities.providers.provider import (
 )
 from turnkeeper.activities.providers.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.providers.provider import transient as _transient
-from turnkeeper.activities.providers.rate_headers import rate_limited_for
+from turnkeeper.activities.providers.rate_headers import exhausted_for, rate_limited_for
 from turnkeeper.activities.providers.redaction import api_message_excerpt, failure_without_secrets
 from turnkeeper.activities.providers.reported_cost import reported_cost_usd
 from turnkeeper.contracts.activity_io import StopReason
@@ -134,12 +134,12 @@ class AnthropicProvider:
             if request.prompt_cache:
                 arguments |= cache_breakpoints(request)
             headers: Mapping[str, str] | None = None
-            if on_text is None and self.reports_cost:
-                # The raw response, for the cost header a gateway sends with the answer.
+            if on_text is None:
+                # The raw response, for its headers: the rate-limit headers every answer carries
+                # (`rate_headers.exhausted_for`) and the cost header a gateway sends.
                 raw = await client.messages.with_raw_response.create(**arguments)
-                message, headers = raw.parse(), raw.headers
-            elif on_text is None:
-                message = await client.messages.create(**arguments)
+                # The SDK's async raw response parses asynchronously (the body is read then).
+                message, headers = await raw.parse(), raw.headers
             else:
                 message, headers = await _streamed(client, arguments, on_text, self._label)
         # A stream cut mid-body surfaces as the transport's own error, which the SDK does not
@@ -155,6 +155,8 @@ class AnthropicProvider:
             response = _from_sdk_response(message, self._label)
             if self.reports_cost:
                 response.reported_cost_usd = reported_cost_usd(message.usage, headers)
+            if headers is not None:
+                response.rate_limited_s = exhausted_for(headers, time.time())
             return response
         # Raised here, not in the except block: the SDK's exception quotes the raw body (a key
         # echoed in a 401 included) and must not ride along as this one's context.

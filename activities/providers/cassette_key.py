@@ -62,9 +62,7 @@ def _shared_run(sent: list[Leaf], recorded: list[Leaf]) -> int:
     return run
 
 
-def nearest_difference(
-    sent: dict[str, Any], recorded: Iterable[dict[str, Any]]
-) -> str | None:
+def nearest_difference(sent: dict[str, Any], recorded: Iterable[dict[str, Any]]) -> str | None:
     """The first difference between `sent` and the recorded call that shares the longest run
     of leaves with it, in one sentence; None when nothing is recorded."""
     mine = list(leaves(sent))

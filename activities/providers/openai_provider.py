@@ -40,7 +40,7 @@ from turnkeeper.activities.providers.provider import (
 )
 from turnkeeper.activities.providers.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.providers.provider import transient as _transient
-from turnkeeper.activities.providers.rate_headers import rate_limited_for
+from turnkeeper.activities.providers.rate_headers import exhausted_for, rate_limited_for
 from turnkeeper.activities.providers.redaction import api_message_excerpt, failure_without_secrets
 from turnkeeper.activities.providers.reported_cost import reported_cost_usd
 from turnkeeper.contracts.activity_io import StopReason
@@ -121,12 +121,11 @@ class OpenAICompatibleProvider:
             client = self._sdk_client()
             arguments = self._arguments(request)
             headers: Mapping[str, str] | None = None
-            if on_text is None and self.reports_cost:
-                # The raw response, for the cost header a gateway sends with the answer.
+            if on_text is None:
+                # The raw response, for its headers: the rate-limit headers every answer carries
+                # (`rate_headers.exhausted_for`) and the cost header a gateway sends.
                 raw = await client.chat.completions.with_raw_response.create(**arguments)
                 completion, headers = raw.parse(), raw.headers
-            elif on_text is None:
-                completion = await client.chat.completions.create(**arguments)
             else:
                 options = {"include_usage": True}
                 async with client.chat.completions.stream(
@@ -143,6 +142,8 @@ class OpenAICompatibleProvider:
             if self.reports_cost:
                 cost = reported_cost_usd(getattr(completion, "usage", None), headers)
                 response.reported_cost_usd = cost
+            if headers is not None:
+                response.rate_limited_s = exhausted_for(headers, time.time())
             return response
         # Raised here, not in the except block: the SDK's exception quotes the raw body (a key
         # echoed in a 401 included) and must not ride along as this one's context.

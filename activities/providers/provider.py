@@ -41,6 +41,9 @@ class ModelResponse(BaseModel):
     # What the endpoint says it billed (a gateway's `x-litellm-response-cost` or `usage.cost`);
     # set only by providers configured to trust it (`reports_cost`).
     reported_cost_usd: float | None = None
+    # Set when the answer's rate-limit headers say a limit of the key is spent (remaining 0):
+    # seconds until it resets (`rate_headers.exhausted_for`), shared with the fleet's limiter.
+    rate_limited_s: float | None = None
 
 
 class ModelCallError(Exception):

@@ -1,7 +1,9 @@
-"""How long a provider's rate limit holds, read from a 429's headers, so the fleet's limiter
+"""How long a provider's rate limit holds, read from its headers, so the fleet's limiter
 (`TURNKEEPER_RATE_LIMITS`) backs off together: `retry-after` / `retry-after-ms`, Anthropic's
 `anthropic-ratelimit-<limit>-remaining` / `-reset` (RFC 3339 instants), OpenAI's
 `x-ratelimit-remaining-<limit>` / `x-ratelimit-reset-<limit>` (durations such as `6m0s`, `20ms`).
+A 429's headers say it (`rate_limited_for`), and so does a successful answer whose remaining
+count of a limit is 0 (`exhausted_for`): the next call would get a 429, so the fleet waits first.
 """
 
 from __future__ import annotations
@@ -32,6 +34,17 @@ def rate_limited_for(headers: Mapping[str, str], now: float) -> float:
         *_openai_resets(headers),
     ]
     known = [seconds for seconds in said if seconds is not None]
+    return max(known) if known else DEFAULT_BACKOFF_S
+
+
+def exhausted_for(headers: Mapping[str, str], now: float) -> float | None:
+    """Seconds until the longest-resetting limit whose remaining count the headers of a
+    successful answer say is 0 resets, at `now` (epoch seconds); `DEFAULT_BACKOFF_S` when such a
+    limit's reset is unreadable; None when no limit is spent (the usual case)."""
+    resets = [*_anthropic_resets(headers, now), *_openai_resets(headers)]
+    if not resets:
+        return None
+    known = [seconds for seconds in resets if seconds is not None]
     return max(known) if known else DEFAULT_BACKOFF_S
 
 

@@ -72,6 +72,8 @@ class MessageReply(Reply):
     content: tuple[JsonDict, ...]
     stop_reason: str
     usage: Mapping[str, int] | None = None
+    # Further headers, e.g. the API's `anthropic-ratelimit-*` of a key whose limit is spent.
+    headers: tuple[tuple[str, str], ...] = ()
 
     async def respond(self, context: ReplyContext) -> web.Response:
         content = _with_tool_ids(self.content, context.tool_id_prefix)
@@ -85,7 +87,7 @@ class MessageReply(Reply):
             "stop_sequence": None,
             "usage": self._usage(context, content),
         }
-        headers = {"request-id": context.request_id}
+        headers = {"request-id": context.request_id} | dict(self.headers)
         if context.body.get("stream"):
             return web.Response(
                 text=server_sent_events(body), content_type="text/event-stream", headers=headers

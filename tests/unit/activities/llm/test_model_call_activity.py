@@ -9,7 +9,9 @@ from pathlib import Path
 from structlog.testing import capture_logs
 from temporalio.testing import ActivityEnvironment
 from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
+from turnkeeper.activities.llm.rate_gate import RateGate
 from turnkeeper.activities.providers.demo_provider import DemoProvider
+from turnkeeper.activities.providers.provider import ModelRequest, ModelResponse, TextSink
 from turnkeeper.activities.tools.registry import ToolRegistry
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
 from turnkeeper.contracts.activity_io import CallContext, ModelCallResult
@@ -96,3 +98,52 @@ async def test_each_call_logs_one_turn_record_line_of_counts_and_no_content(
         "duration_ms": result.duration_ms,
         "stop_reason": "end_turn",
     }
+
+
+class SpentKeyProvider(DemoProvider):
+    """The demo model, its answer saying (as its headers would) that the key's limit is spent."""
+
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        response = await super().complete(request, on_text)
+        response.rate_limited_s = 12.0
+        return response
+
+
+class RecordingGate(RateGate):
+    """A gate with no limit to wait for, that records the back-offs it is told of."""
+
+    def __init__(self) -> None:
+        super().__init__(None, {})
+        self.back_offs: list[tuple[str, float]] = []
+
+    async def back_off(self, model: str, seconds: float) -> None:
+        self.back_offs.append((model, seconds))
+
+
+async def test_an_answer_that_spent_the_key_s_limit_backs_the_fleet_off(tmp_path: Path) -> None:
+    tools = builtin_tools(Workspace(tmp_path / "workspace"))
+    gate = RecordingGate()
+    model_calls = ModelCallActivities(
+        {"demo": SpentKeyProvider()}, conversations(tmp_path), tools, rate_gate=gate
+    )
+    result = await ActivityEnvironment().run(
+        model_calls.model_call, call(context=CallContext(system_prompt="Be brief."))
+    )
+
+    assert result.stop_reason in ("tool_use", "end_turn")
+    assert gate.back_offs == [("demo:workspace-summarizer", 12.0)]
+
+
+async def test_an_answer_with_room_left_backs_nothing_off(tmp_path: Path) -> None:
+    tools = builtin_tools(Workspace(tmp_path / "workspace"))
+    gate = RecordingGate()
+    model_calls = ModelCallActivities(
+        {"demo": DemoProvider()}, conversations(tmp_path), tools, rate_gate=gate
+    )
+    await ActivityEnvironment().run(
+        model_calls.model_call, call(context=CallContext(system_prompt="Be brief."))
+    )
+
+    assert gate.back_offs == []

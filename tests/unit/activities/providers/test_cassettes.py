@@ -214,9 +214,7 @@ async def test_concurrent_recorders_append_whole_lines(tmp_path: Path) -> None:
     providers = [
         CassetteProvider("anthropic", Recorder(), cassette(path, "record")) for _ in range(4)
     ]
-    await asyncio.gather(
-        *(p.complete(request(f"task {i}")) for i in range(20) for p in providers)
-    )
+    await asyncio.gather(*(p.complete(request(f"task {i}")) for i in range(20) for p in providers))
     exchanges = cassette_file.load(path, missing_ok=False)
     assert sorted(e.request["messages"][0]["content"][0]["text"] for e in exchanges) == sorted(
         f"task {i}" for i in range(20)

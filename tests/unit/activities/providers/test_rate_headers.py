@@ -1,22 +1,27 @@
 """A provider's 429 and its rate-limit headers become how long the fleet backs off
-(`activities/providers/rate_headers.py`), and the fake's "429 above N per minute" mode."""
+(`activities/providers/rate_headers.py`), so do the headers of a successful answer that spent a
+limit, and the fake's "429 above N per minute" mode."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import pytest
 from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 from turnkeeper.activities.providers.provider import ModelCallError, ModelRequest
 from turnkeeper.activities.providers.rate_headers import (
     DEFAULT_BACKOFF_S,
+    exhausted_for,
     parse_duration,
     rate_limited_for,
 )
 from turnkeeper.contracts.messages import Message
 
 from turnkeeper.testing import fake_anthropic as fake
+from turnkeeper.testing.anthropic_replies import MessageReply
 from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from turnkeeper.testing.provider_rate_limit import ProviderRateLimit, retry_after_header
 
@@ -97,6 +102,17 @@ def test_the_fake_admits_n_per_window_and_says_when_to_retry() -> None:
     assert retry_after_header(0.2) == "1" and retry_after_header(4.1) == "5"
 
 
+def scripted_request(key: str) -> ModelRequest:
+    """A request the fake answers with the script `key`."""
+    return ModelRequest(
+        model="claude-sonnet-4-6",
+        system=fake.script_marker(key),
+        messages=[Message(role="user", content="Hello")],
+        tools=[],
+        max_tokens=64,
+    )
+
+
 @pytest.fixture
 async def server() -> AsyncIterator[FakeAnthropic]:
     async with start_fake_anthropic() as started:
@@ -108,13 +124,7 @@ async def test_a_429_tells_how_long_the_limit_holds(server: FakeAnthropic) -> No
     server.script(key, [fake.text("one"), fake.text("two")])
     server.rate_limit = ProviderRateLimit(requests=1, window_s=60)
     provider = AnthropicProvider(api_key="test-key", base_url=server.base_url, timeout_s=5.0)
-    request = ModelRequest(
-        model="claude-sonnet-4-6",
-        system=fake.script_marker(key),
-        messages=[Message(role="user", content="Hello")],
-        tools=[],
-        max_tokens=64,
-    )
+    request = scripted_request(key)
     try:
         await provider.complete(request)
         with pytest.raises(ModelCallError) as refused:
@@ -125,3 +135,92 @@ async def test_a_429_tells_how_long_the_limit_holds(server: FakeAnthropic) -> No
     assert 50 <= refused.value.rate_limited_s <= 60
     assert refused.value.retry_after_s == refused.value.rate_limited_s
     assert len(server.rate_limit.refused) == 1
+
+
+# What Anthropic sends with every successful answer (the values of a real response, the instants
+# moved to NOW): four limits, each with its limit, remaining count and reset.
+ANTHROPIC_ANSWER = {
+    "request-id": "req_011CTz6dL4mBqV8xg5tGmCSB",
+    "anthropic-ratelimit-requests-limit": "50",
+    "anthropic-ratelimit-requests-remaining": "49",
+    "anthropic-ratelimit-requests-reset": "2027-01-15T08:00:01Z",
+    "anthropic-ratelimit-tokens-limit": "48000",
+    "anthropic-ratelimit-tokens-remaining": "48000",
+    "anthropic-ratelimit-tokens-reset": "2027-01-15T08:00:00Z",
+    "anthropic-ratelimit-input-tokens-limit": "40000",
+    "anthropic-ratelimit-input-tokens-remaining": "40000",
+    "anthropic-ratelimit-input-tokens-reset": "2027-01-15T08:00:00Z",
+    "anthropic-ratelimit-output-tokens-limit": "8000",
+    "anthropic-ratelimit-output-tokens-remaining": "8000",
+    "anthropic-ratelimit-output-tokens-reset": "2027-01-15T08:00:00Z",
+}
+# And OpenAI's (durations, not instants).
+OPENAI_ANSWER = {
+    "x-request-id": "req_8d6e3a1f0c2b4e5f9a7b6c5d4e3f2a1b",
+    "x-ratelimit-limit-requests": "500",
+    "x-ratelimit-remaining-requests": "499",
+    "x-ratelimit-reset-requests": "120ms",
+    "x-ratelimit-limit-tokens": "30000",
+    "x-ratelimit-remaining-tokens": "29988",
+    "x-ratelimit-reset-tokens": "24ms",
+    "openai-processing-ms": "412",
+}
+
+
+def test_a_successful_answer_with_room_left_says_nothing() -> None:
+    assert exhausted_for(ANTHROPIC_ANSWER, NOW) is None
+    assert exhausted_for(OPENAI_ANSWER, NOW) is None
+    assert exhausted_for({"request-id": "req_1"}, NOW) is None
+
+
+def spent(headers: dict[str, str], limit: str, reset: str | None = None) -> dict[str, str]:
+    """`headers` with Anthropic's `limit` (or OpenAI's) at 0 remaining, resetting at `reset`."""
+    if "x-request-id" in headers:
+        names = (f"x-ratelimit-remaining-{limit}", f"x-ratelimit-reset-{limit}")
+    else:
+        names = (f"anthropic-ratelimit-{limit}-remaining", f"anthropic-ratelimit-{limit}-reset")
+    changed = {**headers, names[0]: "0"}
+    return changed if reset is None else {**changed, names[1]: reset}
+
+
+def test_a_successful_answer_that_spent_the_requests_holds_until_their_reset() -> None:
+    answer = spent(ANTHROPIC_ANSWER, "requests", "2027-01-15T08:00:09Z")
+    assert exhausted_for(answer, NOW) == 9.0
+
+
+def test_a_successful_answer_that_spent_the_tokens_takes_the_longest_reset() -> None:
+    answer = spent(ANTHROPIC_ANSWER, "output-tokens", "2027-01-15T08:00:30Z")
+    assert exhausted_for(spent(answer, "requests"), NOW) == 30.0
+    openai = spent(OPENAI_ANSWER, "tokens", "6m0s")
+    assert exhausted_for(openai, NOW) == 360.0
+    assert exhausted_for(spent(openai, "requests"), NOW) == 360.0
+
+
+def test_a_spent_limit_with_an_unreadable_reset_waits_the_default() -> None:
+    assert exhausted_for(spent(ANTHROPIC_ANSWER, "requests", "soon"), NOW) == DEFAULT_BACKOFF_S
+    assert exhausted_for(spent(OPENAI_ANSWER, "requests", "1x"), NOW) == DEFAULT_BACKOFF_S
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_the_provider_reads_a_spent_limit_off_a_successful_answer(
+    server: FakeAnthropic, stream: bool
+) -> None:
+    key = f"spent-{uuid.uuid4().hex[:8]}"
+    reset = datetime.fromtimestamp(time.time() + 20, UTC).isoformat().replace("+00:00", "Z")
+    answer = MessageReply(
+        content=({"type": "text", "text": "last one"},),
+        stop_reason="end_turn",
+        headers=tuple(spent(ANTHROPIC_ANSWER, "requests", reset).items()),
+    )
+    server.script(key, [[fake.text("room left"), answer]])
+    provider = AnthropicProvider(api_key="test-key", base_url=server.base_url, timeout_s=5.0)
+    request = scripted_request(key)
+    on_text = (lambda text: None) if stream else None
+    try:
+        first = await provider.complete(request, on_text)
+        second = await provider.complete(request, on_text)
+    finally:
+        await provider.aclose()
+    assert first.rate_limited_s is None
+    assert second.rate_limited_s is not None
+    assert 18 <= second.rate_limited_s <= 20
