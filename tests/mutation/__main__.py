@@ -24,9 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     os.chdir(ROOT)
-    settings = config.load()
-    if args.fast_tier:
-        settings = dataclasses.replace(settings, fast_tier=args.fast_tier)
+    settings = _settings(args)
     names = _selected(args, settings)
     if names is None:
         return 2
@@ -65,6 +63,14 @@ def _parser() -> argparse.ArgumentParser:
         help="test paths that stand for the fast tier in this run (default: modules.toml's)",
     )
     return parser
+
+
+def _settings(args: argparse.Namespace) -> config.Config:
+    """modules.toml, with the fast tier that `--fast-tier` names in its place."""
+    settings = config.load()
+    if args.fast_tier:
+        settings = dataclasses.replace(settings, fast_tier=list(args.fast_tier))
+    return settings
 
 
 def _selected(args: argparse.Namespace, settings: config.Config) -> list[str] | None:
