@@ -6,6 +6,7 @@ cannot be made (the tests fail without mutants, a module is not in modules.toml)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import signal
 import subprocess
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     os.chdir(ROOT)
-    settings = config.load()
+    settings = _settings(args)
     names = _selected(args, settings)
     if names is None:
         return 2
@@ -53,7 +54,23 @@ def _parser() -> argparse.ArgumentParser:
         metavar="REV",
         help="the modules whose file differs between REV and HEAD (CI: HEAD^)",
     )
+    # Every survivor costs one run of the whole fast tier (minutes on a shared machine, for each
+    # equivalent mutant too): a module that only its own tests reach can be checked against them.
+    parser.add_argument(
+        "--fast-tier",
+        nargs="+",
+        metavar="PATH",
+        help="test paths that stand for the fast tier in this run (default: modules.toml's)",
+    )
     return parser
+
+
+def _settings(args: argparse.Namespace) -> config.Config:
+    """modules.toml, with the fast tier that `--fast-tier` names in its place."""
+    settings = config.load()
+    if args.fast_tier:
+        settings = dataclasses.replace(settings, fast_tier=list(args.fast_tier))
+    return settings
 
 
 def _selected(args: argparse.Namespace, settings: config.Config) -> list[str] | None:

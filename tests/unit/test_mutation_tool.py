@@ -9,6 +9,7 @@ import pytest
 from cosmic_ray.mutating import mutate_code
 from cosmic_ray.work_db import WorkDB, use_db
 
+from tests.mutation.__main__ import _parser, _settings
 from tests.mutation.config import Equivalent, load
 from tests.mutation.mutants import new_session
 from tests.mutation.operators import ReplaceAugmentedAssignment
@@ -77,3 +78,13 @@ def test_every_equivalent_mutant_is_explained_in_the_docs() -> None:
         for entry in module.equivalent:
             shown = f"`{entry.after}`" if entry.after else f"`{entry.before}` removed"
             assert shown in page, f"{path}: {shown} is not in docs/mutation-testing.md"
+
+
+def test_fast_tier_puts_the_given_tests_in_the_tiers_place_for_one_run() -> None:
+    own = "tests/unit/workflows/test_rate_window.py"
+    args = _parser().parse_args(["workflows/rate_window.py", "--fast-tier", own])
+    assert args.modules == ["workflows/rate_window.py"]
+    settings = _settings(args)
+    assert settings.fast_tier == [own]
+    assert settings.modules == load().modules
+    assert _settings(_parser().parse_args(["workflows/rate_window.py"])).fast_tier == ["tests/unit"]

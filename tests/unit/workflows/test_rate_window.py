@@ -3,7 +3,13 @@ the wait until an ask fits, the limit that holds it back, and settling an estima
 
 from __future__ import annotations
 
-from turnkeeper.contracts.rate_limits import AcquireInput, AcquireResult, Grant, RateLimit
+from turnkeeper.contracts.rate_limits import (
+    AcquireInput,
+    AcquireResult,
+    Grant,
+    RateLimit,
+    SettleTokensInput,
+)
 from turnkeeper.workflows import rate_window
 
 RPM2 = RateLimit(requests_per_minute=2)
@@ -59,6 +65,17 @@ def test_the_limit_that_waits_longest_is_named() -> None:
     assert (result.awaiting, result.wait_ms) == ("output_tokens", 30_000)
 
 
+def test_the_longest_wait_is_named_whichever_limit_is_checked_first() -> None:
+    # Requests are checked first and wait longest (both grants must leave); input tokens need
+    # only the first to leave, output tokens have room now: the ask waits for requests.
+    limit = RateLimit(
+        requests_per_minute=1, input_tokens_per_minute=100, output_tokens_per_minute=1_000
+    )
+    grants = [grant(0, inp=90), grant(20_000)]
+    result = rate_window.decide(grants, ask(limit, inp=20), 30_000)
+    assert result == AcquireResult(granted=False, wait_ms=50_000, awaiting="requests")
+
+
 def test_an_oversized_ask_waits_for_an_empty_window_then_passes() -> None:
     limit = RateLimit(input_tokens_per_minute=100)
     grants = [grant(0, inp=1), grant(5_000, inp=1)]
@@ -90,6 +107,20 @@ def test_settle_replaces_the_estimate_of_that_grant_only() -> None:
     assert rate_window.settle(grants, "a", 120, 30)
     assert grants == [grant(0, inp=120, out=30, id="a"), grant(1, inp=7, out=7, id="b")]
     assert not rate_window.settle(grants, "gone", 1, 1)
+
+
+def test_settle_finds_its_grant_after_others_by_the_id_its_payload_carries() -> None:
+    # The id arrives in the settle signal's own payload: equal to the grant's, not the same
+    # string object; and the grant settled is not the first in the window.
+    grants = [grant(0, inp=9, out=9, id="attempt-b"), grant(1, inp=500, out=4096, id="attempt-a")]
+    counted = SettleTokensInput.model_validate_json(
+        '{"id": "attempt-a", "input_tokens": 120, "output_tokens": 30}'
+    )
+    assert rate_window.settle(grants, counted.id, counted.input_tokens, counted.output_tokens)
+    assert grants == [
+        grant(0, inp=9, out=9, id="attempt-b"),
+        grant(1, inp=120, out=30, id="attempt-a"),
+    ]
 
 
 def test_reserve_now_when_it_fits() -> None:

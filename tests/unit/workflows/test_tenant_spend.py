@@ -140,3 +140,44 @@ def test_spend_reports_the_current_periods() -> None:
     assert (spend.tenant, spend.day, spend.month) == ("acme", "2026-11-26", "2026-11")
     assert spend.spent_day_usd == pytest.approx(0.15) and spend.reserved_usd == pytest.approx(0.3)
     assert spend.in_flight == 1 and spend.caps.usd_per_month == 10.0 and spend.as_of == NOON
+
+
+def test_settled_calls_add_up_in_the_day_and_the_month() -> None:
+    state = ledger(day=1.0, month=10.0)
+    for key, cost in (("a", 0.4), ("b", 0.5)):
+        assert state.reserve(key, 0.0, NOON) is None
+        state.settle(key, cost, NOON)
+    spend = state.spend(NOON)
+    assert spend.spent_day_usd == pytest.approx(0.9) and spend.spent_month_usd == pytest.approx(0.9)
+    assert state.reserve("c", 0.2, NOON) is not None  # 0.9 spent: 0.2 more passes the day's $1
+
+
+def test_a_monthly_cap_alone_holds() -> None:
+    state = ledger(month=1.0)
+    state.reserve("a", 0.0, NOON)
+    state.settle("a", 0.9, NOON)
+    refusal = state.reserve("b", 0.2, NOON)
+    assert refusal is not None and "monthly cap (UTC month 2026-11) of $1" in refusal
+    assert state.reserve("b", 0.1, NOON) is None
+
+
+def test_a_reservation_counts_for_an_hour_longer_than_any_model_call() -> None:
+    state = ledger(day=1.0)
+    state.reserve("a", 0.9, NOON)
+    assert state.reserve("b", 0.9, NOON + timedelta(hours=1)) is not None
+    assert state.reserve("b", 0.9, NOON + timedelta(hours=1, seconds=1)) is None
+
+
+def test_spend_is_reported_to_a_tenth_of_a_nano_dollar() -> None:
+    # Rounded so that float sums (0.1 + 0.2) read as the cents they are.
+    state = ledger(day=2.0)
+    for key, cost in (("a", 0.1), ("b", 0.2)):
+        state.reserve(key, 0.0, NOON)
+        state.settle(key, cost, NOON)
+    assert state.spend(NOON).spent_day_usd == 0.3
+    state.reserve("c", 0.0, NOON)
+    state.settle("c", 0.12345678912, NOON)
+    state.reserve("d", 0.12345678912, NOON)
+    spend = state.spend(NOON)
+    assert spend.spent_day_usd == spend.spent_month_usd == 0.4234567891
+    assert spend.reserved_usd == 0.1234567891
