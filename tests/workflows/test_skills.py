@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client, WorkflowHandle
 from turnkeeper.contracts import errors
 
@@ -83,6 +84,9 @@ async def test_the_model_loads_a_skill_and_calls_the_tool_it_brings(turns: TurnR
     assert f"load_skill {REFUND_POLICY}" in ran and "tool refund" in ran
     assert not any("payroll" in summary for summary in ran)  # refused: nothing ran
     assert ran[0] == f"describe skills · {REFUND_POLICY}"
+    # The Web UI's current details name what the turn loaded.
+    metadata = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
+    assert f"skills loaded: `{REFUND_POLICY}`" in metadata.current_details
 
 
 async def test_an_always_skill_is_in_the_system_prompt_and_reported_loaded(

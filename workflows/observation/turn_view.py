@@ -140,6 +140,8 @@ def details_markdown(turn: Turn, state: TurnState, pending: list[PendingCall]) -
         f"Iteration {turn.iteration} of {limits.max_iterations} · cost {cost} · "
         f"{turn.model_calls} model calls · {turn.tool_calls} tool calls",
     ]
+    if turn.skills_loaded:
+        lines.append("skills loaded: " + ", ".join(f"`{name}`" for name in turn.skills_loaded))
     workflow_id = workflow.info().workflow_id
     for call in pending:
         lines += ["", *_pending_lines(workflow_id, call)]
