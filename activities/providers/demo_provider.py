@@ -7,7 +7,9 @@ it writes starts with "[offline demo model]".
 
 Its script, read off the conversation (so a retried call gives the same answer):
   0. offered sub-agents (tools whose only input is `task`): hand them the user's task, all at
-     once, and answer with what they said; otherwise:
+     once, and answer with what they said; otherwise, offered `load_skill` with skills listed in
+     the system prompt, first load them all at once (as a model would before a task they
+     cover), then:
   1. list the workspace (`list_files`);
   2. read up to three listed files at once (parallel `read_file` calls);
   3. save a summary of their first lines to `summary.md` (`write_file`, which needs approval);
@@ -17,6 +19,7 @@ Its script, read off the conversation (so a retried call gives the same answer):
 from __future__ import annotations
 
 import json
+import re
 
 from turnkeeper.activities.providers.provider import (
     ModelCallError,
@@ -40,6 +43,10 @@ DEMO_MODEL = "workspace-summarizer"
 PREFIX = "[offline demo model]"
 SUMMARY_FILE = "summary.md"
 MAX_FILES = 3
+LOAD_SKILL = "load_skill"
+# A skill listed in the system prompt, as workflows/skills.py writes the list (`- name: …`
+# under `## Skills`); the demo reads the prompt as a model would, not the workflow's code.
+_LISTED_SKILL = re.compile(r"^- ([a-z0-9]+(?:-[a-z0-9]+)*): ", re.MULTILINE)
 
 
 class DemoProvider:
@@ -56,10 +63,13 @@ class DemoProvider:
             )
         offered = {tool.name for tool in request.tools}
         delegates = sorted(tool.name for tool in request.tools if _is_subagent(tool))
+        skills = _listed_skills(request.system) if LOAD_SKILL in offered else []
         if delegates:
             content = _delegate(request.messages, delegates)
+        elif skills and not _loaded_skills(request.messages):
+            content = _load(skills)
         else:
-            content = _next_step(request.messages, offered)
+            content = _next_step(_without_skill_loading(request.messages), offered)
         stop = "tool_use" if any(isinstance(b, ToolUseBlock) for b in content) else "end_turn"
         if on_text is not None:
             for block in content:
@@ -90,6 +100,36 @@ def _delegate(messages: list[Message], delegates: list[str]) -> list[ContentBloc
     uses = {use.id: use.name for use in _last_tool_uses(messages)}
     lines = [f"- {uses.get(r.tool_use_id, '?')}: {r.text()}" for r in results]
     return [_say("\n".join([f"{PREFIX} My sub-agents answered:", *lines]))]
+
+
+def _listed_skills(system: str) -> list[str]:
+    _, header, listing = system.partition("## Skills")
+    return _LISTED_SKILL.findall(listing) if header else []
+
+
+def _loaded_skills(messages: list[Message]) -> bool:
+    return any(
+        use.name == LOAD_SKILL
+        for message in messages
+        if message.role == "assistant"
+        for use in message.tool_uses()
+    )
+
+
+def _load(skills: list[str]) -> list[ContentBlock]:
+    calls = [_use(9, i, LOAD_SKILL, {"name": name}) for i, name in enumerate(skills)]
+    return [_say(f"Loading the skill(s) {', '.join(skills)} first."), *calls]
+
+
+def _without_skill_loading(messages: list[Message]) -> list[Message]:
+    """The conversation as the rest of the script counts its steps: without the exchange that
+    loaded the skills (its answer and their results)."""
+    for index, message in enumerate(messages):
+        if message.role == "assistant" and any(
+            use.name == LOAD_SKILL for use in message.tool_uses()
+        ):
+            return [*messages[:index], *messages[index + 2 :]]
+    return messages
 
 
 def _next_step(messages: list[Message], offered: set[str]) -> list[ContentBlock]:
