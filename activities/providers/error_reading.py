@@ -14,10 +14,12 @@ gateway rewording one is fixed once:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Final
 
-from turnkeeper.activities.providers.provider import parse_retry_after
+from turnkeeper.activities.providers.provider import ModelCallError, parse_retry_after, transient
+from turnkeeper.activities.providers.rate_headers import rate_limited_for
 
 # Lower-case fragments of the documented wordings. Each names its source, so a stale one can be
 # found and dropped when the source changes it.
@@ -67,3 +69,21 @@ def status_words(status: int, *names: str | None, missing: str = "with no error 
         if name and name != str(status):
             return f"{status} {name}"
     return f"{status} {missing}"
+
+
+def transient_status_error(
+    what: str, status: int, headers: Mapping[str, str], message: str | None
+) -> ModelCallError:
+    """The retryable failure of a transient status (429, 5xx), as every provider words it:
+    `what` with a relayed 529 named, the retry hint of the headers, and on a 429 how long the
+    whole key is spent (`rate_limited_s`, which backs the fleet off)."""
+    if status >= 500 and status != 529 and says_upstream_overloaded(message):
+        what += " (the upstream model is overloaded: its 529, relayed)"
+    retry_after = retry_hint_s(headers)
+    if retry_after is not None:
+        err = transient(f"{what}; retry after {retry_after:g} s.", retry_after)
+    else:
+        err = transient(f"{what}.")
+    if status == 429:
+        err.rate_limited_s = rate_limited_for(headers, time.time())
+    return err

@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers.error_reading import (
-    retry_hint_s,
     says_context_overflow,
-    says_upstream_overloaded,
     status_words,
+    transient_status_error,
 )
 from turnkeeper.activities.providers.openai_messages import (
     MalformedAnswer,
@@ -40,7 +39,7 @@ from turnkeeper.activities.providers.provider import (
 )
 from turnkeeper.activities.providers.provider import cancellation_pending as _cancellation_pending
 from turnkeeper.activities.providers.provider import transient as _transient
-from turnkeeper.activities.providers.rate_headers import exhausted_for, rate_limited_for
+from turnkeeper.activities.providers.rate_headers import exhausted_for
 from turnkeeper.activities.providers.redaction import api_message_excerpt, failure_without_secrets
 from turnkeeper.activities.providers.reported_cost import reported_cost_usd
 from turnkeeper.contracts.activity_io import StopReason
@@ -276,16 +275,7 @@ class OpenAICompatibleProvider:
         if error_type != LLM_TRANSIENT:
             hint = f"; check {self._key_hint}" if error_type == LLM_AUTH_ERROR else ""
             return ModelCallError(f"{what}{hint}.", error_type=error_type, retryable=False)
-        if status >= 500 and status != 529 and says_upstream_overloaded(raw_message):
-            what += " (the upstream model is overloaded: its 529, relayed)"
-        retry_after = retry_hint_s(exc.response.headers)
-        if retry_after is not None:
-            err = _transient(f"{what}; retry after {retry_after:g} s.", retry_after)
-        else:
-            err = _transient(f"{what}.")
-        if status == 429:
-            err.rate_limited_s = rate_limited_for(exc.response.headers, time.time())
-        return err
+        return transient_status_error(what, status, exc.response.headers, raw_message)
 
     def _classify_stream_error(self, exc: Any, model: str) -> ModelCallError:
         """An error chunk in the middle of a stream (a gateway relaying an upstream failure after
