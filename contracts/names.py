@@ -46,6 +46,9 @@ SA_SESSION_ID: Final = "SessionId"
 SA_SESSION_STATE: Final = "SessionState"
 # The request's `tenant`, on a turn and on a session.
 SA_TENANT_ID: Final = "TenantId"
+# The identity that started the turn, as the HTTP API signed it in (`turnkeeper serve`); set by
+# the runtime at the start, never taken from the request.
+SA_STARTED_BY: Final = "StartedBy"
 
 # name -> Temporal indexed value type, as `temporal operator search-attribute create` spells it
 SEARCH_ATTRIBUTES: Final[dict[str, str]] = {
@@ -58,6 +61,7 @@ SEARCH_ATTRIBUTES: Final[dict[str, str]] = {
     SA_SESSION_ID: "Keyword",
     SA_SESSION_STATE: "Keyword",
     SA_TENANT_ID: "Keyword",
+    SA_STARTED_BY: "Keyword",
 }
 
 # Providers the worker ships. Kept here so a request naming any other provider is refused at the
