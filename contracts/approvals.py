@@ -75,6 +75,9 @@ class SignedGrant(ContractModel):
     signing_version: int = LEGACY_SIGNING_VERSION
     """The format the grant was signed in. Grants stored before format 2 carry none, and stay
     valid: they verify in format 1."""
+    first_run_id: str | None = None
+    """Signing format 3 only: the first run id of the turn the decision was made in, as
+    signed."""
 
     @classmethod
     def of(cls, decision: ApproveInput, call: SignedCall, version: int) -> SignedGrant | None:
@@ -100,6 +103,7 @@ class SignedGrant(ContractModel):
             approver=self.approver,
             call_input_sha256=self.call_input_sha256,
             version=self.signing_version,
+            first_run_id=self.first_run_id,
         )
 
 

@@ -3,9 +3,10 @@ exceed a budget waits in state `awaiting_budget` for the `extend_budget` update 
 failing.
 
 A signed extension covers, under its own signing kind (`budget-extension`, never `decision`),
-the turn's workflow id and agent id, the number of the budget request it answers and every
-amount, so that it cannot pass for a tool decision, be replayed onto another turn or onto a later
-request of the same turn, or have its amounts changed.
+the turn's workflow id, first run id (signing format 3) and agent id, the number of the budget
+request it answers and every amount, so that it cannot pass for a tool decision, be replayed
+onto another turn (a later one under the same workflow id included) or onto a later request of
+the same turn, or have its amounts changed.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from turnkeeper.contracts.decision_signing import (
     BUDGET_EXTENSION,
     SIGNING_VERSION,
     Signature,
+    bind_run,
     sign,
 )
 
@@ -71,10 +73,13 @@ class ExtendBudgetInput(ContractModel):
         }
         return {kind: value for kind, value in values.items() if value is not None}
 
-    def signed_fields(self, workflow_id: str, agent_id: str, request: int) -> dict[str, JsonValue]:
+    def signed_fields(
+        self, workflow_id: str, agent_id: str, request: int, first_run_id: str | None = None
+    ) -> dict[str, JsonValue]:
         """What the approver's signature covers, for budget request number `request` of the
-        turn `workflow_id` of agent `agent_id`."""
-        return {
+        turn `workflow_id` of agent `agent_id` whose first run is `first_run_id` (given where
+        the turn's signing format binds it)."""
+        fields: dict[str, JsonValue] = {
             "workflow_id": workflow_id,
             "agent_id": agent_id,
             "request": request,
@@ -85,6 +90,7 @@ class ExtendBudgetInput(ContractModel):
             "approver": self.approver,
             "reason": self.reason,
         }
+        return bind_run(fields, first_run_id)
 
     def signed_with(
         self,
@@ -94,10 +100,11 @@ class ExtendBudgetInput(ContractModel):
         request: int,
         expires: datetime,
         version: int = SIGNING_VERSION,
+        first_run_id: str | None = None,
     ) -> ExtendBudgetInput:
-        """This extension of budget request `request` of the turn, signed in format `version`
-        (the turn's `signing_version`) until `expires`."""
-        fields = self.signed_fields(workflow_id, agent_id, request)
+        """This extension of budget request `request` of the turn (first run `first_run_id`),
+        signed in format `version` (the turn's `signing_version`) until `expires`."""
+        fields = self.signed_fields(workflow_id, agent_id, request, first_run_id)
         signature = sign(private_key, BUDGET_EXTENSION, fields, expires, version)
         return self.model_copy(update={"signature": signature})
 

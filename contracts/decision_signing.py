@@ -5,14 +5,17 @@ so that a process able to signal the namespace cannot approve in someone else's 
 signature travels in the payload as `{"expires_at": "2026-11-23T15:04:05Z", "value": "<base64>"}`
 and covers, byte for byte,
 
-    b"turnkeeper-<kind>-v2\\n" + RFC 8785 (JCS) canonical JSON of {**fields, "expires_at": …}
+    b"turnkeeper-<kind>-v3\\n" + RFC 8785 (JCS) canonical JSON of {**fields, "expires_at": …}
 
 where `kind` says what is being signed (`decision` for `approve` and `decide`), so that a
 signature made for one kind of message can never be passed off as another, and the version
-names the format. Format 1 (Python's `json.dumps`, a decision that binds no call input, any
-base64 spelling) is verified only by turns whose history began before format 2: their replays
-must take the path they took. Pure functions, no I/O and no clock (callers pass `now`): a
-workflow runs them and replays them identically.
+names the format. From format 3 the fields hold `first_run_id`, the run id of the turn's first
+run (Temporal's `first_execution_run_id`, kept across continue-as-new), so that a signature made
+for one turn is refused by a later turn started under the same workflow id. Format 2 (the same
+without `first_run_id`) and format 1 (Python's `json.dumps`, a decision that binds no call input,
+any base64 spelling) are verified only by turns whose history began before the next format:
+their replays must take the path they took. Pure functions, no I/O and no clock (callers pass
+`now`): a workflow runs them and replays them identically.
 """
 
 from __future__ import annotations
@@ -42,12 +45,17 @@ if TYPE_CHECKING:
 DECISION: Final = "decision"
 BUDGET_EXTENSION: Final = "budget-extension"
 SIGNATURE_BYTES: Final = 64
-# The format a turn verifies (the `signing_version` of its status). 2: RFC 8785 canonical JSON,
-# a decision on one call binds that call's input, base64 only as an encoder writes it. 1: what
-# turns verified before; only runs whose history began before format 2 still verify it.
-SIGNING_VERSION: Final = 2
+# The format a turn verifies (the `signing_version` of its status). 3: format 2 that binds the
+# turn's first run. 2: RFC 8785 canonical JSON, a decision on one call binds that call's input,
+# base64 only as an encoder writes it. 1: what turns verified before. Only runs whose history
+# began before a format still verify the one before it.
+SIGNING_VERSION: Final = 3
+CANONICAL_SIGNING_VERSION: Final = 2
 LEGACY_SIGNING_VERSION: Final = 1
+SIGNING_VERSIONS: Final = (LEGACY_SIGNING_VERSION, CANONICAL_SIGNING_VERSION, SIGNING_VERSION)
 EXPIRES_AT_FIELD: Final = "expires_at"
+# From format 3: the run id of the turn's first run, which every signed kind binds.
+FIRST_RUN_FIELD: Final = "first_run_id"
 _KIND = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 _EXAMPLE_TIME = "2026-11-23T15:04:05Z"
 
@@ -119,16 +127,38 @@ def signed_bytes(
     """
     if not _KIND.match(kind):
         raise ValueError(f"signing kind {kind!r} must be lowercase letters, digits and '-'")
-    if version not in (LEGACY_SIGNING_VERSION, SIGNING_VERSION):
+    if version not in SIGNING_VERSIONS:
         raise ValueError(f"no signing format version {version}")
     if EXPIRES_AT_FIELD in fields:
         raise ValueError(f"{EXPIRES_AT_FIELD!r} comes from the signature, not from the fields")
+    _check_run_binding(fields, version)
     context = f"{signing_context(kind, version)}\n".encode()
     return context + canonical_json({**fields, EXPIRES_AT_FIELD: expires_at}, version)
 
 
+def _check_run_binding(fields: Mapping[str, JsonValue], version: int) -> None:
+    """Format 3 signs the turn's first run id, the formats before it never do: a mismatch is a
+    defect of the caller, which must not sign (or verify) a signature that binds no run."""
+    run_id = fields.get(FIRST_RUN_FIELD)
+    if version >= SIGNING_VERSION and not (isinstance(run_id, str) and run_id):
+        raise ValueError(
+            f"format {version} binds the turn's first run: {FIRST_RUN_FIELD!r} is missing "
+            "(the turn's status gives it)"
+        )
+    if version < SIGNING_VERSION and FIRST_RUN_FIELD in fields:
+        raise ValueError(f"format {version} signs no {FIRST_RUN_FIELD!r}")
+
+
+def bind_run(fields: dict[str, JsonValue], first_run_id: str | None) -> dict[str, JsonValue]:
+    """`fields` bound to the turn's first run, when the turn's format binds it (`first_run_id`
+    given: format 3); as they are otherwise."""
+    if first_run_id is None:
+        return fields
+    return {**fields, FIRST_RUN_FIELD: first_run_id}
+
+
 def signing_context(kind: str, version: int = SIGNING_VERSION) -> str:
-    """The first line of the signed bytes, e.g. `turnkeeper-decision-v2`."""
+    """The first line of the signed bytes, e.g. `turnkeeper-decision-v3`."""
     return f"turnkeeper-{kind}-v{version}"
 
 
@@ -153,13 +183,15 @@ def decision_fields(
     approver: str,
     call_input_sha256: str | None,
     version: int = SIGNING_VERSION,
+    first_run_id: str | None = None,
 ) -> dict[str, JsonValue]:
     """The signed fields of a decision. The workflow id and call id bind it to one call of one
     turn, so it cannot be replayed elsewhere; the digest of the call's input (`input_digest`;
     None for `*`) binds it to what the approver saw, which a call id alone cannot: a model may
     use an id again, and a workflow id may be used again by a later turn. The agent id and the
     tool (`*` for a decision on every waiting call) bind what a remembered approval may be
-    stored for; the rest binds what was decided. Format 1 had no input digest."""
+    stored for; the rest binds what was decided. Format 1 had no input digest; from format 3 the
+    turn's first run id binds the decision to one turn of the workflow id."""
     fields: dict[str, JsonValue] = {
         "workflow_id": workflow_id,
         "agent_id": agent_id,
@@ -173,6 +205,8 @@ def decision_fields(
     }
     if version != LEGACY_SIGNING_VERSION:
         fields["call_input_sha256"] = call_input_sha256
+    if version >= SIGNING_VERSION:
+        fields[FIRST_RUN_FIELD] = first_run_id
     return fields
 
 
@@ -269,7 +303,8 @@ def signature_problem(
     except InvalidSignature:
         return (
             "signature does not verify: it was made with another key, or for another "
-            f"call, turn or decision than this one, or not as {signing_context(kind, version)}"
+            f"call, turn, run or decision than this one, or not as "
+            f"{signing_context(kind, version)}"
         )
     if now is not None and now >= expires:
         return f"signature expired at {signature.expires_at}"

@@ -19,6 +19,8 @@ UPDATE_DECIDE: Final = "decide"
 UPDATE_EXTEND_BUDGET: Final = "extend_budget"
 UPDATE_STEER: Final = "steer"
 UPDATE_INTERRUPT: Final = "interrupt"
+# An approver's (signed) cancellation: the turn checks it, then asks Temporal to cancel it.
+UPDATE_CANCEL: Final = "cancel"
 QUERY_STATUS: Final = "status"
 QUERY_DECISIONS: Final = "decisions"
 QUERY_TRANSCRIPT: Final = "transcript"
@@ -34,6 +36,9 @@ ACTIVITY_LOAD_CONVERSATION: Final = "load_conversation"
 ACTIVITY_STORE_CONVERSATION: Final = "store_conversation"
 ACTIVITY_VALIDATE_OUTPUT: Final = "validate_output"
 ACTIVITY_DESCRIBE_SKILLS: Final = "describe_skills"
+# A workflow cannot request its own cancellation (the server answers "not found"): an accepted
+# `cancel` update asks for it through this activity, so the turn ends as any cancellation ends it.
+ACTIVITY_CANCEL_TURN: Final = "cancel_turn"
 
 SA_AGENT_ID: Final = "AgentId"
 SA_TASK_ID: Final = "TaskId"

@@ -53,6 +53,8 @@ class SignedCall:
     agent_id: str
     tool: str
     call_input: dict[str, JsonValue] | None = None
+    # The turn's first run id, where its signing format binds it (3); None before.
+    first_run_id: str | None = None
 
 
 class ApproveInput(ContractModel):
@@ -99,6 +101,7 @@ class ApproveInput(ContractModel):
             approver=self.approver,
             call_input_sha256=digest,
             version=version,
+            first_run_id=call.first_run_id,
         )
 
     def signed_with(
@@ -193,6 +196,9 @@ class PendingCall(ContractModel):
     `approve` or `decide` sent to an ancestor is applied there). None: this turn's own call."""
     agent_id: str | None = None
     """Of a sub-agent's call: the child's `agent.id`, which a signed decision on it binds."""
+    first_run_id: str | None = None
+    """Of a sub-agent's call, where the child verifies signing format 3: the child's first run
+    id, which a signed decision on it binds."""
 
 
 class SubagentPending(ContractModel):
@@ -218,6 +224,10 @@ class TurnStatus(ContractModel):
     signing_version: int = LEGACY_SIGNING_VERSION
     """The signing format the turn verifies (contracts/decision_signing.py); workers from before
     format 2 do not say, and verify format 1."""
+    first_run_id: str | None = None
+    """The run id of the turn's first run (Temporal's `first_execution_run_id`, the same across
+    continue-as-new), which signatures bind from signing format 3; workers from before format 3
+    do not say."""
     iteration: int = 0
     """The current iteration."""
     llm_calls: int = 0
@@ -261,11 +271,18 @@ class TurnStatus(ContractModel):
     def signed_call(self, workflow_id: str, call_id: str) -> SignedCall | None:
         """What a signed decision on `call_id` of this turn (`workflow_id`) binds: `*` for every
         waiting call, else the waiting call's tool and input; None when no such call waits."""
+        run = self.signed_run_id()
         if call_id == ALL_PENDING:
-            return SignedCall(workflow_id, self.agent_id, ALL_PENDING)
+            return SignedCall(workflow_id, self.agent_id, ALL_PENDING, first_run_id=run)
         call = next((call for call in self.pending if call.call_id == call_id), None)
         if call is None:
             return None
-        # A sub-agent's call is decided (and its signature verified) in the child turn.
-        where, agent = call.workflow_id or workflow_id, call.agent_id or self.agent_id
-        return SignedCall(where, agent, call.tool, call.input)
+        if call.workflow_id is not None:
+            # A sub-agent's call is decided (and its signature verified) in the child turn.
+            agent, run = call.agent_id or self.agent_id, call.first_run_id
+            return SignedCall(call.workflow_id, agent, call.tool, call.input, run)
+        return SignedCall(workflow_id, self.agent_id, call.tool, call.input, run)
+
+    def signed_run_id(self) -> str | None:
+        """The first run id a signature for this turn binds: None where its format binds none."""
+        return self.first_run_id if self.signing_version >= SIGNING_VERSION else None

@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         SIGNAL_SUBAGENT_CANCELLED,
         SIGNAL_SUBAGENT_PENDING,
         SIGNAL_SUBMIT_TOOL_RESULT,
+        UPDATE_CANCEL,
         UPDATE_DECIDE,
         UPDATE_EXTEND_BUDGET,
         UPDATE_INTERRUPT,
@@ -51,6 +52,8 @@ with workflow.unsafe.imports_passed_through():
         TurnStatus,
     )
     from turnkeeper.contracts.steering import (
+        CancelInput,
+        CancelResult,
         InterruptInput,
         InterruptResult,
         SteerInput,
@@ -78,6 +81,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.observation.turn_view import TurnView
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.request_checks import offered_tools
+    from turnkeeper.workflows.signed_cancel import SignedCancels
     from turnkeeper.workflows.steering import Interrupted, Steering, not_run
     from turnkeeper.workflows.tool_calls import ToolCalls
     from turnkeeper.workflows.turn_state import Settled, Turn, TurnProgress
@@ -115,6 +119,7 @@ class AgentTurnWorkflow:
         self._tools = ToolCalls(self._pending, self._observer)
         self._budget = budget_extension.BudgetExtensions(self._observer)
         self._steering = Steering()
+        self._cancels = SignedCancels(self._steering)
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -166,6 +171,7 @@ class AgentTurnWorkflow:
                 partial = self._end(turn, "cancelled")
                 observer.turn_cancelled(turn, partial)
                 await subagent_relay.tell_parent_cancelled(turn, partial)
+                await self._cancels.settled()
                 raise
             if not isinstance(err, Exception) or isinstance(err, TemporalError):
                 raise  # continue-as-new, or the SDK's own errors
@@ -285,7 +291,7 @@ class AgentTurnWorkflow:
         self._offered = offered_tools(request)
         if carried is not None:
             turn = Turn.resume(request, carried.turn)
-            turn.verify_signatures_as(signed_decisions.signing_version(request.agent))
+            self._verify_signatures(turn)
             self._offered = self._offer(turn)
             self._steering.resumed(turn)
             self._turn = turn
@@ -293,10 +299,15 @@ class AgentTurnWorkflow:
             return turn
         turn = Turn.begin(request, workflow.now())
         # Here, not where a decision is checked: the `decide` validator may not ask for a patch.
-        turn.verify_signatures_as(signed_decisions.signing_version(request.agent))
+        self._verify_signatures(turn)
         self._turn = turn
         self._observer.turn_started(turn)
         return turn
+
+    def _verify_signatures(self, turn: Turn) -> None:
+        """Fixes the signing format this run verifies, and the run id it binds."""
+        version = signed_decisions.signing_version(turn.request.agent)
+        turn.verify_signatures_as(version, signed_decisions.signed_run_id(version))
 
     async def _continue_as_new(self, turn: Turn, request: RawValue) -> None:
         self._observer.continuing_as_new(turn)
@@ -527,6 +538,24 @@ class AgentTurnWorkflow:
         if problem:
             raise ValueError(problem)
 
+    @workflow.update(name=UPDATE_CANCEL)
+    async def cancel(self, raw: RawValue) -> CancelResult:
+        cancel = inputs.parsed(raw, CancelInput, "cancel")
+        turn = self._turn
+        problem = self._steering.problem(turn, cancel)
+        if turn is None or problem:
+            raise ApplicationError(problem or "the turn has not begun", non_retryable=True)
+        accepted = self._cancels.accept(turn, cancel, workflow.now())
+        await self._cancels.request(cancel)
+        return accepted
+
+    @cancel.validator
+    def _validate_cancel(self, raw: RawValue) -> None:
+        cancel = inputs.update_input(raw, CancelInput, "cancel", UPDATE_CANCEL)
+        problem = self._steering.problem(self._turn, cancel)
+        if problem:
+            raise ValueError(problem)
+
     @workflow.signal(name=SIGNAL_SUBMIT_TOOL_RESULT)
     def submit_tool_result(self, raw: RawValue) -> None:
         if self._ignored_unencrypted(raw, SIGNAL_SUBMIT_TOOL_RESULT):
@@ -582,6 +611,7 @@ class AgentTurnWorkflow:
             state=turn.state,
             agent_id=turn.request.agent.id,
             signing_version=turn.signing_version,
+            first_run_id=workflow.info().first_execution_run_id,
             iteration=turn.iteration,
             llm_calls=turn.model_calls,
             tool_calls=turn.tool_calls,

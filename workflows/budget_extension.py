@@ -97,7 +97,13 @@ def extension_problem(turn: Turn, extension: ExtendBudgetInput, workflow_id: str
         who = repr(extension.approver) if extension.approver else "an anonymous approver"
         return f"{who} may not extend budgets of this agent (approvers: {', '.join(approvers)})"
     return signed_decisions.extension_problem(
-        agent, extension, workflow_id, request.number, workflow.now(), turn.signing_version
+        agent,
+        extension,
+        workflow_id,
+        request.number,
+        workflow.now(),
+        turn.signing_version,
+        turn.signed_run_id,
     )
 
 

@@ -41,10 +41,11 @@ def signed_call(turn: Turn | None, pending: PendingCalls, decision: ApproveInput
     them (not as an edit would change them), or `*` for every waiting call."""
     waiting = pending.get(decision.call_id)
     agent_id = turn.request.agent.id if turn else ""
+    run = turn.signed_run_id if turn else None
     workflow_id = workflow.info().workflow_id
     if waiting is None:
-        return SignedCall(workflow_id, agent_id, ALL_PENDING)
-    return SignedCall(workflow_id, agent_id, waiting.use.name, waiting.use.input)
+        return SignedCall(workflow_id, agent_id, ALL_PENDING, first_run_id=run)
+    return SignedCall(workflow_id, agent_id, waiting.use.name, waiting.use.input, run)
 
 
 def _edit_problem(turn: Turn | None, pending: PendingCalls, decision: ApproveInput) -> str | None:

@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.budget_extension import ExtendBudgetInput
     from turnkeeper.contracts.decision_signing import (
         BUDGET_EXTENSION,
+        CANONICAL_SIGNING_VERSION,
         DECISION,
         LEGACY_SIGNING_VERSION,
         SIGNING_VERSION,
@@ -29,14 +30,28 @@ with workflow.unsafe.imports_passed_through():
 # bound, canonical base64 only, a '*' spent by what was signed). A run whose history began
 # without it verifies format 1 to its end, so that its replay takes the path it took.
 SIGNING_PATCH = "signed-decisions-v2"
+# Runs that begin with it verify signing format 3 (format 2 bound to the turn's first run id);
+# a run whose history began without it keeps the format it took, by SIGNING_PATCH.
+RUN_BOUND_PATCH = "signed-decisions-v3"
 
 
 def signing_version(agent: AgentSpec) -> int:
     """The signing format this run of a turn of `agent` verifies; asked once, as it begins. Only
-    a turn with keyed approvers verifies anything, so only its history gets the patch marker."""
-    if agent.approver_keys() and not workflow.patched(SIGNING_PATCH):
-        return LEGACY_SIGNING_VERSION
-    return SIGNING_VERSION
+    a turn with keyed approvers verifies anything, so only its history gets a patch marker: the
+    newest patch is asked first, so a new history records that one alone."""
+    if not agent.approver_keys() or workflow.patched(RUN_BOUND_PATCH):
+        return SIGNING_VERSION
+    if workflow.patched(SIGNING_PATCH):
+        return CANONICAL_SIGNING_VERSION
+    return LEGACY_SIGNING_VERSION
+
+
+def signed_run_id(version: int) -> str | None:
+    """The first run id that signatures verified in format `version` bind: this turn's, the same
+    in every run after continue-as-new; None for the formats that bind none."""
+    if version < SIGNING_VERSION:
+        return None
+    return workflow.info().first_execution_run_id
 
 
 def decision_problem(
@@ -94,6 +109,7 @@ def extension_problem(
     request: int,
     now: datetime,
     version: int,
+    first_run_id: str | None = None,
 ) -> str | None:
     """Why a turn of `agent` must not apply `extension` to its budget request number
     `request`, as far as signatures go, or None; the same rules as for decisions, under the
@@ -105,7 +121,7 @@ def extension_problem(
     key, problem = _signer(keys, approver, signature, "budget extension", "extend")
     if key is None or signature is None:
         return problem
-    fields = extension.signed_fields(workflow_id, agent.id, request)
+    fields = extension.signed_fields(workflow_id, agent.id, request, first_run_id)
     problem = _signature_problem(fields, signature, key, now, BUDGET_EXTENSION, version)
     return f"{approver}'s {problem}" if problem else None
 
@@ -119,9 +135,9 @@ def intervention_problem(
     now: datetime,
     version: int,
 ) -> str | None:
-    """Why a turn of `agent` must not apply a steer or interrupt (`kind`, its signing kind) of
-    `author` whose signed fields are `fields`, as far as signatures go, or None; the same rules
-    as for decisions, under the intervention's own signing kind."""
+    """Why a turn of `agent` must not apply a steer, interrupt or cancel (`kind`, its signing
+    kind) of `author` whose signed fields are `fields`, as far as signatures go, or None; the
+    same rules as for decisions, under the intervention's own signing kind."""
     keys = agent.approver_keys()
     if not keys:
         return None

@@ -23,8 +23,10 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import decision_signing
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.steering import (
+        CANCEL,
         INTERRUPT,
         STEER,
+        CancelInput,
         InterruptInput,
         InterruptResult,
         Intervention,
@@ -35,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.turn_state import Settled, Turn
 
 T = TypeVar("T")
+Payload = SteerInput | InterruptInput | CancelInput
 
 
 class Interrupted(Exception):
@@ -46,6 +49,8 @@ class Steering:
 
     def __init__(self) -> None:
         self.interrupt: Intervention | None = None
+        # An approver's accepted `cancel` (workflows/signed_cancel.py): it takes nothing more.
+        self.cancel: Intervention | None = None
         # The iteration whose model call was started last: a steer accepted after it waits for
         # the next iteration's call. A continued run starts from the carried iteration.
         self.called_in = 0
@@ -59,14 +64,18 @@ class Steering:
         """The iteration whose model call reads a steer accepted now."""
         return turn.iteration + 1 if self.called_in >= turn.iteration else turn.iteration
 
-    def problem(self, turn: Turn | None, payload: SteerInput | InterruptInput) -> str | None:
+    def problem(self, turn: Turn | None, payload: Payload) -> str | None:
         """Why `payload` must not apply to the turn now, or None."""
-        kind = STEER if isinstance(payload, SteerInput) else INTERRUPT
+        kind = _kind(payload)
         if turn is None:
             return "the turn has not begun"
         if turn.ended is not None or self.finishing:
             return f"the turn has ended ({turn.state}); there is nothing left to {kind}"
-        if self.interrupt is not None:
+        if self.cancel is not None:
+            who = self.cancel.author or "someone"
+            return f"the turn is being cancelled (by {who}); it takes no more {kind}s"
+        # A cancel still goes through: it ends the turn sooner than the interrupt's safe point.
+        if self.interrupt is not None and kind != CANCEL:
             who = self.interrupt.author or "someone"
             return f"the turn is being interrupted (by {who}); it takes no more {kind}s"
         agent = turn.request.agent
@@ -93,14 +102,7 @@ class Steering:
     def interrupt_turn(
         self, turn: Turn, interrupt: InterruptInput, now: datetime
     ) -> InterruptResult:
-        self.interrupt = Intervention(
-            kind="interrupt",
-            author=interrupt.author,
-            text=interrupt.reason,
-            iteration=turn.iteration,
-            signed=interrupt.signature is not None and bool(turn.request.agent.approver_keys()),
-            at=now,
-        )
+        self.interrupt = stopping(turn, interrupt, now)
         turn.record_interrupt(self.interrupt)
         return InterruptResult(iteration=turn.iteration)
 
@@ -145,9 +147,28 @@ class Steering:
         raise Interrupted
 
 
-def _signature_problem(turn: Turn, payload: SteerInput | InterruptInput, kind: str) -> str | None:
+def stopping(turn: Turn, payload: InterruptInput | CancelInput, now: datetime) -> Intervention:
+    """The record of an interrupt or a cancel that arrived now, in the turn's iteration."""
+    return Intervention(
+        kind="interrupt" if isinstance(payload, InterruptInput) else "cancel",
+        author=payload.author,
+        text=payload.reason,
+        iteration=turn.iteration,
+        signed=payload.signature is not None and bool(turn.request.agent.approver_keys()),
+        at=now,
+    )
+
+
+def _kind(payload: Payload) -> str:
+    """The signing kind of `payload`, which names it in refusals too."""
+    if isinstance(payload, SteerInput):
+        return STEER
+    return INTERRUPT if isinstance(payload, InterruptInput) else CANCEL
+
+
+def _signature_problem(turn: Turn, payload: Payload, kind: str) -> str | None:
     agent = turn.request.agent
-    fields = payload.signed_fields(workflow.info().workflow_id, agent.id)
+    fields = payload.signed_fields(workflow.info().workflow_id, agent.id, turn.signed_run_id)
     problem = signed_decisions.intervention_problem(
         agent,
         kind,
@@ -177,12 +198,13 @@ def not_run(use: ToolUseBlock) -> ToolResultBlock:
     )
 
 
-def _spent(turn: Turn, payload: SteerInput | InterruptInput) -> str | None:
+def _spent(turn: Turn, payload: Payload) -> str | None:
     """What names a signed steer in the turn's spent set; None for what no copy can misuse."""
     signature = payload.signature
     if not isinstance(payload, SteerInput) or signature is None:
         return None
     if not turn.request.agent.approver_keys():
         return None
-    fields = payload.signed_fields(workflow.info().workflow_id, turn.request.agent.id)
+    agent_id, run = turn.request.agent.id, turn.signed_run_id
+    fields = payload.signed_fields(workflow.info().workflow_id, agent_id, run)
     return decision_signing.signed_digest(STEER, fields, signature.expires_at, turn.signing_version)

@@ -51,7 +51,7 @@ class ParentNotes:
         if parent is None:
             return
         here = workflow.info().workflow_id
-        pending = [_where(call, here, turn.request.agent.id) for call in listing]
+        pending = [_where(call, here, turn) for call in listing]
         if pending == self._told:
             return
         self._told = pending
@@ -117,11 +117,16 @@ def _book(
         turn.stop_waiting(now)
 
 
-def _where(call: PendingCall, here: str, agent_id: str) -> PendingCall:
-    """`call` as the parent lists it: a call of this turn names this turn and its agent."""
+def _where(call: PendingCall, here: str, turn: Turn) -> PendingCall:
+    """`call` as the parent lists it: a call of this turn names this turn and its agent, and
+    where a signed decision binds it, this turn's first run."""
     if call.workflow_id is not None:
         return call
-    return call.model_copy(update={"workflow_id": here, "agent_id": agent_id})
+    where: dict[str, object] = {"workflow_id": here, "agent_id": turn.request.agent.id}
+    # Only a keyed turn verifies a run id; others keep the note they always sent.
+    if turn.request.agent.approver_keys() and turn.signed_run_id is not None:
+        where["first_run_id"] = turn.signed_run_id
+    return call.model_copy(update=where)
 
 
 async def _signal(workflow_id: str, name: str, payload: object) -> None:

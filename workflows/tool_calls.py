@@ -348,10 +348,11 @@ def _grant(turn: Turn, decision: ApproveInput, use: ToolUseBlock) -> SignedGrant
     if not _keyed(turn):
         return None
     workflow_id, agent_id = workflow.info().workflow_id, turn.request.agent.id
+    run = turn.signed_run_id
     if decision.call_id == ALL_PENDING:
-        call = SignedCall(workflow_id, agent_id, ALL_PENDING)
+        call = SignedCall(workflow_id, agent_id, ALL_PENDING, first_run_id=run)
     else:
-        call = SignedCall(workflow_id, agent_id, use.name, use.input)
+        call = SignedCall(workflow_id, agent_id, use.name, use.input, run)
     return SignedGrant.of(decision, call, turn.signing_version)
 
 

@@ -163,8 +163,10 @@ class TurnProgress(BaseModel):
 
 class Turn(TurnProgress):
     request: TurnRequest
-    # Not carried: each run asks (signed_decisions.signing_version) as it begins.
+    # Not carried: each run asks (signed_decisions.signing_version) as it begins. From format 3
+    # signatures bind the turn's first run id, None before.
     signing_version: int = SIGNING_VERSION
+    signed_run_id: str | None = None
     # Not carried: the partial reports of sub-agents cancelled with this turn, told by their
     # `subagent_cancelled` signals while it waits for them to end.
     cancelled_children: dict[str, AgentReport] = Field(default_factory=dict)
@@ -389,9 +391,11 @@ class Turn(TurnProgress):
         self.refused_decisions_dropped += max(0, len(kept) - MAX_REFUSED_DECISIONS)
         self.refused_decisions = kept[-MAX_REFUSED_DECISIONS:]
 
-    def verify_signatures_as(self, version: int) -> None:
-        """This run verifies signing format `version`, from its first decision to its last."""
+    def verify_signatures_as(self, version: int, first_run_id: str | None) -> None:
+        """This run verifies signing format `version`, from its first decision to its last,
+        bound to the turn's first run `first_run_id` (None: the format binds no run)."""
         self.signing_version = version
+        self.signed_run_id = first_run_id
 
     def spend_star(self, key: str) -> None:
         """Remembers an applied signed '*' decision, so that a copy of it decides nothing."""
@@ -486,6 +490,10 @@ class Turn(TurnProgress):
 
     def record_interrupt(self, interrupt: Intervention) -> None:
         self.interventions.append(interrupt)
+
+    def record_cancel(self, cancel: Intervention) -> None:
+        """An approver's `cancel` was accepted: the report's `interventions` say who and why."""
+        self.interventions.append(cancel)
 
     def stop_every_wait(self, now: datetime) -> None:
         """The turn was interrupted while it waited for humans (calls, a budget extension):

@@ -60,6 +60,8 @@ from turnkeeper.contracts.signals import (
     TurnStatus,
 )
 from turnkeeper.contracts.steering import (
+    CancelInput,
+    CancelResult,
     InterruptInput,
     InterruptResult,
     SteerInput,
@@ -104,6 +106,8 @@ BOUNDARY_MODELS: tuple[type[BaseModel], ...] = (
     SteerResult,
     InterruptInput,
     InterruptResult,
+    CancelInput,
+    CancelResult,
     SessionRequest,
     SendInput,
     SendResult,

@@ -49,6 +49,7 @@ from turnkeeper.contracts.names import (
     QUERY_TRANSCRIPT,
     SIGNAL_SUBMIT_TOOL_RESULT,
     TASK_QUEUE_ENV,
+    UPDATE_CANCEL,
     UPDATE_DECIDE,
     UPDATE_EXTEND_BUDGET,
     UPDATE_INTERRUPT,
@@ -64,6 +65,8 @@ from turnkeeper.contracts.signals import (
     TurnStatus,
 )
 from turnkeeper.contracts.steering import (
+    CancelInput,
+    CancelResult,
     InterruptInput,
     InterruptResult,
     SteerInput,
@@ -311,8 +314,31 @@ class TurnHandle(Generic[Output]):
         """The turn's events from its first, then live ones until it ends."""
         return turn_events(self.client, self.id)
 
-    async def cancel(self) -> None:
-        await self.workflow.cancel()
+    async def cancel(
+        self,
+        reason: str = "",
+        *,
+        author: str | None = None,
+        key: Ed25519PrivateKey | None = None,
+        expires_in: timedelta = DEFAULT_SIGNATURE_LIFETIME,
+    ) -> None:
+        """Cancel the turn: it ends with outcome `cancelled`, its partial report readable by
+        query, its sub-agents cancelled. Without `key`, Temporal's own cancellation (anyone with
+        access to the namespace may send it); with `key`, the `cancel` update signed as
+        `author`, which a turn whose agent's approvers have keys checks like an interrupt
+        before it asks Temporal for the cancellation itself.
+
+        Raises:
+            DecisionRefused: The turn refused the signed cancel (it has ended, the author is no
+                approver, the signature does not count); the message says why.
+        """
+        if key is None:
+            await self.workflow.cancel(reason=reason)
+            return
+        cancel = CancelInput(reason=reason, author=author or "")
+        cancel = signed_intervention(cancel, await self.status(), self.id, key, expires_in)
+        payload = cancel.model_dump(mode="json", exclude_none=True)
+        await self._intervene(UPDATE_CANCEL, payload, CancelResult)
 
     async def _decide(
         self, decision: ApproveInput, key: Ed25519PrivateKey | None, expires_in: timedelta

@@ -1,5 +1,6 @@
-"""Decisions and budget extensions signed for what the turn waits on: the call's tool and input
-(or the budget request's number), in the signing format the turn's status says it verifies.
+"""Decisions, budget extensions, steers, interrupts and cancels signed for what the turn waits
+on: the call's tool and input (or the budget request's number), in the signing format the turn's
+status says it verifies, bound to the turn's first run where that format binds it (3).
 `TurnHandle` signs what it sends with these; the console signs what it prints (`--print`)."""
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from turnkeeper.client.errors import DecisionRefused, UnsignableDecision
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
-from turnkeeper.contracts.steering import InterruptInput, SteerInput
+from turnkeeper.contracts.steering import CancelInput, InterruptInput, SteerInput
 
-Intervention = TypeVar("Intervention", SteerInput, InterruptInput)
+Intervention = TypeVar("Intervention", SteerInput, InterruptInput, CancelInput)
 
 
 def signed_decision(
@@ -62,7 +63,13 @@ def signed_extension(
         raise DecisionRefused(f"{workflow_id} is not waiting for a budget extension")
     expires = datetime.now(UTC) + expires_in
     return extension.signed_with(
-        key, workflow_id, status.agent_id, request.number, expires, status.signing_version
+        key,
+        workflow_id,
+        status.agent_id,
+        request.number,
+        expires,
+        status.signing_version,
+        status.signed_run_id(),
     )
 
 
@@ -73,7 +80,8 @@ def signed_intervention(
     key: Ed25519PrivateKey,
     expires_in: timedelta,
 ) -> Intervention:
-    """A `steer` or `interrupt` payload signed with `key` for the turn `workflow_id` (whose
-    status is `status`), valid from now for `expires_in`."""
+    """A `steer`, `interrupt` or `cancel` payload signed with `key` for the turn `workflow_id`
+    (whose status is `status`), valid from now for `expires_in`."""
     expires = datetime.now(UTC) + expires_in
-    return payload.signed_with(key, workflow_id, status.agent_id, expires, status.signing_version)
+    version, run = status.signing_version, status.signed_run_id()
+    return payload.signed_with(key, workflow_id, status.agent_id, expires, version, run)

@@ -440,6 +440,25 @@ def interrupt(
     _execute(steer_command.interrupt(connection, workflow_id, reason, name, signer))
 
 
+@app.command()
+def cancel(
+    workflow_id: WorkflowId,
+    reason: Annotated[str, typer.Option(help="Why (kept with the cancellation)")] = "",
+    author: Author = None,
+    key: KeyFile = None,
+    expires_in: ExpiresIn = DEFAULT_EXPIRES_IN,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """Cancel a turn; with --key through the signed cancel update, which a turn whose
+    approvers have keys requires."""
+    name = _approver_name(author, key)
+    signer = _signer_or_exit(key, name, expires_in)
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(steer_command.cancel(connection, workflow_id, reason, name, signer))
+
+
 def _signer_or_exit(key: Path | None, name: str, expires_in: str) -> Signer | None:
     try:
         return signer_for(key, name, expires_in)

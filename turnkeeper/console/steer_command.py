@@ -1,8 +1,9 @@
-"""`turnkeeper steer` and `turnkeeper interrupt`: change a running turn's course, or stop it.
+"""`turnkeeper steer`, `turnkeeper interrupt` and `turnkeeper cancel`: change a running turn's
+course, stop it, or cancel it.
 
-Both go through `TurnHandle.steer` / `TurnHandle.interrupt` (the `steer` and `interrupt`
-updates), so a refusal (the turn has ended, the author is not among its approvers, a signature
-that does not verify) is an error here with the turn's own reason.
+They go through `TurnHandle.steer` / `interrupt` / `cancel` (the `steer` and `interrupt` updates,
+and with a key the `cancel` update), so a refusal (the turn has ended, the author is not among its
+approvers, a signature that does not verify) is an error here with the turn's own reason.
 """
 
 from __future__ import annotations
@@ -47,6 +48,22 @@ async def interrupt(
     out.print(
         f"interrupting {workflow_id} (in iteration {result.iteration}): it stops at its next "
         f"safe point with outcome interrupted; `turnkeeper result {workflow_id}` shows the report",
+        soft_wrap=True,
+    )
+    return 0
+
+
+async def cancel(
+    connection: Connection, workflow_id: str, reason: str, author: str, signer: Signer | None
+) -> int:
+    """Cancels the turn: with a key through the signed `cancel` update, which a turn whose
+    approvers have keys requires; without, as Temporal's cancellation."""
+    handle, key, lifetime = await _reach(connection, workflow_id, signer)
+    with _refusals("cancel", workflow_id):
+        await handle.cancel(reason, author=author, key=key, expires_in=lifetime)
+    out.print(
+        f"cancelling {workflow_id}: it ends with outcome cancelled; its partial report stays "
+        f"readable (`turnkeeper status {workflow_id}`)",
         soft_wrap=True,
     )
     return 0

@@ -21,7 +21,7 @@ from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.signals import DecisionRecord, TurnStatus
 from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.http.auth import FailedSignIns, sign_in
-from turnkeeper.http.decisions import DecisionBody, decide, intervene
+from turnkeeper.http.decisions import DecisionBody, cancel_as, decide, intervene
 from turnkeeper.http.tokens import Identity, TokenStore
 from turnkeeper.http.turns import UPDATE_INTERRUPT, UPDATE_STEER, ApiError, Turns
 
@@ -198,7 +198,7 @@ def create_app(
     @app.post("/v1/turns/{workflow_id}/cancel", status_code=202)
     async def cancel(workflow_id: str, identity: Caller) -> dict[str, str]:
         """Cancel the turn (its partial report stays readable)."""
-        await turns.cancel(workflow_id)
+        await cancel_as(turns, workflow_id, identity)
         return {"workflow_id": workflow_id}
 
     return app

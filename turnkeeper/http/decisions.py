@@ -1,6 +1,7 @@
 """A decision through the API: the approver is the token's identity, never the body's, and the
 answer says why a decision cannot apply (403 not an approver, 404 no such call, 409 decided)
-before the `decide` update is sent; where the identity has a key, the decision is signed."""
+before the `decide` update is sent; where the identity has a key, the decision is signed. Steers,
+interrupts and cancels of a turn whose agent's approvers have keys are signed the same way."""
 
 from __future__ import annotations
 
@@ -57,6 +58,32 @@ async def intervene(
         raise ApiError(403, f"{identity.name!r} is not an approver of agent {request.agent.id!r}")
     key = signing_key(identity) if request.agent.approver_keys() else None
     return await turns.steering(workflow_id, update, payload, key)
+
+
+async def cancel_as(turns: Turns, workflow_id: str, identity: Identity) -> None:
+    """Cancels the turn for `identity`: where the agent's approvers have keys, through the
+    `cancel` update signed with the identity's key (a keyed turn takes no other cancel from the
+    API); otherwise as Temporal's cancellation.
+
+    Raises:
+        ApiError: 403 (not an approver, or no key to sign with), 404, or 409 when the turn has
+            ended or refuses the signed cancel.
+    """
+    request = await turns.request(workflow_id)
+    if not request.agent.approver_keys():
+        await turns.cancel(workflow_id)
+        return
+    approvers = request.agent.approver_names() or []
+    if identity.name not in approvers:
+        raise ApiError(403, f"{identity.name!r} is not an approver of agent {request.agent.id!r}")
+    key = signing_key(identity)
+    if key is None:
+        raise ApiError(
+            403,
+            f"turns of agent {request.agent.id!r} are cancelled only with an approver's "
+            f"signature, and {identity.name!r} has no key (turnkeeper tokens add --key)",
+        )
+    await turns.cancel(workflow_id, identity.name, key)
 
 
 def signing_key(identity: Identity) -> Ed25519PrivateKey | None:

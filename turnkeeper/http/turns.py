@@ -75,7 +75,9 @@ class Turns(Protocol):
         payload: dict[str, str],
         key: Ed25519PrivateKey | None,
     ) -> Any: ...
-    async def cancel(self, workflow_id: str) -> None: ...
+    async def cancel(
+        self, workflow_id: str, author: str | None = None, key: Ed25519PrivateKey | None = None
+    ) -> None: ...
 
 
 class TurnService:
@@ -198,9 +200,22 @@ class TurnService:
         except RPCError as err:
             raise _rpc_error(err, handle.id) from None
 
-    async def cancel(self, workflow_id: str) -> None:
+    async def cancel(
+        self, workflow_id: str, author: str | None = None, key: Ed25519PrivateKey | None = None
+    ) -> None:
+        """Temporal's cancellation; with `key`, the `cancel` update signed as `author`.
+
+        Raises:
+            ApiError: 404 no such turn, 409 it has ended or refused the signed cancel.
+        """
         await self.running(workflow_id)
-        await self._handle(workflow_id).cancel()
+        handle = self._handle(workflow_id)
+        try:
+            await handle.cancel(author=author, key=key)
+        except DecisionRefused as err:
+            raise ApiError(409, f"the turn refused cancel: {err}") from None
+        except RPCError as err:
+            raise _rpc_error(err, handle.id) from None
 
     def _handle(self, workflow_id: str) -> TurnHandle:
         return turn(self.client, workflow_id)

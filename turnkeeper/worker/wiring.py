@@ -30,6 +30,7 @@ from turnkeeper.activities.store.conversation_store import ConversationStore
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
 from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
+from turnkeeper.activities.turn_cancel import cancel_turn
 from turnkeeper.contracts import decision_signing
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.stores import open_store
@@ -79,6 +80,8 @@ def build_activities(
         described.describe_skills,
         stored.load_conversation,
         stored.store_conversation,
+        # On every worker: an approver's `cancel` asks Temporal for the cancellation through it.
+        cancel_turn,
         *mcp.activities(),
     ]
     if client is not None:

@@ -21,9 +21,10 @@ NOW = datetime(2026, 3, 8, 12, tzinfo=UTC)
 
 def test_an_extension_signature_verifies_as_an_extension_and_never_as_a_decision() -> None:
     extension = ExtendBudgetInput(iterations=2, approver="ann", reason="nearly done")
-    signed = extension.signed_with(KEY, "turn-1", "agent-1", 1, NOW + timedelta(minutes=5))
+    expires = NOW + timedelta(minutes=5)
+    signed = extension.signed_with(KEY, "turn-1", "agent-1", 1, expires, first_run_id="run-1")
     assert signed.signature is not None
-    fields = extension.signed_fields("turn-1", "agent-1", 1)
+    fields = extension.signed_fields("turn-1", "agent-1", 1, "run-1")
     key = public_key_line(KEY)
 
     assert signature_problem(BUDGET_EXTENSION, fields, signed.signature, key, NOW) is None

@@ -1,5 +1,5 @@
 """The signed-decision format, byte for byte, and the checks a turn runs on a signature: pure
-functions, so no server is needed. Format 2's known answers, for other languages too, are in
+functions, so no server is needed. Format 3's known answers, for other languages too, are in
 docs/signing-vectors.json (tests/unit/contracts/test_signing_vectors.py)."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from turnkeeper.contracts.approvals import SignedGrant
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.decision_signing import (
     BUDGET_EXTENSION,
+    CANONICAL_SIGNING_VERSION,
     DECISION,
     LEGACY_SIGNING_VERSION,
     Signature,
@@ -30,6 +31,7 @@ from turnkeeper.contracts.decision_signing import (
     signed_bytes,
 )
 from turnkeeper.contracts.signals import ApproveInput, SignedCall
+from turnkeeper.contracts.steering import CANCEL, INTERRUPT, STEER, CancelInput, InterruptInput
 from turnkeeper.contracts.turn import AgentSpec
 
 from tests.unit.contracts.decision_examples import UNSIGNED_DECISION
@@ -43,7 +45,15 @@ LEGACY_VALUE = (
     "UVaXENGnqRZdDe6/QrPLwgA67mRasSU+BlEI9DAKaRAj9Oh53RCN6QHv50gj8C9qkn1m0XW7RgBaDY4sdJKsBQ=="
 )
 KNOWN_INPUT = {"path": "summary.md", "content": "# Summary\n"}
-KNOWN_FIELDS = decision_fields(**UNSIGNED_DECISION, call_input_sha256=input_digest(KNOWN_INPUT))
+KNOWN_RUN = "0195f0c2-7d0e-7a41-9c3b-5e2d8f1a6b4c"
+KNOWN_FIELDS = decision_fields(
+    **UNSIGNED_DECISION, call_input_sha256=input_digest(KNOWN_INPUT), first_run_id=KNOWN_RUN
+)
+V2_FIELDS = decision_fields(
+    **UNSIGNED_DECISION,
+    call_input_sha256=input_digest(KNOWN_INPUT),
+    version=CANONICAL_SIGNING_VERSION,
+)
 LEGACY_FIELDS = decision_fields(
     **UNSIGNED_DECISION, call_input_sha256=None, version=LEGACY_SIGNING_VERSION
 )
@@ -54,13 +64,94 @@ _BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 def test_signed_bytes_are_the_documented_context_and_canonical_json() -> None:
     expected = (
+        b"turnkeeper-decision-v3\n"
+        b'{"agent_id":"research-assistant","approved":true,"approver":"alice",'
+        b'"call_id":"toolu_01","call_input_sha256":"' + input_digest(KNOWN_INPUT).encode() + b'",'
+        b'"expires_at":"2026-11-23T15:04:05Z","first_run_id":"' + KNOWN_RUN.encode() + b'",'
+        b'"input":null,'
+        b'"reason":"looks fine","remember":false,"tool":"write_file","workflow_id":"turn-1"}'
+    )
+    assert signed_bytes(DECISION, KNOWN_FIELDS, KNOWN_EXPIRES_AT) == expected
+
+
+def test_format_2_bytes_are_as_they_were_without_a_run() -> None:
+    # Runs whose history began before format 3 verify these, so that their replays agree.
+    expected = (
         b"turnkeeper-decision-v2\n"
         b'{"agent_id":"research-assistant","approved":true,"approver":"alice",'
         b'"call_id":"toolu_01","call_input_sha256":"' + input_digest(KNOWN_INPUT).encode() + b'",'
         b'"expires_at":"2026-11-23T15:04:05Z","input":null,'
         b'"reason":"looks fine","remember":false,"tool":"write_file","workflow_id":"turn-1"}'
     )
-    assert signed_bytes(DECISION, KNOWN_FIELDS, KNOWN_EXPIRES_AT) == expected
+    expires = BEFORE_EXPIRY + timedelta(seconds=1)
+    v2 = sign(KNOWN_KEY, DECISION, V2_FIELDS, expires, CANONICAL_SIGNING_VERSION)
+
+    assert signed_bytes(DECISION, V2_FIELDS, KNOWN_EXPIRES_AT, CANONICAL_SIGNING_VERSION) == (
+        expected
+    )
+    assert signature_problem(DECISION, V2_FIELDS, v2, KNOWN_PUBLIC, BEFORE_EXPIRY, 2) is None
+    # A format 2 signature binds no run: a format 3 turn refuses it whatever run it claims.
+    assert "not as turnkeeper-decision-v3" in str(
+        signature_problem(DECISION, KNOWN_FIELDS, v2, KNOWN_PUBLIC, BEFORE_EXPIRY)
+    )
+
+
+def test_format_3_needs_a_run_and_the_formats_before_it_take_none() -> None:
+    with pytest.raises(ValueError, match="binds the turn's first run"):
+        signed_bytes(DECISION, V2_FIELDS, KNOWN_EXPIRES_AT)
+    with pytest.raises(ValueError, match="binds the turn's first run"):
+        signed_bytes(DECISION, {**KNOWN_FIELDS, "first_run_id": ""}, KNOWN_EXPIRES_AT)
+    with pytest.raises(ValueError, match="format 2 signs no 'first_run_id'"):
+        signed_bytes(DECISION, KNOWN_FIELDS, KNOWN_EXPIRES_AT, CANONICAL_SIGNING_VERSION)
+    with pytest.raises(ValueError, match="no signing format version 4"):
+        signed_bytes(DECISION, KNOWN_FIELDS, KNOWN_EXPIRES_AT, 4)
+    # A verifier told of no run refuses rather than accepting a signature that binds none.
+    problem = signature_problem(DECISION, V2_FIELDS, KNOWN_SIGNATURE, KNOWN_PUBLIC, BEFORE_EXPIRY)
+    assert problem is not None and "binds the turn's first run" in problem
+
+
+def test_a_signature_for_one_run_does_not_verify_for_another_run_of_the_workflow_id() -> None:
+    other_run = {**KNOWN_FIELDS, "first_run_id": "0195f0c2-0000-7000-8000-000000000000"}
+
+    problem = signature_problem(DECISION, other_run, KNOWN_SIGNATURE, KNOWN_PUBLIC, BEFORE_EXPIRY)
+
+    assert problem is not None and "does not verify" in problem
+
+
+@pytest.mark.parametrize(
+    ("payload", "kind"),
+    [
+        (CancelInput(reason="wrong workspace", author="alice"), CANCEL),
+        (InterruptInput(reason="wrong workspace", author="alice"), INTERRUPT),
+    ],
+    ids=["cancel", "interrupt"],
+)
+def test_interventions_bind_the_run_and_their_own_kind(
+    payload: CancelInput | InterruptInput, kind: str
+) -> None:
+    signed = payload.signed_with(KNOWN_KEY, "turn-1", "research-assistant", BEFORE_EXPIRY, 3, "r1")
+    assert signed.signature is not None
+    fields = payload.signed_fields("turn-1", "research-assistant", "r1")
+
+    assert fields == {
+        "workflow_id": "turn-1",
+        "agent_id": "research-assistant",
+        "author": "alice",
+        "reason": "wrong workspace",
+        "first_run_id": "r1",
+    }
+    check = signature_problem(kind, fields, signed.signature, KNOWN_PUBLIC, None)
+    assert check is None
+    elsewhere = payload.signed_fields("turn-1", "research-assistant", "r2")
+    assert "does not verify" in str(
+        signature_problem(kind, elsewhere, signed.signature, KNOWN_PUBLIC, None)
+    )
+    # A cancel cannot pass for an interrupt with the same reason, nor the other way round.
+    other = INTERRUPT if kind == CANCEL else CANCEL
+    assert "does not verify" in str(
+        signature_problem(other, fields, signed.signature, KNOWN_PUBLIC, None)
+    )
+    assert kind not in (STEER, DECISION)
 
 
 def test_the_input_digest_is_the_sha256_of_the_jcs_of_the_input() -> None:
@@ -73,12 +164,13 @@ def test_the_input_digest_is_the_sha256_of_the_jcs_of_the_input() -> None:
 def test_numbers_are_signed_as_javascript_and_go_write_them() -> None:
     # The reason for format 2: Python wrote 5.0, which no JavaScript or Go signer produces.
     extension = ExtendBudgetInput(cost_usd=5, approver="alice")
-    fields = extension.signed_fields("turn-1", "research-assistant", 1)
+    fields = extension.signed_fields("turn-1", "research-assistant", 1, KNOWN_RUN)
 
     signed = signed_bytes(BUDGET_EXTENSION, fields, KNOWN_EXPIRES_AT)
 
-    assert signed.startswith(b"turnkeeper-budget-extension-v2\n")
+    assert signed.startswith(b"turnkeeper-budget-extension-v3\n")
     assert b'"cost_usd":5,' in signed
+    fields = extension.signed_fields("turn-1", "research-assistant", 1)
     legacy = signed_bytes(BUDGET_EXTENSION, fields, KNOWN_EXPIRES_AT, LEGACY_SIGNING_VERSION)
     assert b'"cost_usd":5.0,' in legacy
 
@@ -106,7 +198,7 @@ def test_format_1_bytes_and_signatures_are_as_they_were() -> None:
         signature_problem(DECISION, LEGACY_FIELDS, signature, KNOWN_PUBLIC, BEFORE_EXPIRY, 1)
         is None
     )
-    assert "not as turnkeeper-decision-v2" in str(
+    assert "not as turnkeeper-decision-v3" in str(
         signature_problem(DECISION, KNOWN_FIELDS, signature, KNOWN_PUBLIC, BEFORE_EXPIRY)
     )
 
@@ -153,6 +245,7 @@ def test_only_the_base64_an_encoder_writes_is_accepted() -> None:
         {"remember": True},
         {"approver": "bob"},
         {"call_input_sha256": input_digest({**KNOWN_INPUT, "content": "MALLORY"})},
+        {"first_run_id": "another-run"},
     ],
     ids=lambda change: next(iter(change)),
 )
@@ -243,20 +336,21 @@ def test_an_approve_payload_signs_its_own_fields_and_a_grant_keeps_them() -> Non
         input={"path": "a.md", "content": "é"},
     )  # fmt: skip
     expires = BEFORE_EXPIRY + timedelta(minutes=5)
-    call = SignedCall("turn-9", "agent-9", "write_file", {"path": "a.md", "content": "A"})
+    call = SignedCall("turn-9", "agent-9", "write_file", {"path": "a.md", "content": "A"}, "r9")
     signed = decision.signed_with(KNOWN_KEY, call, expires)
     assert signed.signature is not None
 
-    grant = SignedGrant.of(signed, call, 2)
+    grant = SignedGrant.of(signed, call, 3)
 
     assert grant is not None
     assert grant.signed_fields() == signed.signed_fields(call)
     assert grant.call_input_sha256 == input_digest({"path": "a.md", "content": "A"})
+    assert grant.first_run_id == "r9"
     problem = signature_problem(
         DECISION, grant.signed_fields(), grant.signature, KNOWN_PUBLIC, BEFORE_EXPIRY
     )
     assert problem is None
-    assert SignedGrant.of(decision, call, 2) is None  # unsigned
+    assert SignedGrant.of(decision, call, 3) is None  # unsigned
     # Through JSON, as Temporal carries it, the payload is the same.
     assert ApproveInput.model_validate_json(signed.model_dump_json()) == signed
 

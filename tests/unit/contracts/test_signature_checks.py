@@ -37,7 +37,7 @@ KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 PUBLIC = public_key_line(KEY)
 EXPIRES = datetime(2026, 11, 23, 15, 4, 5, tzinfo=UTC)
 BEFORE = EXPIRES - timedelta(seconds=1)
-FIELDS = {**UNSIGNED_DECISION, "call_input_sha256": None}
+FIELDS = {**UNSIGNED_DECISION, "call_input_sha256": None, "first_run_id": "run-1"}
 LEGACY_FIELDS = decision_fields(**UNSIGNED_DECISION, call_input_sha256=None, version=1)  # type: ignore[arg-type]
 _BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
@@ -152,10 +152,10 @@ def test_a_signature_of_one_kind_is_refused_as_the_other() -> None:
 
     assert extension.value != decision.value
     assert signature_problem(BUDGET_EXTENSION, FIELDS, extension, PUBLIC, BEFORE) is None
-    assert "not as turnkeeper-decision-v2" in str(
+    assert "not as turnkeeper-decision-v3" in str(
         signature_problem(DECISION, FIELDS, extension, PUBLIC, BEFORE)
     )
-    assert "not as turnkeeper-budget-extension-v2" in str(
+    assert "not as turnkeeper-budget-extension-v3" in str(
         signature_problem(BUDGET_EXTENSION, FIELDS, decision, PUBLIC, BEFORE)
     )
 
@@ -206,6 +206,6 @@ def test_signed_json_is_rfc_8785_byte_for_byte() -> None:
     # What is signed: the context line, then the fields and the expiry in that same form.
     assert input_digest(RFC_VALUES) == hashlib.sha256(expected_values).hexdigest()
     # What is signed: the context line, then the fields and the expiry in that same form.
-    assert signed_bytes(DECISION, RFC_VALUES, "2026-11-23T15:04:05Z") == (
+    assert signed_bytes(DECISION, RFC_VALUES, "2026-11-23T15:04:05Z", 2) == (
         b'turnkeeper-decision-v2\n{"expires_at":"2026-11-23T15:04:05Z",' + expected_values[1:]
     )

@@ -23,6 +23,7 @@ from turnkeeper.contracts.decision_signing import (
     signed_bytes,
 )
 from turnkeeper.contracts.signals import ApproveInput, SignedCall
+from turnkeeper.contracts.steering import CancelInput, InterruptInput, SteerInput
 
 ROOT = Path(__file__).parents[3]
 VECTORS = json.loads((ROOT / "docs" / "signing-vectors.json").read_text(encoding="utf-8"))
@@ -33,14 +34,30 @@ def vector_ids(vector: dict[str, Any]) -> str:
     return vector["name"]
 
 
+INTERVENTIONS = {"steer": SteerInput, "interrupt": InterruptInput, "cancel": CancelInput}
+
+
 def fields_from_payload(vector: dict[str, Any]) -> dict[str, Any]:
     """The signed fields as the product derives them from what a client sends."""
-    workflow_id, agent_id = VECTORS["workflow_id"], VECTORS["agent_id"]
+    workflow_id, agent_id, run = (
+        VECTORS["workflow_id"],
+        VECTORS["agent_id"],
+        VECTORS["first_run_id"],
+    )
     if vector["kind"] == DECISION:
-        call = SignedCall(workflow_id, agent_id, vector["call"]["tool"], vector["call"]["input"])
+        tool, call_input = vector["call"]["tool"], vector["call"]["input"]
+        call = SignedCall(workflow_id, agent_id, tool, call_input, run)
         return ApproveInput.model_validate(vector["payload"]).signed_fields(call)
+    if vector["kind"] in INTERVENTIONS:
+        payload = INTERVENTIONS[vector["kind"]].model_validate(vector["payload"])
+        return payload.signed_fields(workflow_id, agent_id, run)
     extension = ExtendBudgetInput.model_validate(vector["payload"])
-    return extension.signed_fields(workflow_id, agent_id, vector["request"])
+    return extension.signed_fields(workflow_id, agent_id, vector["request"], run)
+
+
+def test_every_kind_has_a_vector() -> None:
+    kinds = {vector["kind"] for vector in VECTORS["vectors"]}
+    assert {DECISION, "budget-extension", "steer", "cancel"} <= kinds
 
 
 @pytest.mark.parametrize("vector", VECTORS["vectors"], ids=vector_ids)
@@ -53,6 +70,7 @@ def test_our_signer_gives_every_byte_of_the_vector(vector: dict[str, Any]) -> No
     assert made == expected == vector["signed_text"].encode("utf-8")
     assert fields_from_payload(vector) == vector["fields"]
     assert signature == Signature(expires_at=vector["expires_at"], value=vector["signature"])
+    assert vector["fields"]["first_run_id"] == VECTORS["first_run_id"]
     if vector["kind"] == DECISION and vector["call"]["input"] is not None:
         assert input_digest(vector["call"]["input"]) == vector["fields"]["call_input_sha256"]
 

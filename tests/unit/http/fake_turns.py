@@ -126,6 +126,9 @@ class FakeTurns:
         self.updates.append((update, payload))
         return {"accepted": True, "iteration": 2}
 
-    async def cancel(self, workflow_id: str) -> None:
+    async def cancel(
+        self, workflow_id: str, author: str | None = None, key: Ed25519PrivateKey | None = None
+    ) -> None:
         await self.running(workflow_id)
-        self.updates.append(("cancel", {}))
+        self.keys.append(key)
+        self.updates.append(("cancel", {"author": author} if author else {}))

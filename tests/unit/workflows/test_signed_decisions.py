@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from turnkeeper.contracts.approvals import SignedGrant, StandingApproval
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.decision_signing import (
+    CANONICAL_SIGNING_VERSION,
     LEGACY_SIGNING_VERSION,
     SIGNING_VERSION,
     public_key_line,
@@ -29,6 +30,7 @@ from tests.unit.builders import START
 ANN = Ed25519PrivateKey.generate()
 MALLORY = Ed25519PrivateKey.generate()
 TURN = "turn-1"
+RUN = "run-1"
 LATER = START + timedelta(hours=1)
 HARMLESS = {"path": "note.md", "content": "harmless"}
 _BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -52,8 +54,8 @@ def decision(call_id: str = "c1", approver: str = "ann", **fields: object) -> Ap
 def call(tool: str = "write_file", call_input: dict | None = None) -> SignedCall:
     """A call of `tool` with `call_input` (the harmless write unless given) in TURN; `*`: all."""
     if tool == ALL_PENDING:
-        return SignedCall(TURN, KEYED.id, ALL_PENDING)
-    return SignedCall(TURN, KEYED.id, tool, HARMLESS if call_input is None else call_input)
+        return SignedCall(TURN, KEYED.id, ALL_PENDING, first_run_id=RUN)
+    return SignedCall(TURN, KEYED.id, tool, HARMLESS if call_input is None else call_input, RUN)
 
 
 def signed(
@@ -112,9 +114,23 @@ def test_a_signature_for_another_input_under_the_same_call_id_does_not_verify() 
     assert "signature does not verify" in problem(signed(decision()), mallory)
 
 
-def test_a_format_1_signature_is_refused_by_a_format_2_run_and_verified_by_a_format_1_run() -> None:
+def test_a_signature_for_one_run_is_refused_by_a_later_turn_under_the_same_workflow_id() -> None:
+    made = signed(decision())
+    next_turn = SignedCall(TURN, KEYED.id, "write_file", HARMLESS, "run-of-the-next-turn")
+    assert "signature does not verify" in problem(made, next_turn)
+
+
+def test_a_format_2_signature_is_refused_by_a_format_3_run_and_verified_by_a_format_2_run() -> None:
+    v2 = signed(decision(), version=CANONICAL_SIGNING_VERSION)
+    assert "not as turnkeeper-decision-v3" in problem(v2)
+    # A run whose history began before format 3 verifies it, as it did when it was recorded.
+    assert check(v2, version=CANONICAL_SIGNING_VERSION) is None
+    assert "does not verify" in problem(signed(decision()), version=CANONICAL_SIGNING_VERSION)
+
+
+def test_a_format_1_signature_is_refused_by_a_format_3_run_and_verified_by_a_format_1_run() -> None:
     legacy = signed(decision(), version=LEGACY_SIGNING_VERSION)
-    assert "not as turnkeeper-decision-v2" in problem(legacy)
+    assert "not as turnkeeper-decision-v3" in problem(legacy)
     # A run whose history began before format 2 verifies it, as it did when it was recorded.
     assert check(legacy, version=LEGACY_SIGNING_VERSION) is None
     assert "does not verify" in problem(signed(decision()), version=LEGACY_SIGNING_VERSION)
@@ -166,16 +182,18 @@ def extension(approver: str = "ann", **amounts: object) -> ExtendBudgetInput:
 
 
 def test_a_signed_extension_applies_to_its_own_request_only() -> None:
-    made = extension().signed_with(ANN, TURN, KEYED.id, 1, LATER)
-    assert extension_problem(KEYED, made, TURN, 1, START, SIGNING_VERSION) is None
-    other = extension_problem(KEYED, made, TURN, 2, START, SIGNING_VERSION)
+    made = extension().signed_with(ANN, TURN, KEYED.id, 1, LATER, first_run_id=RUN)
+    assert extension_problem(KEYED, made, TURN, 1, START, SIGNING_VERSION, RUN) is None
+    other = extension_problem(KEYED, made, TURN, 2, START, SIGNING_VERSION, RUN)
     assert other is not None and "signature does not verify" in other
+    next_turn = extension_problem(KEYED, made, TURN, 1, START, SIGNING_VERSION, "run-2")
+    assert next_turn is not None and "signature does not verify" in next_turn
 
 
 def test_a_decision_signature_does_not_pass_for_an_extension() -> None:
     made = signed(decision())
     smuggled = extension().model_copy(update={"signature": made.signature})
-    found = extension_problem(KEYED, smuggled, TURN, 1, START, SIGNING_VERSION)
+    found = extension_problem(KEYED, smuggled, TURN, 1, START, SIGNING_VERSION, RUN)
     assert found is not None and "signature does not verify" in found
 
 
@@ -205,7 +223,7 @@ def test_a_grant_stored_before_format_2_still_verifies_in_format_1() -> None:
     assert approval.grant is not None and approval.grant.call_input_sha256 is None
     assert standing_problem(KEYED, approval) is None
     # Relabelled as format 2 it does not verify: the label is part of what is checked.
-    relabelled = approval.grant.model_copy(update={"signing_version": SIGNING_VERSION})
+    relabelled = approval.grant.model_copy(update={"signing_version": CANONICAL_SIGNING_VERSION})
     found = standing_problem(KEYED, approval.model_copy(update={"grant": relabelled}))
     assert found is not None and "does not verify" in found
 

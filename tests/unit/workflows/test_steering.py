@@ -1,6 +1,7 @@
 """Steering's pure parts: where a queued steer joins the conversation, which iteration reads it,
-the payloads the updates refuse, why the validators refuse a steer or interrupt, and the signing
-kinds that keep a steer's signature from passing for an interrupt or a decision."""
+the payloads the updates refuse, why the validators refuse a steer, interrupt or cancel, and the
+signing kinds and the first run that keep a signature from passing for another kind or another
+turn under the same workflow id."""
 
 from __future__ import annotations
 
@@ -14,9 +15,16 @@ from pydantic import ValidationError
 from temporalio import workflow
 from turnkeeper.contracts import decision_signing
 from turnkeeper.contracts.activity_io import ModelCallResult
-from turnkeeper.contracts.decision_signing import DECISION, public_key_line
+from turnkeeper.contracts.decision_signing import DECISION, SIGNING_VERSION, public_key_line
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from turnkeeper.contracts.steering import INTERRUPT, STEER, InterruptInput, SteerInput
+from turnkeeper.contracts.steering import (
+    CANCEL,
+    INTERRUPT,
+    STEER,
+    CancelInput,
+    InterruptInput,
+    SteerInput,
+)
 from turnkeeper.contracts.turn import Usage
 from turnkeeper.workflows import handler_inputs as inputs
 from turnkeeper.workflows.steering import Interrupted, Steering
@@ -26,6 +34,7 @@ from tests.unit.builders import START, request, turn
 from tests.unit.workflow_clock import WorkflowClock
 
 WORKFLOW_ID = "turn-steered"
+RUN = "run-of-this-turn"
 
 
 @pytest.fixture
@@ -161,9 +170,11 @@ def test_an_interrupt_after_a_model_call_starts_none_of_its_tools() -> None:
 
 
 def keyed(alice: Ed25519PrivateKey) -> Turn:
-    return turn(
+    t = turn(
         request(agent={"approvers": [{"name": "alice", "public_key": public_key_line(alice)}]})
     )
+    t.verify_signatures_as(SIGNING_VERSION, RUN)
+    return t
 
 
 def test_a_keyed_turn_takes_signed_steers_once(in_workflow: WorkflowClock) -> None:
@@ -172,21 +183,25 @@ def test_a_keyed_turn_takes_signed_steers_once(in_workflow: WorkflowClock) -> No
     unsigned = SteerInput(message="Go on.", author="alice")
     found = steering.problem(t, unsigned)
     assert found is not None and "the steer is not signed" in found
-    signed = unsigned.signed_with(alice, WORKFLOW_ID, "unit-agent", START + timedelta(minutes=5))
+    expires = START + timedelta(minutes=5)
+    signed = unsigned.signed_with(alice, WORKFLOW_ID, "unit-agent", expires, first_run_id=RUN)
     assert steering.problem(t, signed) is None
 
     steering.steer(t, signed, START)
 
     found = steering.problem(t, signed)
     assert found is not None and "applied already" in found
-    elsewhere = unsigned.signed_with(
-        alice, "turn-other", "unit-agent", START + timedelta(minutes=5)
-    )
+    elsewhere = unsigned.signed_with(alice, "turn-other", "unit-agent", expires, first_run_id=RUN)
     found = steering.problem(t, elsewhere)
+    assert found is not None and "does not verify" in found
+    earlier_turn = unsigned.signed_with(
+        alice, WORKFLOW_ID, "unit-agent", expires, first_run_id="run-of-an-earlier-turn"
+    )
+    found = steering.problem(t, earlier_turn)
     assert found is not None and "does not verify" in found
     in_workflow.advance(s=600)
     again = unsigned.model_copy(update={"message": "Again."}).signed_with(
-        alice, WORKFLOW_ID, "unit-agent", START + timedelta(minutes=5)
+        alice, WORKFLOW_ID, "unit-agent", expires, first_run_id=RUN
     )
     found = steering.problem(t, again)
     assert found is not None and "expired" in found
@@ -198,7 +213,7 @@ def test_a_steer_signature_is_no_interrupt_and_no_decision(in_workflow: Workflow
     expires = START + timedelta(minutes=5)
     signature = (
         SteerInput(message="m", author="alice")
-        .signed_with(alice, WORKFLOW_ID, "unit-agent", expires)
+        .signed_with(alice, WORKFLOW_ID, "unit-agent", expires, first_run_id=RUN)
         .signature
     )
     assert signature is not None
@@ -206,9 +221,34 @@ def test_a_steer_signature_is_no_interrupt_and_no_decision(in_workflow: Workflow
     as_interrupt = InterruptInput(author="alice", signature=signature)
     found = steering.problem(t, as_interrupt)
     assert found is not None and "does not verify" in found
-    fields = SteerInput(message="m", author="alice").signed_fields(WORKFLOW_ID, "unit-agent")
+    fields = SteerInput(message="m", author="alice").signed_fields(WORKFLOW_ID, "unit-agent", RUN)
     key = public_key_line(alice)
     assert decision_signing.signature_problem(STEER, fields, signature, key, START) is None
-    for kind in (INTERRUPT, DECISION):
+    for kind in (INTERRUPT, CANCEL, DECISION):
         found = decision_signing.signature_problem(kind, fields, signature, key, START)
-        assert found is not None and f"turnkeeper-{kind}-v2" in found
+        assert found is not None and f"turnkeeper-{kind}-v3" in found
+
+
+def test_a_keyed_turn_takes_a_cancel_signed_for_its_run_only(in_workflow: WorkflowClock) -> None:
+    alice = Ed25519PrivateKey.generate()
+    t, steering = keyed(alice), Steering()
+    unsigned = CancelInput(reason="wrong workspace", author="alice")
+    expires = START + timedelta(minutes=5)
+    found = steering.problem(t, unsigned)
+    assert found is not None and "the cancel is not signed" in found
+    assert "(turnkeeper cancel --key)" in found
+    earlier = unsigned.signed_with(alice, WORKFLOW_ID, "unit-agent", expires, 3, "run-before")
+    found = steering.problem(t, earlier)
+    assert found is not None and "does not verify" in found
+    by_mallory = unsigned.model_copy(update={"author": "mallory"})
+    found = steering.problem(t, by_mallory)
+    assert found is not None and "'mallory' may not cancel turns of this agent" in found
+    # An interrupt's signature does not cancel, even with the same reason.
+    interrupt = InterruptInput(reason="wrong workspace", author="alice")
+    signature = interrupt.signed_with(alice, WORKFLOW_ID, "unit-agent", expires, 3, RUN).signature
+    found = steering.problem(t, unsigned.model_copy(update={"signature": signature}))
+    assert found is not None and "does not verify" in found
+
+    signed = unsigned.signed_with(alice, WORKFLOW_ID, "unit-agent", expires, 3, RUN)
+    steering.interrupt_turn(t, interrupt, START)  # a cancel still goes past an interrupt
+    assert steering.problem(t, signed) is None

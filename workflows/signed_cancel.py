@@ -1,0 +1,83 @@
+"""An approver's `cancel` update, inside the turn: checked as an interrupt is (approvers, and on
+a keyed turn a signature of kind `cancel` bound to the turn's first run, workflows/steering.py),
+then Temporal is asked to cancel the turn, so that it ends exactly as a client's cancellation
+ends it (the cancelled path of `AgentTurnWorkflow._run`: partial report, sub-agents cancelled,
+parent told). A workflow cannot request its own cancellation (the server answers that the
+external workflow is not found), so the `cancel_turn` activity asks for it, naming the turn's
+first run: it follows the turn across continue-as-new and never reaches a later turn started
+under the same workflow id."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Final
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from turnkeeper.contracts.names import ACTIVITY_CANCEL_TURN
+    from turnkeeper.contracts.steering import (
+        CancelInput,
+        CancelResult,
+        CancelTurnInput,
+    )
+    from turnkeeper.workflows.steering import Steering, stopping
+    from turnkeeper.workflows.turn_state import Turn
+
+# One call to the Temporal service: retried a few times, then the update says it failed.
+_REQUEST_TIMEOUT: Final = timedelta(seconds=30)
+_REQUEST_RETRIES: Final = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=5))
+
+
+class SignedCancels:
+    """The accepted `cancel` of one run, and whether its request to Temporal is still out."""
+
+    def __init__(self, steering: Steering) -> None:
+        self._steering = steering
+        self._requesting = False
+
+    def accept(self, turn: Turn, cancel: CancelInput, now: datetime) -> CancelResult:
+        """Records the cancel; from now on the turn takes no steer, interrupt or cancel."""
+        record = stopping(turn, cancel, now)
+        self._steering.cancel = record
+        turn.record_cancel(record)
+        return CancelResult(iteration=turn.iteration)
+
+    async def request(self, cancel: CancelInput) -> None:
+        """Asks Temporal to cancel this turn, and returns once it has taken the request.
+
+        Raises:
+            ApplicationError: Temporal did not take it; the turn goes on and takes another cancel.
+        """
+        info = workflow.info()
+        reason = f"cancelled by {cancel.author or 'an approver'}"
+        if cancel.reason:
+            reason += f": {cancel.reason}"
+        target = CancelTurnInput(
+            workflow_id=info.workflow_id, first_run_id=info.first_execution_run_id, reason=reason
+        )
+        self._requesting = True
+        try:
+            await workflow.execute_activity(
+                ACTIVITY_CANCEL_TURN,
+                target,
+                start_to_close_timeout=_REQUEST_TIMEOUT,
+                retry_policy=_REQUEST_RETRIES,
+            )
+        except ActivityError as err:
+            self._steering.cancel = None
+            raise ApplicationError(
+                f"Temporal did not take the cancellation of the turn: {err.cause or err}",
+                non_retryable=True,
+            ) from None
+        finally:
+            self._requesting = False
+
+    async def settled(self) -> None:
+        """Waits, as a cancelled turn ends, for an accepted cancel's request to return, so that
+        its update answers before the workflow closes. Nothing to wait for without one, as in
+        every history recorded before the update existed."""
+        if self._requesting:
+            await workflow.wait_condition(lambda: not self._requesting)
