@@ -64,14 +64,20 @@ async def agent_of(handle: WorkflowHandle) -> str:
 
 
 def verifies(
-    payload: dict[str, Any], workflow_id: str, key: Ed25519PrivateKey, agent_id: str, tool: str
+    payload: dict[str, Any],
+    handle: WorkflowHandle,
+    key: Ed25519PrivateKey,
+    agent_id: str,
+    tool: str,
 ) -> str | None:
-    """Why `payload` is not alice's signed decision on the write of a.md, or None."""
+    """Why `payload` is not alice's signed decision on the write of a.md in the turn of `handle`
+    (its workflow id and first run), or None."""
     decision = ApproveInput.model_validate(payload)
     assert decision.signature is not None
+    run = handle.first_execution_run_id
     return signature_problem(
         DECISION,
-        decision.signed_fields(SignedCall(workflow_id, agent_id, tool, WRITE_A[1])),
+        decision.signed_fields(SignedCall(handle.id, agent_id, tool, WRITE_A[1], run)),
         decision.signature,
         public_key_line(key),
         datetime.now(UTC),
@@ -152,7 +158,7 @@ async def test_print_gives_a_payload_the_temporal_cli_can_send(
         "alice",
         "reviewed ✓",
     )
-    assert verifies(payload, handle.id, alice_key, await agent_of(handle), "write_file") is None
+    assert verifies(payload, handle, alice_key, await agent_of(handle), "write_file") is None
     expires = parse_expires_at(payload["signature"]["expires_at"])
     assert timedelta(seconds=80) < expires - datetime.now(UTC) <= timedelta(seconds=90)
     assert payload["signature"]["expires_at"].endswith("Z")  # ISO-8601 UTC, whole seconds
@@ -199,7 +205,7 @@ async def test_a_protected_key_asks_for_its_passphrase(
     agent_id = await agent_of(handle)
     await handle.cancel()
     assert payload["approved"] is False
-    assert verifies(payload, handle.id, alice_key, agent_id, "write_file") is None
+    assert verifies(payload, handle, alice_key, agent_id, "write_file") is None
     assert wrong.exit_code == 2 and "wrong passphrase" in wrong.stderr
     assert none.exit_code == 2 and PASSPHRASE_ENV in none.stderr
 

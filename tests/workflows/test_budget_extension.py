@@ -254,11 +254,20 @@ class Approver:
         return {"name": self.name, "public_key": public_key_line(self.key)}
 
     def sign(
-        self, payload: dict[str, Any], workflow_id: str, request: int, agent_id: str
+        self,
+        payload: dict[str, Any],
+        workflow_id: str,
+        request: int,
+        agent_id: str,
+        run: str | None = "run-of-a-turn-elsewhere",
     ) -> dict[str, Any]:
+        """Signs `payload` for budget request `request` of the turn `workflow_id` whose first
+        run is `run`."""
         extension = ExtendBudgetInput.model_validate({"approver": self.name, **payload})
         expires = datetime.now(UTC) + timedelta(minutes=5)
-        signed = extension.signed_with(self.key, workflow_id, agent_id, request, expires)
+        signed = extension.signed_with(
+            self.key, workflow_id, agent_id, request, expires, first_run_id=run
+        )
         return signed.model_dump(mode="json", exclude_none=True)
 
 
@@ -271,33 +280,39 @@ async def test_keyed_approvers_extend_only_with_a_signature_for_this_request(
     agent = {"id": "keyed-agent", "max_iterations": 1, "approvers": [alice.entry(), "bob"]}
     handle = await turns.start(pausing(key, {}, **agent))
     await wait_for_budget_request(handle)
-    wid, more = handle.id, {"iterations": 1}
+    wid, run, more = handle.id, handle.first_execution_run_id, {"iterations": 1}
 
     unsigned = await refusal(handle, {**more, "approver": "alice"})
     assert "the budget extension is not signed" in unsigned
     assert "'bob' has no public key" in await refusal(handle, {**more, "approver": "bob"})
-    forged = mallory.sign(more, wid, 1, "keyed-agent") | {"approver": "alice"}
+    forged = mallory.sign(more, wid, 1, "keyed-agent", run) | {"approver": "alice"}
     assert "does not verify" in await refusal(handle, forged)
     other_turn = alice.sign(more, "turn-elsewhere", 1, "keyed-agent")
     assert "does not verify" in await refusal(handle, other_turn)
-    other_request = alice.sign(more, wid, 2, "keyed-agent")
+    other_request = alice.sign(more, wid, 2, "keyed-agent", run)
     assert "does not verify" in await refusal(handle, other_request)
-    changed = alice.sign(more, wid, 1, "keyed-agent") | {"iterations": 50}
+    earlier_turn = alice.sign(more, wid, 1, "keyed-agent", "run-of-an-earlier-turn")
+    assert "does not verify" in await refusal(handle, earlier_turn)
+    other_request = alice.sign(more, wid, 2, "keyed-agent", run)
+    assert "does not verify" in await refusal(handle, other_request)
+    changed = alice.sign(more, wid, 1, "keyed-agent", run) | {"iterations": 50}
     assert "does not verify" in await refusal(handle, changed)
     # A decision's signature over the same words is of another kind: it never extends a budget.
     decision = ApproveInput(call_id="1", approved=True, approver="alice").signed_with(
-        alice.key, SignedCall(wid, "keyed-agent", "*"), datetime.now(UTC) + timedelta(minutes=5)
+        alice.key,
+        SignedCall(wid, "keyed-agent", "*", first_run_id=run),
+        datetime.now(UTC) + timedelta(minutes=5),
     )
     passed_off = {**more, "approver": "alice", "signature": decision.signature.model_dump()}
     assert "does not verify" in await refusal(handle, passed_off)
 
-    first = alice.sign(more, wid, 1, "keyed-agent")
+    first = alice.sign(more, wid, 1, "keyed-agent", run)
     result = await extend(handle, first)
     assert result.extension.signed
     await wait_for_budget_request(handle)
     # The signature of request 1 cannot answer request 2.
     assert "does not verify" in await refusal(handle, first)
-    await extend(handle, alice.sign(more, wid, 2, "keyed-agent"))
+    await extend(handle, alice.sign(more, wid, 2, "keyed-agent", run))
 
     report: AgentReport = await handle.result()
     assert report.output == "Done."
@@ -309,7 +324,7 @@ def as_a_javascript_signer_signs(
 ) -> dict[str, str]:
     """The signature a JavaScript or Go client makes by the README: the context line, then the
     fields and expiry in JCS (`canonical`, written out as `JSON.stringify` writes them)."""
-    value = key.sign(b"turnkeeper-budget-extension-v2\n" + canonical.encode())
+    value = key.sign(b"turnkeeper-budget-extension-v3\n" + canonical.encode())
     return {"expires_at": expires_at, "value": base64.b64encode(value).decode()}
 
 
@@ -327,7 +342,8 @@ async def test_a_signed_extension_of_whole_dollars_from_another_language_verifie
     expires_at = (datetime.now(UTC) + timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
     canonical = (
         '{"agent_id":"keyed-agent","approver":"alice","cost_usd":5,'
-        f'"expires_at":"{expires_at}","iterations":null,"reason":"","request":1,'
+        f'"expires_at":"{expires_at}","first_run_id":"{handle.first_execution_run_id}",'
+        '"iterations":null,"reason":"","request":1,'
         f'"time_ms":null,"tool_interactions":null,"workflow_id":"{handle.id}"}}'
     )
     signature = as_a_javascript_signer_signs(alice.key, canonical, expires_at)

@@ -29,7 +29,7 @@ from turnkeeper.contracts.approvals import (
     SignedGrant,
     approval_cache_id,
 )
-from turnkeeper.contracts.decision_signing import public_key_line
+from turnkeeper.contracts.decision_signing import SIGNING_VERSION, public_key_line
 from turnkeeper.contracts.names import QUERY_STATUS, SIGNAL_APPROVE, UPDATE_DECIDE, WORKFLOW_TYPE
 from turnkeeper.contracts.signals import (
     ALL_PENDING,
@@ -58,6 +58,7 @@ from turnkeeper.testing.fake_anthropic import FakeAnthropic
 # The agent of the keyed turns; tests that remember use an agent (and approval cache) of their own.
 SIGNED_AGENT = "signed-agent"
 WRITE_A = ("write_file", {"path": "a.md", "content": "A"})
+ELSEWHERE_RUN = "run-of-a-turn-elsewhere"
 WRITE_B = ("write_file", {"path": "b.md", "content": "B"})
 EDIT_1 = {"path": "a.md", "content": "what alice saw"}
 EDIT_2 = {"path": "a.md", "content": "what mallory wants"}
@@ -77,7 +78,7 @@ class Signer:
     def sign(
         self,
         payload: dict[str, Any],
-        workflow_id: str,
+        where: WorkflowHandle | str,
         expires: datetime | None = None,
         *,
         agent_id: str = SIGNED_AGENT,
@@ -85,13 +86,23 @@ class Signer:
         call_input: dict[str, Any] = WRITE_A[1],
     ) -> dict[str, Any]:
         """Signs `payload` for a call of `tool` with `call_input` (default: the write of a.md,
-        which most tests decide; every waiting call: `*`) in the turn."""
+        which most tests decide; every waiting call: `*`) in the turn `where` (a handle: its
+        workflow id and first run; a workflow id alone: a turn elsewhere)."""
         decision = ApproveInput.model_validate({"approver": self.name, **payload})
         expires = expires or datetime.now(UTC) + timedelta(minutes=10)
-        call = SignedCall(workflow_id, agent_id, tool, call_input)
+        workflow_id, run = turn_of(where)
+        call = SignedCall(workflow_id, agent_id, tool, call_input, run)
         if decision.call_id == ALL_PENDING:
-            call = SignedCall(workflow_id, agent_id, ALL_PENDING)
+            call = SignedCall(workflow_id, agent_id, ALL_PENDING, first_run_id=run)
         return decision.signed_with(self.key, call, expires).model_dump(mode="json")
+
+
+def turn_of(where: WorkflowHandle | str) -> tuple[str, str]:
+    """The workflow id and first run id that a signature for `where` binds."""
+    if isinstance(where, str):
+        return where, ELSEWHERE_RUN
+    assert where.first_execution_run_id is not None, "a handle from start_workflow"
+    return where.id, where.first_execution_run_id
 
 
 def keyed_request(key: str, approvers: list[Any], agent_id: str | None = None) -> dict[str, Any]:
@@ -135,13 +146,14 @@ async def history_length(handle: WorkflowHandle) -> int:
 
 
 def hand_signed(
-    payload: dict[str, Any], workflow_id: str, key: Ed25519PrivateKey, call_input: dict
+    payload: dict[str, Any], turn: WorkflowHandle, key: Ed25519PrivateKey, call_input: dict
 ) -> dict:
     """Signs as the README documents it, with a JCS library and without turnkeeper's helpers:
     what any client can do."""
     expires_at = (datetime.now(UTC) + timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
     signed = {
-        "workflow_id": workflow_id,
+        "workflow_id": turn.id,
+        "first_run_id": turn.first_execution_run_id,
         "agent_id": SIGNED_AGENT,
         "call_id": payload["call_id"],
         "tool": "write_file",
@@ -153,13 +165,13 @@ def hand_signed(
         "approver": payload["approver"],
         "expires_at": expires_at,
     }
-    value = key.sign(b"turnkeeper-decision-v2\n" + rfc8785.dumps(signed))
+    value = key.sign(b"turnkeeper-decision-v3\n" + rfc8785.dumps(signed))
     signature = {"expires_at": expires_at, "value": base64.b64encode(value).decode()}
     return {**payload, "signature": signature}
 
 
 def forgeries(
-    alice: Signer, workflow_id: str, call: str, other_call: str
+    alice: Signer, turn: WorkflowHandle, call: str, other_call: str
 ) -> dict[str, tuple[dict[str, Any], str]]:
     """Every way we know to try deciding `call` without alice's consent, with the reason the
     turn must give. The turn lists alice (keyed) and bob (a plain name)."""
@@ -174,16 +186,16 @@ def forgeries(
             "does not verify",
         ),
         "malformed signature": ({**base, "signature": "trust me"}, "signature"),
-        "signed by a key not listed": (impostor.sign(base, workflow_id), "does not verify"),
+        "signed by a key not listed": (impostor.sign(base, turn), "does not verify"),
         "copied from another call": (
             {
-                **alice.sign({**base, "call_id": other_call}, workflow_id, call_input=WRITE_B[1]),
+                **alice.sign({**base, "call_id": other_call}, turn, call_input=WRITE_B[1]),
                 "call_id": call,
             },
             "does not verify",
         ),
         "signed for another input of the call": (
-            alice.sign(base, workflow_id, call_input=WRITE_B[1]),
+            alice.sign(base, turn, call_input=WRITE_B[1]),
             "does not verify",
         ),
         "copied from another workflow": (
@@ -191,36 +203,36 @@ def forgeries(
             "does not verify",
         ),
         "input altered after signing": (
-            {**alice.sign({**base, "input": EDIT_1}, workflow_id), "input": EDIT_2},
+            {**alice.sign({**base, "input": EDIT_1}, turn), "input": EDIT_2},
             "does not verify",
         ),
         "reason altered after signing": (
-            {**alice.sign(base, workflow_id), "reason": "changed"},
+            {**alice.sign(base, turn), "reason": "changed"},
             "does not verify",
         ),
         "rejection turned into an approval": (
-            {**alice.sign({**base, "approved": False}, workflow_id), "approved": True},
+            {**alice.sign({**base, "approved": False}, turn), "approved": True},
             "does not verify",
         ),
         "remember added after signing": (
-            {**alice.sign(base, workflow_id), "remember": True},
+            {**alice.sign(base, turn), "remember": True},
             "does not verify",
         ),
         "expired": (
-            alice.sign(base, workflow_id, expires=datetime.now(UTC) - timedelta(seconds=1)),
+            alice.sign(base, turn, expires=datetime.now(UTC) - timedelta(seconds=1)),
             "expired at",
         ),
         "one call's signature used for '*'": (
-            {**alice.sign(base, workflow_id), "call_id": "*"},
+            {**alice.sign(base, turn), "call_id": "*"},
             "does not verify",
         ),
         "plain-name approver (no key)": ({**base, "approver": "bob"}, "'bob' has no public key"),
         "plain-name approver, self-signed": (
-            Signer("bob").sign({**base, "approver": "bob"}, workflow_id),
+            Signer("bob").sign({**base, "approver": "bob"}, turn),
             "'bob' has no public key",
         ),
         "unlisted approver, self-signed": (
-            Signer("mallory").sign({**base, "approver": "mallory"}, workflow_id),
+            Signer("mallory").sign({**base, "approver": "mallory"}, turn),
             "'mallory' may not decide",
         ),
     }
@@ -242,7 +254,7 @@ async def test_forged_decisions_are_refused_and_the_turn_keeps_waiting(
     handle = await turns.start(keyed_request(key, [alice.entry(), "bob"]))
     first, second = (await wait_for_pending(handle, count=2)).pending
     both = {first.call_id, second.call_id}
-    attempts = forgeries(alice, handle.id, first.call_id, second.call_id)
+    attempts = forgeries(alice, handle, first.call_id, second.call_id)
     tried = accepted = 0
 
     # Through the `decide` update: refused by the validator, nothing reaches history.
@@ -273,11 +285,11 @@ async def test_forged_decisions_are_refused_and_the_turn_keeps_waiting(
 
     # alice's own decisions still go through: one by signal (signed by hand), one by update.
     approve_a = {"call_id": first.call_id, "approved": True, "approver": "alice"}
-    await handle.signal(SIGNAL_APPROVE, hand_signed(approve_a, handle.id, alice.key, WRITE_A[1]))
+    await handle.signal(SIGNAL_APPROVE, hand_signed(approve_a, handle, alice.key, WRITE_A[1]))
     reject_b = {"call_id": second.call_id, "approved": False, "reason": "not b"}
     applied = await handle.execute_update(
         UPDATE_DECIDE,
-        alice.sign(reject_b, handle.id, call_input=WRITE_B[1]),
+        alice.sign(reject_b, handle, call_input=WRITE_B[1]),
         result_type=DecideResult,
     )
     report = await handle.result()
@@ -301,10 +313,10 @@ async def test_a_signed_star_and_a_signed_edit_are_applied(turns: TurnRunner) ->
     await wait_for_pending(handle, count=2)
     [pending] = (await wait_for_pending(editing)).pending
 
-    star = alice.sign({"call_id": "*", "approved": True}, handle.id)
+    star = alice.sign({"call_id": "*", "approved": True}, handle)
     applied = await handle.execute_update(UPDATE_DECIDE, star, result_type=DecideResult)
     edit = {"call_id": pending.call_id, "approved": True, "input": EDIT_1}
-    await editing.signal(SIGNAL_APPROVE, alice.sign(edit, editing.id))
+    await editing.signal(SIGNAL_APPROVE, alice.sign(edit, editing))
     await handle.result()
     await editing.result()
 
@@ -322,7 +334,7 @@ async def test_a_signed_star_cannot_be_replayed_on_later_calls(turns: TurnRunner
     )
     handle = await turns.start(keyed_request(key, [alice.entry()]))
     await wait_for_pending(handle, count=2)
-    star = alice.sign({"call_id": "*", "approved": True}, handle.id)
+    star = alice.sign({"call_id": "*", "approved": True}, handle)
     await handle.execute_update(UPDATE_DECIDE, star, result_type=DecideResult)
     await until(
         lambda: status_of(handle),
@@ -337,7 +349,7 @@ async def test_a_signed_star_cannot_be_replayed_on_later_calls(turns: TurnRunner
     waiting = await status_of(handle)
     # Signed anew (Ed25519 is deterministic: a new signature needs a new expiry or reason).
     later = datetime.now(UTC) + timedelta(minutes=11)
-    fresh = alice.sign({"call_id": "*", "approved": True}, handle.id, expires=later)
+    fresh = alice.sign({"call_id": "*", "approved": True}, handle, expires=later)
     await handle.execute_update(UPDATE_DECIDE, fresh)
     report = await handle.result()
 
@@ -354,7 +366,7 @@ async def test_signatures_are_ignored_on_a_turn_without_keys(turns: TurnRunner) 
     [pending] = (await wait_for_pending(handle)).pending
 
     decision = {"call_id": pending.call_id, "approved": True}
-    await handle.signal(SIGNAL_APPROVE, Signer("alice").sign(decision, handle.id))
+    await handle.signal(SIGNAL_APPROVE, Signer("alice").sign(decision, handle))
     report = await handle.result()
 
     [applied] = report.decisions
@@ -427,7 +439,8 @@ def grant_of(
     decision.update(changes.pop("signed", {}))
     signed_payload = signer.sign(decision, "turn-elsewhere", agent_id=agent_id, tool=tool)
     signed = ApproveInput.model_validate(signed_payload)
-    grant = SignedGrant.of(signed, SignedCall("turn-elsewhere", agent_id, tool, WRITE_A[1]), 2)
+    call = SignedCall("turn-elsewhere", agent_id, tool, WRITE_A[1], ELSEWHERE_RUN)
+    grant = SignedGrant.of(signed, call, SIGNING_VERSION)
     assert grant is not None
     return grant.model_copy(update=changes)
 
@@ -499,7 +512,7 @@ async def test_a_signed_remember_lets_later_keyed_turns_run_without_asking(
     first = await turns.start(keyed_request(first_key, [alice.entry()], agent_id))
     [pending] = (await wait_for_pending(first)).pending
     remember = {"call_id": pending.call_id, "approved": True, "remember": True, "reason": "ok"}
-    await first.execute_update(UPDATE_DECIDE, alice.sign(remember, first.id, agent_id=agent_id))
+    await first.execute_update(UPDATE_DECIDE, alice.sign(remember, first, agent_id=agent_id))
     await first.result()
     [standing] = await list_standing(turns.client, agent_id)
     second = await turns.run(keyed_request(second_key, [alice.entry()], agent_id))
@@ -549,7 +562,7 @@ async def test_refusals_and_signatures_survive_continue_as_new(
         status = await status_of(handle)
         approved_in = (await handle.describe()).run_id
         decision = {"call_id": pending.call_id, "approved": True}
-        await handle.signal(SIGNAL_APPROVE, alice.sign(decision, handle.id))
+        await handle.signal(SIGNAL_APPROVE, alice.sign(decision, handle))
         report = await handle.result()
 
     assert refused_in != approved_in  # the turn continued as new in between

@@ -169,8 +169,9 @@ async def test_a_keyed_agent_takes_only_signed_steers_once(turns: TurnRunner) ->
     with pytest.raises(DecisionRefused, match="'mallory' may not steer"):
         await handle.steer("Not an approver.", author="mallory")
     expires = datetime.now(UTC) + timedelta(minutes=5)
+    run = (await handle.status()).first_run_id
     signed = SteerInput(message="Signed.", author="alice").signed_with(
-        alice, handle.id, "test-agent", expires
+        alice, handle.id, "test-agent", expires, first_run_id=run
     )
     payload = signed.model_dump(mode="json", exclude_none=True)
     await handle.workflow.execute_update(UPDATE_STEER, payload)
