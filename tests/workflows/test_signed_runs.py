@@ -14,6 +14,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError
+from temporalio.testing import ActivityEnvironment
+from turnkeeper.activities.turn_cancel import cancel_turn
 from turnkeeper.contracts.decision_signing import SIGNING_VERSION, public_key_line
 from turnkeeper.contracts.names import (
     QUERY_STATUS,
@@ -24,7 +26,12 @@ from turnkeeper.contracts.names import (
     UPDATE_STEER,
 )
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
-from turnkeeper.contracts.steering import CancelInput, InterruptInput, SteerInput
+from turnkeeper.contracts.steering import (
+    CancelInput,
+    CancelTurnInput,
+    InterruptInput,
+    SteerInput,
+)
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
 from tests.support.waiting import until
@@ -35,6 +42,7 @@ from turnkeeper.testing import fake_anthropic as fake
 
 WRITE = ("write_file", {"path": "out.md", "content": "hello"})
 LIFETIME = timedelta(minutes=10)
+WRITER = {"tools": ["write_file"]}
 
 
 def keyed(script: str, alice: Ed25519PrivateKey, **agent: Any) -> dict[str, Any]:
@@ -176,3 +184,32 @@ async def test_a_signed_cancel_of_a_lead_cancels_its_sub_agent(turns: TurnRunner
     assert (await sub.describe()).status == WorkflowExecutionStatus.CANCELED
     status = await status_of(started)
     assert [(s.name, s.outcome) for s in status.subagents] == [("writer", "cancelled")]
+
+
+async def test_the_cancel_activity_reaches_only_the_turn_of_its_first_run(
+    turns: TurnRunner,
+) -> None:
+    script = new_key()
+    turns.fake.script(script, [fake.tool_calls(WRITE), fake.text("Done.")])
+    workflow_id, request = f"turn-{uuid.uuid4()}", scripted_request(script, agent=WRITER)
+    ended = await turns.start(request, workflow_id)
+    await wait_for_pending(ended)
+    await turn(turns.client, workflow_id).approve(approver="alice")
+    await ended.result()
+    turns.fake.script(script, [fake.tool_calls(WRITE), fake.text("Done.")])
+    running = await turns.start(request, workflow_id)
+    await wait_for_pending(running)
+    assert ended.first_execution_run_id and running.first_execution_run_id
+    activities = ActivityEnvironment(client=turns.client)
+
+    # A request made for the ended turn: "not found" for it, nothing for the running one.
+    await activities.run(cancel_turn, target(workflow_id, ended.first_execution_run_id))
+    assert (await running.describe()).status == WorkflowExecutionStatus.RUNNING
+    await activities.run(cancel_turn, target(workflow_id, running.first_execution_run_id))
+    with pytest.raises(WorkflowFailureError):
+        await running.result()
+    assert (await running.describe()).status == WorkflowExecutionStatus.CANCELED
+
+
+def target(workflow_id: str, first_run_id: str) -> CancelTurnInput:
+    return CancelTurnInput(workflow_id=workflow_id, first_run_id=first_run_id, reason="test")

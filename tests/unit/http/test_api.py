@@ -219,6 +219,27 @@ def test_only_an_approver_steers_or_interrupts_and_a_keyed_one_signs(tmp_path: P
     assert used.public_key().public_bytes_raw() == key.public_key().public_bytes_raw()
 
 
+def test_a_keyed_turn_is_cancelled_only_with_an_approvers_key(tmp_path: Path) -> None:
+    key = Ed25519PrivateKey.generate()
+    key_file = write_key(tmp_path / "alice_ed25519", key)
+    public = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPm4xLwDhNUl4xFuy0n0ykzqxZt1vTTnDZhVdGbqz9H7"
+    approvers = [{"name": "alice", "public_key": public}, "carol"]
+    api = Api(tmp_path, FakeTurns(approvers=approvers))
+    cancel = f"/v1/turns/{TURN_ID}/cancel"
+
+    mallory = api.http.post(cancel, headers=api.token("mallory"))
+    carol = api.http.post(cancel, headers=api.token("carol"))
+    assert mallory.status_code == 403 and "'mallory' is not an approver" in mallory.text
+    assert carol.status_code == 403 and "'carol' has no key" in carol.text
+    assert api.turns.updates == []
+
+    assert api.http.post(cancel, headers=api.token("alice", key_file)).status_code == 202
+    assert api.turns.updates == [("cancel", {"author": "alice"})]
+    [used] = api.turns.keys
+    assert used is not None
+    assert used.public_key().public_bytes_raw() == key.public_key().public_bytes_raw()
+
+
 def test_cors_is_off_unless_an_origin_is_allowed(tmp_path: Path) -> None:
     preflight = {
         "Origin": "https://ops.example",
