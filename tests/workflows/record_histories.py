@@ -25,7 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from turnkeeper.activities.output.validators import (
@@ -39,6 +44,7 @@ from turnkeeper.contracts.names import (
     SEARCH_ATTRIBUTES,
     SIGNAL_APPROVE,
     SIGNAL_SUBMIT_TOOL_RESULT,
+    UPDATE_CANCEL,
     UPDATE_DECIDE,
     UPDATE_EXTEND_BUDGET,
     UPDATE_INTERRUPT,
@@ -51,6 +57,7 @@ from turnkeeper.contracts.rate_limits import (
     rate_limiter_id,
 )
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
+from turnkeeper.contracts.steering import CancelInput, SteerInput
 from turnkeeper.contracts.tenants import TenantCaps
 from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
 
@@ -66,6 +73,7 @@ from tests.conftest import (
 from tests.support.golden_keys import golden_converter
 from tests.support.skill_folders import REFUND_POLICY, REFUNDS, skills_worker
 from turnkeeper.client.sessions import start_session
+from turnkeeper.client.signatures import signed_intervention
 from turnkeeper.client.tenants import set_caps
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing import openai_replies as openai
@@ -440,6 +448,35 @@ async def interrupted(client: Client, fake_api: FakeAnthropic, queue: str, workf
     return handle
 
 
+async def signed_cancel(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A keyed turn waiting for an approval takes alice's signed steer, refuses an unsigned
+    cancel, and ends cancelled by her signed `cancel` update (format 3, bound to its first
+    run), which asks Temporal for the cancellation through the `cancel_turn` activity."""
+    fake_api.script(
+        "golden19",
+        [fake.tool_calls(("write_file", {"path": "c.md", "content": "C"})), fake.text("never")],
+    )
+    alice = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+    approvers = [{"name": "alice", "public_key": public_key_line(alice)}]
+    request = scripted_request("golden19", agent={"id": "golden-cancel", "approvers": approvers})
+    handle = await _start(client, request, queue, workflow_id)
+    status = await wait_for_pending(handle)
+    lifetime = timedelta(minutes=10)
+    steer = SteerInput(message="Keep it short.", author="alice")
+    signed_steer = signed_intervention(steer, status, handle.id, alice, lifetime)
+    await handle.execute_update(UPDATE_STEER, signed_steer.model_dump(mode="json"))
+    with contextlib.suppress(WorkflowUpdateFailedError):
+        await handle.execute_update(UPDATE_CANCEL, {"reason": "unsigned", "author": "alice"})
+    cancel = CancelInput(reason="wrong file", author="alice")
+    signed_cancel = signed_intervention(cancel, status, handle.id, alice, lifetime)
+    await handle.execute_update(UPDATE_CANCEL, signed_cancel.model_dump(mode="json"))
+    with contextlib.suppress(WorkflowFailureError):
+        await handle.result()
+    return handle
+
+
 async def subagents(client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str) -> Any:
     """A lead agent calls two sub-agents in one answer: the researcher lists files, the
     writer's `write_file` waits for approval, which reaches the lead's status and is approved
@@ -620,6 +657,7 @@ SCENARIOS = (
     tenant_paused_and_raised,
     rate_limited,
     loads_a_skill,
+    signed_cancel,
 )
 
 
