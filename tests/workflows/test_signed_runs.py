@@ -213,3 +213,47 @@ async def test_the_cancel_activity_reaches_only_the_turn_of_its_first_run(
 
 def target(workflow_id: str, first_run_id: str) -> CancelTurnInput:
     return CancelTurnInput(workflow_id=workflow_id, first_run_id=first_run_id, reason="test")
+
+
+async def test_a_signed_decision_on_a_sub_agents_call_binds_the_childs_first_run(
+    turns: TurnRunner,
+) -> None:
+    alice, lead, child = Ed25519PrivateKey.generate(), new_key(), new_key()
+    turns.fake.script(lead, [fake.tool_calls(("writer", {"task": "save it"})), fake.text("done")])
+    turns.fake.script(child, [fake.tool_calls(WRITE), fake.text("ok")])
+    approvers = [{"name": "alice", "public_key": public_key_line(alice)}]
+    writer = {
+        "name": "writer",
+        "description": "Writes files.",
+        "agent": {
+            "id": "writer",
+            "model": "anthropic:claude-sonnet-4-6",
+            "system_prompt": f"You are the writer. {fake.script_marker(child)}",
+            "tools": ["write_file"],
+            "approvers": approvers,
+        },
+    }
+    started = await turns.start(scripted_request(lead, agent={"subagents": [writer]}))
+    status = await wait_for_pending(started)
+    [call] = status.pending
+    sub = turns.client.get_workflow_handle(f"{started.id}/writer-1")
+    child_status = await status_of(sub)
+    assert call.first_run_id == child_status.first_run_id != status.first_run_id
+    handle = turn(turns.client, started.id)
+    # Signed for the lead's own run: the child, where the call is decided, refuses it.
+    misbound = status.model_copy(
+        update={"pending": [call.model_copy(update={"first_run_id": status.first_run_id})]}
+    )
+    decision = ApproveInput(call_id=call.call_id, approved=True, approver="alice")
+    wrong = signed_decision(decision, misbound, started.id, alice, LIFETIME)
+    await started.signal(SIGNAL_APPROVE, wrong.model_dump(mode="json"))
+    refused = await until(
+        lambda: status_of(sub), lambda s: s.refused_decisions, "the misbound decision refused"
+    )
+    assert "does not verify" in refused.refused_decisions[-1].reason
+
+    await handle.approve(call.call_id, approver="alice", key=alice)
+    report = await started.result()
+
+    assert report.output == "done" and report.tool_calls == 1
+    assert (turns.workspace / "out.md").read_text() == "hello"
