@@ -17,6 +17,7 @@ from pydantic import ConfigDict, JsonValue
 from turnkeeper.client.errors import DecisionRefused
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
+from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.http.tokens import Identity
 from turnkeeper.http.turns import ApiError, Turns
 
@@ -53,10 +54,7 @@ async def intervene(
         ApiError: 403, 404, or 409 when the turn refuses it (it has ended, say).
     """
     request = await turns.request(workflow_id)
-    approvers = request.agent.approver_names()
-    if approvers is not None and identity.name not in approvers:
-        raise ApiError(403, f"{identity.name!r} is not an approver of agent {request.agent.id!r}")
-    key = signing_key(identity) if request.agent.approver_keys() else None
+    key = approver_key(request, identity)
     return await turns.steering(workflow_id, update, payload, key)
 
 
@@ -73,17 +71,31 @@ async def cancel_as(turns: Turns, workflow_id: str, identity: Identity) -> None:
     if not request.agent.approver_keys():
         await turns.cancel(workflow_id)
         return
-    approvers = request.agent.approver_names() or []
-    if identity.name not in approvers:
-        raise ApiError(403, f"{identity.name!r} is not an approver of agent {request.agent.id!r}")
+    await turns.cancel(workflow_id, identity.name, approver_key(request, identity))
+
+
+def approver_key(request: TurnRequest, identity: Identity) -> Ed25519PrivateKey | None:
+    """The key `identity` signs with for a turn of `request`'s agent: None where the agent's
+    approvers have no keys (nothing is signed).
+
+    Raises:
+        ApiError: 403 when the identity is not an approver, or the approvers have keys and the
+            identity has none (the turn would refuse whatever it sent unsigned).
+    """
+    agent = request.agent
+    approvers = agent.approver_names()
+    if approvers is not None and identity.name not in approvers:
+        raise ApiError(403, f"{identity.name!r} is not an approver of agent {agent.id!r}")
+    if not agent.approver_keys():
+        return None
     key = signing_key(identity)
     if key is None:
         raise ApiError(
             403,
-            f"turns of agent {request.agent.id!r} are cancelled only with an approver's "
-            f"signature, and {identity.name!r} has no key (turnkeeper tokens add --key)",
+            f"turns of agent {agent.id!r} take only what an approver signs, and "
+            f"{identity.name!r} has no key (turnkeeper tokens add --key)",
         )
-    await turns.cancel(workflow_id, identity.name, key)
+    return key
 
 
 def signing_key(identity: Identity) -> Ed25519PrivateKey | None:
@@ -116,11 +128,8 @@ async def decide(
     """
     # Both at once: each is a round trip to Temporal, and a decision's latency is what they add.
     request, status = await asyncio.gather(turns.request(workflow_id), turns.status(workflow_id))
-    approvers = request.agent.approver_names()
-    if approvers is not None and identity.name not in approvers:
-        raise ApiError(403, f"{identity.name!r} is not an approver of agent {request.agent.id!r}")
+    key = approver_key(request, identity)
     await _check_waiting(turns, workflow_id, body.call_id, status)
-    key = signing_key(identity) if request.agent.approver_keys() else None
     decision = ApproveInput(
         call_id=body.call_id,
         approved=body.approved,

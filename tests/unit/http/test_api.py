@@ -231,7 +231,15 @@ def test_a_keyed_turn_is_cancelled_only_with_an_approvers_key(tmp_path: Path) ->
     carol = api.http.post(cancel, headers=api.token("carol"))
     assert mallory.status_code == 403 and "'mallory' is not an approver" in mallory.text
     assert carol.status_code == 403 and "'carol' has no key" in carol.text
-    assert api.turns.updates == []
+    # Nor does she steer or decide there: the turn would refuse whatever she sent unsigned.
+    steer = api.http.post(
+        f"/v1/turns/{TURN_ID}/steer", json={"message": "hi"}, headers=api.token("carol")
+    )
+    decision = api.http.post(
+        DECISIONS, json={"call_id": "call-1", "approved": True}, headers=api.token("carol")
+    )
+    assert (steer.status_code, decision.status_code) == (403, 403)
+    assert api.turns.updates == [] and api.turns.decided == []
 
     assert api.http.post(cancel, headers=api.token("alice", key_file)).status_code == 202
     assert api.turns.updates == [("cancel", {"author": "alice"})]
