@@ -34,13 +34,14 @@ InterventionKind = Literal["steer", "interrupt", "cancel"]
 
 
 class _Intervention(ContractModel):
-    """What `steer` and `interrupt` share: who sends it, and a signature where keys are set."""
+    """What `steer`, `interrupt` and `cancel` share: who sends it, and a signature where keys
+    are set."""
 
     model_config = ConfigDict(extra="forbid")
     author: str = Field(default="", max_length=200)
     """Who sends it; must be one of `agent.approvers` when that is set."""
     signature: Signature | None = None
-    """Required when the agent's approvers have public keys (`turnkeeper steer|interrupt
+    """Required when the agent's approvers have public keys (`turnkeeper steer|interrupt|cancel
     --key`)."""
 
     # The signing kind of the subclass's payload.
