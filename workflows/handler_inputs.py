@@ -116,11 +116,12 @@ def _endpoints_may_price() -> bool:
     return workflow.patched(ENDPOINT_PRICES_PATCH)
 
 
-def turn_request(raw: RawValue | Any, *, first_run: bool = True) -> TurnRequest:
+def turn_request(raw: RawValue | Any, *, first_run: bool = False) -> TurnRequest:
     """The turn's request, checked before anything else hears of it. Raises the failure of a
     request that never becomes a turn: unencrypted where the worker requires encryption, not a
-    TurnRequest, asking for what cannot be done (`request_checks.py`), or (checked in its first
-    run) started where a turn may not run (`turn_placement.py`)."""
+    TurnRequest, asking for what cannot be done (`request_checks.py`), or, in the turn's
+    `first_run` (its workflow's start event says where it runs), started where a turn may not
+    run (`turn_placement.py`)."""
     if plaintext.refused(raw):
         raise unencrypted_request(payload_or_none(raw))
     payload = decoded(raw)
