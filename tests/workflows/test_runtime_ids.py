@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import ActivityEnvironment
@@ -26,9 +26,14 @@ from turnkeeper.contracts.approvals import (
     ApprovalCacheRememberInput,
     approval_cache_id,
 )
-from turnkeeper.contracts.errors import INVALID_TURN_REQUEST, RUNTIME_ID_TAKEN
+from turnkeeper.contracts.errors import (
+    INVALID_SESSION_REQUEST,
+    INVALID_TURN_REQUEST,
+    RUNTIME_ID_TAKEN,
+)
 from turnkeeper.contracts.names import (
     QUERY_STATUS,
+    SESSION_WORKFLOW_TYPE,
     SIGNAL_APPROVE,
     SIGNAL_SUBAGENT_CANCELLED,
     SIGNAL_SUBAGENT_PENDING,
@@ -278,3 +283,23 @@ async def test_a_squatter_at_an_approval_cache_is_named_by_both_activities(
             await environment.run(activities.approval_cache_remember, remember)
     finally:
         await squatter.terminate("test over")
+
+
+async def test_a_session_at_an_id_the_runtime_keeps_is_refused(turns: TurnRunner) -> None:
+    session_id = f"approval-cache-{new_key()}"
+    agent = {"id": "test-agent", "model": "anthropic:claude-sonnet-4-6"}
+    with pytest.raises(turnkeeper.InvalidSessionRequest, match="is reserved"):
+        await turnkeeper.start_session(
+            turns.client, session_id=session_id, agent=agent, task_queue=turns.task_queue
+        )
+    handle = await turns.client.start_workflow(
+        SESSION_WORKFLOW_TYPE,
+        {"session_id": session_id, "agent": agent},
+        id=session_id,
+        task_queue=turns.task_queue,
+    )
+    with pytest.raises(WorkflowFailureError) as failed:
+        await handle.result()
+    error = failed.value.cause
+    assert isinstance(error, ApplicationError) and error.type == INVALID_SESSION_REQUEST
+    assert f"session_id: {session_id!r} is reserved" in error.message
