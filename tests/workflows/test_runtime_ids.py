@@ -55,6 +55,7 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
+from tests.workflows.test_approval_cache import current_details
 from turnkeeper.testing import fake_anthropic as fake
 from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
@@ -176,6 +177,7 @@ async def test_started_by_is_recorded_and_passed_to_sub_agents(turns: TurnRunner
     report = await handle.result()
     assert report.started_by == "alice" and report.outcome == "completed"
     assert (await handle.status()).started_by == "alice"
+    assert "started by `alice`" in await current_details(handle.workflow)
     child = turns.client.get_workflow_handle(f"turn-{key}/writer-1", result_type=AgentReport)
     assert (await child.result()).started_by == "alice"
     for workflow in (handle.workflow, child):
