@@ -43,8 +43,13 @@ class NoSniff:
 
 class BodyLimit:
     """Answers 413 to a request whose body is over `max_bytes`: before reading any of it when
-    its `Content-Length` says so, else as soon as the bytes received pass the limit. The 413
-    closes the connection, so the rest of the body is never read."""
+    its `Content-Length` says so, else as soon as the bytes received pass the limit.
+
+    The app never sees the rest. The connection is not closed at once: a client still sending
+    would get a reset instead of the 413 (nginx's "lingering close" problem), so uvicorn drops
+    the rest of the body as it arrives, for at most the request deadline (`deadline`), which
+    then closes the connection.
+    """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -119,8 +124,6 @@ async def _too_large(send: Send, max_bytes: int) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
-                # The rest of the body is not read: the connection cannot carry another request.
-                (b"connection", b"close"),
             ],
         }
     )
