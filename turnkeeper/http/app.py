@@ -8,18 +8,18 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from datetime import datetime
-from importlib.resources import files
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Request
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ConfigDict, Field
 
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.signals import DecisionRecord, TurnStatus
 from turnkeeper.contracts.turn import TurnRequest
+from turnkeeper.http import inbox
 from turnkeeper.http.auth import FailedSignIns, sign_in
 from turnkeeper.http.decisions import DecisionBody, decide, intervene
 from turnkeeper.http.tokens import Identity, TokenStore
@@ -132,9 +132,7 @@ def create_app(
             request.state.identity = identity
         return await call_next(request)
 
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    async def inbox() -> str:
-        return (files("turnkeeper.http") / "static" / "inbox.html").read_text()
+    app.include_router(inbox.router)
 
     @app.get("/v1/whoami")
     async def whoami(identity: Caller) -> dict[str, str]:
