@@ -3,7 +3,7 @@
 
 Pure ASGI, not Starlette's `BaseHTTPMiddleware`: the size is counted on the `receive` channel
 itself, chunk by chunk, so a body without a `Content-Length` (chunked) is refused as soon as it
-passes the limit, and nothing downstream ever holds more of it than the limit.
+passes the limit, and nothing downstream ever holds more of it than the limit and one chunk.
 """
 
 from __future__ import annotations
