@@ -19,9 +19,9 @@ from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.signals import DecisionRecord, TurnStatus
 from turnkeeper.contracts.turn import TurnRequest
-from turnkeeper.http import inbox
 from turnkeeper.http.auth import FailedSignIns, sign_in
 from turnkeeper.http.decisions import DecisionBody, decide, intervene
+from turnkeeper.http.inbox import add_inbox
 from turnkeeper.http.tokens import Identity, TokenStore
 from turnkeeper.http.turns import UPDATE_INTERRUPT, UPDATE_STEER, ApiError, Turns
 
@@ -132,7 +132,7 @@ def create_app(
             request.state.identity = identity
         return await call_next(request)
 
-    app.include_router(inbox.router)
+    add_inbox(app)
 
     @app.get("/v1/whoami")
     async def whoami(identity: Caller) -> dict[str, str]:

@@ -10,19 +10,16 @@ from __future__ import annotations
 from importlib.resources import files
 from typing import Final
 
-from fastapi import APIRouter
+from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, Response
 
 CONTENT_SECURITY_POLICY: Final = "default-src 'self'; frame-ancestors 'none'"
-
-router = APIRouter(include_in_schema=False)
 
 
 def _static(name: str) -> str:
     return (files("turnkeeper.http") / "static" / name).read_text(encoding="utf-8")
 
 
-@router.get("/", response_class=HTMLResponse)
 async def inbox() -> HTMLResponse:
     """The inbox page."""
     return HTMLResponse(
@@ -30,13 +27,17 @@ async def inbox() -> HTMLResponse:
     )
 
 
-@router.get("/inbox.js")
 async def inbox_script() -> Response:
     """The inbox's script."""
     return Response(_static("inbox.js"), media_type="text/javascript")
 
 
-@router.get("/inbox.css")
 async def inbox_styles() -> Response:
     """The inbox's styles."""
     return Response(_static("inbox.css"), media_type="text/css")
+
+
+def add_inbox(app: FastAPI) -> None:
+    """Adds the inbox's three routes to `app`, outside its OpenAPI document."""
+    for path, endpoint in (("/", inbox), ("/inbox.js", inbox_script), ("/inbox.css", inbox_styles)):
+        app.add_api_route(path, endpoint, methods=["GET"], include_in_schema=False)
