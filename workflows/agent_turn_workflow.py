@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.plaintext import refusal
     from turnkeeper.contracts.rate_limits import SIGNAL_CAPACITY_WAIT, CapacityWait
+    from turnkeeper.contracts.search_attributes import STARTED_BY
     from turnkeeper.contracts.signals import (
         ALL_PENDING,
         ApproveInput,
@@ -287,7 +288,7 @@ class AgentTurnWorkflow:
 
     def _begin(self, raw: RawValue | Any, carried: CarriedTurn | None) -> Turn:
         # Before anything else: no model, tool or store hears of a request the worker refuses.
-        request = inputs.turn_request(raw)
+        request = inputs.turn_request(raw, first_run=carried is None)
         self._offered = offered_tools(request)
         if carried is not None:
             turn = Turn.resume(request, carried.turn)
@@ -297,7 +298,9 @@ class AgentTurnWorkflow:
             self._turn = turn
             self._observer.turn_resumed(turn)
             return turn
-        turn = Turn.begin(request, workflow.now())
+        # From the start event, where the client that started the turn set it: whom it belongs to.
+        started_by = workflow.info().typed_search_attributes.get(STARTED_BY)
+        turn = Turn.begin(request, workflow.now(), started_by=started_by)
         # Here, not where a decision is checked: the `decide` validator may not ask for a patch.
         self._verify_signatures(turn)
         self._turn = turn
@@ -610,6 +613,7 @@ class AgentTurnWorkflow:
         return TurnStatus(
             state=turn.state,
             agent_id=turn.request.agent.id,
+            started_by=turn.started_by,
             signing_version=turn.signing_version,
             first_run_id=workflow.info().first_execution_run_id,
             iteration=turn.iteration,

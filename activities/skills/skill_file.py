@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import yaml
+from turnkeeper.activities.skills.front_matter import FrontMatterRefused, load_front_matter
 from turnkeeper.activities.skills.skill import Skill
 from turnkeeper.contracts.skills import SKILL_FILE, SKILLS_DIR_ENV
 
@@ -106,8 +107,9 @@ def read_skill(folder: Path) -> Skill:
 
     Raises:
         MalformedSkill: No `SKILL.md`, no front matter or front matter that is not a YAML
-            mapping, a missing or empty name or description, a name not in the format, or
-            `tools` that is not a list of names.
+            mapping or is outside the bounds of `front_matter` (size, anchors, depth), a
+            missing or empty name or description, a name not in the format, or `tools` that
+            is not a list of names.
     """
     path = folder / SKILL_FILE
     try:
@@ -146,7 +148,9 @@ def _split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     if end is None:
         raise MalformedSkill(f"the front matter of {SKILL_FILE} has no closing '---' line")
     try:
-        fields = yaml.safe_load("".join(lines[1:end]))
+        fields = load_front_matter("".join(lines[1:end]))
+    except FrontMatterRefused as err:
+        raise MalformedSkill(f"the front matter of {SKILL_FILE} {err}") from None
     except yaml.YAMLError as err:
         where = getattr(err, "problem_mark", None)
         at = f" (line {where.line + 2})" if where is not None else ""

@@ -37,6 +37,9 @@ class Page:
 
     def __init__(self, page: PlaywrightPage) -> None:
         self._page = page
+        self.console: list[str] = []
+        """What the page wrote to its console (a refused script or style is reported there)."""
+        page.on("console", lambda message: self.console.append(message.text))
 
     async def goto(self, url: str) -> None:
         await self._page.goto(url, wait_until="commit")
@@ -61,6 +64,10 @@ class Page:
     async def fill(self, selector: str, text: str) -> None:
         """Types `text` into the field `selector` names, as a person would (input events)."""
         await self._page.fill(selector, text)
+
+    async def value(self, selector: str) -> str:
+        """The value of the field `selector` names (a textarea's text is not in `text()`)."""
+        return await self._page.input_value(selector)
 
     async def click(self, selector: str) -> None:
         await self._page.click(selector)

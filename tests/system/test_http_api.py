@@ -12,12 +12,12 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from tests.conftest import new_key, temporal_binary
+from tests.conftest import new_key
 from tests.support.browser import find_chromium, headless_chromium
-from tests.support.ports import free_ports
 from tests.support.waiting import until
-from tests.system.conftest import SystemStack, WorkerProcess, _spawn
+from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.driving import agent, task
+from tests.system.serving import serving
 from turnkeeper.testing import fake_anthropic as fake
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -34,36 +34,8 @@ async def served(stack: SystemStack) -> AsyncIterator[tuple[WorkerProcess, str, 
     """A worker, the URL of `turnkeeper serve` for its task queue, and alice's token."""
     worker = await stack.start_worker()
     token = await add_token(stack, worker, "alice")
-    [port] = free_ports(1)
-    command = [
-        temporal_binary("turnkeeper"),
-        "serve",
-        "--tokens",
-        "tokens.json",
-        "--port",
-        str(port),
-    ]
-    log = stack.tmp_path / "serve.log"
-    process = _spawn(command, stack.tmp_path, worker.environment, log)
-    url = f"http://127.0.0.1:{port}"
-
-    async def answers() -> bool:
-        if process.poll() is not None:
-            raise AssertionError((stack.tmp_path / "serve.log").read_text()[-3000:])
-        try:
-            async with httpx.AsyncClient() as http:
-                return (await http.get(url + "/openapi.json")).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    await until(answers, bool, "turnkeeper serve to answer")
-    try:
+    async with serving(stack, worker) as url:
         yield worker, url, token
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        served_log = (stack.tmp_path / "serve.log").read_text()
-        assert "tk_" not in served_log, "a token reached the server's log"
 
 
 def scripted_write(stack: SystemStack, path: str, content: str) -> str:

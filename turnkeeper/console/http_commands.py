@@ -13,6 +13,8 @@ from rich.text import Text
 from turnkeeper.client.connection import TemporalUnreachableError
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.console.terminal import err, out
+from turnkeeper.http.deadline import DEFAULT_REQUEST_TIMEOUT_S
+from turnkeeper.http.edge import DEFAULT_MAX_BODY_BYTES
 from turnkeeper.http.serve import DEFAULT_HOST, DEFAULT_PORT, serve
 from turnkeeper.http.tokens import TokenFileError, TokenStore
 
@@ -89,11 +91,22 @@ def serve_command(
     forwarded_allow_ips: Annotated[
         str | None,
         typer.Option(
-            help="Proxies whose X-Forwarded-* headers are trusted (default: "
-            "FORWARDED_ALLOW_IPS or 127.0.0.1)",
+            help="Comma-separated addresses or networks of the proxies whose X-Forwarded-For "
+            "and X-Forwarded-Proto are trusted (default: none, loopback included)",
             show_default=False,
         ),
     ] = None,
+    max_body_bytes: Annotated[
+        int,
+        typer.Option(min=1, help="Request bodies over this many bytes are answered 413"),
+    ] = DEFAULT_MAX_BODY_BYTES,
+    request_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            help="Seconds a client has to send a whole request (head and body); later: 408",
+        ),
+    ] = DEFAULT_REQUEST_TIMEOUT_S,
     address: Annotated[
         str | None, typer.Option(help="Temporal host:port (default: TEMPORAL_ADDRESS)")
     ] = None,
@@ -111,6 +124,8 @@ def serve_command(
                 port=port,
                 cors_origins=cors_origin,
                 forwarded_allow_ips=forwarded_allow_ips,
+                max_body_bytes=max_body_bytes,
+                request_timeout_s=request_timeout,
                 address=address,
                 namespace=namespace,
             )

@@ -8,6 +8,9 @@ library client (`turnkeeper.client`) and loads nothing of the worker or the cons
   with the identity's key where it has one.
 - `tokens`: the token file: identities and the SHA-256 of their tokens.
 - `auth`: sign-in from the `Authorization` header; failed sign-ins limited per address.
-- `serve`: uvicorn, with the proxy headers of `--forwarded-allow-ips`.
-- `static/inbox.html`: the inbox page (HTML and JavaScript, no build step).
+- `serve`: uvicorn, with the proxy headers of `--forwarded-allow-ips`, the edge and the deadline.
+- `edge`: before the app: the body limit (413) and `nosniff` on every answer.
+- `deadline`: uvicorn's h11 protocol with a deadline for receiving each request (408).
+- `inbox`: the inbox's routes, the page under its Content-Security-Policy.
+- `static/`: the inbox page, its script and its styles (no build step).
 """

@@ -8,12 +8,11 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from datetime import datetime
-from importlib.resources import files
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Request
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ConfigDict, Field
 
 from turnkeeper.contracts.contract_model import ContractModel
@@ -22,6 +21,7 @@ from turnkeeper.contracts.signals import DecisionRecord, TurnStatus
 from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.http.auth import FailedSignIns, sign_in
 from turnkeeper.http.decisions import DecisionBody, cancel_as, decide, intervene
+from turnkeeper.http.inbox import add_inbox
 from turnkeeper.http.tokens import Identity, TokenStore
 from turnkeeper.http.turns import UPDATE_INTERRUPT, UPDATE_STEER, ApiError, Turns
 
@@ -132,9 +132,7 @@ def create_app(
             request.state.identity = identity
         return await call_next(request)
 
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    async def inbox() -> str:
-        return (files("turnkeeper.http") / "static" / "inbox.html").read_text()
+    add_inbox(app)
 
     @app.get("/v1/whoami")
     async def whoami(identity: Caller) -> dict[str, str]:

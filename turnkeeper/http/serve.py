@@ -9,6 +9,8 @@ import uvicorn
 
 from turnkeeper.client.connection import connect
 from turnkeeper.http.app import create_app
+from turnkeeper.http.deadline import DEFAULT_REQUEST_TIMEOUT_S, request_deadline_protocol
+from turnkeeper.http.edge import DEFAULT_MAX_BODY_BYTES, guard_edge
 from turnkeeper.http.tokens import TokenStore
 from turnkeeper.http.turns import TurnService
 
@@ -23,24 +25,36 @@ async def serve(
     port: int = DEFAULT_PORT,
     cors_origins: list[str] | None = None,
     forwarded_allow_ips: str | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
     address: str | None = None,
     namespace: str | None = None,
 ) -> int:
     """Serves until SIGINT or SIGTERM (uvicorn's own handling).
 
-    `forwarded_allow_ips`: the proxies whose `X-Forwarded-For` / `X-Forwarded-Proto` are
-    believed (uvicorn's option; default its own, the `FORWARDED_ALLOW_IPS` variable or
-    127.0.0.1), so the failed sign-ins are counted per real client address.
+    Args:
+        forwarded_allow_ips: The proxies (comma-separated addresses or networks) whose
+            `X-Forwarded-For` / `X-Forwarded-Proto` are believed, so that failed sign-ins are
+            counted per real client. None or empty: nobody's, not even loopback's (uvicorn would
+            believe 127.0.0.1, or its `FORWARDED_ALLOW_IPS` variable: any local process could
+            then pick its address), and the address is the connection's own.
+        max_body_bytes: Larger request bodies are answered 413 (`edge`).
+        request_timeout_s: A request not received whole within this is answered 408
+            (`deadline`).
     """
     store = TokenStore(tokens)
     client = await connect(address=address, namespace=namespace)
     app = create_app(TurnService(client), store, cors_origins=cors_origins)
+    trusted = (forwarded_allow_ips or "").strip()
     config = uvicorn.Config(
-        app,
+        guard_edge(app, max_body_bytes=max_body_bytes),
         host=host,
         port=port,
-        proxy_headers=True,
-        forwarded_allow_ips=forwarded_allow_ips,
+        http=request_deadline_protocol(request_timeout_s),
+        # Off unless proxies are named: with proxy_headers off, uvicorn installs no proxy-header
+        # handling at all, so neither its default nor the environment variable applies.
+        proxy_headers=bool(trusted),
+        forwarded_allow_ips=trusted or None,
         log_level="info",
     )
     await uvicorn.Server(config).serve()
