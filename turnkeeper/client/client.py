@@ -340,6 +340,7 @@ async def start_turn(
     *,
     id: str | None = None,
     task_queue: str | None = None,
+    started_by: str | None = None,
     output_type: type[Output],
     **fields: Any,
 ) -> TurnHandle[Output]: ...
@@ -353,6 +354,7 @@ async def start_turn(
     *,
     id: str | None = None,
     task_queue: str | None = None,
+    started_by: str | None = None,
     output_type: None = None,
     **fields: Any,
 ) -> TurnHandle[Any]: ...
@@ -365,6 +367,7 @@ async def start_turn(
     *,
     id: str | None = None,
     task_queue: str | None = None,
+    started_by: str | None = None,
     output_type: type[Any] | None = None,
     **fields: Any,
 ) -> TurnHandle[Any]:
@@ -377,6 +380,8 @@ async def start_turn(
         id: The workflow id (default: `turn-<agent id>-<random>`).
         task_queue: The workers' queue (default: `AGENT_TASK_QUEUE` or `agent-turns`, as the
             worker reads it).
+        started_by: The identity starting the turn (the `StartedBy` search attribute), as
+            `turnkeeper serve` signed it in.
         output_type: A pydantic model: the agent's `output_schema` becomes its strict JSON
             Schema, and `handle.output()` returns the answer as an instance of it.
 
@@ -399,7 +404,9 @@ async def start_turn(
         turn = _with_output_type(turn, output_type)
     workflow_id = id or turn_workflow_id(turn.agent.id, short_id())
     queue = task_queue or os.environ.get(TASK_QUEUE_ENV) or DEFAULT_TASK_QUEUE
-    workflow = await start_workflow(client, turn, workflow_id=workflow_id, task_queue=queue)
+    workflow = await start_workflow(
+        client, turn, workflow_id=workflow_id, task_queue=queue, started_by=started_by
+    )
     return TurnHandle(client, workflow, output_type)
 
 

@@ -22,7 +22,12 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowQueryFailedError,
 )
-from temporalio.common import Priority, SearchAttributeKey
+from temporalio.common import (
+    Priority,
+    SearchAttributeKey,
+    SearchAttributePair,
+    TypedSearchAttributes,
+)
 from temporalio.exceptions import (
     ApplicationError,
     CancelledError,
@@ -36,7 +41,13 @@ from turnkeeper.activities.logs import get_logger
 from turnkeeper.client.errors import TurnUnavailable
 from turnkeeper.client.programs import temporal_program, turnkeeper_program
 from turnkeeper.contracts.budget_extension import BudgetRequest
-from turnkeeper.contracts.names import QUERY_STATUS, SA_AGENT_ID, SA_TURN_STATE, WORKFLOW_TYPE
+from turnkeeper.contracts.names import (
+    QUERY_STATUS,
+    SA_AGENT_ID,
+    SA_STARTED_BY,
+    SA_TURN_STATE,
+    WORKFLOW_TYPE,
+)
 from turnkeeper.contracts.search_attributes import identity_search_attributes
 from turnkeeper.contracts.signals import PendingCall, PendingKind, TurnStatus
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
@@ -137,9 +148,14 @@ def turn_workflow_id(agent_id: str, suffix: str) -> str:
 
 
 async def start_turn(
-    client: Client, request: TurnRequest, *, workflow_id: str, task_queue: str
+    client: Client,
+    request: TurnRequest,
+    *,
+    workflow_id: str,
+    task_queue: str,
+    started_by: str | None = None,
 ) -> WorkflowHandle[Any, AgentReport]:
-    """Start one `AgentTurnWorkflow`.
+    """Start one `AgentTurnWorkflow` (`started_by`: its `StartedBy` search attribute).
 
     Raises:
         TurnUnavailable: A workflow with this id is already running.
@@ -152,12 +168,21 @@ async def start_turn(
             task_queue=task_queue,
             result_type=AgentReport,
             static_summary=request.summary(),
-            search_attributes=identity_search_attributes(request),
+            search_attributes=_with_started_by(identity_search_attributes(request), started_by),
             # A tenant's workflow tasks too get their fair share (its activities say so anyway).
             priority=Priority(fairness_key=request.tenant) if request.tenant else Priority.default,
         )
     except WorkflowAlreadyStartedError:
         raise TurnUnavailable(f"A turn with id {workflow_id!r} is already running.") from None
+
+
+def _with_started_by(
+    attributes: TypedSearchAttributes, started_by: str | None
+) -> TypedSearchAttributes:
+    if started_by is None:
+        return attributes
+    key = SearchAttributeKey.for_keyword(SA_STARTED_BY)
+    return TypedSearchAttributes([*attributes, SearchAttributePair(key, started_by)])
 
 
 def request_payload(request: TurnRequest) -> dict[str, Any]:

@@ -6,27 +6,51 @@ Errors come out as `ApiError`s carrying the HTTP status that the app answers wit
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import JsonValue
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
+from temporalio.common import SearchAttributeKey
 from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.client.client import TurnHandle, start_turn, turn
 from turnkeeper.client.errors import DecisionRefused, InvalidTurnRequest, TurnUnavailable
 from turnkeeper.client.events import turn_event_items
+from turnkeeper.client.tenants import TenantError, set_caps, tenant_spend
 from turnkeeper.client.turns import list_waiting
 from turnkeeper.contracts.events import TurnEvent
+from turnkeeper.contracts.names import (
+    DEFAULT_TASK_QUEUE,
+    SA_AGENT_ID,
+    SA_COST_USD,
+    SA_STARTED_BY,
+    SA_TURN_STATE,
+    TASK_QUEUE_ENV,
+    WORKFLOW_TYPE,
+)
 from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
+from turnkeeper.contracts.tenants import TenantCaps, TenantSpend
 from turnkeeper.contracts.turn import TurnRequest
 
 # Which intervention a request asks for: the names of the turn's updates.
 UPDATE_STEER = "steer"
 UPDATE_INTERRUPT = "interrupt"
+
+STARTED_BY = SearchAttributeKey.for_keyword(SA_STARTED_BY)
+AGENT_ID = SearchAttributeKey.for_keyword(SA_AGENT_ID)
+TURN_STATE = SearchAttributeKey.for_keyword(SA_TURN_STATE)
+COST_USD = SearchAttributeKey.for_float(SA_COST_USD)
+# Requests kept in memory, by run: each is read once from its run's history. Past this many,
+# the oldest is read again when asked (a long-running server meets every turn of a namespace).
+REQUESTS_KEPT: Final = 4096
+# How many histories are read at once when many turns are looked at together.
+HISTORIES_AT_ONCE: Final = 16
 
 
 class ApiError(Exception):
@@ -37,6 +61,34 @@ class ApiError(Exception):
         self.status = status
         self.message = message
         self.retry_after_s = retry_after_s
+
+
+def no_turn(workflow_id: str) -> ApiError:
+    """The answer for a turn that does not exist, and for one the caller may not see: the same
+    status and words, so that which ids exist does not leak."""
+    return ApiError(404, f"no turn {workflow_id!r}")
+
+
+@dataclass(frozen=True)
+class StartedTurn:
+    """What a turn was started with, as its current run's history and Temporal say."""
+
+    request: TurnRequest
+    started_by: str | None
+    """The `StartedBy` search attribute: the identity that started it through the API."""
+
+
+@dataclass(frozen=True)
+class TurnSummary:
+    """One turn as the visibility listing shows it (its search attributes)."""
+
+    workflow_id: str
+    run_id: str
+    state: str | None
+    agent_id: str
+    cost_usd: float
+    started_by: str | None
+    started: datetime
 
 
 @dataclass(frozen=True)
@@ -51,13 +103,21 @@ class WaitingApproval:
     since: datetime
     cost_usd: float
     approvers: list[str] | None
+    started_by: str | None
 
 
 class Turns(Protocol):
     """The turn operations the app needs."""
 
-    async def start(self, request: TurnRequest, workflow_id: str | None) -> str: ...
+    async def start(
+        self, request: TurnRequest, workflow_id: str | None, started_by: str
+    ) -> str: ...
     async def request(self, workflow_id: str) -> TurnRequest: ...
+    async def started(self, workflow_id: str) -> StartedTurn: ...
+    async def run_request(self, workflow_id: str, run_id: str) -> TurnRequest: ...
+    async def list_turns(
+        self, state: str | None, started_by: str | None, limit: int
+    ) -> list[TurnSummary]: ...
     async def status(self, workflow_id: str) -> TurnStatus: ...
     async def decisions(self, workflow_id: str) -> list[DecisionRecord]: ...
     async def decide(
@@ -76,6 +136,8 @@ class Turns(Protocol):
         key: Ed25519PrivateKey | None,
     ) -> Any: ...
     async def cancel(self, workflow_id: str) -> None: ...
+    async def tenant(self, name: str) -> TenantSpend: ...
+    async def set_tenant_caps(self, name: str, caps: TenantCaps) -> TenantSpend: ...
 
 
 class TurnService:
@@ -83,12 +145,13 @@ class TurnService:
 
     def __init__(self, client: Client) -> None:
         self.client = client
-        # A turn's request never changes: read from its history once.
-        self._requests: dict[str, TurnRequest] = {}
+        # A run's request never changes: read from its history once. Kept by run, not by
+        # workflow id: a later turn started at the same id is another run with its own request.
+        self._requests: dict[tuple[str, str], TurnRequest] = {}
 
-    async def start(self, request: TurnRequest, workflow_id: str | None) -> str:
+    async def start(self, request: TurnRequest, workflow_id: str | None, started_by: str) -> str:
         try:
-            handle = await start_turn(self.client, request, id=workflow_id)
+            handle = await start_turn(self.client, request, id=workflow_id, started_by=started_by)
         except TurnUnavailable as err:
             raise ApiError(409, str(err)) from None
         except InvalidTurnRequest as err:
@@ -96,18 +159,58 @@ class TurnService:
         return handle.id
 
     async def request(self, workflow_id: str) -> TurnRequest:
-        """The turn's `TurnRequest`, from the first event of its history."""
-        if workflow_id not in self._requests:
-            handle = self.client.get_workflow_handle(workflow_id)
+        """The turn's `TurnRequest`, from the first event of its current run's history."""
+        return (await self.started(workflow_id)).request
+
+    async def started(self, workflow_id: str) -> StartedTurn:
+        """The current run's request and who started it; one `describe` (and, the first time
+        for a run, its history).
+
+        Raises:
+            ApiError: 404 for no such turn, or a workflow that is not a turn (a ledger, a
+                session, a standing-approvals cache).
+        """
+        try:
+            described = await self.client.get_workflow_handle(workflow_id).describe()
+        except RPCError as err:
+            raise _rpc_error(err, workflow_id) from None
+        if described.workflow_type != WORKFLOW_TYPE:
+            raise no_turn(workflow_id)
+        request = await self.run_request(workflow_id, described.run_id)
+        return StartedTurn(request, described.typed_search_attributes.get(STARTED_BY))
+
+    async def run_request(self, workflow_id: str, run_id: str) -> TurnRequest:
+        """The `TurnRequest` of one run, from the first event of its history."""
+        key = (workflow_id, run_id)
+        if key not in self._requests:
+            handle = self.client.get_workflow_handle(workflow_id, run_id=run_id)
             try:
                 async for event in handle.fetch_history_events():
                     payloads = event.workflow_execution_started_event_attributes.input.payloads
                     [decoded] = await self.client.data_converter.decode(payloads, [TurnRequest])
-                    self._requests[workflow_id] = decoded
                     break
             except RPCError as err:
                 raise _rpc_error(err, workflow_id) from None
-        return self._requests[workflow_id]
+            if len(self._requests) >= REQUESTS_KEPT:
+                del self._requests[next(iter(self._requests))]
+            self._requests[key] = decoded
+        return self._requests[key]
+
+    async def list_turns(
+        self, state: str | None, started_by: str | None, limit: int
+    ) -> list[TurnSummary]:
+        """The newest `limit` turns (in `state`, started by `started_by`, when given)."""
+        query = f"WorkflowType = {_literal(WORKFLOW_TYPE)}"
+        if state is not None:
+            query += f" AND {SA_TURN_STATE} = {_literal(state)}"
+        if started_by is not None:
+            query += f" AND {SA_STARTED_BY} = {_literal(started_by)}"
+        try:
+            found = [e async for e in self.client.list_workflows(query, limit=limit)]
+        except RPCError as err:
+            raise ApiError(502, f"Temporal refused the listing of turns: {err.message}") from None
+        summaries = [_summary(execution) for execution in found]
+        return sorted(summaries, key=lambda s: s.started, reverse=True)
 
     async def status(self, workflow_id: str) -> TurnStatus:
         try:
@@ -143,10 +246,21 @@ class TurnService:
 
     async def waiting_approvals(self) -> list[WaitingApproval]:
         waiting: list[WaitingApproval] = []
-        for found in await list_waiting(self.client):
-            if found.status is None:
+        found_turns = [found for found in await list_waiting(self.client) if found.status]
+        reading = asyncio.Semaphore(HISTORIES_AT_ONCE)
+
+        async def started(workflow_id: str) -> StartedTurn | None:
+            async with reading:
+                try:
+                    return await self.started(workflow_id)
+                except ApiError:
+                    return None  # ended or gone since the listing
+
+        origins = await asyncio.gather(*(started(found.workflow_id) for found in found_turns))
+        for found, origin in zip(found_turns, origins, strict=True):
+            if found.status is None or origin is None:
                 continue
-            approvers = (await self.request(found.workflow_id)).agent.approver_names()
+            approvers = origin.request.agent.approver_names()
             waiting.extend(
                 WaitingApproval(
                     workflow_id=found.workflow_id,
@@ -157,6 +271,7 @@ class TurnService:
                     since=call.since,
                     cost_usd=found.status.cost_usd,
                     approvers=approvers,
+                    started_by=origin.started_by,
                 )
                 for call in found.status.pending
                 if call.kind == "approval"
@@ -202,11 +317,47 @@ class TurnService:
         await self.running(workflow_id)
         await self._handle(workflow_id).cancel()
 
+    async def tenant(self, name: str) -> TenantSpend:
+        try:
+            return await tenant_spend(self.client, name)
+        except TenantError as err:
+            raise ApiError(404, str(err)) from None
+
+    async def set_tenant_caps(self, name: str, caps: TenantCaps) -> TenantSpend:
+        # The queue the worker reads, as `start_turn` chooses it: the ledger runs there.
+        queue = os.environ.get(TASK_QUEUE_ENV) or DEFAULT_TASK_QUEUE
+        return await set_caps(self.client, name, caps, queue)
+
     def _handle(self, workflow_id: str) -> TurnHandle:
         return turn(self.client, workflow_id)
 
 
+def _literal(value: str) -> str:
+    """`value` as a string of a visibility query.
+
+    Raises:
+        ApiError: 500 for a value with a quote or backslash (an identity name that the token
+            file allowed before names were checked): no escaping is trusted to keep it a string.
+    """
+    if any(char in value for char in "'\"\\") or not value.isprintable():
+        raise ApiError(500, f"{value!r} cannot be used in a visibility query")
+    return f"'{value}'"
+
+
+def _summary(execution: WorkflowExecution) -> TurnSummary:
+    attributes = execution.typed_search_attributes
+    return TurnSummary(
+        workflow_id=execution.id,
+        run_id=execution.run_id,
+        state=attributes.get(TURN_STATE),
+        agent_id=attributes.get(AGENT_ID) or "",
+        cost_usd=attributes.get(COST_USD) or 0.0,
+        started_by=attributes.get(STARTED_BY),
+        started=execution.start_time,
+    )
+
+
 def _rpc_error(err: RPCError, workflow_id: str) -> ApiError:
     if err.status == RPCStatusCode.NOT_FOUND:
-        return ApiError(404, f"no turn {workflow_id!r}")
+        return no_turn(workflow_id)
     return ApiError(502, f"Temporal refused the request for {workflow_id!r}: {err.message}")
