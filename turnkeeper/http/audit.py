@@ -19,8 +19,8 @@ from turnkeeper.http.tokens import Identity
 AUDIT_EVENT: Final = "api_call"
 STATE_CHANGING: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
-# The actions by route, as the audit line names them; any other state-changing route is named
-# by its method and path template.
+# The actions by route, as the audit line names them; any other state-changing call is named
+# by its method and path template (its path, for a call refused at sign-in).
 ACTIONS: Final[dict[tuple[str, str], str]] = {
     ("POST", "/v1/turns"): "start",
     ("POST", "/v1/turns/{workflow_id}/decisions"): "decide",
@@ -54,7 +54,8 @@ def record(request: Request, identity: Identity | None, status: int) -> None:
         AUDIT_EVENT,
         identity=identity.name if identity else None,
         role=identity.role if identity else None,
-        action=action or f"{request.method} {template or 'unknown route'}",
+        # Before sign-in nothing is routed yet: the path stands for the route.
+        action=action or f"{request.method} {template or request.url.path}",
         # A started turn's id is known only once the endpoint chose it.
         turn=params.get("workflow_id") or getattr(request.state, "turn", None),
         tenant=params.get("name"),

@@ -71,7 +71,7 @@ def test_a_turn_starts_with_its_id(api: Api) -> None:
     assert answer.status_code == 201
     assert answer.json() == {"workflow_id": "mine-1"}
     [(started, workflow_id, owner)] = api.turns.starts
-    assert (started.agent.id, workflow_id) == ("unit-agent", "mine-1")
+    assert (started.agent.id, workflow_id, owner) == ("unit-agent", "mine-1", "alice")
 
 
 def test_an_invalid_request_is_422_naming_the_field(api: Api) -> None:
