@@ -5,6 +5,7 @@ on the finished turn refused."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,17 +24,19 @@ from turnkeeper.testing import fake_anthropic as fake
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
-async def add_token(stack: SystemStack, worker: WorkerProcess, name: str) -> str:
+async def add_token(stack: SystemStack, worker: WorkerProcess, name: str, *options: str) -> str:
+    """`turnkeeper tokens add NAME --file tokens.json [options]`; the token it printed."""
     tokens = stack.tmp_path / "tokens.json"
-    done = await stack.turnkeeper("tokens", "add", name, "--file", str(tokens), worker=worker)
+    done = await stack.turnkeeper(
+        "tokens", "add", name, "--file", str(tokens), *options, worker=worker
+    )
     return done.stdout.strip().splitlines()[-1]
 
 
-@pytest.fixture
-async def served(stack: SystemStack) -> AsyncIterator[tuple[WorkerProcess, str, str]]:
-    """A worker, the URL of `turnkeeper serve` for its task queue, and alice's token."""
-    worker = await stack.start_worker()
-    token = await add_token(stack, worker, "alice")
+@contextlib.asynccontextmanager
+async def serving(stack: SystemStack, worker: WorkerProcess) -> AsyncIterator[str]:
+    """`turnkeeper serve` on the stack's tokens.json for `worker`'s task queue, as a process of
+    its own logging into serve.log; its URL. No token may reach its log."""
     [port] = free_ports(1)
     command = [
         temporal_binary("turnkeeper"),
@@ -49,7 +52,7 @@ async def served(stack: SystemStack) -> AsyncIterator[tuple[WorkerProcess, str, 
 
     async def answers() -> bool:
         if process.poll() is not None:
-            raise AssertionError((stack.tmp_path / "serve.log").read_text()[-3000:])
+            raise AssertionError(log.read_text()[-3000:])
         try:
             async with httpx.AsyncClient() as http:
                 return (await http.get(url + "/openapi.json")).status_code == 200
@@ -58,12 +61,20 @@ async def served(stack: SystemStack) -> AsyncIterator[tuple[WorkerProcess, str, 
 
     await until(answers, bool, "turnkeeper serve to answer")
     try:
-        yield worker, url, token
+        yield url
     finally:
         process.terminate()
         process.wait(timeout=30)
-        served_log = (stack.tmp_path / "serve.log").read_text()
-        assert "tk_" not in served_log, "a token reached the server's log"
+        assert "tk_" not in log.read_text(), "a token reached the server's log"
+
+
+@pytest.fixture
+async def served(stack: SystemStack) -> AsyncIterator[tuple[WorkerProcess, str, str]]:
+    """A worker, the URL of `turnkeeper serve` for its task queue, and alice's token."""
+    worker = await stack.start_worker()
+    token = await add_token(stack, worker, "alice")
+    async with serving(stack, worker) as url:
+        yield worker, url, token
 
 
 def scripted_write(stack: SystemStack, path: str, content: str) -> str:
