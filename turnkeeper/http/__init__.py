@@ -6,7 +6,10 @@ library client (`turnkeeper.client`) and loads nothing of the worker or the cons
 - `turns`: `TurnService`, what the endpoints do to turns, over the client; `ApiError`.
 - `decisions`: a decision as the token's identity: 403/404/409 before the `decide` update, signed
   with the identity's key where it has one.
-- `tokens`: the token file: identities and the SHA-256 of their tokens.
+- `access`: who may do what: a member's turn billed to its tenant, prices for operators only,
+  a turn seen by its owner, its agent's approvers and the operators (404 to anyone else).
+- `audit`: the `api_call` log line of every state-changing request, refusals included.
+- `tokens`: the token file: identities with a role and a tenant, and the SHA-256 of their tokens.
 - `auth`: sign-in from the `Authorization` header; failed sign-ins limited per address.
 - `serve`: uvicorn, with the proxy headers of `--forwarded-allow-ips`.
 - `static/inbox.html`: the inbox page (HTML and JavaScript, no build step).
