@@ -15,6 +15,7 @@ from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.events import TurnEvent
@@ -47,11 +48,13 @@ class StartTurnBody(TurnRequest):
     """`POST /v1/turns`: a `TurnRequest`, and optionally the workflow id to give the turn."""
 
     id: str | None = None
-    """The workflow id (default: `turn-<agent id>-<random>`): a turn id (`TURN_ID_PATTERN`),
-    none of the ids the runtime keeps for its own workflows."""
-    parent: None = None
+    """The workflow id (default: `turn-<agent id>-<random>`): a letter or digit, then letters,
+    digits and `. _ - : @`, at most 200 characters, and none of the runtime's own ids (starting
+    `approval-cache-`, `turnkeeper-tenant/` or `rate-limit-`)."""
+    # Declared only to be refused with a reason (left out of the schema: no caller may send them).
+    parent: SkipJsonSchema[None] = None
     """Refused: the runtime sets it on the turns of sub-agents it starts."""
-    started_by: None = None
+    started_by: SkipJsonSchema[None] = None
     """Refused: the server sets it to the identity that signed in."""
 
     @field_validator("id")

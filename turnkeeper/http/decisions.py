@@ -87,7 +87,7 @@ async def decide(
     Raises:
         ApiError: 403, 404, 409 or 422 (an edit that does not fit the tool), saying why.
     """
-    # Who may see and decide is read from what the decision needs anyway: no round trip of its own.
+    # Who may see and decide is read beside the status the decision needs anyway, in parallel.
     turn, status = await visible_status(turns, workflow_id, identity)
     _check_decides(identity, turn)
     request = turn.request
