@@ -3,7 +3,9 @@ identities that bearer tokens authenticate, and the approval inbox at `/`. It st
 library client (`turnkeeper.client`) and loads nothing of the worker or the console.
 
 - `app`: `create_app`, the FastAPI app: the `/v1/…` endpoints, the inbox, `/openapi.json`.
-- `turns`: `TurnService`, what the endpoints do to turns, over the client; `ApiError`.
+- `turns`: `TurnService`, what the endpoints do to turns, over the client.
+- `origins`: what a turn was started with (its current run's request and `StartedBy`), per run.
+- `errors`: `ApiError`, and the one 404 of a missing turn (also for a turn the caller may not see).
 - `decisions`: a decision as the token's identity: 403/404/409 before the `decide` update, signed
   with the identity's key where it has one.
 - `access`: who may do what: a member's turn billed to its tenant, prices for operators only,

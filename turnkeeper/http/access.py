@@ -19,8 +19,9 @@ from typing import Final
 
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentSpec, FallbackModel, TurnRequest
+from turnkeeper.http.errors import ApiError, no_turn
 from turnkeeper.http.tokens import Identity
-from turnkeeper.http.turns import ApiError, StartedTurn, Turns, TurnSummary, no_turn
+from turnkeeper.http.turns import StartedTurn, Turns, TurnSummary
 
 # `GET /v1/turns`: the most turns one page lists, and how many of the newest turns of the
 # namespace are looked at for turns a member sees as an approver (not as their owner).

@@ -1,7 +1,8 @@
 """What the HTTP API does to turns, on the public Python client: `TurnService` over a Temporal
 client, and `Turns`, the protocol the app needs (a test gives the app a fake of it).
 
-Errors come out as `ApiError`s carrying the HTTP status that the app answers with.
+Errors come out as `ApiError`s (`turnkeeper.http.errors`) carrying the HTTP status that the app
+answers with.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import JsonValue
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.common import SearchAttributeKey
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
 
 from turnkeeper.client.client import TurnHandle, start_turn, turn
 from turnkeeper.client.errors import DecisionRefused, InvalidTurnRequest, TurnUnavailable
@@ -37,45 +38,18 @@ from turnkeeper.contracts.names import (
 from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
 from turnkeeper.contracts.tenants import TenantCaps, TenantSpend
 from turnkeeper.contracts.turn import TurnRequest
+from turnkeeper.http.errors import ApiError, rpc_error
+from turnkeeper.http.origins import STARTED_BY, Origins, StartedTurn
 
 # Which intervention a request asks for: the names of the turn's updates.
 UPDATE_STEER = "steer"
 UPDATE_INTERRUPT = "interrupt"
 
-STARTED_BY = SearchAttributeKey.for_keyword(SA_STARTED_BY)
 AGENT_ID = SearchAttributeKey.for_keyword(SA_AGENT_ID)
 TURN_STATE = SearchAttributeKey.for_keyword(SA_TURN_STATE)
 COST_USD = SearchAttributeKey.for_float(SA_COST_USD)
-# Requests kept in memory, by run: each is read once from its run's history. Past this many,
-# the oldest is read again when asked (a long-running server meets every turn of a namespace).
-REQUESTS_KEPT: Final = 4096
 # How many histories are read at once when many turns are looked at together.
 HISTORIES_AT_ONCE: Final = 16
-
-
-class ApiError(Exception):
-    """A request the API refuses: `status` is the HTTP status, the message says why."""
-
-    def __init__(self, status: int, message: str, retry_after_s: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.retry_after_s = retry_after_s
-
-
-def no_turn(workflow_id: str) -> ApiError:
-    """The answer for a turn that does not exist, and for one the caller may not see: the same
-    status and words, so that which ids exist does not leak."""
-    return ApiError(404, f"no turn {workflow_id!r}")
-
-
-@dataclass(frozen=True)
-class StartedTurn:
-    """What a turn was started with, as its current run's history and Temporal say."""
-
-    request: TurnRequest
-    started_by: str | None
-    """The `StartedBy` search attribute: the identity that started it through the API."""
 
 
 @dataclass(frozen=True)
@@ -145,9 +119,7 @@ class TurnService:
 
     def __init__(self, client: Client) -> None:
         self.client = client
-        # A run's request never changes: read from its history once. Kept by run, not by
-        # workflow id: a later turn started at the same id is another run with its own request.
-        self._requests: dict[tuple[str, str], TurnRequest] = {}
+        self._origins = Origins(client)
 
     async def start(self, request: TurnRequest, workflow_id: str | None, started_by: str) -> str:
         try:
@@ -163,38 +135,10 @@ class TurnService:
         return (await self.started(workflow_id)).request
 
     async def started(self, workflow_id: str) -> StartedTurn:
-        """The current run's request and who started it; one `describe` (and, the first time
-        for a run, its history).
-
-        Raises:
-            ApiError: 404 for no such turn, or a workflow that is not a turn (a ledger, a
-                session, a standing-approvals cache).
-        """
-        try:
-            described = await self.client.get_workflow_handle(workflow_id).describe()
-        except RPCError as err:
-            raise _rpc_error(err, workflow_id) from None
-        if described.workflow_type != WORKFLOW_TYPE:
-            raise no_turn(workflow_id)
-        request = await self.run_request(workflow_id, described.run_id)
-        return StartedTurn(request, described.typed_search_attributes.get(STARTED_BY))
+        return await self._origins.started(workflow_id)
 
     async def run_request(self, workflow_id: str, run_id: str) -> TurnRequest:
-        """The `TurnRequest` of one run, from the first event of its history."""
-        key = (workflow_id, run_id)
-        if key not in self._requests:
-            handle = self.client.get_workflow_handle(workflow_id, run_id=run_id)
-            try:
-                async for event in handle.fetch_history_events():
-                    payloads = event.workflow_execution_started_event_attributes.input.payloads
-                    [decoded] = await self.client.data_converter.decode(payloads, [TurnRequest])
-                    break
-            except RPCError as err:
-                raise _rpc_error(err, workflow_id) from None
-            if len(self._requests) >= REQUESTS_KEPT:
-                del self._requests[next(iter(self._requests))]
-            self._requests[key] = decoded
-        return self._requests[key]
+        return await self._origins.run_request(workflow_id, run_id)
 
     async def list_turns(
         self, state: str | None, started_by: str | None, limit: int
@@ -216,13 +160,13 @@ class TurnService:
         try:
             return await self._handle(workflow_id).status()
         except RPCError as err:
-            raise _rpc_error(err, workflow_id) from None
+            raise rpc_error(err, workflow_id) from None
 
     async def decisions(self, workflow_id: str) -> list[DecisionRecord]:
         try:
             return await self._handle(workflow_id).decisions()
         except RPCError as err:
-            raise _rpc_error(err, workflow_id) from None
+            raise rpc_error(err, workflow_id) from None
 
     async def decide(
         self, workflow_id: str, decision: ApproveInput, key: Ed25519PrivateKey | None
@@ -242,7 +186,7 @@ class TurnService:
                 decision.call_id, reason=decision.reason, approver=decision.approver, key=key
             )
         except RPCError as err:
-            raise _rpc_error(err, workflow_id) from None
+            raise rpc_error(err, workflow_id) from None
 
     async def waiting_approvals(self) -> list[WaitingApproval]:
         waiting: list[WaitingApproval] = []
@@ -290,7 +234,7 @@ class TurnService:
         try:
             described = await self.client.get_workflow_handle(workflow_id).describe()
         except RPCError as err:
-            raise _rpc_error(err, workflow_id) from None
+            raise rpc_error(err, workflow_id) from None
         if described.status != WorkflowExecutionStatus.RUNNING:
             state = described.status.name.lower() if described.status else "closed"
             raise ApiError(409, f"turn {workflow_id!r} has ended ({state})")
@@ -311,7 +255,7 @@ class TurnService:
         except DecisionRefused as err:
             raise ApiError(409, f"the turn refused {update}: {err}") from None
         except RPCError as err:
-            raise _rpc_error(err, handle.id) from None
+            raise rpc_error(err, handle.id) from None
 
     async def cancel(self, workflow_id: str) -> None:
         await self.running(workflow_id)
@@ -355,9 +299,3 @@ def _summary(execution: WorkflowExecution) -> TurnSummary:
         started_by=attributes.get(STARTED_BY),
         started=execution.start_time,
     )
-
-
-def _rpc_error(err: RPCError, workflow_id: str) -> ApiError:
-    if err.status == RPCStatusCode.NOT_FOUND:
-        return no_turn(workflow_id)
-    return ApiError(502, f"Temporal refused the request for {workflow_id!r}: {err.message}")

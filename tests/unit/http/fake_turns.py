@@ -16,7 +16,8 @@ from turnkeeper.contracts.tenants import TenantCaps, TenantSpend
 from turnkeeper.contracts.turn import TurnRequest
 
 from tests.unit.builders import request
-from turnkeeper.http.turns import ApiError, StartedTurn, TurnSummary, WaitingApproval, no_turn
+from turnkeeper.http.errors import ApiError, no_turn
+from turnkeeper.http.turns import StartedTurn, TurnSummary, WaitingApproval
 
 SINCE = datetime(2026, 1, 1, tzinfo=UTC)
 TURN_ID = "turn-1"
