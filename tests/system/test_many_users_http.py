@@ -29,9 +29,10 @@ SECRET = "the victim's words"
 @dataclass
 class Deployment:
     """One server, one worker, and a client per identity: `olga` the operator, `mia` of
-    tenant `acme` (the victim), `alice` who approves the victim's agent, `max` of tenant
-    `globex` (the attacker). The tenants' names are the test's own: a tenant's ledger outlives
-    the test on the shared dev server, on the task queue of a worker that is gone."""
+    tenant `acme` (the victim), `alice` who approves the victim's agent, `tom` of `acme` too,
+    `max` of tenant `globex` (the attacker). The tenants' names are the test's own: a tenant's
+    ledger outlives the test on the shared dev server, on the task queue of a worker that is
+    gone."""
 
     worker: WorkerProcess
     url: str
@@ -53,6 +54,7 @@ async def deployment(stack: SystemStack) -> AsyncIterator[Deployment]:
         "mia": await add_token(stack, worker, "mia", "--tenant", acme),
         "alice": await add_token(stack, worker, "alice", "--tenant", acme),
         "max": await add_token(stack, worker, "max", "--role", "member", "--tenant", globex),
+        "tom": await add_token(stack, worker, "tom", "--tenant", acme),
     }
     async with serving(stack, worker) as url:
         clients = {
@@ -105,6 +107,9 @@ async def test_another_tenants_member_cannot_touch_a_turn_that_finishes_untouche
         assert answer.status_code == absent.status_code == 404, (tail, answer.text)
         assert answer.json() == {"detail": f"no turn {victim!r}"}
         assert absent.json() == {"detail": f"no turn 'nobody-{key}'"}
+    # A member of the victim's own tenant is no one to the turn either.
+    colleague = await deployment.http["tom"].get(f"/v1/turns/{victim}")
+    assert colleague.status_code == 404 and colleague.json() == {"detail": f"no turn {victim!r}"}
     assert [a for a in (await max_.get("/v1/approvals")).json() if a["workflow_id"] == victim] == []
     assert victim not in [t["workflow_id"] for t in (await max_.get("/v1/turns")).json()]
 

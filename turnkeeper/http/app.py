@@ -198,7 +198,11 @@ def create_app(
             audit.record(request, None, refused.status_code)
             return refused
         request.state.identity = identity
-        response: Response = await call_next(request)
+        try:
+            response: Response = await call_next(request)
+        except Exception:
+            audit.record(request, identity, 500)  # a defect answers 500: its line is written too
+            raise
         audit.record(request, identity, response.status_code)
         return response
 

@@ -363,3 +363,18 @@ def test_every_change_is_audited_refusals_included_without_tokens_or_content(
     for token in [*api.tokens.values(), "tk_guess"]:
         assert token not in caplog.text
     assert secret not in caplog.text
+
+
+def test_a_call_that_breaks_is_audited_as_500(
+    api: Api, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(workflow_id: str) -> None:
+        raise RuntimeError("a defect")
+
+    monkeypatch.setattr(api.turns, "cancel", broken)
+    with pytest.raises(RuntimeError):
+        api.http.post(f"/v1/turns/{TURN_ID}/cancel", headers=api.as_("olga"))
+    assert audit_lines(caplog) == [
+        "api_call identity='olga' role='operator' action='cancel' turn='turn-1' tenant=None "
+        "status=500"
+    ]
