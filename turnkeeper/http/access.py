@@ -20,6 +20,7 @@ from typing import Final
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentSpec, FallbackModel, TurnRequest
 from turnkeeper.http.errors import ApiError, no_turn
+from turnkeeper.http.origins import HISTORIES_AT_ONCE
 from turnkeeper.http.tokens import Identity
 from turnkeeper.http.turns import StartedTurn, Turns, TurnSummary
 
@@ -28,7 +29,6 @@ from turnkeeper.http.turns import StartedTurn, Turns, TurnSummary
 MAX_PAGE: Final = 200
 DEFAULT_PAGE: Final = 50
 APPROVER_SCAN: Final = 200
-HISTORIES_AT_ONCE: Final = 16
 
 
 def billed_request(request: TurnRequest, identity: Identity) -> TurnRequest:
@@ -91,8 +91,11 @@ def may_see(identity: Identity, approvers: list[str] | None, started_by: str | N
 
 
 def check_visible(identity: Identity, workflow_id: str, turn: StartedTurn) -> None:
-    """Raises:
-    ApiError: 404, exactly as for a missing turn, when `identity` may not see it."""
+    """Nothing when `identity` may see `turn`.
+
+    Raises:
+        ApiError: 404, exactly as for a missing turn, when it may not.
+    """
     if not may_see(identity, turn.request.agent.approver_names(), turn.started_by):
         raise no_turn(workflow_id)
 
@@ -162,14 +165,20 @@ async def visible_turns(
 
 
 def check_operator(identity: Identity, action: str) -> None:
-    """Raises:
-    ApiError: 403 unless `identity` is an operator."""
+    """Nothing when `identity` is an operator.
+
+    Raises:
+        ApiError: 403 for a member, naming `action`.
+    """
     if not identity.is_operator:
         raise ApiError(403, f"only an operator may {action}; {identity.name!r} is a member")
 
 
 def check_tenant_reader(identity: Identity, tenant: str) -> None:
-    """Raises:
-    ApiError: 403 unless `identity` is an operator or a member of `tenant`."""
+    """Nothing when `identity` may read `tenant`: an operator, or a member of it.
+
+    Raises:
+        ApiError: 403 for anyone else.
+    """
     if not identity.is_operator and identity.tenant != tenant:
         raise ApiError(403, f"{identity.name!r} may read its own tenant only, not {tenant!r}")

@@ -23,6 +23,8 @@ STARTED_BY = SearchAttributeKey.for_keyword(SA_STARTED_BY)
 # Requests kept in memory, by run. Past this many, the oldest is read again when asked (a
 # long-running server meets every turn of a namespace).
 REQUESTS_KEPT: Final = 4096
+# How many histories are read at once when many turns are looked at together.
+HISTORIES_AT_ONCE: Final = 16
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import JsonValue
@@ -39,7 +39,7 @@ from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatu
 from turnkeeper.contracts.tenants import TenantCaps, TenantSpend
 from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.http.errors import ApiError, rpc_error
-from turnkeeper.http.origins import STARTED_BY, Origins, StartedTurn
+from turnkeeper.http.origins import HISTORIES_AT_ONCE, STARTED_BY, Origins, StartedTurn
 
 # Which intervention a request asks for: the names of the turn's updates.
 UPDATE_STEER = "steer"
@@ -48,8 +48,6 @@ UPDATE_INTERRUPT = "interrupt"
 AGENT_ID = SearchAttributeKey.for_keyword(SA_AGENT_ID)
 TURN_STATE = SearchAttributeKey.for_keyword(SA_TURN_STATE)
 COST_USD = SearchAttributeKey.for_float(SA_COST_USD)
-# How many histories are read at once when many turns are looked at together.
-HISTORIES_AT_ONCE: Final = 16
 
 
 @dataclass(frozen=True)
