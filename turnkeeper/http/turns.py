@@ -126,6 +126,8 @@ class TurnService:
             raise ApiError(409, str(err)) from None
         except InvalidTurnRequest as err:
             raise ApiError(422, str(err)) from None
+        except RPCError as err:  # a cluster without the StartedBy attribute says so here
+            raise ApiError(502, f"Temporal refused to start the turn: {err.message}") from None
         return handle.id
 
     async def request(self, workflow_id: str) -> TurnRequest:
