@@ -19,6 +19,7 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from turnkeeper.activities.logs import get_logger
+from turnkeeper.activities.runtime_workflows import check_kept, reaching
 from turnkeeper.contracts.approvals import (
     ACTIVITY_APPROVAL_CACHE_LOOKUP,
     ACTIVITY_APPROVAL_CACHE_REMEMBER,
@@ -68,22 +69,25 @@ class ApprovalCacheActivities:
         no cache yet."""
         if not question.tools:
             return LookupResult()
-        handle = self._client.get_workflow_handle(approval_cache_id(question.agent_id))
-        for pause in (*_NOT_READY_PAUSES, None):
-            try:
-                return await handle.execute_update(
-                    UPDATE_LOOKUP,
-                    LookupInput(tools=question.tools),
-                    result_type=LookupResult,
-                    rpc_timeout=RPC_TIMEOUT,
-                )
-            except RPCError as err:
-                # NOT_FOUND: never created, or closed (terminated by an operator): none stand.
-                if err.status == RPCStatusCode.NOT_FOUND:
-                    return LookupResult()
-                if err.status != RPCStatusCode.FAILED_PRECONDITION or pause is None:
-                    raise
-                await asyncio.sleep(pause)
+        cache_id = approval_cache_id(question.agent_id)
+        handle = self._client.get_workflow_handle(cache_id)
+        async with reaching(self._client, cache_id, APPROVAL_CACHE_WORKFLOW):
+            for pause in (*_NOT_READY_PAUSES, None):
+                try:
+                    return await handle.execute_update(
+                        UPDATE_LOOKUP,
+                        LookupInput(tools=question.tools),
+                        result_type=LookupResult,
+                        rpc_timeout=RPC_TIMEOUT,
+                    )
+                except RPCError as err:
+                    # NOT_FOUND: never created, or closed (terminated by an operator): none
+                    # stand.
+                    if err.status == RPCStatusCode.NOT_FOUND:
+                        return LookupResult()
+                    if err.status != RPCStatusCode.FAILED_PRECONDITION or pause is None:
+                        raise
+                    await asyncio.sleep(pause)
         raise AssertionError("unreachable: the last pass re-raises")
 
     @activity.defn(name=ACTIVITY_APPROVAL_CACHE_REMEMBER)
@@ -103,10 +107,11 @@ class ApprovalCacheActivities:
                 type=INVALID_STANDING_APPROVAL,
                 non_retryable=True,
             ) from None
+        cache_id = approval_cache_id(approval.agent_id)
         await self._client.start_workflow(
             APPROVAL_CACHE_WORKFLOW,
             ApprovalCacheInput(agent_id=approval.agent_id),
-            id=approval_cache_id(approval.agent_id),
+            id=cache_id,
             task_queue=self._task_queue or activity.info().task_queue,
             start_signal=SIGNAL_REMEMBER,
             start_signal_args=[signal],
@@ -116,6 +121,10 @@ class ApprovalCacheActivities:
             ),
             rpc_timeout=RPC_TIMEOUT,
         )
+        # A signal-with-start that meets a running workflow signals it, whatever its type: a
+        # squatter would swallow the approval without a word. Remembering is rare, so always
+        # worth the one look.
+        await check_kept(self._client, cache_id, APPROVAL_CACHE_WORKFLOW)
         log.info(
             "standing_approval_remembered",
             agent_id=approval.agent_id,

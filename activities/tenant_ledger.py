@@ -14,6 +14,7 @@ from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 from turnkeeper.activities.ledger_busy import asking, forget_start_failure, is_busy, pause_s
+from turnkeeper.activities.runtime_workflows import reaching
 from turnkeeper.contracts.tenants import LEDGER_WORKFLOW_TYPE, ledger_id
 
 T = TypeVar("T")
@@ -36,32 +37,39 @@ async def ledger_update(
 ) -> T:
     """Sends `update` with `arg` to the ledger of `tenant`, starting it on `task_queue` first if
     the tenant has none yet; its answer. Heartbeats while it waits for a busy ledger, when
-    called from an activity."""
-    deadline = time.monotonic() + BUSY_FOR_S
-    attempt = 0
-    while True:
-        start = WithStartWorkflowOperation(
-            LEDGER_WORKFLOW_TYPE,
-            {"tenant": tenant},
-            id=ledger_id(tenant),
-            task_queue=task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            static_summary=f"Spend and caps of tenant {tenant}",
-        )
-        try:
-            async with asking(ledger_id(tenant)):
-                return await client.execute_update_with_start_workflow(
-                    update,
-                    arg,
-                    start_workflow_operation=start,
-                    result_type=result_type,
-                    rpc_timeout=RPC_TIMEOUT,
-                )
-        except RPCError as err:
-            forget_start_failure(start)
-            if not is_busy(err) or time.monotonic() > deadline:
-                raise
-        if activity.in_activity():
-            activity.heartbeat()
-        await asyncio.sleep(pause_s(attempt))
-        attempt += 1
+    called from an activity.
+
+    Raises:
+        ApplicationError: RuntimeIdTaken, not retried: a workflow of another type holds the
+            ledger's id (`activities/runtime_workflows.py`).
+    """
+    # A failure that escapes the busy loop is looked at once: a squatter is named by it.
+    async with reaching(client, ledger_id(tenant), LEDGER_WORKFLOW_TYPE):
+        deadline = time.monotonic() + BUSY_FOR_S
+        attempt = 0
+        while True:
+            start = WithStartWorkflowOperation(
+                LEDGER_WORKFLOW_TYPE,
+                {"tenant": tenant},
+                id=ledger_id(tenant),
+                task_queue=task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                static_summary=f"Spend and caps of tenant {tenant}",
+            )
+            try:
+                async with asking(ledger_id(tenant)):
+                    return await client.execute_update_with_start_workflow(
+                        update,
+                        arg,
+                        start_workflow_operation=start,
+                        result_type=result_type,
+                        rpc_timeout=RPC_TIMEOUT,
+                    )
+            except RPCError as err:
+                forget_start_failure(start)
+                if not is_busy(err) or time.monotonic() > deadline:
+                    raise
+            if activity.in_activity():
+                activity.heartbeat()
+            await asyncio.sleep(pause_s(attempt))
+            attempt += 1

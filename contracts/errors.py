@@ -44,6 +44,11 @@ CONTENT_MISSING: Final = "ContentMissing"
 # A worker replaying a cassette was asked for a model call the cassette does not hold
 # (TURNKEEPER_CASSETTE_MODE=replay); the message names the cassette and the first difference.
 CASSETTE_MISS: Final = "CassetteMiss"
+# A workflow id the runtime keeps for one of its own workflows (an agent's standing approvals, a
+# tenant's or a model's ledger) is held by a running workflow of another type: one started there
+# before the runtime refused such ids, or by hand. The message names the id and the type and says
+# to terminate it; asking again would meet the same squatter.
+RUNTIME_ID_TAKEN: Final = "RuntimeIdTaken"
 
 LLM_REFUSALS: Final = frozenset(
     {LLM_AUTH_ERROR, LLM_INVALID_REQUEST, LLM_CONTEXT_TOO_LONG, LLM_CONTENT_FILTERED}

@@ -9,6 +9,7 @@ from turnkeeper.contracts.names import (
     SA_LLM_CALLS,
     SA_SESSION_ID,
     SA_SESSION_STATE,
+    SA_STARTED_BY,
     SA_TASK_ID,
     SA_TENANT_ID,
     SA_TOOL_CALLS,
@@ -25,15 +26,22 @@ SESSION_ID = SearchAttributeKey.for_keyword(SA_SESSION_ID)
 SESSION_STATE = SearchAttributeKey.for_keyword(SA_SESSION_STATE)
 TOOL_CALLS_KEY = SearchAttributeKey.for_int(SA_TOOL_CALLS)
 TENANT_ID = SearchAttributeKey.for_keyword(SA_TENANT_ID)
+STARTED_BY = SearchAttributeKey.for_keyword(SA_STARTED_BY)
 
 
-def identity_search_attributes(request: TurnRequest) -> TypedSearchAttributes:
+def identity_search_attributes(
+    request: TurnRequest, started_by: str | None = None
+) -> TypedSearchAttributes:
     """Set at start by our clients, so the turn is findable before its first task runs and the
-    workflow need not spend a history event on setting them."""
+    workflow need not spend a history event on setting them. `started_by` is only ever set at
+    start: the workflow reads it from there (its start event), so no later upsert can change
+    whom the turn belongs to."""
     pairs: list[SearchAttributePair[str]] = [
         SearchAttributePair(AGENT_ID, request.agent.id),
         SearchAttributePair(TASK_ID, request.task.id),
     ]
     if request.tenant is not None:
         pairs.append(SearchAttributePair(TENANT_ID, request.tenant))
+    if started_by is not None:
+        pairs.append(SearchAttributePair(STARTED_BY, started_by))
     return TypedSearchAttributes(pairs)

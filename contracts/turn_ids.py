@@ -37,14 +37,23 @@ RUNTIME_ID_PREFIXES: Final[dict[str, str]] = {
 }
 
 
+def runtime_prefixed(workflow_id: str) -> str | None:
+    """Which of the runtime's own workflows `workflow_id` is named like (an approval cache, a
+    ledger), or None. No turn may have such an id, not even one the runtime starts."""
+    for prefix, owner in RUNTIME_ID_PREFIXES.items():
+        if workflow_id.startswith(prefix):
+            return f"ids starting {prefix!r} belong to {owner}"
+    return None
+
+
 def runtime_owned(workflow_id: str) -> str | None:
     """What the runtime keeps `workflow_id` for, or None when a turn may have it.
 
     Ids with a `/` are the runtime's nested turns (sub-agents, session turns): only the runtime
     starts a turn at one, as a child of the workflow the id names."""
-    for prefix, owner in RUNTIME_ID_PREFIXES.items():
-        if workflow_id.startswith(prefix):
-            return f"ids starting {prefix!r} belong to {owner}"
+    prefixed = runtime_prefixed(workflow_id)
+    if prefixed is not None:
+        return prefixed
     if NESTED_ID_SEPARATOR in workflow_id:
         return "ids with '/' belong to the runtime's sub-agent and session turns"
     return None

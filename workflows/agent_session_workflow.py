@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
         TurnStateNote,
     )
     from turnkeeper.contracts.turn import AgentReport, TaskSpec, TurnRequest
+    from turnkeeper.contracts.turn_ids import runtime_prefixed
     from turnkeeper.workflows import handler_inputs as inputs
     from turnkeeper.workflows import plaintext, tenant_fairness
     from turnkeeper.workflows.failures import describe
@@ -55,6 +56,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.request_checks import ENDPOINT_PRICES_PATCH, request_problem
     from turnkeeper.workflows.session_state import Session
     from turnkeeper.workflows.stored_conversations import load_conversation
+    from turnkeeper.workflows.turn_placement import RUNTIME_IDS_PATCH
 
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
 # `close` without an input: the JSON null it stands for.
@@ -303,6 +305,11 @@ def _begin(payload: Any, carried: CarriedSession | None) -> Session:
             f"session_id: {request.session_id!r} must be the session's workflow id "
             f"({workflow_id!r}), which its turns' ids begin with"
         )
+    # A session at `approval-cache-<agent>` or `rate-limit-<key>` would take that id from the
+    # runtime as a turn there would; asked only of a session that fails here.
+    reserved = runtime_prefixed(workflow_id) if carried is None else None
+    if reserved and workflow.patched(RUNTIME_IDS_PATCH):
+        raise ValueError(f"session_id: {workflow_id!r} is reserved: {reserved}")
     # The checks of a turn request that span fields (a cost budget on an unpriced model, an
     # invalid output schema …) are made once here, on the turn every send would start.
     probe = TurnRequest(

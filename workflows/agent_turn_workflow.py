@@ -39,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.plaintext import refusal
     from turnkeeper.contracts.rate_limits import SIGNAL_CAPACITY_WAIT, CapacityWait
+    from turnkeeper.contracts.search_attributes import STARTED_BY
     from turnkeeper.contracts.signals import (
         ALL_PENDING,
         ApproveInput,
@@ -281,7 +282,7 @@ class AgentTurnWorkflow:
 
     def _begin(self, raw: RawValue | Any, carried: CarriedTurn | None) -> Turn:
         # Before anything else: no model, tool or store hears of a request the worker refuses.
-        request = inputs.turn_request(raw)
+        request = inputs.turn_request(raw, first_run=carried is None)
         self._offered = offered_tools(request)
         if carried is not None:
             turn = Turn.resume(request, carried.turn)
@@ -291,7 +292,9 @@ class AgentTurnWorkflow:
             self._turn = turn
             self._observer.turn_resumed(turn)
             return turn
-        turn = Turn.begin(request, workflow.now())
+        # From the start event, where the client that started the turn set it: whom it belongs to.
+        started_by = workflow.info().typed_search_attributes.get(STARTED_BY)
+        turn = Turn.begin(request, workflow.now(), started_by=started_by)
         # Here, not where a decision is checked: the `decide` validator may not ask for a patch.
         turn.verify_signatures_as(signed_decisions.signing_version(request.agent))
         self._turn = turn
@@ -581,6 +584,7 @@ class AgentTurnWorkflow:
         return TurnStatus(
             state=turn.state,
             agent_id=turn.request.agent.id,
+            started_by=turn.started_by,
             signing_version=turn.signing_version,
             iteration=turn.iteration,
             llm_calls=turn.model_calls,

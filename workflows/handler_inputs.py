@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.failures import describe, invalid_request, unencrypted_request
     from turnkeeper.workflows.plaintext import decoded
     from turnkeeper.workflows.request_checks import ENDPOINT_PRICES_PATCH, request_problem
+    from turnkeeper.workflows.turn_placement import RUNTIME_IDS_PATCH, placement_problem
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -115,10 +116,12 @@ def _endpoints_may_price() -> bool:
     return workflow.patched(ENDPOINT_PRICES_PATCH)
 
 
-def turn_request(raw: RawValue | Any) -> TurnRequest:
+def turn_request(raw: RawValue | Any, *, first_run: bool = False) -> TurnRequest:
     """The turn's request, checked before anything else hears of it. Raises the failure of a
     request that never becomes a turn: unencrypted where the worker requires encryption, not a
-    TurnRequest, or asking for what cannot be done (`request_checks.py`)."""
+    TurnRequest, asking for what cannot be done (`request_checks.py`), or, in the turn's
+    `first_run` (its workflow's start event says where it runs), started where a turn may not
+    run (`turn_placement.py`)."""
     if plaintext.refused(raw):
         raise unencrypted_request(payload_or_none(raw))
     payload = decoded(raw)
@@ -129,4 +132,10 @@ def turn_request(raw: RawValue | Any) -> TurnRequest:
     problem = request_problem(request, endpoints_may_price=_endpoints_may_price)
     if problem:
         raise invalid_request(payload, problem)
+    if first_run:
+        info = workflow.info()
+        placed = placement_problem(request, info.workflow_id, info.parent)
+        # Asked only for a turn that fails here: a valid turn's history gains no marker.
+        if placed and workflow.patched(RUNTIME_IDS_PATCH):
+            raise invalid_request(payload, placed)
     return request

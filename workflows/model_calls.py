@@ -30,6 +30,9 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn
 
+# Failures that fail the turn under their own name: another model would meet them too.
+_NAMED_FAILURES = (errors.INVALID_TURN_REQUEST, errors.CASSETTE_MISS, errors.RUNTIME_ID_TAKEN)
+
 
 class ContextTooLong(Exception):
     """The provider refused the conversation as too long, raised instead of failing the turn
@@ -82,7 +85,7 @@ def _fail_unless_transient(turn: Turn, err: ActivityError, compacting: bool = Fa
     kind, message = error_type(err), cause_message(err)
     if compacting and kind == errors.LLM_CONTEXT_TOO_LONG:
         raise ContextTooLong(message)
-    if kind in errors.LLM_REFUSALS or kind in (errors.INVALID_TURN_REQUEST, errors.CASSETTE_MISS):
+    if kind in errors.LLM_REFUSALS or kind in _NAMED_FAILURES:
         fail(turn, kind, message)
     if kind == errors.LLM_PAYLOAD_REJECTED:
         fail(turn, errors.LLM_INVALID_REQUEST, message)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from temporalio import workflow
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import (
     ApplicationError,
     ChildWorkflowError,
@@ -21,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.names import WORKFLOW_TYPE
     from turnkeeper.contracts.result_limits import DEFAULT_MAX_RESULT_BYTES, capped
+    from turnkeeper.contracts.search_attributes import STARTED_BY
     from turnkeeper.contracts.turn import (
         AgentReport,
         Outcome,
@@ -48,6 +50,9 @@ with workflow.unsafe.imports_passed_through():
 __all__ = ["TASK_SCHEMA", "SubagentCalls", "remaining", "subagent_of"]
 
 _SUMMARY_CHARS = 100
+# Before it a sub-agent's turn started with no search attribute; since, a parent that belongs to
+# someone passes its `StartedBy` on, so the child belongs to the same identity.
+CHILD_STARTED_BY_PATCH = "subagent-started-by"
 
 
 def subagent_of(turn: Turn, tool: str) -> SubagentSpec | None:
@@ -93,6 +98,7 @@ class SubagentCalls:
                 task_queue=workflow.info().task_queue,
                 result_type=AgentReport,
                 static_summary=_summary(spec, task),
+                search_attributes=_child_search_attributes(turn),
             )
         except TemporalError as err:
             if is_cancelled_exception(err):
@@ -156,6 +162,13 @@ def _child_request(
         ),
         parent=ParentTurn(workflow_id=workflow.info().workflow_id, call_id=use.id, depth=depth),
     )
+
+
+def _child_search_attributes(turn: Turn) -> TypedSearchAttributes | None:
+    """The child's `StartedBy`: its parent's (None, as before the patch, when it has none)."""
+    if turn.started_by is None or not workflow.patched(CHILD_STARTED_BY_PATCH):
+        return None
+    return TypedSearchAttributes([SearchAttributePair(STARTED_BY, turn.started_by)])
 
 
 def _failure_of(err: ChildWorkflowError) -> tuple[str, str, AgentReport | None]:

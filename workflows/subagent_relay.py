@@ -79,9 +79,21 @@ async def tell_parent_cancelled(turn: Turn, report: AgentReport) -> None:
     await _signal(parent.workflow_id, SIGNAL_SUBAGENT_CANCELLED, note)
 
 
+def started_here(turn: Turn, workflow_id: str) -> bool:
+    """Whether `workflow_id` is a sub-agent turn this turn started itself (`<here>/<name>-<k>`
+    for one of its calls): the only turns whose notes it takes. A signal does not say who sent
+    it, so a note that only looks nested (from a turn started by hand under this id) is not
+    enough."""
+    child = workflow_id.removeprefix(f"{workflow.info().workflow_id}/")
+    name, _, k = child.rpartition("-")
+    if child == workflow_id or not (k.isascii() and k.isdigit()):
+        return False
+    return 1 <= int(k) <= turn.subagent_calls.get(name, 0)
+
+
 def child_cancelled(turn: Turn, note: SubagentCancelled) -> bool:
     """Books a cancelled sub-agent's partial report; whether it is one of this turn's."""
-    if not note.workflow_id.startswith(f"{workflow.info().workflow_id}/"):
+    if not started_here(turn, note.workflow_id):
         return False
     turn.cancelled_children[note.workflow_id] = note.report
     return True
@@ -92,7 +104,7 @@ def child_waits(turn: Turn, pending: PendingCalls, note: SubagentPending, now: d
     turn's. While a call waits in a sub-agent, the turn's time budget stops as it does for its
     own waits."""
     here = workflow.info().workflow_id
-    if not note.workflow_id.startswith(f"{here}/"):
+    if not started_here(turn, note.workflow_id):
         return False
     # Only calls that wait below this turn: a relayed call is forwarded where it says it waits.
     calls = [c for c in note.pending if c.workflow_id and c.workflow_id.startswith(f"{here}/")]

@@ -159,6 +159,9 @@ class TurnProgress(BaseModel):
     # skills whose instructions the model has read (the `always` ones first).
     skills: list[SkillInfo] = Field(default_factory=list)
     skills_loaded: list[str] = Field(default_factory=list)
+    # Whom the turn belongs to: its `StartedBy` search attribute as it started (a sub-agent's
+    # turn gets its parent's). Carried, so a continued run need not trust its own start.
+    started_by: str | None = None
 
 
 class Turn(TurnProgress):
@@ -170,10 +173,15 @@ class Turn(TurnProgress):
     cancelled_children: dict[str, AgentReport] = Field(default_factory=dict)
 
     @classmethod
-    def begin(cls, request: TurnRequest, now: datetime) -> Turn:
+    def begin(cls, request: TurnRequest, now: datetime, started_by: str | None = None) -> Turn:
         # With history_ref the earlier conversation stays in the store: the first model call
         # appends to it, and this turn's messages (and report) hold only the new exchange.
-        turn = cls(request=request, started=now, conversation_ref=request.history_ref)
+        turn = cls(
+            request=request,
+            started=now,
+            conversation_ref=request.history_ref,
+            started_by=started_by,
+        )
         for message in _opening_messages(request):
             turn.messages.append(message)
             turn.unsent.append(MessageDraft(role=message.role, content=list(message.content)))
@@ -532,6 +540,7 @@ class Turn(TurnProgress):
             conversation_ref=self.conversation_ref,
             subagents=list(self.subagents),
             tenant=self.request.tenant,
+            started_by=self.started_by,
             skills_loaded=list(self.skills_loaded),
         )
 

@@ -18,12 +18,18 @@ from datetime import timedelta
 from typing import Final
 
 from temporalio import activity
-from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    RPCTimeoutOrCancelledError,
+    WithStartWorkflowOperation,
+    WorkflowUpdateFailedError,
+)
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 from turnkeeper.activities.ledger_busy import asking, forget_start_failure, is_busy
 from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers.provider import ModelRequest
+from turnkeeper.activities.runtime_workflows import check_kept
 from turnkeeper.contracts.activity_io import ModelCallInput
 from turnkeeper.contracts.rate_limits import (
     RATE_LIMITER_WORKFLOW,
@@ -148,8 +154,9 @@ class RateGate:
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             static_summary=f"Rate limit {key}",
         )
+        ledger = rate_limiter_id(key)
         try:
-            async with asking(rate_limiter_id(key)):
+            async with asking(ledger):
                 return await self._client.execute_update_with_start_workflow(
                     UPDATE_ACQUIRE,
                     ask,
@@ -159,11 +166,17 @@ class RateGate:
                 )
         except RPCError as err:
             forget_start_failure(start)
-            if not is_busy(err):
-                raise
-            return None
-        except WorkflowUpdateFailedError:
+            if is_busy(err):
+                return None
+            await check_kept(self._client, ledger, RATE_LIMITER_WORKFLOW)
+            raise
+        except (WorkflowUpdateFailedError, RPCTimeoutOrCancelledError) as err:
             forget_start_failure(start)
+            # A squatter refuses every update, or (run by no worker) never answers: named here
+            # rather than asked again forever.
+            await check_kept(self._client, ledger, RATE_LIMITER_WORKFLOW)
+            if isinstance(err, RPCTimeoutOrCancelledError):
+                raise
             # Aborted by the ledger's continue-as-new: the next run answers.
             return None
 

@@ -142,7 +142,7 @@ async def test_a_fork_at_iteration_2_starts_from_the_conversation_before_it(
     fork_id = await fork_turn(
         client, handle.id, 2, ForkChanges(system_prompt=request["agent"]["system_prompt"] + " !")
     )
-    assert fork_id == f"{handle.id}/fork-2"
+    assert fork_id == f"{handle.id}-fork-2"  # a turn id of its own, never a nested one
     forked = await client.get_workflow_handle(fork_id, result_type=AgentReport).result()
 
     before = original.messages[:2]  # the task, the first answer; then its tool results

@@ -377,16 +377,20 @@ async def start_turn(
         client: From `turnkeeper.connect()`: our data converter, store and encryption.
         request: A `TurnRequest`, or its JSON as a dict; or leave it out and pass its fields
             (`agent=…, task=…, external_tools=…, history=…`) as keyword arguments.
-        id: The workflow id (default: `turn-<agent id>-<random>`).
+        id: The workflow id (default: `turn-<agent id>-<random>`): a letter or digit, then
+            letters, digits and `. _ - : @`, at most 200 characters; never an id the runtime
+            keeps for its own workflows (`approval-cache-…`, `rate-limit-…`, nested ids).
         task_queue: The workers' queue (default: `AGENT_TASK_QUEUE` or `agent-turns`, as the
             worker reads it).
-        started_by: The identity starting the turn (the `StartedBy` search attribute), as
-            `turnkeeper serve` signed it in.
+        started_by: The identity a server signed in as the turn's owner (the HTTP API passes
+            its caller's): the turn's `StartedBy` search attribute, its status's and report's
+            `started_by`, inherited by its sub-agents' turns. None: nobody's.
         output_type: A pydantic model: the agent's `output_schema` becomes its strict JSON
             Schema, and `handle.output()` returns the answer as an instance of it.
 
     Raises:
-        InvalidTurnRequest: The request does not validate (the message names the field).
+        InvalidTurnRequest: The request does not validate, sets `parent` (the runtime's), or
+            `id` is not one a caller may give (the message names the field and why).
         TypeError: `output_type` is not a model that strict structured output can describe
             (the message names the field), or the request has an `output_schema` too.
     """

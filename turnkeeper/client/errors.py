@@ -95,6 +95,14 @@ class CassetteMiss(TurnError):
     type = errors.CASSETTE_MISS
 
 
+class RuntimeIdTaken(TurnError):
+    """A workflow id the runtime keeps for its own workflow (an agent's standing approvals, a
+    tenant's or a model's ledger) is held by a running workflow of another type; the message
+    names it and says to terminate it."""
+
+    type = errors.RUNTIME_ID_TAKEN
+
+
 class TurnCancelled(TurnError):
     """The turn was cancelled (or terminated); its partial report stays readable by query."""
 
@@ -148,6 +156,7 @@ _BY_TYPE: dict[str, type[TurnError]] = {
         LLMContentFiltered,
         LLMUnavailable,
         CassetteMiss,
+        RuntimeIdTaken,
     )
 }
 

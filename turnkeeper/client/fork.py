@@ -19,8 +19,8 @@ from pydantic import ValidationError
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
-from turnkeeper.client.errors import TurnUnavailable
-from turnkeeper.client.turns import request_payload, start_turn
+from turnkeeper.client.errors import InvalidTurnRequest, TurnUnavailable
+from turnkeeper.client.turns import request_payload, start_turn, suffixed_turn_id
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import QUERY_TRANSCRIPT, WORKFLOW_TYPE
 from turnkeeper.contracts.turn import TurnRequest
@@ -74,8 +74,11 @@ async def fork_turn(
                 f"cannot fork at iteration {at_iteration}"
             )
     forked = forked_request(request, history, changes)
-    fork_id = new_id or f"{workflow_id}/fork-{at_iteration}"
-    await start_turn(client, forked, workflow_id=fork_id, task_queue=task_queue)
+    fork_id = new_id or suffixed_turn_id(workflow_id, f"fork-{at_iteration}")
+    try:
+        await start_turn(client, forked, workflow_id=fork_id, task_queue=task_queue)
+    except InvalidTurnRequest as err:
+        raise ForkError(f"{err}; give the fork another --id") from None
     return fork_id
 
 
@@ -101,7 +104,8 @@ def answers(transcript: list[Message], history_length: int) -> int:
 def forked_request(
     request: TurnRequest, history: list[Message] | None, changes: ForkChanges
 ) -> TurnRequest:
-    """`request` with `history` (None: its own) and the changed agent fields."""
+    """`request` with `history` (None: its own) and the changed agent fields, as a root turn
+    (no `parent`)."""
     agent: dict[str, Any] = {}
     if changes.model is not None:
         agent["model"] = changes.model
@@ -109,6 +113,9 @@ def forked_request(
         agent["system_prompt"] = changes.system_prompt
     raw = request_payload(request)
     raw["agent"] = {**raw["agent"], **agent}
+    # A fork is a root turn of its own: a sub-agent's fork that kept `parent` would be listed in
+    # the lead's pending calls beside the original, under the same call id.
+    raw.pop("parent", None)
     if history is not None:
         raw["history"] = [m.model_dump(mode="json") for m in history]
     try:

@@ -51,6 +51,7 @@ from turnkeeper.contracts.session import (
     SessionStatus,
 )
 from turnkeeper.contracts.turn import AgentSpec, Constraints
+from turnkeeper.contracts.turn_ids import runtime_prefixed
 
 _MESSAGES = TypeAdapter(list[Message])
 # About a minute of asking (backoff to 1 s) while a continued session reads its conversation back.
@@ -163,7 +164,8 @@ async def start_session(
         task_queue: The workers' queue (default: `AGENT_TASK_QUEUE` or `agent-turns`).
 
     Raises:
-        InvalidSessionRequest: The request does not validate (the message names the field).
+        InvalidSessionRequest: The request does not validate (the message names the field),
+            or `session_id` is one the runtime keeps for its own workflows.
         temporalio.exceptions.WorkflowAlreadyStartedError: A session with this id is running.
     """
     fields: dict[str, Any] = {"session_id": session_id, "agent": agent}
@@ -173,6 +175,11 @@ async def start_session(
         request = SessionRequest.model_validate(fields)
     except ValidationError as error:
         raise InvalidSessionRequest(f"invalid session request: {error}") from None
+    reserved = runtime_prefixed(session_id)
+    if reserved is not None:
+        raise InvalidSessionRequest(
+            f"invalid session request: session_id: {session_id!r} is reserved: {reserved}"
+        )
     workflow = await client.start_workflow(
         SESSION_WORKFLOW_TYPE,
         request.model_dump(mode="json", exclude_defaults=True),

@@ -5,6 +5,7 @@ done here can also be done with the `temporal` CLI."""
 from __future__ import annotations
 
 import asyncio
+import re
 import shlex
 import time
 import uuid
@@ -22,12 +23,7 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowQueryFailedError,
 )
-from temporalio.common import (
-    Priority,
-    SearchAttributeKey,
-    SearchAttributePair,
-    TypedSearchAttributes,
-)
+from temporalio.common import Priority, SearchAttributeKey
 from temporalio.exceptions import (
     ApplicationError,
     CancelledError,
@@ -38,19 +34,14 @@ from temporalio.exceptions import TimeoutError as TemporalTimeoutError
 from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.activities.logs import get_logger
-from turnkeeper.client.errors import TurnUnavailable
+from turnkeeper.client.errors import InvalidTurnRequest, TurnUnavailable
 from turnkeeper.client.programs import temporal_program, turnkeeper_program
 from turnkeeper.contracts.budget_extension import BudgetRequest
-from turnkeeper.contracts.names import (
-    QUERY_STATUS,
-    SA_AGENT_ID,
-    SA_STARTED_BY,
-    SA_TURN_STATE,
-    WORKFLOW_TYPE,
-)
+from turnkeeper.contracts.names import QUERY_STATUS, SA_AGENT_ID, SA_TURN_STATE, WORKFLOW_TYPE
 from turnkeeper.contracts.search_attributes import identity_search_attributes
 from turnkeeper.contracts.signals import PendingCall, PendingKind, TurnStatus
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
+from turnkeeper.contracts.turn_ids import TURN_ID_MAX_CHARS, turn_id_problem
 
 DEFAULT_UI_URL: Final = "http://localhost:8233"
 WAITING_QUERY: Final = (
@@ -63,6 +54,8 @@ QUERY_TIMEOUT: Final = timedelta(seconds=10)
 STATUS_QUERIES_AT_ONCE: Final = 128
 
 log = get_logger(__name__)
+
+_NOT_IN_TURN_IDS: Final = re.compile(r"[^A-Za-z0-9._:@-]")
 
 OnPending = Callable[[list[PendingCall]], Awaitable[None]]
 OnBudget = Callable[[BudgetRequest], Awaitable[None]]
@@ -144,7 +137,15 @@ def short_id() -> str:
 
 
 def turn_workflow_id(agent_id: str, suffix: str) -> str:
-    return f"turn-{agent_id}-{suffix}"
+    """The default id of a turn of `agent_id`: `turn-<agent id>-<suffix>`, in the turn shape."""
+    return suffixed_turn_id(f"turn-{agent_id}", suffix)
+
+
+def suffixed_turn_id(base: str, suffix: str) -> str:
+    """`<base>-<suffix>` in the turn shape (`contracts/turn_ids.py`): characters a turn id may
+    not have become `-`, and `base` is cut so the whole fits."""
+    fitted = _NOT_IN_TURN_IDS.sub("-", base)[: TURN_ID_MAX_CHARS - len(suffix) - 1]
+    return f"{fitted}-{suffix}"
 
 
 async def start_turn(
@@ -155,11 +156,15 @@ async def start_turn(
     task_queue: str,
     started_by: str | None = None,
 ) -> WorkflowHandle[Any, AgentReport]:
-    """Start one `AgentTurnWorkflow` (`started_by`: its `StartedBy` search attribute).
+    """Start one `AgentTurnWorkflow`: the one way every client of ours starts a turn (the
+    runtime's own nested turns start in workflow code).
 
     Raises:
+        InvalidTurnRequest: `workflow_id` is not a turn id a caller may give (the runtime keeps
+            it, or it is not of the turn shape), or the request sets `parent`.
         TurnUnavailable: A workflow with this id is already running.
     """
+    check_caller_request(request, workflow_id)
     try:
         return await client.start_workflow(
             WORKFLOW_TYPE,
@@ -168,7 +173,7 @@ async def start_turn(
             task_queue=task_queue,
             result_type=AgentReport,
             static_summary=request.summary(),
-            search_attributes=_with_started_by(identity_search_attributes(request), started_by),
+            search_attributes=identity_search_attributes(request, started_by),
             # A tenant's workflow tasks too get their fair share (its activities say so anyway).
             priority=Priority(fairness_key=request.tenant) if request.tenant else Priority.default,
         )
@@ -176,13 +181,21 @@ async def start_turn(
         raise TurnUnavailable(f"A turn with id {workflow_id!r} is already running.") from None
 
 
-def _with_started_by(
-    attributes: TypedSearchAttributes, started_by: str | None
-) -> TypedSearchAttributes:
-    if started_by is None:
-        return attributes
-    key = SearchAttributeKey.for_keyword(SA_STARTED_BY)
-    return TypedSearchAttributes([*attributes, SearchAttributePair(key, started_by)])
+def check_caller_request(request: TurnRequest, workflow_id: str) -> None:
+    """Refuses what only the runtime may choose: an id it keeps (or not of the turn shape) and
+    `parent` (which would show the turn inside another turn's pending list).
+
+    Raises:
+        InvalidTurnRequest: The message says which and why.
+    """
+    problem = turn_id_problem(workflow_id)
+    if problem is not None:
+        raise InvalidTurnRequest(f"invalid turn request: {problem}")
+    if request.parent is not None:
+        raise InvalidTurnRequest(
+            "invalid turn request: parent: is set by the runtime on a sub-agent's turn; "
+            "leave it out"
+        )
 
 
 def request_payload(request: TurnRequest) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from rich.text import Text
 
 from turnkeeper.client.connection import TemporalUnreachableError
-from turnkeeper.client.errors import TurnUnavailable
+from turnkeeper.client.errors import InvalidTurnRequest, TurnUnavailable
 from turnkeeper.client.fork import ForkChanges
 from turnkeeper.client.requests import RequestError, RunOptions
 from turnkeeper.client.settings_error import SettingsError
@@ -168,7 +168,12 @@ def run(
     external_tools: Annotated[Path | None, _flag("External tools file (JSON list)")] = None,
     history: Annotated[Path | None, _flag("Earlier report or messages (JSON) to continue")] = None,
     workflow_id: Annotated[
-        str | None, typer.Option("--id", help="Workflow id (default: turn-<agent>-<random>)")
+        str | None,
+        typer.Option(
+            "--id",
+            help="Workflow id (default: turn-<agent>-<random>); letters, digits and . _ - : @, "
+            "never one the runtime keeps",
+        ),
     ] = None,
     wait: Annotated[bool, typer.Option(help="Follow the turn to its report")] = True,
     as_json: Json = False,
@@ -855,6 +860,9 @@ def _execute(command: Coroutine[Any, Any, int]) -> None:
         code = asyncio.run(command)
     except RequestError as error:
         err.print(Text(f"error: invalid request: {error}", style="red"), soft_wrap=True)
+        raise typer.Exit(2) from None
+    except InvalidTurnRequest as error:  # refused at the start: an id the runtime keeps
+        err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)
         raise typer.Exit(2) from None
     except CommandError as error:
         err.print(Text(f"error: {error.message}", style="red"), soft_wrap=True)

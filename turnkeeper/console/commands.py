@@ -31,6 +31,7 @@ from turnkeeper.client.turns import (
     QUERY_TIMEOUT,
     Target,
     TurnOutcome,
+    check_caller_request,
     follow,
     list_waiting,
     read_status,
@@ -74,8 +75,9 @@ async def run(connection: Connection, options: RunOptions, flags: RunFlags) -> i
     """Validate and start a turn, then (unless `--no-wait`) follow it to its report."""
     suffix = short_id()
     request = build_request(options, short_id=suffix)
-    client, target = await _connect(connection)
     workflow_id = flags.workflow_id or turn_workflow_id(request.agent.id, suffix)
+    check_caller_request(request, workflow_id)  # before a connection: a refused --id needs none
+    client, target = await _connect(connection)
     handle = await start_turn(client, request, workflow_id=workflow_id, task_queue=flags.task_queue)
     render.started(_info(flags.as_json), workflow_id, target)
     if not flags.wait:

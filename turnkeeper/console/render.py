@@ -76,6 +76,8 @@ def counters(turn_report: AgentReport) -> Table:
     ]
     if turn_report.skills_loaded:
         rows.append(("skills loaded", ", ".join(turn_report.skills_loaded)))
+    if turn_report.started_by is not None:
+        rows.append(("started by", turn_report.started_by))
     for name, value in rows:
         grid.add_row(name, Text(value))
     return grid
@@ -124,6 +126,8 @@ def status(
     grid.add_row("elapsed (excluding human waits)", f"{turn_status.elapsed_ms / 1000:.1f} s")
     if turn_status.skills_loaded:
         grid.add_row("skills loaded", ", ".join(turn_status.skills_loaded))
+    if turn_status.started_by is not None:
+        grid.add_row("started by", Text(turn_status.started_by))  # a name, never markup
     console.print(grid)
     for line in subagent_lines(turn_status):
         console.print(line, soft_wrap=True)

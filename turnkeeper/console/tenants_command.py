@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from rich.table import Table
+from temporalio.exceptions import ApplicationError
 
 from turnkeeper.client.connection import connect
 from turnkeeper.client.tenants import TenantError, all_tenants, set_caps, tenant_spend
@@ -61,6 +62,9 @@ async def set_tenant_caps(
     connection: Connection, tenant: str, caps: TenantCaps, task_queue: str, as_json: bool
 ) -> int:
     client = await connect(address=connection.address, namespace=connection.namespace)
-    spend = await set_caps(client, tenant, caps, task_queue)
+    try:
+        spend = await set_caps(client, tenant, caps, task_queue)
+    except ApplicationError as error:  # RuntimeIdTaken: it names the squatter to terminate
+        raise CommandError(error.message) from None
     _print([spend], as_json)
     return 0

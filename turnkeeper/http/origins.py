@@ -12,14 +12,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from temporalio.client import Client, WorkflowExecutionDescription
-from temporalio.common import SearchAttributeKey
 from temporalio.service import RPCError
 
-from turnkeeper.contracts.names import SA_STARTED_BY, WORKFLOW_TYPE
+from turnkeeper.contracts.names import WORKFLOW_TYPE
+from turnkeeper.contracts.search_attributes import STARTED_BY
 from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.http.errors import no_turn, rpc_error
 
-STARTED_BY = SearchAttributeKey.for_keyword(SA_STARTED_BY)
 # Requests kept in memory, by run. Past this many, the oldest is read again when asked (a
 # long-running server meets every turn of a namespace).
 REQUESTS_KEPT: Final = 4096

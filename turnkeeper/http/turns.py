@@ -17,7 +17,6 @@ from typing import Any, Protocol
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import JsonValue
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
-from temporalio.common import SearchAttributeKey
 from temporalio.service import RPCError
 
 from turnkeeper.client.client import TurnHandle, start_turn, turn
@@ -28,26 +27,21 @@ from turnkeeper.client.turns import list_waiting
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.names import (
     DEFAULT_TASK_QUEUE,
-    SA_AGENT_ID,
-    SA_COST_USD,
     SA_STARTED_BY,
     SA_TURN_STATE,
     TASK_QUEUE_ENV,
     WORKFLOW_TYPE,
 )
+from turnkeeper.contracts.search_attributes import AGENT_ID, COST_USD_KEY, STARTED_BY, TURN_STATE
 from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
 from turnkeeper.contracts.tenants import TenantCaps, TenantSpend
 from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.http.errors import ApiError, rpc_error
-from turnkeeper.http.origins import HISTORIES_AT_ONCE, STARTED_BY, Origins, StartedTurn
+from turnkeeper.http.origins import HISTORIES_AT_ONCE, Origins, StartedTurn
 
 # Which intervention a request asks for: the names of the turn's updates.
 UPDATE_STEER = "steer"
 UPDATE_INTERRUPT = "interrupt"
-
-AGENT_ID = SearchAttributeKey.for_keyword(SA_AGENT_ID)
-TURN_STATE = SearchAttributeKey.for_keyword(SA_TURN_STATE)
-COST_USD = SearchAttributeKey.for_float(SA_COST_USD)
 
 
 @dataclass(frozen=True)
@@ -295,7 +289,7 @@ def _summary(execution: WorkflowExecution) -> TurnSummary:
         run_id=execution.run_id,
         state=attributes.get(TURN_STATE),
         agent_id=attributes.get(AGENT_ID) or "",
-        cost_usd=attributes.get(COST_USD) or 0.0,
+        cost_usd=attributes.get(COST_USD_KEY) or 0.0,
         started_by=attributes.get(STARTED_BY),
         started=execution.start_time,
     )

@@ -142,6 +142,8 @@ def details_markdown(turn: Turn, state: TurnState, pending: list[PendingCall]) -
     ]
     if turn.skills_loaded:
         lines.append("skills loaded: " + ", ".join(f"`{name}`" for name in turn.skills_loaded))
+    if turn.started_by is not None:
+        lines.append(f"started by `{turn.started_by}`")
     workflow_id = workflow.info().workflow_id
     for call in pending:
         lines += ["", *_pending_lines(workflow_id, call)]

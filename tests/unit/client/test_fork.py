@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.turn import TurnRequest
+from turnkeeper.contracts.turn_ids import TURN_ID_MAX_CHARS, turn_id_problem
 from typer.testing import CliRunner
 
 from turnkeeper.client.fork import (
@@ -18,7 +19,7 @@ from turnkeeper.client.fork import (
     conversation_before,
     forked_request,
 )
-from turnkeeper.client.turns import request_payload
+from turnkeeper.client.turns import request_payload, suffixed_turn_id
 from turnkeeper.console.cli import app
 
 
@@ -116,3 +117,23 @@ def test_fork_refuses_an_iteration_below_one() -> None:
     )
     assert result.exit_code == 2
     assert "--at-iteration" in result.output
+
+
+def test_a_fork_of_a_sub_agents_turn_is_a_root_turn() -> None:
+    child = request(parent={"workflow_id": "lead", "call_id": "toolu_1", "depth": 1})
+    assert forked_request(child, None, ForkChanges()).parent is None
+    assert forked_request(child, TRANSCRIPT[:5], ForkChanges()).parent is None
+
+
+@pytest.mark.parametrize(
+    ("original", "fork_id"),
+    [
+        ("trial-1", "trial-1-fork-2"),
+        ("lead/writer-1", "lead-writer-1-fork-2"),  # a sub-agent's turn: no '/' in its fork
+        ("old id with spaces", "old-id-with-spaces-fork-2"),
+    ],
+)
+def test_a_forks_default_id_is_a_turn_id(original: str, fork_id: str) -> None:
+    assert suffixed_turn_id(original, "fork-2") == fork_id
+    assert turn_id_problem(fork_id) is None
+    assert len(suffixed_turn_id("x" * 300, "fork-2")) == TURN_ID_MAX_CHARS

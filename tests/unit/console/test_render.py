@@ -46,3 +46,14 @@ def test_the_report_and_the_status_list_the_skills_loaded_only_when_there_are_so
         "house-tone, refunds",
         "refunds",
     ]
+
+
+def test_the_report_and_the_status_say_who_started_the_turn_only_when_someone_did() -> None:
+    console = Console(width=200, record=True)
+    render.report(console, report(0.01, 1, 0))
+    render.report(console, report(0.01, 1, 0).model_copy(update={"started_by": "alice"}))
+    status = TurnStatus(state="running", started_by="[bold]bob[/]")
+    render.status(console, "wf-1", status, Target(address="localhost:7999", namespace="default"))
+
+    lines = [line for line in console.export_text().splitlines() if "started by" in line]
+    assert [line.split("started by")[1].strip(" │") for line in lines] == ["alice", "[bold]bob[/]"]

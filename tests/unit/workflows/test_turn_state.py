@@ -192,3 +192,16 @@ def test_a_turn_cancelled_while_it_waits_for_budget_waits_for_nothing() -> None:
     t.request_budget("cost", "spent", START)
     t.end("cancelled", START + SECOND)
     assert (t.state, t.budget_request, t.budget_requests) == ("cancelled", None, 1)
+
+
+def test_whom_a_turn_belongs_to_is_carried_and_an_older_run_s_state_loads_without_it() -> None:
+    owned = Turn.begin(request(), START, started_by="alice")
+    resumed = Turn.resume(
+        request(), TurnProgress.model_validate_json(owned.progress().model_dump_json())
+    )
+    assert resumed.started_by == "alice"
+    assert resumed.report("completed", START).started_by == "alice"
+    # What a run before `started_by` carried across continue-as-new.
+    older = owned.progress().model_dump(mode="json")
+    del older["started_by"]
+    assert Turn.resume(request(), TurnProgress.model_validate(older)).started_by is None
