@@ -145,6 +145,7 @@ async def test_another_tenants_member_cannot_touch_a_turn_that_finishes_untouche
         await until(state, lambda s: s == "completed", "the victim's turn to finish") == "completed"
     )
     assert (deployment.worker.workspace / "out.md").read_text() == "mia's"
+    assert (await mia.get(f"/v1/turns/{victim}")).json()["started_by"] == "mia"
     assert not (deployment.worker.workspace / "max.md").exists()
     [listed] = [t for t in (await olga.get("/v1/turns")).json() if t["workflow_id"] == victim]
     assert (listed["started_by"], listed["agent_id"]) == ("mia", "system-agent")
