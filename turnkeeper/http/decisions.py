@@ -1,10 +1,10 @@
 """A decision through the API: the approver is the token's identity, never the body's, and the
-answer says why a decision cannot apply (403 not an approver, 404 no such call, 409 decided)
-before the `decide` update is sent; where the identity has a key, the decision is signed."""
+answer says why a decision cannot apply (404 no such turn for this caller or no such call, 403
+not an approver, 409 decided) before the `decide` update is sent; where the identity has a key,
+the decision is signed."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import Any, Final
@@ -16,8 +16,9 @@ from pydantic import ConfigDict, JsonValue
 from turnkeeper.client.errors import DecisionRefused
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
+from turnkeeper.http.access import may_decide, visible_status, visible_turn
 from turnkeeper.http.tokens import Identity
-from turnkeeper.http.turns import ApiError, Turns
+from turnkeeper.http.turns import ApiError, StartedTurn, Turns
 
 # The same variable `turnkeeper approve --key` reads, for a key that has a passphrase.
 PASSPHRASE_ENV: Final = "TURNKEEPER_KEY_PASSPHRASE"
@@ -44,17 +45,16 @@ class DecisionBody(ContractModel):
 async def intervene(
     turns: Turns, workflow_id: str, update: str, payload: dict[str, str], identity: Identity
 ) -> Any:
-    """A steer or an interrupt from the token's identity: as for decisions, only an approver of
-    the turn's agent may send one (403 otherwise), signed with the identity's key where the
-    agent's approvers have keys.
+    """A steer or an interrupt from the token's identity: as for decisions, only who may decide
+    the turn's calls may send one (403 otherwise; 404 for a turn the identity may not see),
+    signed with the identity's key where the agent's approvers have keys.
 
     Raises:
         ApiError: 403, 404, or 409 when the turn refuses it (it has ended, say).
     """
-    request = await turns.request(workflow_id)
-    approvers = request.agent.approver_names()
-    if approvers is not None and identity.name not in approvers:
-        raise ApiError(403, f"{identity.name!r} is not an approver of agent {request.agent.id!r}")
+    turn = await visible_turn(turns, workflow_id, identity)
+    _check_decides(identity, turn)
+    request = turn.request
     key = signing_key(identity) if request.agent.approver_keys() else None
     return await turns.steering(workflow_id, update, payload, key)
 
@@ -87,11 +87,10 @@ async def decide(
     Raises:
         ApiError: 403, 404, 409 or 422 (an edit that does not fit the tool), saying why.
     """
-    # Both at once: each is a round trip to Temporal, and a decision's latency is what they add.
-    request, status = await asyncio.gather(turns.request(workflow_id), turns.status(workflow_id))
-    approvers = request.agent.approver_names()
-    if approvers is not None and identity.name not in approvers:
-        raise ApiError(403, f"{identity.name!r} is not an approver of agent {request.agent.id!r}")
+    # Who may see and decide is read beside the status the decision needs anyway, in parallel.
+    turn, status = await visible_status(turns, workflow_id, identity)
+    _check_decides(identity, turn)
+    request = turn.request
     await _check_waiting(turns, workflow_id, body.call_id, status)
     key = signing_key(identity) if request.agent.approver_keys() else None
     decision = ApproveInput(
@@ -108,6 +107,12 @@ async def decide(
         # Checked above, so another decision won the race, or the edit does not fit the tool.
         await _check_waiting(turns, workflow_id, body.call_id)
         raise ApiError(422 if body.input is not None else 409, str(err)) from None
+
+
+def _check_decides(identity: Identity, turn: StartedTurn) -> None:
+    agent = turn.request.agent
+    if not may_decide(identity, agent.approver_names(), turn.started_by):
+        raise ApiError(403, f"{identity.name!r} is not an approver of agent {agent.id!r}")
 
 
 async def _check_waiting(
