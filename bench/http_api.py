@@ -34,6 +34,8 @@ from turnkeeper.http.tokens import TokenStore
 from turnkeeper.http.turns import TurnService
 
 ROOT = Path(__file__).resolve().parents[1]
+# The API's caller: a member, deciding on the turns it owns.
+IDENTITY = "alice"
 AGENT = {
     "id": "bench-http",
     "model": "demo:workspace-summarizer",
@@ -50,6 +52,9 @@ async def _park(client: Any, queue: str, count: int) -> list[Any]:
             task={"id": f"t-{i}", "input": "Summarise"},
             id=f"bench-http-{uuid.uuid4().hex[:8]}",
             task_queue=queue,
+            # Owned by the API's identity, as a turn it started would be: its decisions go
+            # through the same checks as a member's on its own turn.
+            started_by=IDENTITY,
         )
         for i in range(count)
     ]
@@ -162,7 +167,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 async def _measure(args: argparse.Namespace, server: BenchServer, queue: str) -> dict[str, Any]:
     client = await turnkeeper.connect(address=server.address)
     tokens = TokenStore(server.folder / "tokens.json")
-    token = tokens.add("alice")
+    token = tokens.add(IDENTITY)
     port = free_port()
     app = create_app(TurnService(client), tokens)
     api = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))

@@ -23,9 +23,12 @@ from turnkeeper.testing import fake_anthropic as fake
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
-async def add_token(stack: SystemStack, worker: WorkerProcess, name: str) -> str:
+async def add_token(stack: SystemStack, worker: WorkerProcess, name: str, *options: str) -> str:
+    """`turnkeeper tokens add NAME --file tokens.json [options]`; the token it printed."""
     tokens = stack.tmp_path / "tokens.json"
-    done = await stack.turnkeeper("tokens", "add", name, "--file", str(tokens), worker=worker)
+    done = await stack.turnkeeper(
+        "tokens", "add", name, "--file", str(tokens), *options, worker=worker
+    )
     return done.stdout.strip().splitlines()[-1]
 
 

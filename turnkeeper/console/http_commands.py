@@ -16,7 +16,7 @@ from turnkeeper.console.terminal import err, out
 from turnkeeper.http.deadline import DEFAULT_REQUEST_TIMEOUT_S
 from turnkeeper.http.edge import DEFAULT_MAX_BODY_BYTES
 from turnkeeper.http.serve import DEFAULT_HOST, DEFAULT_PORT, serve
-from turnkeeper.http.tokens import TokenFileError, TokenStore
+from turnkeeper.http.tokens import MEMBER, ROLES, TokenFileError, TokenStore
 
 TokenFile = Annotated[
     Path, typer.Option("--file", help="The token file (created if missing; keep it private)")
@@ -43,10 +43,25 @@ def tokens_add(
             show_default=False,
         ),
     ] = None,
+    role: Annotated[
+        str,
+        typer.Option(
+            help=f"{' or '.join(ROLES)}: an operator may bill any tenant, set prices, see "
+            "every turn and manage tenants"
+        ),
+    ] = MEMBER,
+    tenant: Annotated[
+        str | None,
+        typer.Option(
+            help="The tenant a member's turns are billed to (default: none; such a member "
+            "starts turns without a tenant only)",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Create a token for NAME (replacing its old one); printed once, on the last line."""
     try:
-        token = TokenStore(file).add(name, key)
+        token = TokenStore(file).add(name, key, role=role, tenant=tenant)
     except TokenFileError as error:
         raise _fail(error, 2) from None
     out.print(f"token for {name!r} (shown only now; {file} keeps its hash):", soft_wrap=True)
@@ -61,8 +76,14 @@ def tokens_list(file: TokenFile) -> None:
     except TokenFileError as error:
         raise _fail(error, 2) from None
     for identity in identities:
+        tenant = f"tenant {identity.tenant}" if identity.tenant else "no tenant"
         signing = f"  key {identity.key_file}" if identity.key_file else ""
-        out.print(f"{identity.name}  created {identity.created}{signing}", soft_wrap=True)
+        out.print(
+            f"{identity.name}  {identity.role}  {tenant}  created {identity.created}{signing}",
+            soft_wrap=True,
+            highlight=False,
+            markup=False,
+        )
 
 
 @tokens_app.command("revoke")

@@ -10,15 +10,30 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Request
+from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.events import TurnEvent
-from turnkeeper.contracts.signals import DecisionRecord, TurnStatus
+from turnkeeper.contracts.signals import DecisionRecord, TurnState, TurnStatus
+from turnkeeper.contracts.tenants import TENANT_NAME_PATTERN, TenantCaps, TenantSpend
 from turnkeeper.contracts.turn import TurnRequest
+from turnkeeper.contracts.turn_ids import turn_id_problem
+from turnkeeper.http import audit
+from turnkeeper.http.access import (
+    DEFAULT_PAGE,
+    MAX_PAGE,
+    billed_request,
+    check_operator,
+    check_tenant_reader,
+    may_decide,
+    visible_status,
+    visible_turn,
+    visible_turns,
+)
 from turnkeeper.http.auth import FailedSignIns, sign_in
 from turnkeeper.http.decisions import DecisionBody, cancel_as, decide, intervene
 from turnkeeper.http.inbox import add_inbox
@@ -32,8 +47,29 @@ KEEPALIVE_S = 15.0
 class StartTurnBody(TurnRequest):
     """`POST /v1/turns`: a `TurnRequest`, and optionally the workflow id to give the turn."""
 
-    id: str | None = Field(default=None, min_length=1)
-    """The workflow id (default: `turn-<agent id>-<random>`)."""
+    id: str | None = None
+    """The workflow id (default: `turn-<agent id>-<random>`): a letter or digit, then letters,
+    digits and `. _ - : @`, at most 200 characters, and none of the runtime's own ids (starting
+    `approval-cache-`, `turnkeeper-tenant/` or `rate-limit-`)."""
+    # Declared only to be refused with a reason (left out of the schema: no caller may send them).
+    parent: SkipJsonSchema[None] = None
+    """Refused: the runtime sets it on the turns of sub-agents it starts."""
+    started_by: SkipJsonSchema[None] = None
+    """Refused: the server sets it to the identity that signed in."""
+
+    @field_validator("id")
+    @classmethod
+    def _turn_id(cls, workflow_id: str | None) -> str | None:
+        problem = turn_id_problem(workflow_id) if workflow_id is not None else None
+        if problem:
+            raise ValueError(problem)
+        return workflow_id
+
+    @field_validator("parent", "started_by", mode="before")
+    @classmethod
+    def _runtime_sets(cls, value: object, info: ValidationInfo) -> None:
+        # Present at all is refused, null included: a caller who sends one believes it counts.
+        raise ValueError(f"{info.field_name} is set by the runtime, never by a caller")
 
 
 class Started(ContractModel):
@@ -53,6 +89,23 @@ class InterruptBody(ContractModel):
 
     reason: str = ""
     """Why the turn is stopped."""
+
+
+class ListedTurn(ContractModel):
+    """One turn of `GET /v1/turns`, from its search attributes."""
+
+    workflow_id: str
+    """The turn."""
+    state: str | None
+    """Its `TurnState` (None until its first workflow task ran)."""
+    agent_id: str
+    """Its agent."""
+    cost_usd: float
+    """Its cost so far."""
+    started_by: str | None
+    """The identity that started it through the API (None: started otherwise)."""
+    started: datetime
+    """When it started."""
 
 
 class Approval(ContractModel):
@@ -80,8 +133,18 @@ def _caller(request: Request) -> Identity:
     return identity
 
 
+def _operator(request: Request) -> Identity:
+    """The caller, when an operator: a dependency, so a member learns 403 before anything of
+    its body is read."""
+    identity = _caller(request)
+    check_operator(identity, "manage tenants")
+    return identity
+
+
 # Module level, not inside create_app: FastAPI resolves the annotations by name.
 Caller = Annotated[Identity, Depends(_caller)]
+Operator = Annotated[Identity, Depends(_operator)]
+TenantPath = Annotated[str, Path(pattern=TENANT_NAME_PATTERN)]
 
 
 def create_app(
@@ -102,11 +165,12 @@ def create_app(
         redoc_url=None,
     )
     failed = failures or FailedSignIns()
+    audit.always_audited()
     if cors_origins:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=cors_origins,
-            allow_methods=["GET", "POST"],
+            allow_methods=["GET", "POST", "PUT"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         )
 
@@ -120,35 +184,60 @@ def create_app(
         return JSONResponse({"detail": error.message}, error.status, headers=headers)
 
     # Sign-in before anything else reads the request: a caller without a token learns
-    # nothing, not even whether its body would validate.
+    # nothing, not even whether its body would validate. The audit line is written here, once
+    # the answer is known, so that refusals of every kind are in it.
     @app.middleware("http")
     async def _sign_in(request: Request, call_next: Any) -> Response:
-        if request.url.path.startswith("/v1/") and request.method != "OPTIONS":
-            address = request.client.host if request.client else "unknown"
-            try:
-                identity = sign_in(tokens, failed, request.headers.get("authorization"), address)
-            except ApiError as error:
-                return await _api_error(request, error)
-            request.state.identity = identity
-        return await call_next(request)
+        if not request.url.path.startswith("/v1/") or request.method == "OPTIONS":
+            return await call_next(request)
+        address = request.client.host if request.client else "unknown"
+        try:
+            identity = sign_in(tokens, failed, request.headers.get("authorization"), address)
+        except ApiError as error:
+            refused = await _api_error(request, error)
+            audit.record(request, None, refused.status_code)
+            return refused
+        request.state.identity = identity
+        try:
+            response: Response = await call_next(request)
+        except Exception:
+            audit.record(request, identity, 500)  # a defect answers 500: its line is written too
+            raise
+        audit.record(request, identity, response.status_code)
+        return response
 
     add_inbox(app)
 
     @app.get("/v1/whoami")
-    async def whoami(identity: Caller) -> dict[str, str]:
-        """The identity the token signs in as."""
-        return {"name": identity.name}
+    async def whoami(identity: Caller) -> dict[str, str | None]:
+        """The identity the token signs in as, its role and its tenant."""
+        return {"name": identity.name, "role": identity.role, "tenant": identity.tenant}
 
     @app.post("/v1/turns", status_code=201)
-    async def start(body: StartTurnBody, identity: Caller) -> Started:
-        """Start a turn."""
-        request = TurnRequest.model_validate(body.model_dump(exclude={"id"}, exclude_unset=True))
-        return Started(workflow_id=await turns.start(request, body.id))
+    async def start(body: StartTurnBody, identity: Caller, http: Request) -> Started:
+        """Start a turn, owned by the caller; a member's is billed to its tenant."""
+        fields = body.model_dump(exclude={"id", "parent", "started_by"}, exclude_unset=True)
+        request = billed_request(TurnRequest.model_validate(fields), identity)
+        http.state.turn = body.id
+        workflow_id = await turns.start(request, body.id, identity.name)
+        http.state.turn = workflow_id
+        return Started(workflow_id=workflow_id)
+
+    @app.get("/v1/turns")
+    async def list_turns(
+        identity: Caller,
+        state: TurnState | None = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE,
+    ) -> list[ListedTurn]:
+        """The turns the caller may see, newest first (`state`: only those in it)."""
+        found = await visible_turns(turns, identity, state, limit)
+        return [ListedTurn.model_validate(t, from_attributes=True) for t in found]
 
     @app.get("/v1/turns/{workflow_id}")
     async def status(workflow_id: str, identity: Caller) -> TurnStatus:
         """The turn's status query."""
-        return await turns.status(workflow_id)
+        _, turn_status = await visible_status(turns, workflow_id, identity)
+        return turn_status
 
     @app.get("/v1/turns/{workflow_id}/events")
     async def events(
@@ -157,7 +246,7 @@ def create_app(
         last_event_id: Annotated[int | None, Header(ge=0)] = None,
     ) -> StreamingResponse:
         """Server-Sent Events of the turn's event stream; `Last-Event-ID` resumes after it."""
-        await turns.status(workflow_id)  # 404 before the stream starts, not inside it
+        await visible_turn(turns, workflow_id, identity)  # 404 before the stream starts
         return StreamingResponse(
             _sse(turns, workflow_id, last_event_id),
             media_type="text/event-stream",
@@ -171,7 +260,7 @@ def create_app(
         return [
             Approval.model_validate(w, from_attributes=True)
             for w in await turns.waiting_approvals()
-            if w.approvers is None or identity.name in w.approvers
+            if may_decide(identity, w.approvers, w.started_by)
         ]
 
     @app.post("/v1/turns/{workflow_id}/decisions")
@@ -198,6 +287,17 @@ def create_app(
         """Cancel the turn (its partial report stays readable)."""
         await cancel_as(turns, workflow_id, identity)
         return {"workflow_id": workflow_id}
+
+    @app.get("/v1/tenants/{name}")
+    async def tenant(name: TenantPath, identity: Caller) -> TenantSpend:
+        """The tenant's spend and caps (operators; a member its own tenant)."""
+        check_tenant_reader(identity, name)
+        return await turns.tenant(name)
+
+    @app.put("/v1/tenants/{name}")
+    async def set_tenant(name: TenantPath, caps: TenantCaps, identity: Operator) -> TenantSpend:
+        """Replace the tenant's caps (creating its ledger); operators only."""
+        return await turns.set_tenant_caps(name, caps)
 
     return app
 

@@ -1,11 +1,11 @@
 """A decision through the API: the approver is the token's identity, never the body's, and the
-answer says why a decision cannot apply (403 not an approver, 404 no such call, 409 decided)
-before the `decide` update is sent; where the identity has a key, the decision is signed. Steers,
-interrupts and cancels of a turn whose agent's approvers have keys are signed the same way."""
+answer says why a decision cannot apply (404 no such turn for this caller or no such call, 403
+not an approver, or no key where the agent's approvers have keys, 409 decided) before the
+`decide` update is sent; where the agent's approvers have keys, the decision is signed with the
+identity's key. Steers, interrupts and cancels of such a turn are signed the same way."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import Any, Final
@@ -17,9 +17,9 @@ from pydantic import ConfigDict, JsonValue
 from turnkeeper.client.errors import DecisionRefused
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
-from turnkeeper.contracts.turn import TurnRequest
+from turnkeeper.http.access import may_decide, visible_status, visible_turn
 from turnkeeper.http.tokens import Identity
-from turnkeeper.http.turns import ApiError, Turns
+from turnkeeper.http.turns import ApiError, StartedTurn, Turns
 
 # The same variable `turnkeeper approve --key` reads, for a key that has a passphrase.
 PASSPHRASE_ENV: Final = "TURNKEEPER_KEY_PASSPHRASE"
@@ -46,46 +46,44 @@ class DecisionBody(ContractModel):
 async def intervene(
     turns: Turns, workflow_id: str, update: str, payload: dict[str, str], identity: Identity
 ) -> Any:
-    """A steer or an interrupt from the token's identity: as for decisions, only an approver of
-    the turn's agent may send one (403 otherwise), signed with the identity's key where the
-    agent's approvers have keys.
+    """A steer or an interrupt from the token's identity: as for decisions, only who may decide
+    the turn's calls may send one (403 otherwise; 404 for a turn the identity may not see),
+    signed with the identity's key where the agent's approvers have keys.
 
     Raises:
         ApiError: 403, 404, or 409 when the turn refuses it (it has ended, say).
     """
-    request = await turns.request(workflow_id)
-    key = approver_key(request, identity)
+    turn = await visible_turn(turns, workflow_id, identity)
+    key = approver_key(identity, turn)
     return await turns.steering(workflow_id, update, payload, key)
 
 
 async def cancel_as(turns: Turns, workflow_id: str, identity: Identity) -> None:
-    """Cancels the turn for `identity`: where the agent's approvers have keys, through the
-    `cancel` update signed with the identity's key (a keyed turn takes no other cancel from the
-    API); otherwise as Temporal's cancellation.
+    """Cancels the turn for `identity` (404 for a turn it may not see): where the agent's
+    approvers have keys, through the `cancel` update signed with the identity's key (a keyed
+    turn takes no other cancel from the API); otherwise as Temporal's cancellation.
 
     Raises:
         ApiError: 403 (not an approver, or no key to sign with), 404, or 409 when the turn has
             ended or refuses the signed cancel.
     """
-    request = await turns.request(workflow_id)
-    if not request.agent.approver_keys():
+    turn = await visible_turn(turns, workflow_id, identity)
+    if not turn.request.agent.approver_keys():
         await turns.cancel(workflow_id)
         return
-    await turns.cancel(workflow_id, identity.name, approver_key(request, identity))
+    await turns.cancel(workflow_id, identity.name, approver_key(identity, turn))
 
 
-def approver_key(request: TurnRequest, identity: Identity) -> Ed25519PrivateKey | None:
-    """The key `identity` signs with for a turn of `request`'s agent: None where the agent's
-    approvers have no keys (nothing is signed).
+def approver_key(identity: Identity, turn: StartedTurn) -> Ed25519PrivateKey | None:
+    """The key `identity` signs with for `turn`: None where its agent's approvers have no keys
+    (nothing is signed).
 
     Raises:
-        ApiError: 403 when the identity is not an approver, or the approvers have keys and the
-            identity has none (the turn would refuse whatever it sent unsigned).
+        ApiError: 403 when the identity may not decide the turn's calls, or the approvers have
+            keys and the identity has none (the turn would refuse whatever it sent unsigned).
     """
-    agent = request.agent
-    approvers = agent.approver_names()
-    if approvers is not None and identity.name not in approvers:
-        raise ApiError(403, f"{identity.name!r} is not an approver of agent {agent.id!r}")
+    _check_decides(identity, turn)
+    agent = turn.request.agent
     if not agent.approver_keys():
         return None
     key = signing_key(identity)
@@ -126,9 +124,9 @@ async def decide(
     Raises:
         ApiError: 403, 404, 409 or 422 (an edit that does not fit the tool), saying why.
     """
-    # Both at once: each is a round trip to Temporal, and a decision's latency is what they add.
-    request, status = await asyncio.gather(turns.request(workflow_id), turns.status(workflow_id))
-    key = approver_key(request, identity)
+    # Who may see and decide is read beside the status the decision needs anyway, in parallel.
+    turn, status = await visible_status(turns, workflow_id, identity)
+    key = approver_key(identity, turn)
     await _check_waiting(turns, workflow_id, body.call_id, status)
     decision = ApproveInput(
         call_id=body.call_id,
@@ -144,6 +142,12 @@ async def decide(
         # Checked above, so another decision won the race, or the edit does not fit the tool.
         await _check_waiting(turns, workflow_id, body.call_id)
         raise ApiError(422 if body.input is not None else 409, str(err)) from None
+
+
+def _check_decides(identity: Identity, turn: StartedTurn) -> None:
+    agent = turn.request.agent
+    if not may_decide(identity, agent.approver_names(), turn.started_by):
+        raise ApiError(403, f"{identity.name!r} is not an approver of agent {agent.id!r}")
 
 
 async def _check_waiting(

@@ -1,9 +1,10 @@
 """The token file of `turnkeeper serve`: which bearer tokens sign in as which identity.
 
-The file holds, per identity, only the SHA-256 of its token (and optionally the path of the
-identity's SSH signing key). A plain hash and not a password hash (bcrypt, scrypt): the tokens
-are 256 random bits, not something a person chose, so no dictionary or brute force can reverse
-the hash, and one SHA-256 per request keeps sign-in cheap. A stolen file grants nothing.
+The file holds, per identity, only the SHA-256 of its token, its role and tenant, and optionally
+the path of the identity's SSH signing key. A plain hash and not a password hash (bcrypt,
+scrypt): the tokens are 256 random bits, not something a person chose, so no dictionary or
+brute force can reverse the hash, and one SHA-256 per request keeps sign-in cheap. A stolen file
+grants nothing.
 """
 
 from __future__ import annotations
@@ -16,11 +17,21 @@ import secrets
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal, get_args
+
+from turnkeeper.contracts.tenants import tenant_problem
 
 # 32 bytes = 256 bits of randomness; urlsafe so it fits a header and a shell line unquoted.
 TOKEN_BYTES: Final = 32
 TOKEN_PREFIX: Final = "tk_"
+
+# What an identity may do beyond its own turns (docs/http-api.md, Who may do what): an operator
+# starts turns for any tenant at any price, sees every turn and manages tenants; a member's
+# turns are billed to its tenant. An identity of an older file, without a role, is a member.
+Role = Literal["operator", "member"]
+OPERATOR: Final = "operator"
+MEMBER: Final = "member"
+ROLES: Final = get_args(Role)
 
 
 class TokenFileError(Exception):
@@ -38,12 +49,21 @@ class Identity:
         key_file: Path of the identity's OpenSSH Ed25519 private key; the server signs its
             decisions with it (for agents whose approvers have public keys).
         created: When the token was made (ISO-8601, UTC).
+        role: `operator` or `member`.
+        tenant: The tenant a member's turns are billed to; None: the member starts turns
+            without a tenant only (an operator's tenant is unused).
     """
 
     name: str
     token_sha256: str
     key_file: str | None = None
     created: str = ""
+    role: Role = MEMBER
+    tenant: str | None = None
+
+    @property
+    def is_operator(self) -> bool:
+        return self.role == OPERATOR
 
 
 def token_hash(token: str) -> str:
@@ -75,9 +95,15 @@ class TokenStore:
             return {}
         try:
             raw = json.loads(self.path.read_text())
-            return {entry["name"]: Identity(**entry) for entry in raw["identities"]}
+            identities = {entry["name"]: Identity(**entry) for entry in raw["identities"]}
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise TokenFileError(f"{self.path} is not a token file of turnkeeper: {err}") from None
+        for identity in identities.values():
+            # A hand-edited role or tenant must not sign in with rights nobody gave it.
+            problem = _grant_problem(identity.role, identity.tenant)
+            if problem:
+                raise TokenFileError(f"{self.path}: identity {identity.name!r}: {problem}")
+        return identities
 
     def _write(self) -> None:
         data = {"identities": [asdict(identity) for identity in self._identities.values()]}
@@ -93,15 +119,31 @@ class TokenStore:
     def identities(self) -> list[Identity]:
         return sorted(self._identities.values(), key=lambda identity: identity.name)
 
-    def add(self, name: str, key_file: Path | None = None) -> str:
-        """A new token for `name` (replacing its old one); returns the token, the only time
-        it exists outside the caller's hands.
+    def add(
+        self,
+        name: str,
+        key_file: Path | None = None,
+        *,
+        role: str = MEMBER,
+        tenant: str | None = None,
+    ) -> str:
+        """A new token for `name` (replacing its old one) with `role` and `tenant`; returns the
+        token, the only time it exists outside the caller's hands.
 
         Raises:
-            TokenFileError: An empty name or a key file that does not exist.
+            TokenFileError: An empty name, a key file that does not exist, a role that is not
+                one, or a tenant that is not a tenant name.
         """
         if not name.strip():
             raise TokenFileError("an identity needs a name")
+        # A name goes into visibility queries (`StartedBy = '<name>'`), logs and terminals.
+        if any(char in name for char in "'\"\\") or not name.isprintable():
+            raise TokenFileError(
+                f"{name!r}: a name has no quotes, backslashes or control characters"
+            )
+        problem = _grant_problem(role, tenant)
+        if problem:
+            raise TokenFileError(problem)
         if key_file is not None and not key_file.is_file():
             raise TokenFileError(f"--key: no file {key_file}")
         token = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
@@ -110,6 +152,8 @@ class TokenStore:
             token_sha256=token_hash(token),
             key_file=str(key_file.resolve()) if key_file else None,
             created=datetime.now(UTC).isoformat(timespec="seconds"),
+            role=OPERATOR if role == OPERATOR else MEMBER,
+            tenant=tenant,
         )
         self._write()
         return token
@@ -134,3 +178,14 @@ class TokenStore:
             if hmac.compare_digest(identity.token_sha256, digest):
                 return identity
         return None
+
+
+def _grant_problem(role: str, tenant: str | None) -> str | None:
+    """Why `role` and `tenant` cannot be an identity's, or None."""
+    if role not in ROLES:
+        return f"--role: {role!r} is not a role (one of: {', '.join(ROLES)})"
+    if tenant is not None:
+        problem = tenant_problem(tenant)
+        if problem:
+            return f"--tenant: {problem}"
+    return None

@@ -1,11 +1,14 @@
 """What the HTTP API does to turns, on the public Python client: `TurnService` over a Temporal
 client, and `Turns`, the protocol the app needs (a test gives the app a fake of it).
 
-Errors come out as `ApiError`s carrying the HTTP status that the app answers with.
+Errors come out as `ApiError`s (`turnkeeper.http.errors`) carrying the HTTP status that the app
+answers with.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,30 +16,45 @@ from typing import Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import JsonValue
-from temporalio.client import Client, WorkflowExecutionStatus
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
+from temporalio.service import RPCError
 
 from turnkeeper.client.client import TurnHandle, start_turn, turn
 from turnkeeper.client.errors import DecisionRefused, InvalidTurnRequest, TurnUnavailable
 from turnkeeper.client.events import turn_event_items
+from turnkeeper.client.tenants import TenantError, set_caps, tenant_spend
 from turnkeeper.client.turns import list_waiting
 from turnkeeper.contracts.events import TurnEvent
+from turnkeeper.contracts.names import (
+    DEFAULT_TASK_QUEUE,
+    SA_STARTED_BY,
+    SA_TURN_STATE,
+    TASK_QUEUE_ENV,
+    WORKFLOW_TYPE,
+)
+from turnkeeper.contracts.search_attributes import AGENT_ID, COST_USD_KEY, STARTED_BY, TURN_STATE
 from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
+from turnkeeper.contracts.tenants import TenantCaps, TenantSpend
 from turnkeeper.contracts.turn import TurnRequest
+from turnkeeper.http.errors import ApiError, rpc_error
+from turnkeeper.http.origins import HISTORIES_AT_ONCE, Origins, StartedTurn
 
 # Which intervention a request asks for: the names of the turn's updates.
 UPDATE_STEER = "steer"
 UPDATE_INTERRUPT = "interrupt"
 
 
-class ApiError(Exception):
-    """A request the API refuses: `status` is the HTTP status, the message says why."""
+@dataclass(frozen=True)
+class TurnSummary:
+    """One turn as the visibility listing shows it (its search attributes)."""
 
-    def __init__(self, status: int, message: str, retry_after_s: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.retry_after_s = retry_after_s
+    workflow_id: str
+    run_id: str
+    state: str | None
+    agent_id: str
+    cost_usd: float
+    started_by: str | None
+    started: datetime
 
 
 @dataclass(frozen=True)
@@ -51,13 +69,21 @@ class WaitingApproval:
     since: datetime
     cost_usd: float
     approvers: list[str] | None
+    started_by: str | None
 
 
 class Turns(Protocol):
     """The turn operations the app needs."""
 
-    async def start(self, request: TurnRequest, workflow_id: str | None) -> str: ...
+    async def start(
+        self, request: TurnRequest, workflow_id: str | None, started_by: str
+    ) -> str: ...
     async def request(self, workflow_id: str) -> TurnRequest: ...
+    async def started(self, workflow_id: str) -> StartedTurn: ...
+    async def run_request(self, workflow_id: str, run_id: str) -> TurnRequest: ...
+    async def list_turns(
+        self, state: str | None, started_by: str | None, limit: int
+    ) -> list[TurnSummary]: ...
     async def status(self, workflow_id: str) -> TurnStatus: ...
     async def decisions(self, workflow_id: str) -> list[DecisionRecord]: ...
     async def decide(
@@ -78,6 +104,8 @@ class Turns(Protocol):
     async def cancel(
         self, workflow_id: str, author: str | None = None, key: Ed25519PrivateKey | None = None
     ) -> None: ...
+    async def tenant(self, name: str) -> TenantSpend: ...
+    async def set_tenant_caps(self, name: str, caps: TenantCaps) -> TenantSpend: ...
 
 
 class TurnService:
@@ -85,43 +113,56 @@ class TurnService:
 
     def __init__(self, client: Client) -> None:
         self.client = client
-        # A turn's request never changes: read from its history once.
-        self._requests: dict[str, TurnRequest] = {}
+        self._origins = Origins(client)
 
-    async def start(self, request: TurnRequest, workflow_id: str | None) -> str:
+    async def start(self, request: TurnRequest, workflow_id: str | None, started_by: str) -> str:
         try:
-            handle = await start_turn(self.client, request, id=workflow_id)
+            handle = await start_turn(self.client, request, id=workflow_id, started_by=started_by)
         except TurnUnavailable as err:
             raise ApiError(409, str(err)) from None
         except InvalidTurnRequest as err:
             raise ApiError(422, str(err)) from None
+        except RPCError as err:  # a cluster without the StartedBy attribute says so here
+            raise ApiError(502, f"Temporal refused to start the turn: {err.message}") from None
         return handle.id
 
     async def request(self, workflow_id: str) -> TurnRequest:
-        """The turn's `TurnRequest`, from the first event of its history."""
-        if workflow_id not in self._requests:
-            handle = self.client.get_workflow_handle(workflow_id)
-            try:
-                async for event in handle.fetch_history_events():
-                    payloads = event.workflow_execution_started_event_attributes.input.payloads
-                    [decoded] = await self.client.data_converter.decode(payloads, [TurnRequest])
-                    self._requests[workflow_id] = decoded
-                    break
-            except RPCError as err:
-                raise _rpc_error(err, workflow_id) from None
-        return self._requests[workflow_id]
+        """The turn's `TurnRequest`, from the first event of its current run's history."""
+        return (await self.started(workflow_id)).request
+
+    async def started(self, workflow_id: str) -> StartedTurn:
+        return await self._origins.started(workflow_id)
+
+    async def run_request(self, workflow_id: str, run_id: str) -> TurnRequest:
+        return await self._origins.run_request(workflow_id, run_id)
+
+    async def list_turns(
+        self, state: str | None, started_by: str | None, limit: int
+    ) -> list[TurnSummary]:
+        """The newest `limit` turns (in `state`, started by `started_by`, when given)."""
+        query = f"WorkflowType = {_literal(WORKFLOW_TYPE)}"
+        if state is not None:
+            query += f" AND {SA_TURN_STATE} = {_literal(state)}"
+        if started_by is not None:
+            query += f" AND {SA_STARTED_BY} = {_literal(started_by)}"
+        try:
+            found = [e async for e in self.client.list_workflows(query, limit=limit)]
+        except RPCError as err:
+            raise ApiError(502, f"Temporal refused the listing of turns: {err.message}") from None
+        summaries = [_summary(execution) for execution in found]
+        return sorted(summaries, key=lambda s: s.started, reverse=True)
 
     async def status(self, workflow_id: str) -> TurnStatus:
         try:
             return await self._handle(workflow_id).status()
         except RPCError as err:
-            raise _rpc_error(err, workflow_id) from None
+            raise rpc_error(err, workflow_id) from None
 
     async def decisions(self, workflow_id: str) -> list[DecisionRecord]:
         try:
             return await self._handle(workflow_id).decisions()
         except RPCError as err:
-            raise _rpc_error(err, workflow_id) from None
+            raise rpc_error(err, workflow_id) from None
 
     async def decide(
         self, workflow_id: str, decision: ApproveInput, key: Ed25519PrivateKey | None
@@ -141,14 +182,25 @@ class TurnService:
                 decision.call_id, reason=decision.reason, approver=decision.approver, key=key
             )
         except RPCError as err:
-            raise _rpc_error(err, workflow_id) from None
+            raise rpc_error(err, workflow_id) from None
 
     async def waiting_approvals(self) -> list[WaitingApproval]:
         waiting: list[WaitingApproval] = []
-        for found in await list_waiting(self.client):
-            if found.status is None:
+        found_turns = [found for found in await list_waiting(self.client) if found.status]
+        reading = asyncio.Semaphore(HISTORIES_AT_ONCE)
+
+        async def started(workflow_id: str) -> StartedTurn | None:
+            async with reading:
+                try:
+                    return await self.started(workflow_id)
+                except ApiError:
+                    return None  # ended or gone since the listing
+
+        origins = await asyncio.gather(*(started(found.workflow_id) for found in found_turns))
+        for found, origin in zip(found_turns, origins, strict=True):
+            if found.status is None or origin is None:
                 continue
-            approvers = (await self.request(found.workflow_id)).agent.approver_names()
+            approvers = origin.request.agent.approver_names()
             waiting.extend(
                 WaitingApproval(
                     workflow_id=found.workflow_id,
@@ -159,6 +211,7 @@ class TurnService:
                     since=call.since,
                     cost_usd=found.status.cost_usd,
                     approvers=approvers,
+                    started_by=origin.started_by,
                 )
                 for call in found.status.pending
                 if call.kind == "approval"
@@ -177,7 +230,7 @@ class TurnService:
         try:
             described = await self.client.get_workflow_handle(workflow_id).describe()
         except RPCError as err:
-            raise _rpc_error(err, workflow_id) from None
+            raise rpc_error(err, workflow_id) from None
         if described.status != WorkflowExecutionStatus.RUNNING:
             state = described.status.name.lower() if described.status else "closed"
             raise ApiError(409, f"turn {workflow_id!r} has ended ({state})")
@@ -198,7 +251,7 @@ class TurnService:
         except DecisionRefused as err:
             raise ApiError(409, f"the turn refused {update}: {err}") from None
         except RPCError as err:
-            raise _rpc_error(err, handle.id) from None
+            raise rpc_error(err, handle.id) from None
 
     async def cancel(
         self, workflow_id: str, author: str | None = None, key: Ed25519PrivateKey | None = None
@@ -215,13 +268,43 @@ class TurnService:
         except DecisionRefused as err:
             raise ApiError(409, f"the turn refused cancel: {err}") from None
         except RPCError as err:
-            raise _rpc_error(err, handle.id) from None
+            raise rpc_error(err, handle.id) from None
+
+    async def tenant(self, name: str) -> TenantSpend:
+        try:
+            return await tenant_spend(self.client, name)
+        except TenantError as err:
+            raise ApiError(404, str(err)) from None
+
+    async def set_tenant_caps(self, name: str, caps: TenantCaps) -> TenantSpend:
+        # The queue the worker reads, as `start_turn` chooses it: the ledger runs there.
+        queue = os.environ.get(TASK_QUEUE_ENV) or DEFAULT_TASK_QUEUE
+        return await set_caps(self.client, name, caps, queue)
 
     def _handle(self, workflow_id: str) -> TurnHandle:
         return turn(self.client, workflow_id)
 
 
-def _rpc_error(err: RPCError, workflow_id: str) -> ApiError:
-    if err.status == RPCStatusCode.NOT_FOUND:
-        return ApiError(404, f"no turn {workflow_id!r}")
-    return ApiError(502, f"Temporal refused the request for {workflow_id!r}: {err.message}")
+def _literal(value: str) -> str:
+    """`value` as a string of a visibility query.
+
+    Raises:
+        ApiError: 500 for a value with a quote or backslash (an identity name that the token
+            file allowed before names were checked): no escaping is trusted to keep it a string.
+    """
+    if any(char in value for char in "'\"\\") or not value.isprintable():
+        raise ApiError(500, f"{value!r} cannot be used in a visibility query")
+    return f"'{value}'"
+
+
+def _summary(execution: WorkflowExecution) -> TurnSummary:
+    attributes = execution.typed_search_attributes
+    return TurnSummary(
+        workflow_id=execution.id,
+        run_id=execution.run_id,
+        state=attributes.get(TURN_STATE),
+        agent_id=attributes.get(AGENT_ID) or "",
+        cost_usd=attributes.get(COST_USD_KEY) or 0.0,
+        started_by=attributes.get(STARTED_BY),
+        started=execution.start_time,
+    )

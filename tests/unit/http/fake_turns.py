@@ -1,5 +1,6 @@
 """`FakeTurns`: the turn operations of the HTTP API held in memory, for the app's unit tests
-(no Temporal server): one turn waiting for approval, what was sent to it, and its events."""
+(no Temporal server): one turn waiting for approval, what was sent to it, and its events; the
+turns a listing finds; tenants and their caps."""
 
 from __future__ import annotations
 
@@ -11,23 +12,35 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, PendingCall, TurnStatus
+from turnkeeper.contracts.tenants import TenantCaps, TenantSpend
 from turnkeeper.contracts.turn import TurnRequest
 
 from tests.unit.builders import request
-from turnkeeper.http.turns import ApiError, WaitingApproval
+from turnkeeper.http.errors import ApiError, no_turn
+from turnkeeper.http.turns import StartedTurn, TurnSummary, WaitingApproval
 
 SINCE = datetime(2026, 1, 1, tzinfo=UTC)
 TURN_ID = "turn-1"
 
 
 class FakeTurns:
-    """One turn, `TURN_ID`, whose call `call-1` (`write_file`) waits for approval."""
+    """One turn, `TURN_ID`, started by `started_by`, whose call `call-1` (`write_file`) waits
+    for approval; `listed`: what the visibility listing finds (with `requests` by run)."""
 
-    def __init__(self, approvers: list[Any] | None = None, events: int = 5) -> None:
-        agent = {"tools": ["write_file"]}
+    def __init__(
+        self,
+        approvers: list[Any] | None = None,
+        events: int = 5,
+        started_by: str | None = None,
+    ) -> None:
+        agent: dict[str, Any] = {"tools": ["write_file"]}
         if approvers is not None:
             agent["approvers"] = approvers
         self.turn_request = request(agent=agent)
+        self.started_by = started_by
+        self.listed: list[TurnSummary] = []
+        self.requests: dict[str, TurnRequest] = {}
+        self.tenants: dict[str, TenantCaps] = {}
         self.pending = [
             PendingCall(
                 call_id="call-1",
@@ -38,7 +51,7 @@ class FakeTurns:
             )
         ]
         self.decided: list[tuple[ApproveInput, Ed25519PrivateKey | None]] = []
-        self.started: list[tuple[TurnRequest, str | None]] = []
+        self.starts: list[tuple[TurnRequest, str | None, str]] = []
         self.updates: list[tuple[str, dict[str, str]]] = []
         self.keys: list[Ed25519PrivateKey | None] = []
         self.finished = False
@@ -47,15 +60,35 @@ class FakeTurns:
 
     def _known(self, workflow_id: str) -> None:
         if workflow_id != TURN_ID:
-            raise ApiError(404, f"no turn {workflow_id!r}")
+            raise no_turn(workflow_id)
 
-    async def start(self, request: TurnRequest, workflow_id: str | None) -> str:
-        self.started.append((request, workflow_id))
+    async def start(self, request: TurnRequest, workflow_id: str | None, started_by: str) -> str:
+        self.starts.append((request, workflow_id, started_by))
         return workflow_id or "turn-new"
 
     async def request(self, workflow_id: str) -> TurnRequest:
         self._known(workflow_id)
         return self.turn_request
+
+    async def started(self, workflow_id: str) -> StartedTurn:
+        self._known(workflow_id)
+        return StartedTurn(self.turn_request, self.started_by)
+
+    async def run_request(self, workflow_id: str, run_id: str) -> TurnRequest:
+        if workflow_id not in self.requests:
+            raise no_turn(workflow_id)
+        return self.requests[workflow_id]
+
+    async def list_turns(
+        self, state: str | None, started_by: str | None, limit: int
+    ) -> list[TurnSummary]:
+        found = [
+            t
+            for t in self.listed
+            if (state is None or t.state == state)
+            and (started_by is None or t.started_by == started_by)
+        ]
+        return sorted(found, key=lambda t: t.started, reverse=True)[:limit]
 
     async def status(self, workflow_id: str) -> TurnStatus:
         self._known(workflow_id)
@@ -96,6 +129,7 @@ class FakeTurns:
                 since=call.since,
                 cost_usd=0.25,
                 approvers=self.turn_request.agent.approver_names(),
+                started_by=self.started_by,
             )
             for call in self.pending
         ]
@@ -132,3 +166,22 @@ class FakeTurns:
         await self.running(workflow_id)
         self.keys.append(key)
         self.updates.append(("cancel", {"author": author} if author else {}))
+
+    async def tenant(self, name: str) -> TenantSpend:
+        if name not in self.tenants:
+            raise ApiError(404, f"no tenant {name!r}")
+        return TenantSpend(
+            tenant=name,
+            caps=self.tenants[name],
+            day="2026-01-01",
+            spent_day_usd=0.0,
+            month="2026-01",
+            spent_month_usd=0.0,
+            reserved_usd=0.0,
+            in_flight=0,
+            as_of=SINCE,
+        )
+
+    async def set_tenant_caps(self, name: str, caps: TenantCaps) -> TenantSpend:
+        self.tenants[name] = caps
+        return await self.tenant(name)

@@ -70,8 +70,8 @@ def test_a_turn_starts_with_its_id(api: Api) -> None:
     answer = api.http.post("/v1/turns", json=body, headers=api.token("alice"))
     assert answer.status_code == 201
     assert answer.json() == {"workflow_id": "mine-1"}
-    [(started, workflow_id)] = api.turns.started
-    assert (started.agent.id, workflow_id) == ("unit-agent", "mine-1")
+    [(started, workflow_id, owner)] = api.turns.starts
+    assert (started.agent.id, workflow_id, owner) == ("unit-agent", "mine-1", "alice")
 
 
 def test_an_invalid_request_is_422_naming_the_field(api: Api) -> None:
@@ -80,7 +80,7 @@ def test_an_invalid_request_is_422_naming_the_field(api: Api) -> None:
     answer = api.http.post("/v1/turns", json=body, headers=api.token("alice"))
     assert answer.status_code == 422
     assert ["body", "task", "input"] in [error["loc"] for error in answer.json()["detail"]]
-    assert api.turns.started == []
+    assert api.turns.starts == []
 
 
 def test_the_approver_is_the_token_identity(api: Api) -> None:
@@ -103,7 +103,7 @@ def test_an_approver_field_in_the_body_is_refused(api: Api) -> None:
 def test_decision_errors(api: Api) -> None:
     alice, bob = api.token("alice"), api.token("bob")
     cases = [
-        (bob, TURN_ID, {"call_id": "call-1", "approved": True}, 403),
+        (bob, TURN_ID, {"call_id": "call-1", "approved": True}, 404),
         (alice, "turn-x", {"call_id": "call-1", "approved": True}, 404),
         (alice, TURN_ID, {"call_id": "call-9", "approved": True}, 404),
         (alice, TURN_ID, {"call_id": "call-1"}, 422),
@@ -208,7 +208,7 @@ def test_only_an_approver_steers_or_interrupts_and_a_keyed_one_signs(tmp_path: P
     api = Api(tmp_path, FakeTurns(approvers=[{"name": "alice", "public_key": public}]))
     for path, body in [("steer", {"message": "hi"}), ("interrupt", {"reason": "stop"})]:
         refused = api.http.post(f"/v1/turns/{TURN_ID}/{path}", json=body, headers=api.token("bob"))
-        assert refused.status_code == 403 and "'bob' is not an approver" in refused.text
+        assert refused.status_code == 404 and refused.json() == {"detail": f"no turn {TURN_ID!r}"}
     assert api.turns.updates == []
 
     steer = {"message": "Be brief"}
@@ -229,7 +229,7 @@ def test_a_keyed_turn_is_cancelled_only_with_an_approvers_key(tmp_path: Path) ->
 
     mallory = api.http.post(cancel, headers=api.token("mallory"))
     carol = api.http.post(cancel, headers=api.token("carol"))
-    assert mallory.status_code == 403 and "'mallory' is not an approver" in mallory.text
+    assert mallory.status_code == 404  # neither owner nor approver: the turn does not exist
     assert carol.status_code == 403 and "'carol' has no key" in carol.text
     # Nor does she steer or decide there: the turn would refuse whatever she sent unsigned.
     steer = api.http.post(

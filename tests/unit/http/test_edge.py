@@ -54,7 +54,7 @@ def test_a_body_at_the_limit_is_read(edge: Edge) -> None:
         headers={**edge.alice, "Content-Type": "application/json"},
     )
     assert answer.status_code == 201, answer.text
-    assert len(edge.turns.started) == 1
+    assert len(edge.turns.starts) == 1
 
 
 def test_a_declared_body_over_the_limit_is_413_and_nothing_starts(edge: Edge) -> None:
@@ -65,7 +65,7 @@ def test_a_declared_body_over_the_limit_is_413_and_nothing_starts(edge: Edge) ->
     )
     assert answer.status_code == 413
     assert answer.json() == {"detail": "the request body is over the limit of 4096 bytes"}
-    assert edge.turns.started == []
+    assert edge.turns.starts == []
 
 
 async def test_a_streamed_body_is_refused_once_it_passes_the_limit(edge: Edge) -> None:
@@ -103,7 +103,7 @@ async def test_a_streamed_body_is_refused_once_it_passes_the_limit(edge: Edge) -
     assert start["status"] == 413
     assert b"over the limit of 4096 bytes" in body["body"]
     assert len(pulled) == LIMIT // 1024 + 1  # up to the limit and one chunk past it, no more
-    assert edge.turns.started == []
+    assert edge.turns.starts == []
 
 
 def test_every_answer_says_nosniff(edge: Edge) -> None:

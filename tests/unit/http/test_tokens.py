@@ -99,3 +99,48 @@ def test_a_limited_address_is_told_when_to_retry(tmp_path: Path) -> None:
         assert http.get("/v1/approvals", headers={"Authorization": "Bearer x"}).status_code == 401
     limited = http.get("/v1/approvals", headers={"Authorization": "Bearer x"})
     assert limited.status_code == 429 and int(limited.headers["Retry-After"]) > 0
+
+
+def test_roles_and_tenants_are_kept_and_an_old_file_reads_as_members(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    store = TokenStore(path)
+    ops = store.add("olga", role="operator")
+    member = store.add("mia", tenant="acme")
+    assert (store.identify(ops).role, store.identify(ops).is_operator) == ("operator", True)
+    assert (store.identify(member).role, store.identify(member).tenant) == ("member", "acme")
+    old = {"identities": [{"name": "ann", "token_sha256": "00" * 32, "created": "2026-01-01"}]}
+    path.write_text(json.dumps(old))
+    [ann] = TokenStore(path).identities()
+    assert (ann.role, ann.tenant, ann.is_operator) == ("member", None, False)
+
+
+def test_a_role_tenant_or_name_that_is_not_one_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    with pytest.raises(TokenFileError, match="'admin' is not a role"):
+        TokenStore(path).add("alice", role="admin")
+    with pytest.raises(TokenFileError, match="--tenant: 'a b' is not a tenant name"):
+        TokenStore(path).add("alice", tenant="a b")
+    with pytest.raises(TokenFileError, match="no quotes"):
+        TokenStore(path).add("o'brien")
+    # A hand-edited file grants no role nobody can give.
+    entry = {"name": "eve", "token_sha256": "00" * 32, "role": "root"}
+    path.write_text(json.dumps({"identities": [entry]}))
+    with pytest.raises(TokenFileError, match="identity 'eve': --role: 'root' is not a role"):
+        TokenStore(path)
+
+
+def test_tokens_add_gives_a_role_and_a_tenant_and_list_shows_them(tmp_path: Path) -> None:
+    runner = CliRunner()
+    file = str(tmp_path / "tokens.json")
+    for arguments in (["olga", "--role", "operator"], ["mia", "--tenant", "acme"], ["ann"]):
+        added = runner.invoke(app, ["tokens", "add", *arguments, "--file", file])
+        assert added.exit_code == 0, added.output
+    listed = runner.invoke(app, ["tokens", "list", "--file", file]).output.splitlines()
+    assert [line.split("  created")[0] for line in listed] == [
+        "ann  member  no tenant",
+        "mia  member  tenant acme",
+        "olga  operator  no tenant",
+    ]
+    for wrong in (["bob", "--role", "boss"], ["bob", "--tenant", "no/slash"]):
+        refused = runner.invoke(app, ["tokens", "add", *wrong, "--file", file])
+        assert refused.exit_code == 2 and "error:" in refused.output, refused.output
