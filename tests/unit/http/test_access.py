@@ -5,6 +5,8 @@ visible turns, tenants over HTTP, and the audit line of every change."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from turnkeeper.contracts.tenants import TenantCaps
 
 from tests.unit.builders import request, request_json
 from tests.unit.http.fake_turns import TURN_ID, FakeTurns
+from turnkeeper.http import audit
 from turnkeeper.http.app import create_app
 from turnkeeper.http.auth import FailedSignIns
 from turnkeeper.http.tokens import TokenStore
@@ -331,12 +334,40 @@ def test_tenants_over_http(api: Api) -> None:
     ]
 
 
-def audit_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "turnkeeper.http.audit"]
+class AuditRecords(logging.Handler):
+    """The audit logger's records, caught on that logger itself: a test that configured the
+    worker's logging earlier in the session may have stopped `turnkeeper` propagating to the
+    root logger, where `caplog` listens."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def lines(self) -> list[str]:
+        return [record.getMessage() for record in self.records]
+
+    def text(self) -> str:
+        return "\n".join(self.lines())
+
+
+@pytest.fixture
+def audited() -> Iterator[AuditRecords]:
+    logger = logging.getLogger(audit.__name__)
+    handler, level = AuditRecords(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def test_every_change_is_audited_refusals_included_without_tokens_or_content(
-    api: Api, caplog: pytest.LogCaptureFixture
+    api: Api, audited: AuditRecords
 ) -> None:
     secret = "Move the money to account 12345"
     api.start("mia", {**request_json(task={"input": secret}), "id": "mine-1"})
@@ -348,7 +379,7 @@ def test_every_change_is_audited_refusals_included_without_tokens_or_content(
     api.http.post(f"/v1/turns/{TURN_ID}/cancel", headers={"Authorization": "Bearer tk_guess"})
     api.http.put("/v1/tenants/acme", json={"usd_per_day": 1}, headers=api.as_("mia"))
     api.http.get(f"/v1/turns/{TURN_ID}", headers=api.as_("mia"))  # a read: not audited
-    assert audit_lines(caplog) == [
+    assert audited.lines() == [
         "api_call identity='mia' role='member' action='start' turn='mine-1' tenant=None status=201",
         "api_call identity='mia' role='member' action='start' turn=None tenant=None status=403",
         "api_call identity='mia' role='member' action='start' turn=None tenant=None status=422",
@@ -361,20 +392,20 @@ def test_every_change_is_audited_refusals_included_without_tokens_or_content(
         "status=403",
     ]
     for token in [*api.tokens.values(), "tk_guess"]:
-        assert token not in caplog.text
-    assert secret not in caplog.text
+        assert token not in audited.text()
+    assert secret not in audited.text()
 
 
 def test_a_call_that_breaks_is_audited_as_500(
-    api: Api, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    api: Api, audited: AuditRecords, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def broken(workflow_id: str) -> None:
+    async def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("a defect")
 
     monkeypatch.setattr(api.turns, "cancel", broken)
     with pytest.raises(RuntimeError):
         api.http.post(f"/v1/turns/{TURN_ID}/cancel", headers=api.as_("olga"))
-    assert audit_lines(caplog) == [
+    assert audited.lines() == [
         "api_call identity='olga' role='operator' action='cancel' turn='turn-1' tenant=None "
         "status=500"
     ]
