@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 from fastapi.testclient import TestClient
 from turnkeeper.contracts.tenants import TenantCaps
 
@@ -355,8 +356,13 @@ class AuditRecords(logging.Handler):
 
 @pytest.fixture
 def audited() -> Iterator[AuditRecords]:
+    """The audit lines as a library user's process writes them: through `logging`, with
+    structlog unconfigured (a test before may have configured it as the worker does, and the
+    lines would then be rendered by that configuration instead)."""
     logger = logging.getLogger(audit.__name__)
     handler, level = AuditRecords(), logger.level
+    configured, config = structlog.is_configured(), structlog.get_config()
+    structlog.reset_defaults()
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     try:
@@ -364,6 +370,8 @@ def audited() -> Iterator[AuditRecords]:
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
+        if configured:
+            structlog.configure(**config)
 
 
 def test_every_change_is_audited_refusals_included_without_tokens_or_content(
