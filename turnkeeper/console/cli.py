@@ -421,8 +421,7 @@ def steer(
     if not message.strip():
         err.print(Text("error: MESSAGE: a steer needs a message that is not empty", style="red"))
         raise typer.Exit(2)
-    name = _approver_name(author, key)
-    signer = _signer_or_exit(key, name, expires_in)
+    name, signer = _author_and_signer(author, key, expires_in)
     connection = commands.Connection(address, namespace, ui_url)
     _execute(steer_command.steer(connection, workflow_id, message, name, signer))
 
@@ -439,8 +438,7 @@ def interrupt(
     ui_url: UiUrl = DEFAULT_UI_URL,
 ) -> None:
     """Stop a running turn at its next safe point; it ends with outcome interrupted."""
-    name = _approver_name(author, key)
-    signer = _signer_or_exit(key, name, expires_in)
+    name, signer = _author_and_signer(author, key, expires_in)
     connection = commands.Connection(address, namespace, ui_url)
     _execute(steer_command.interrupt(connection, workflow_id, reason, name, signer))
 
@@ -458,10 +456,17 @@ def cancel(
 ) -> None:
     """Cancel a turn; with --key through the signed cancel update, which a turn whose
     approvers have keys requires."""
-    name = _approver_name(author, key)
-    signer = _signer_or_exit(key, name, expires_in)
+    name, signer = _author_and_signer(author, key, expires_in)
     connection = commands.Connection(address, namespace, ui_url)
     _execute(steer_command.cancel(connection, workflow_id, reason, name, signer))
+
+
+def _author_and_signer(
+    author: str | None, key: Path | None, expires_in: str
+) -> tuple[str, Signer | None]:
+    """Who sends a steer, an interrupt or a cancel, and the signer of its payload (with --key)."""
+    name = _approver_name(author, key)
+    return name, _signer_or_exit(key, name, expires_in)
 
 
 def _signer_or_exit(key: Path | None, name: str, expires_in: str) -> Signer | None:
