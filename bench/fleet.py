@@ -1,6 +1,7 @@
-"""`python -m bench.fleet`: the issue's single combined fleet run (issue 26): rate limits shared
-by the fleet, tenants' fair shares and spend caps, together, against real `python worker.py`
-processes.
+"""`python -m bench.fleet`: rate limits shared by the fleet, tenants' fair shares and their
+spend caps, measured together in one run against real `python worker.py` processes: whether the
+provider sees more than the limit, how much slower the light tenants' turns are beside a heavy
+tenant's backlog, and by how much a cap is overshot.
 
     .venv/bin/python -m bench.fleet                     # 1,000 turns, N=400, 1 then 3 workers
     .venv/bin/python -m bench.fleet --workers 1 --heavy 90 --light-turns 10   # a quick look
@@ -127,7 +128,8 @@ async def _measure(
     heavy_cap = round(args.cap_share * args.heavy * per_call, 6)
     await set_caps(client, "heavy", TenantCaps(usd_per_day=heavy_cap), queue)
     # The alone runs' grants leave the ledger's window (the window and its slack) and the
-    # provider's before the mixed run, so it starts with the whole limit, as the issue's run does.
+    # provider's before the mixed run, so it starts with the whole limit: the busiest 60 s then
+    # counts the mixed run's requests alone.
     await asyncio.sleep((WINDOW_MS + WINDOW_MS // SLACK_FRACTION) / 1000 + 1)
     fake.rate_limit = ProviderRateLimit(requests=args.rpm)
     turns = [("heavy", fleet_turn("heavy"))] * args.heavy

@@ -12,8 +12,8 @@ real worker and the real Anthropic SDK against the fake API of `turnkeeper/testi
    `--rpm` requests in any 60 seconds: the most requests the provider saw in any 60 s, its 429s
    (and those after the first minute), and the wall time against the ideal.
 
-The issue's full run (1,000 turns from 10 tenants) also measures the tenants' fairness and caps;
-`turns_by_tenant` is where a tenant's share of the turns would go once tenants exist.
+The turns here have no tenant (`turns_by_tenant` has the one row `(none)`); tenants' fair shares
+and caps under the same limits are measured by `bench.fleet`.
 """
 
 from __future__ import annotations

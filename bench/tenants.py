@@ -1,6 +1,7 @@
-"""The tenant half of the fleet bench (issue 26): many turns of one heavy tenant and a few of nine
-light ones on one worker with few activity slots, against the light tenants alone; and the worst
-overshoot of any tenant's daily cap.
+"""Tenants' fair shares and caps on one worker: how much slower the light tenants' turns are among
+many turns of one heavy tenant than alone (nine light tenants, a few turns each, on a worker with
+few activity slots), with and without Temporal's fairness; and the worst overshoot of any
+tenant's daily cap.
 
     python -m bench.tenants                         # 1,000 turns: 900 heavy, 9 light x 11
     python -m bench.tenants --heavy 270 --light 3   # reduced (what bench/README.md publishes)

@@ -1,7 +1,9 @@
 """The test kit (`turnkeeper.testing`) as an application's tests use it, against real servers: a
 scripted turn through an approval on the session's dev server (the `turn_env` fixture), a script
-that does not fit the turn failing the test with its own message, and an approval timeout of an
-hour that the time-skipping server runs in a moment. (The script's checks without a server:
+that does not fit the turn failing the test with its own message, an approval timeout of an hour
+that the time-skipping server runs in a moment, and a handle used after its environment
+closed failing at once with `EnvironmentStopped` (but for the report of a turn that ended while
+the session's server is up). (The script's checks without a server:
 tests/unit/testing/test_scripted_model.py.)"""
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import pytest
 
 import turnkeeper
 from turnkeeper.testing import (
+    EnvironmentStopped,
     ScriptedModel,
     ScriptError,
     TurnTestEnvironment,
@@ -99,3 +102,69 @@ async def test_an_hour_long_approval_timeout_passes_in_a_moment_on_the_time_skip
     assert_decisions(decisions, [("refund", False)])
     assert decisions[0].reason == "approval timed out"
     assert time.monotonic() - started < 30
+
+
+async def test_a_handle_used_after_the_environment_closed_says_at_once_its_worker_has_stopped(
+    turn_env: EnvironmentFactory,
+) -> None:
+    model = ScriptedModel([call("lookup_order", order_id="7"), reply("Order 7 was delivered.")])
+    async with turn_env(tools=[lookup_order], model=model) as env:
+        # Running from the first line of the block, before the worker has polled once.
+        assert env.worker_running
+        handle = await env.start_turn("Where is order 7?")
+        report = await handle.result()
+    assert not env.worker_running and env.server_running
+
+    started = time.monotonic()
+    with pytest.raises(EnvironmentStopped) as stopped:
+        await handle.status()
+    # Without the check, Temporal answers the query after 30 s with "no poller seen".
+    assert time.monotonic() - started < 0.5
+    message = str(stopped.value)
+    assert f"turn {handle.id}: the environment's worker has stopped" in message
+    assert "call status(), transcript(), decisions(), events(), wait_for_approval()" in message
+    for needs_the_worker in (
+        handle.transcript,
+        handle.decisions,
+        handle.wait_for_approval,
+        lambda: handle.approve(approver="alice"),
+        lambda: handle.submit("call-1", "late"),
+        handle.cancel,
+    ):
+        with pytest.raises(EnvironmentStopped, match="the environment's worker has stopped"):
+            await needs_the_worker()
+    with pytest.raises(EnvironmentStopped):
+        handle.events()
+    # The session's server is still up, and a report is read from the turn's history.
+    assert await handle.result() == report
+    assert_outcome(report, "completed", "Order 7 was delivered.")
+
+
+async def test_waiting_after_the_environment_closed_for_a_turn_it_left_running_fails_at_once(
+    turn_env: EnvironmentFactory,
+) -> None:
+    model = ScriptedModel([call("refund", order_id="3001", amount_usd=5.0), reply("Refunded.")])
+    async with turn_env(tools=[refund], model=model) as env:
+        handle = await env.start_turn("Refund order 3001")
+        await handle.wait_for_approval(timeout=20)
+
+    started = time.monotonic()
+    with pytest.raises(EnvironmentStopped, match="was still running when the environment's wor"):
+        await handle.result()
+    assert time.monotonic() - started < 1
+    assert "3001" not in REFUNDED
+
+
+async def test_an_environment_that_started_its_server_leaves_its_handles_nothing_to_ask() -> None:
+    model = ScriptedModel([reply("Hello.")])
+    async with TurnTestEnvironment(model=model) as env:
+        handle = await env.start_turn("Say hello")
+        await handle.result()
+
+    started = time.monotonic()
+    with pytest.raises(EnvironmentStopped, match="and so has the server it started"):
+        await handle.result()
+    with pytest.raises(EnvironmentStopped, match="and so has the server it started"):
+        await handle.status()
+    # Without the check, the client retries the stopped server's port for seconds.
+    assert time.monotonic() - started < 0.5

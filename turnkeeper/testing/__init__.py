@@ -11,7 +11,9 @@ For your agent's tests (docs/testing-your-agent.md):
 
 - `ScriptedModel`, `call`, `reply`, `Conversation`, `ScriptError`: a model that answers from a
   script, in-process, checking what the turn sends it (`scripted_model`, `script`).
-- `TurnTestEnvironment`: a Temporal server and a worker with your tools (`environment`).
+- `TurnTestEnvironment`: a Temporal server and a worker with your tools (`environment`); the
+  handles of its turns, `CheckedTurnHandle`, raise `EnvironmentStopped` when used after it closed
+  (`checked_handle`).
 - `tool_calls`, `assert_tools_called`, `assert_decisions`, `assert_outcome` (`assertions`).
 - `pytest_plugin`: the fixtures `turnkeeper_server` and `turn_env` (entry point `pytest11`).
 
@@ -33,6 +35,7 @@ __all__ = [
     "MCP_DEMO_SERVER",
     "CheckedTurnHandle",
     "Conversation",
+    "EnvironmentStopped",
     "Reply",
     "ScriptError",
     "ScriptedModel",
@@ -58,7 +61,8 @@ _EXPORTS: dict[str, str] = {
     "call": "script",
     "reply": "script",
     "ScriptedModel": "scripted_model",
-    "CheckedTurnHandle": "environment",
+    "CheckedTurnHandle": "checked_handle",
+    "EnvironmentStopped": "checked_handle",
     "TurnTestEnvironment": "environment",
     "tool_calls": "assertions",
     "assert_tools_called": "assertions",
@@ -88,7 +92,8 @@ if TYPE_CHECKING:
         assert_tools_called,
         tool_calls,
     )
-    from turnkeeper.testing.environment import CheckedTurnHandle, TurnTestEnvironment
+    from turnkeeper.testing.checked_handle import CheckedTurnHandle, EnvironmentStopped
+    from turnkeeper.testing.environment import TurnTestEnvironment
     from turnkeeper.testing.script import (
         Conversation,
         Reply,

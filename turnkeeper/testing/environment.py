@@ -36,14 +36,12 @@ from turnkeeper.activities.output.validators import OutputValidator
 from turnkeeper.activities.providers.provider import ModelProvider
 from turnkeeper.activities.skills.skill import Skill
 from turnkeeper.activities.tools.registry import WorkerTool
-from turnkeeper.client.client import TurnHandle, start_turn
+from turnkeeper.client.client import start_turn
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
-from turnkeeper.contracts.signals import PendingCall
-from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.devtools.devserver import DEFAULT_NAMESPACE, INDEXED_VALUE_TYPES, DevServer
 from turnkeeper.payloads.keyring import Keyring
+from turnkeeper.testing.checked_handle import CheckedTurnHandle, raise_script_errors
 from turnkeeper.testing.ports import free_ports
-from turnkeeper.testing.script import ScriptError
 from turnkeeper.testing.scripted_model import PROVIDER_NAME, ScriptedModel, ScriptedProvider
 from turnkeeper.worker.plugin import TurnkeeperPlugin
 from turnkeeper.worker.settings import Settings
@@ -52,48 +50,6 @@ from turnkeeper.worker.wiring import default_providers
 TEST_AGENT_ID: Final = "test-agent"
 # A worker that stops with the test: in-flight activities get a moment, not the production grace.
 SHUTDOWN_GRACE: Final = timedelta(seconds=2)
-
-
-class CheckedTurnHandle(TurnHandle):
-    """The `TurnHandle` of a turn started by a test environment: where a `ScriptedModel` met a
-    mismatch, waiting on the turn raises that `ScriptError` instead of the turn's failure."""
-
-    def __init__(self, handle: TurnHandle, models: Sequence[ScriptedModel]) -> None:
-        super().__init__(handle.client, handle.workflow, handle.output_type)
-        self._models = models
-
-    async def result(self) -> AgentReport:
-        __tracebackhide__ = True
-        try:
-            return await super().result()
-        except Exception:
-            raise_script_errors(self._models)
-            raise
-
-    async def wait_for_approval(
-        self,
-        # The contract names it `timeout`; it bounds a polling loop, not one await.
-        timeout: float | timedelta = 30.0,  # noqa: ASYNC109
-        *,
-        tool: str | None = None,
-    ) -> PendingCall:
-        try:
-            return await super().wait_for_approval(timeout, tool=tool)
-        except Exception:
-            raise_script_errors(self._models)
-            raise
-
-
-def raise_script_errors(models: Sequence[ScriptedModel]) -> None:
-    """Raises the first ScriptError any of `models` met (then forgets it), if one did."""
-    __tracebackhide__ = True  # pytest shows the test's line and the message, not the kit's code
-    for model in models:
-        if model.errors:
-            message = str(model.errors[0])
-            model.errors.clear()
-            # A fresh error without the chain: the activity's traceback and the turn's failure
-            # say the same thing less readably.
-            raise ScriptError(message) from None
 
 
 class TurnTestEnvironment:
@@ -152,6 +108,9 @@ class TurnTestEnvironment:
         self._folder: Path | None = None
         self._stack = AsyncExitStack()
         self._client: Client | None = None
+        self._worker: Worker | None = None
+        # A server it starts stops with it; the pytest plugin's session server outlives it.
+        self._owns_server = address is None
 
     @property
     def client(self) -> Client:
@@ -166,6 +125,21 @@ class TurnTestEnvironment:
         return self._folder / "workspace"
 
     @property
+    def worker_running(self) -> bool:
+        """Whether the environment's worker serves its task queue: from `async with` to its end,
+        unless a fatal error stopped it first. The queries, updates and signals of a turn's
+        handle need it."""
+        # Not `Worker.is_running`: that turns true only once the worker's own task has checked
+        # the namespace, a moment after `async with` has returned.
+        return self._worker is not None and not self._worker.is_shutdown
+
+    @property
+    def server_running(self) -> bool:
+        """Whether the server is up: one the environment started stops at the end of its
+        `async with`, one given by `address` (the pytest plugin's) does not."""
+        return self._client is not None or not self._owns_server
+
+    @property
     def models(self) -> list[ScriptedModel]:
         """The scripted models the environment's turns have used."""
         return list(self._scripted.models.values())
@@ -176,12 +150,12 @@ class TurnTestEnvironment:
         try:
             plugin = self._plugin(self._folder)
             self._client = await self._connect(plugin)
-            worker = Worker(
+            self._worker = Worker(
                 self._client,
                 task_queue=self.task_queue,
                 graceful_shutdown_timeout=SHUTDOWN_GRACE,
             )
-            await self._stack.enter_async_context(worker)
+            await self._stack.enter_async_context(self._worker)
         except BaseException:
             await self._stack.aclose()
             raise
@@ -193,6 +167,7 @@ class TurnTestEnvironment:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._worker = None
         await self._stack.aclose()
         self._client = None
         if exc is None:
@@ -244,7 +219,7 @@ class TurnTestEnvironment:
             task_queue=self.task_queue,
             **request_fields,
         )
-        return CheckedTurnHandle(handle, self.models)
+        return CheckedTurnHandle(handle, self)
 
     def _model_string(self, model: ScriptedModel | str | None) -> str:
         if model is None:

@@ -11,7 +11,7 @@ from turnkeeper.contracts.messages import Message, ToolUseBlock
 from turnkeeper.contracts.tools import ToolDefinition
 
 from turnkeeper.testing import Conversation, ScriptedModel, ScriptError, call, reply
-from turnkeeper.testing.environment import raise_script_errors
+from turnkeeper.testing.checked_handle import raise_script_errors
 from turnkeeper.testing.scripted_model import ScriptedProvider
 
 TOOLS = ["lookup_order", "refund"]
