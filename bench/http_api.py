@@ -3,6 +3,9 @@
 and the time from a decision to the turn's next event on the API's event stream.
 
     .venv/bin/python -m bench.http_api [--turns 40] [--concurrency 8] [--latency-samples 10]
+        [--out FILE]
+
+`--out` writes the four figures the issue's targets are read on (`FIGURES`) as JSON.
 
 One process: a fresh dev server (`BenchServer`), `python worker.py` against it as its own
 process, the API on uvicorn in this process on a free port, every turn on the offline demo model
@@ -34,6 +37,8 @@ from turnkeeper.http.tokens import TokenStore
 from turnkeeper.http.turns import TurnService
 
 ROOT = Path(__file__).resolve().parents[1]
+# What `--out` writes: the figures the targets are read on, and nothing else.
+FIGURES = ("direct_per_s", "api_per_s", "sse_latency_ms_median", "sse_latency_ms_max")
 # The API's caller: a member, deciding on the turns it owns.
 IDENTITY = "alice"
 AGENT = {
@@ -105,7 +110,7 @@ async def decisions_per_second(
         return post
 
     return {
-        "decide_update_per_s": await _timed(
+        "direct_per_s": await _timed(
             [by_update(h, c) for h, c in zip(direct, direct_ids, strict=True)], concurrency
         ),
         "api_per_s": await _timed(
@@ -188,8 +193,8 @@ async def _measure(args: argparse.Namespace, server: BenchServer, queue: str) ->
         "turns": args.turns,
         "concurrency": args.concurrency,
         **rates,
-        "decision_to_event_ms_median": statistics.median(latencies),
-        "decision_to_event_ms_max": max(latencies),
+        "sse_latency_ms_median": statistics.median(latencies),
+        "sse_latency_ms_max": max(latencies),
         "samples": len(latencies),
     }
 
@@ -200,12 +205,12 @@ def render(results: dict[str, Any]) -> str:
             "| figure | measured |",
             "|---|---|",
             f"| decisions per second, `decide` update directly ({results['turns']} calls, "
-            f"{results['concurrency']} at a time) | {results['decide_update_per_s']:.1f} |",
+            f"{results['concurrency']} at a time) | {results['direct_per_s']:.1f} |",
             f"| decisions per second through `POST /v1/turns/{{id}}/decisions` | "
             f"{results['api_per_s']:.1f} |",
             f"| decision to the turn's next event on `GET /v1/turns/{{id}}/events`, median / max "
-            f"of {results['samples']} | {results['decision_to_event_ms_median']:.0f} ms / "
-            f"{results['decision_to_event_ms_max']:.0f} ms |",
+            f"of {results['samples']} | {results['sse_latency_ms_median']:.0f} ms / "
+            f"{results['sse_latency_ms_max']:.0f} ms |",
         ]
     )
 
@@ -215,8 +220,17 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--latency-samples", type=int, default=10)
-    results = asyncio.run(main_async(parser.parse_args()))
+    parser.add_argument("--out", type=Path, help="write the figures (FIGURES) here as JSON")
+    args = parser.parse_args()
+    results = asyncio.run(main_async(args))
     sys.stdout.write(render(results) + "\n" + json.dumps(results) + "\n")
+    if args.out is not None:
+        args.out.write_text(json.dumps(figures(results)) + "\n")
+
+
+def figures(results: dict[str, Any]) -> dict[str, float]:
+    """The figures `--out` writes, from a run's results."""
+    return {name: float(results[name]) for name in FIGURES}
 
 
 if __name__ == "__main__":

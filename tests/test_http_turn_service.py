@@ -5,10 +5,12 @@ turn that never ran a task."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import pytest
 from temporalio.client import Client
+from turnkeeper.contracts.signals import ApproveInput
 
 from tests.support.waiting import until
 from turnkeeper.client.client import start_turn
@@ -83,3 +85,30 @@ async def test_the_listing_reads_the_owner_from_visibility(client: Client) -> No
     )
     assert await service.list_turns("completed", owner, 10) == []
     await client.get_workflow_handle(handle.id).terminate("done")
+
+
+async def test_a_decision_pinned_to_a_turn_never_reaches_a_later_turn_at_its_id(
+    client: Client,
+) -> None:
+    service = TurnService(client)
+    workflow_id = f"pinned-{uuid.uuid4().hex[:8]}"
+    agent = {"id": "pinned-agent", "model": "demo:x"}
+    task = {"id": "t", "input": "hi"}
+    first = await start_turn(
+        client, agent=agent, task=task, id=workflow_id, task_queue=nobody_queue()
+    )
+    chain = (await service.started(workflow_id)).chain
+    assert chain == first.workflow.result_run_id
+    await client.get_workflow_handle(workflow_id).terminate("done")
+    second = await start_turn(
+        client, agent=agent, task=task, id=workflow_id, task_queue=nobody_queue()
+    )
+    assert (await service.started(workflow_id)).chain == second.workflow.result_run_id != chain
+
+    # Refused by Temporal at once: no worker polls the queue, so an update that reached the
+    # second turn would wait instead.
+    decision = ApproveInput(call_id="call-1", approved=True, approver="mia")
+    with pytest.raises(ApiError) as refused:
+        await asyncio.wait_for(service.decide(workflow_id, decision, None, chain), 20)
+    assert (refused.value.status, refused.value.message) == (404, f"no turn {workflow_id!r}")
+    await client.get_workflow_handle(workflow_id).terminate("done")

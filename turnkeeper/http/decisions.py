@@ -1,8 +1,9 @@
 """A decision through the API: the approver is the token's identity, never the body's, and the
 answer says why a decision cannot apply (404 no such turn for this caller or no such call, 403
-not an approver, or no key where the agent's approvers have keys, 409 decided) before the
-`decide` update is sent; where the agent's approvers have keys, the decision is signed with the
-identity's key. Steers, interrupts and cancels of such a turn are signed the same way."""
+not an approver, or no key where the agent's approvers have keys, 409 decided): who may decide
+is checked before the `decide` update is sent, whether the call waits once its validator
+refused it. Where the agent's approvers have keys, the decision is signed with the identity's
+key. Steers, interrupts and cancels of such a turn are signed the same way."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from pydantic import ConfigDict, JsonValue
 
 from turnkeeper.client.errors import DecisionRefused
 from turnkeeper.contracts.contract_model import ContractModel
-from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
-from turnkeeper.http.access import may_decide, visible_status, visible_turn
+from turnkeeper.contracts.signals import ApproveInput, DecisionRecord
+from turnkeeper.http.access import check_visible, may_decide, visible_turn
 from turnkeeper.http.tokens import Identity
 from turnkeeper.http.turns import ApiError, StartedTurn, Turns
 
@@ -121,13 +122,66 @@ async def decide(
 ) -> list[DecisionRecord]:
     """Applies `body` as `identity`'s decision; the decisions as the turn applied them.
 
+    Who may see and decide is read from the turn as last seen (`Turns.known`: its events or
+    status were read just before, mostly) or from its first event, then the update is sent
+    pinned to that turn's chain: it applies to the turn whose owner and approvers were checked,
+    or fails. Whether the call waits is the update validator's to say; only a refusal costs the
+    queries that choose its status.
+
     Raises:
         ApiError: 403, 404, 409 or 422 (an edit that does not fit the tool), saying why.
     """
-    # Who may see and decide is read beside the status the decision needs anyway, in parallel.
-    turn, status = await visible_status(turns, workflow_id, identity)
-    key = approver_key(identity, turn)
-    await _check_waiting(turns, workflow_id, body.call_id, status)
+    hinted = await turns.known(workflow_id)
+    failed: ApiError | None = None
+    try:
+        key = _checked_key(identity, workflow_id, hinted)
+    except ApiError:
+        pass  # refused by the turn as last seen, which may be gone: read the id's turn now
+    else:
+        try:
+            return await _send(turns, workflow_id, body, identity, hinted, key)
+        except _Unreached as unreached:
+            failed = unreached.error
+    current = await turns.started(workflow_id)
+    if failed is None or current.chain != hinted.chain:
+        key = _checked_key(identity, workflow_id, current)
+        try:
+            return await _send(turns, workflow_id, body, identity, current, key)
+        except _Unreached as unreached:
+            failed = unreached.error
+    # The turn the caller may decide has ended (or Temporal refused): why, as its calls say.
+    await _check_waiting(turns, workflow_id, body.call_id)
+    raise failed
+
+
+def _checked_key(
+    identity: Identity, workflow_id: str, turn: StartedTurn
+) -> Ed25519PrivateKey | None:
+    """The key `identity` signs its decision on `turn` with, when it may decide there.
+
+    Raises:
+        ApiError: 404 for a turn it may not see, 403 (`approver_key`).
+    """
+    check_visible(identity, workflow_id, turn)
+    return approver_key(identity, turn)
+
+
+class _Unreached(Exception):
+    """The pinned update reached no running turn of its chain (or Temporal refused it)."""
+
+    def __init__(self, error: ApiError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+async def _send(
+    turns: Turns,
+    workflow_id: str,
+    body: DecisionBody,
+    identity: Identity,
+    turn: StartedTurn,
+    key: Ed25519PrivateKey | None,
+) -> list[DecisionRecord]:
     decision = ApproveInput(
         call_id=body.call_id,
         approved=body.approved,
@@ -137,11 +191,14 @@ async def decide(
         approver=identity.name,
     )
     try:
-        return await turns.decide(workflow_id, decision, key)
+        return await turns.decide(workflow_id, decision, key, turn.chain)
     except DecisionRefused as err:
-        # Checked above, so another decision won the race, or the edit does not fit the tool.
         await _check_waiting(turns, workflow_id, body.call_id)
-        raise ApiError(422 if body.input is not None else 409, str(err)) from None
+        # The call waits, so the edit does not fit the tool, or the signature does not count
+        # (a rejection's input is dropped: it was no edit).
+        raise ApiError(422 if decision.input is not None else 409, str(err)) from None
+    except ApiError as err:
+        raise _Unreached(err) from None
 
 
 def _check_decides(identity: Identity, turn: StartedTurn) -> None:
@@ -150,10 +207,8 @@ def _check_decides(identity: Identity, turn: StartedTurn) -> None:
         raise ApiError(403, f"{identity.name!r} is not an approver of agent {agent.id!r}")
 
 
-async def _check_waiting(
-    turns: Turns, workflow_id: str, call_id: str, status: TurnStatus | None = None
-) -> None:
-    status = status or await turns.status(workflow_id)
+async def _check_waiting(turns: Turns, workflow_id: str, call_id: str) -> None:
+    status = await turns.status(workflow_id)
     if any(c.call_id == call_id and c.kind == "approval" for c in status.pending):
         return
     if any(d.call_id == call_id for d in await turns.decisions(workflow_id)):

@@ -7,11 +7,12 @@ another run, with its own owner and approvers, and must inherit nothing of the e
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Final
 
-from temporalio.client import Client, WorkflowExecutionDescription
+from temporalio.api.history.v1 import WorkflowExecutionStartedEventAttributes
+from temporalio.client import Client
+from temporalio.converter import decode_typed_search_attributes
 from temporalio.service import RPCError
 
 from turnkeeper.contracts.names import WORKFLOW_TYPE
@@ -33,17 +34,27 @@ class StartedTurn:
     request: TurnRequest
     started_by: str | None
     """The `StartedBy` search attribute: the identity that started it through the API."""
+    chain: str | None = None
+    """The first run id of the run's chain: a decision sent with it applies to this turn or
+    fails, never to a later turn started at the same id (None: not known)."""
 
 
 class Origins:
-    """`StartedTurn`s over a Temporal client; each run's request read from its history once."""
+    """`StartedTurn`s over a Temporal client, each from the first event of the turn's current
+    run: one round trip, which says the run's request, its `StartedBy` (set when it started,
+    never changed) and the chain it belongs to, all from the same run."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
         self._requests: dict[tuple[str, str], TurnRequest] = {}
-        # The run each turn had when last seen: while it stays the current one, a turn costs one
-        # `describe`; a turn never seen has its history read beside that `describe`, not after.
-        self._runs: dict[str, str] = {}
+        # Each turn as last read, by workflow id: for `known` only.
+        self._latest: dict[str, StartedTurn] = {}
+
+    async def known(self, workflow_id: str) -> StartedTurn:
+        """The turn as last read, else as `started` reads it now. The turn at the id may have
+        changed since: what is decided on it must be sent pinned to its `chain`."""
+        latest = self._latest.get(workflow_id)
+        return latest if latest is not None else await self.started(workflow_id)
 
     async def started(self, workflow_id: str) -> StartedTurn:
         """The current run's request and who started it.
@@ -52,56 +63,45 @@ class Origins:
             ApiError: 404 for no such turn, or a workflow that is not a turn (a ledger, a
                 session, a standing-approvals cache); 502 for another refusal of Temporal.
         """
-        if workflow_id in self._runs:
-            described = await self._describe(workflow_id)
-        else:
-            described, first = await asyncio.gather(
-                self._describe(workflow_id),
-                self._first_request(workflow_id, None),
-                return_exceptions=True,
-            )
-            if isinstance(described, BaseException):
-                raise described
-            if described.workflow_type == WORKFLOW_TYPE and isinstance(first, tuple):
-                run_id, request = first
-                if run_id == described.run_id:  # else a new run began in between: read it
-                    self._keep(workflow_id, run_id, request)
-        if described.workflow_type != WORKFLOW_TYPE:
+        started = await self._started_event(workflow_id, None)
+        if started.workflow_type.name != WORKFLOW_TYPE:
             raise no_turn(workflow_id)
-        if len(self._runs) >= REQUESTS_KEPT:
-            del self._runs[next(iter(self._runs))]
-        self._runs[workflow_id] = described.run_id
-        request = await self.run_request(workflow_id, described.run_id)
-        return StartedTurn(request, described.typed_search_attributes.get(STARTED_BY))
+        # The id the run had when it began (a reset keeps it): the run the request belongs to.
+        key = (workflow_id, started.original_execution_run_id)
+        if key not in self._requests:
+            self._keep(workflow_id, key[1], await self._decoded(started))
+        attributes = decode_typed_search_attributes(started.search_attributes)
+        turn = StartedTurn(
+            self._requests[key], attributes.get(STARTED_BY), started.first_execution_run_id
+        )
+        if len(self._latest) >= REQUESTS_KEPT:
+            del self._latest[next(iter(self._latest))]
+        self._latest[workflow_id] = turn
+        return turn
 
     async def run_request(self, workflow_id: str, run_id: str) -> TurnRequest:
         """The `TurnRequest` of one run, from the first event of its history."""
         key = (workflow_id, run_id)
         if key not in self._requests:
-            _, request = await self._first_request(workflow_id, run_id)
-            self._keep(workflow_id, run_id, request)
+            started = await self._started_event(workflow_id, run_id)
+            self._keep(workflow_id, run_id, await self._decoded(started))
         return self._requests[key]
 
-    async def _describe(self, workflow_id: str) -> WorkflowExecutionDescription:
-        try:
-            return await self.client.get_workflow_handle(workflow_id).describe()
-        except RPCError as err:
-            raise rpc_error(err, workflow_id) from None
-
-    async def _first_request(self, workflow_id: str, run_id: str | None) -> tuple[str, TurnRequest]:
-        """The run id and request of the run's started event (`run_id` None: the current run)."""
+    async def _started_event(
+        self, workflow_id: str, run_id: str | None
+    ) -> WorkflowExecutionStartedEventAttributes:
+        """The first event of the run (`run_id` None: the current run), one event asked for."""
         handle = self.client.get_workflow_handle(workflow_id, run_id=run_id)
         try:
-            async for event in handle.fetch_history_events():
-                started = event.workflow_execution_started_event_attributes
-                [decoded] = await self.client.data_converter.decode(
-                    started.input.payloads, [TurnRequest]
-                )
-                # The id the run had when it began (a reset keeps it): the run it belongs to.
-                return run_id or started.original_execution_run_id, decoded
+            async for event in handle.fetch_history_events(page_size=1):
+                return event.workflow_execution_started_event_attributes
         except RPCError as err:
             raise rpc_error(err, workflow_id) from None
         raise no_turn(workflow_id)
+
+    async def _decoded(self, started: WorkflowExecutionStartedEventAttributes) -> TurnRequest:
+        [decoded] = await self.client.data_converter.decode(started.input.payloads, [TurnRequest])
+        return decoded
 
     def _keep(self, workflow_id: str, run_id: str, request: TurnRequest) -> None:
         if len(self._requests) >= REQUESTS_KEPT:

@@ -11,8 +11,8 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Protocol
+from datetime import datetime, timedelta
+from typing import Any, Final, Protocol
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import JsonValue
@@ -35,9 +35,15 @@ from turnkeeper.contracts.names import (
 from turnkeeper.contracts.search_attributes import AGENT_ID, COST_USD_KEY, STARTED_BY, TURN_STATE
 from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
 from turnkeeper.contracts.tenants import TenantCaps, TenantSpend
-from turnkeeper.contracts.turn import TurnRequest
+from turnkeeper.contracts.turn import AgentReport, TurnRequest
 from turnkeeper.http.errors import ApiError, rpc_error
 from turnkeeper.http.origins import HISTORIES_AT_ONCE, Origins, StartedTurn
+
+# How soon the API's event stream polls again after events arrive. A decision's event comes
+# right after the `approval_requested` the client decides on: at the stream's default (100 ms) it
+# would wait that long for the next poll. Shorter costs one update in the turn's history per
+# batch of events read, as the default does, only batched over 20 ms instead of 100.
+EVENTS_POLL_COOLDOWN: Final = timedelta(milliseconds=20)
 
 # Which intervention a request asks for: the names of the turn's updates.
 UPDATE_STEER = "steer"
@@ -80,6 +86,7 @@ class Turns(Protocol):
     ) -> str: ...
     async def request(self, workflow_id: str) -> TurnRequest: ...
     async def started(self, workflow_id: str) -> StartedTurn: ...
+    async def known(self, workflow_id: str) -> StartedTurn: ...
     async def run_request(self, workflow_id: str, run_id: str) -> TurnRequest: ...
     async def list_turns(
         self, state: str | None, started_by: str | None, limit: int
@@ -87,7 +94,11 @@ class Turns(Protocol):
     async def status(self, workflow_id: str) -> TurnStatus: ...
     async def decisions(self, workflow_id: str) -> list[DecisionRecord]: ...
     async def decide(
-        self, workflow_id: str, decision: ApproveInput, key: Ed25519PrivateKey | None
+        self,
+        workflow_id: str,
+        decision: ApproveInput,
+        key: Ed25519PrivateKey | None,
+        chain: str | None = None,
     ) -> list[DecisionRecord]: ...
     async def waiting_approvals(self) -> list[WaitingApproval]: ...
     def events(
@@ -133,6 +144,11 @@ class TurnService:
     async def started(self, workflow_id: str) -> StartedTurn:
         return await self._origins.started(workflow_id)
 
+    async def known(self, workflow_id: str) -> StartedTurn:
+        """The turn as last read here, else as `started` reads it: only for what is sent pinned
+        to its `chain` (a later turn at the id refuses it)."""
+        return await self._origins.known(workflow_id)
+
     async def run_request(self, workflow_id: str, run_id: str) -> TurnRequest:
         return await self._origins.run_request(workflow_id, run_id)
 
@@ -165,9 +181,24 @@ class TurnService:
             raise rpc_error(err, workflow_id) from None
 
     async def decide(
-        self, workflow_id: str, decision: ApproveInput, key: Ed25519PrivateKey | None
+        self,
+        workflow_id: str,
+        decision: ApproveInput,
+        key: Ed25519PrivateKey | None,
+        chain: str | None = None,
     ) -> list[DecisionRecord]:
-        handle = self._handle(workflow_id)
+        """Sends the `decide` update; with `chain` (`StartedTurn.chain`), to that turn only.
+
+        Raises:
+            DecisionRefused: The turn refused it (its validator says why).
+            ApiError: 404 when the turn has ended or `chain` is no longer the id's turn; 502.
+        """
+        handle = TurnHandle(
+            self.client,
+            self.client.get_workflow_handle(
+                workflow_id, first_execution_run_id=chain, result_type=AgentReport
+            ),
+        )
         try:
             if decision.approved:
                 return await handle.approve(
@@ -219,7 +250,7 @@ class TurnService:
         return waiting
 
     def events(self, workflow_id: str, after: int | None) -> AsyncIterator[tuple[int, TurnEvent]]:
-        return turn_event_items(self.client, workflow_id, after)
+        return turn_event_items(self.client, workflow_id, after, EVENTS_POLL_COOLDOWN)
 
     async def running(self, workflow_id: str) -> None:
         """Nothing when the turn runs.

@@ -16,6 +16,7 @@ from turnkeeper.contracts.tenants import TenantCaps, TenantSpend
 from turnkeeper.contracts.turn import TurnRequest
 
 from tests.unit.builders import request
+from turnkeeper.client.errors import DecisionRefused
 from turnkeeper.http.errors import ApiError, no_turn
 from turnkeeper.http.turns import StartedTurn, TurnSummary, WaitingApproval
 
@@ -55,6 +56,13 @@ class FakeTurns:
         self.updates: list[tuple[str, dict[str, str]]] = []
         self.keys: list[Ed25519PrivateKey | None] = []
         self.finished = False
+        # The turn's chain (its first run id), and the chain each decision was sent to.
+        self.chain = "run-1"
+        self.chains: list[str | None] = []
+        # What the turn answers the next decision with instead of applying it, when set.
+        self.refusal: Exception | None = None
+        # The turn as the service last read it (`known`), when it differs from the current one.
+        self.hint: StartedTurn | None = None
         self.event_count = events
         self.event_pause_s = 0.0
 
@@ -72,7 +80,10 @@ class FakeTurns:
 
     async def started(self, workflow_id: str) -> StartedTurn:
         self._known(workflow_id)
-        return StartedTurn(self.turn_request, self.started_by)
+        return StartedTurn(self.turn_request, self.started_by, self.chain)
+
+    async def known(self, workflow_id: str) -> StartedTurn:
+        return self.hint if self.hint is not None else await self.started(workflow_id)
 
     async def run_request(self, workflow_id: str, run_id: str) -> TurnRequest:
         if workflow_id not in self.requests:
@@ -101,8 +112,20 @@ class FakeTurns:
         ]
 
     async def decide(
-        self, workflow_id: str, decision: ApproveInput, key: Ed25519PrivateKey | None
+        self,
+        workflow_id: str,
+        decision: ApproveInput,
+        key: Ed25519PrivateKey | None,
+        chain: str | None = None,
     ) -> list[DecisionRecord]:
+        self.chains.append(chain)
+        if chain != self.chain or self.finished:  # as Temporal answers a pinned update
+            raise no_turn(workflow_id)
+        if self.refusal is not None:
+            raise self.refusal
+        # As the `decide` validator refuses: a call that does not wait.
+        if not any(call.call_id == decision.call_id for call in self.pending):
+            raise DecisionRefused(f"no pending call {decision.call_id!r}")
         self.decided.append((decision, key))
         self.pending = []
         return [
