@@ -9,7 +9,9 @@ import asyncio
 import uuid
 
 import pytest
+from temporalio.api.common.v1 import Payload
 from temporalio.client import Client
+from temporalio.common import RawValue
 from turnkeeper.contracts.signals import ApproveInput
 
 from tests.support.waiting import until
@@ -63,6 +65,40 @@ async def test_a_workflow_that_is_not_a_turn_is_no_turn(client: Client) -> None:
     with pytest.raises(ApiError) as missing:
         await TurnService(client).started(f"missing-{uuid.uuid4().hex}")
     assert missing.value.status == 404
+
+
+async def test_a_turn_whose_request_is_none_is_no_turn(client: Client) -> None:
+    """Started past every client with a request that does not validate (it fails at once): the
+    API serves it to nobody, and the listings that read every turn's request skip it."""
+    workflow_id = f"raw-{uuid.uuid4().hex[:8]}"
+    handle = await client.start_workflow(
+        "AgentTurnWorkflow", {"agent": {"id": "a"}}, id=workflow_id, task_queue=nobody_queue()
+    )
+    service = TurnService(client)
+    with pytest.raises(ApiError) as refused:
+        await service.started(workflow_id)
+    assert (refused.value.status, refused.value.message) == (404, f"no turn {workflow_id!r}")
+    assert handle.first_execution_run_id is not None
+    with pytest.raises(ApiError):
+        await service.run_request(workflow_id, handle.first_execution_run_id)
+    await handle.terminate("done")
+
+
+async def test_a_turn_this_server_cannot_decrypt_is_no_turn(client: Client) -> None:
+    """Encrypted with a key the server lacks (another deployment's worker, or keys not given to
+    `turnkeeper serve`): served to nobody, and the listings go on."""
+    workflow_id = f"sealed-{uuid.uuid4().hex[:8]}"
+    sealed = Payload(
+        metadata={"encoding": b"binary/encrypted", "encryption-key-id": b"elsewhere"},
+        data=b"not for this server",
+    )
+    await client.start_workflow(
+        "AgentTurnWorkflow", RawValue(sealed), id=workflow_id, task_queue=nobody_queue()
+    )
+    with pytest.raises(ApiError) as refused:
+        await TurnService(client).started(workflow_id)
+    assert refused.value.status == 404
+    await client.get_workflow_handle(workflow_id).terminate("done")
 
 
 async def test_the_listing_reads_the_owner_from_visibility(client: Client) -> None:

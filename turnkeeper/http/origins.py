@@ -19,6 +19,7 @@ from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.search_attributes import STARTED_BY
 from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.http.errors import no_turn, rpc_error
+from turnkeeper.payloads.keyring import UnreadableContentError
 
 # Requests kept in memory, by run. Past this many, the oldest is read again when asked (a
 # long-running server meets every turn of a namespace).
@@ -69,7 +70,7 @@ class Origins:
         # The id the run had when it began (a reset keeps it): the run the request belongs to.
         key = (workflow_id, started.original_execution_run_id)
         if key not in self._requests:
-            self._keep(workflow_id, key[1], await self._decoded(started))
+            self._keep(workflow_id, key[1], await self._decoded(workflow_id, started))
         attributes = decode_typed_search_attributes(started.search_attributes)
         turn = StartedTurn(
             self._requests[key], attributes.get(STARTED_BY), started.first_execution_run_id
@@ -84,7 +85,7 @@ class Origins:
         key = (workflow_id, run_id)
         if key not in self._requests:
             started = await self._started_event(workflow_id, run_id)
-            self._keep(workflow_id, run_id, await self._decoded(started))
+            self._keep(workflow_id, run_id, await self._decoded(workflow_id, started))
         return self._requests[key]
 
     async def _started_event(
@@ -99,8 +100,26 @@ class Origins:
             raise rpc_error(err, workflow_id) from None
         raise no_turn(workflow_id)
 
-    async def _decoded(self, started: WorkflowExecutionStartedEventAttributes) -> TurnRequest:
-        [decoded] = await self.client.data_converter.decode(started.input.payloads, [TurnRequest])
+    async def _decoded(
+        self, workflow_id: str, started: WorkflowExecutionStartedEventAttributes
+    ) -> TurnRequest:
+        """The run's request.
+
+        Raises:
+            ApiError: 404 when this server cannot read it as a `TurnRequest`: one that does
+                not validate (started past every client, with the raw CLI: it failed at once) or
+                is encrypted with keys this server lacks. Such a turn has no owner or approvers
+                the server can check, so it is served to nobody; and one such turn in the
+                namespace must not break the listings that read every turn's request.
+        """
+        try:
+            [decoded] = await self.client.data_converter.decode(
+                started.input.payloads, [TurnRequest]
+            )
+        # pydantic's ValidationError (a ValueError), an encoding no converter knows (KeyError),
+        # a key the keyring lacks or content it cannot decrypt.
+        except (ValueError, LookupError, UnreadableContentError):
+            raise no_turn(workflow_id) from None
         return decoded
 
     def _keep(self, workflow_id: str, run_id: str, request: TurnRequest) -> None:
