@@ -158,11 +158,9 @@ async def test_a_keyed_turn_is_cancelled_only_by_an_approvers_signature(
         await handle.cancel("again", author="alice", key=alice)
 
 
-async def test_a_signed_cancel_of_a_lead_cancels_its_sub_agent(turns: TurnRunner) -> None:
-    alice, lead, child = Ed25519PrivateKey.generate(), new_key(), new_key()
-    turns.fake.script(lead, [fake.tool_calls(("writer", {"task": "save it"}))])
-    turns.fake.script(child, [fake.tool_calls(WRITE), fake.text("ok")])
-    writer = {
+def writer_subagent(child: str, **agent: Any) -> dict[str, Any]:
+    """The `writer` sub-agent a lead delegates to, scripted by `child`'s marker."""
+    return {
         "name": "writer",
         "description": "Writes files.",
         "agent": {
@@ -170,8 +168,16 @@ async def test_a_signed_cancel_of_a_lead_cancels_its_sub_agent(turns: TurnRunner
             "model": "anthropic:claude-sonnet-4-6",
             "system_prompt": f"You are the writer. {fake.script_marker(child)}",
             "tools": ["write_file"],
+            **agent,
         },
     }
+
+
+async def test_a_signed_cancel_of_a_lead_cancels_its_sub_agent(turns: TurnRunner) -> None:
+    alice, lead, child = Ed25519PrivateKey.generate(), new_key(), new_key()
+    turns.fake.script(lead, [fake.tool_calls(("writer", {"task": "save it"}))])
+    turns.fake.script(child, [fake.tool_calls(WRITE), fake.text("ok")])
+    writer = writer_subagent(child)
     started = await turns.start(keyed(lead, alice, subagents=[writer]))
     sub = turns.client.get_workflow_handle(f"{started.id}/writer-1")
     await wait_for_pending(sub)
@@ -222,17 +228,7 @@ async def test_a_signed_decision_on_a_sub_agents_call_binds_the_childs_first_run
     turns.fake.script(lead, [fake.tool_calls(("writer", {"task": "save it"})), fake.text("done")])
     turns.fake.script(child, [fake.tool_calls(WRITE), fake.text("ok")])
     approvers = [{"name": "alice", "public_key": public_key_line(alice)}]
-    writer = {
-        "name": "writer",
-        "description": "Writes files.",
-        "agent": {
-            "id": "writer",
-            "model": "anthropic:claude-sonnet-4-6",
-            "system_prompt": f"You are the writer. {fake.script_marker(child)}",
-            "tools": ["write_file"],
-            "approvers": approvers,
-        },
-    }
+    writer = writer_subagent(child, approvers=approvers)
     started = await turns.start(scripted_request(lead, agent={"subagents": [writer]}))
     status = await wait_for_pending(started)
     [call] = status.pending
