@@ -67,12 +67,28 @@ async def test_a_workflow_that_is_not_a_turn_is_no_turn(client: Client) -> None:
     assert missing.value.status == 404
 
 
-async def test_a_turn_whose_request_is_none_is_no_turn(client: Client) -> None:
-    """Started past every client with a request that does not validate (it fails at once): the
-    API serves it to nobody, and the listings that read every turn's request skip it."""
-    workflow_id = f"raw-{uuid.uuid4().hex[:8]}"
+# What a raw start can hand a turn (the fuzz tests start all of these in the shared namespace):
+# a request that does not validate, JSON null (the `binary/null` encoding, which decodes to
+# None without complaint), a bare string, no input at all, and two inputs.
+UNREADABLE_STARTS = {
+    "invalid": [{"agent": {"id": "a"}}],
+    "null": [None],
+    "string": ["hello"],
+    "nothing": [],
+    "two": [{"agent": {"id": "a"}}, {"task": {}}],
+}
+
+
+@pytest.mark.parametrize("shape", UNREADABLE_STARTS)
+async def test_a_turn_whose_request_is_unreadable_is_no_turn(client: Client, shape: str) -> None:
+    """Started past every client with something that is no `TurnRequest` (it fails at once):
+    the API serves it to nobody, and the listings that read every turn's request skip it."""
+    workflow_id = f"raw-{shape}-{uuid.uuid4().hex[:8]}"
     handle = await client.start_workflow(
-        "AgentTurnWorkflow", {"agent": {"id": "a"}}, id=workflow_id, task_queue=nobody_queue()
+        "AgentTurnWorkflow",
+        args=UNREADABLE_STARTS[shape],
+        id=workflow_id,
+        task_queue=nobody_queue(),
     )
     service = TurnService(client)
     with pytest.raises(ApiError) as refused:

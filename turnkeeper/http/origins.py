@@ -112,14 +112,19 @@ class Origins:
                 the server can check, so it is served to nobody; and one such turn in the
                 namespace must not break the listings that read every turn's request.
         """
+        payloads = started.input.payloads
+        if len(payloads) != 1:
+            raise no_turn(workflow_id)
         try:
-            [decoded] = await self.client.data_converter.decode(
-                started.input.payloads, [TurnRequest]
-            )
+            [decoded] = await self.client.data_converter.decode(payloads, [TurnRequest])
         # pydantic's ValidationError (a ValueError), an encoding no converter knows (KeyError),
-        # a key the keyring lacks or content it cannot decrypt.
-        except (ValueError, LookupError, UnreadableContentError):
+        # data a converter cannot parse (the SDK raises RuntimeError), a key the keyring lacks
+        # or content it cannot decrypt.
+        except (ValueError, LookupError, RuntimeError, UnreadableContentError):
             raise no_turn(workflow_id) from None
+        # JSON null (`binary/null`) decodes to None whatever type is asked for.
+        if not isinstance(decoded, TurnRequest):
+            raise no_turn(workflow_id)
         return decoded
 
     def _keep(self, workflow_id: str, run_id: str, request: TurnRequest) -> None:
