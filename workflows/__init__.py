@@ -12,6 +12,7 @@ The loop
     plaintext.py             Refusing what arrived unencrypted at a worker requiring encryption.
     failures.py              How a turn fails: a typed error carrying the partial report.
     activity_options.py      Timeouts and retry policies of the turn's activities.
+    activity_calls.py        The one way to call an activity; what its failure means, by name.
 
 Budgets
     budgets.py               Limits, what is left, and the checks before each model call.

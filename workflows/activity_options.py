@@ -4,8 +4,13 @@ argued about together."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Final
 
+from temporalio import workflow
 from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from turnkeeper.contracts.approvals import INVALID_STANDING_APPROVAL
 
 # Model calls: 6 attempts, waiting 2, 4, 8, 16, 32 s between them (a provider's `retry-after`
 # overrides a wait). About a minute of provider trouble is ridden out before the turn reports
@@ -37,3 +42,29 @@ TOOL_TIMEOUT_MARGIN = timedelta(seconds=10)
 # (the activity marks a lost conversation non-retryable itself).
 LOAD_CONVERSATION_TIMEOUT = timedelta(seconds=60)
 LOAD_CONVERSATION_RETRY = RetryPolicy(maximum_attempts=5)
+
+# Discovering the MCP servers' tools at a turn's start: a listing per server, heartbeated.
+MCP_DISCOVERY_TIMEOUT: Final = timedelta(seconds=120)
+MCP_DISCOVERY_HEARTBEAT: Final = timedelta(seconds=10)
+MCP_DISCOVERY_RETRY: Final = RetryPolicy(maximum_attempts=3)
+
+# Reading a few SKILL.md front matters: quick, or the worker is gone (then a retry finds another).
+DESCRIBE_SKILLS_TIMEOUT: Final = timedelta(seconds=30)
+DESCRIBE_SKILLS_RETRY: Final = RetryPolicy(maximum_attempts=3)
+
+# Validators are the application's code, often a quick check, sometimes a call to a service.
+VALIDATE_OUTPUT_TIMEOUT: Final = timedelta(seconds=60)
+# Retries cover a lost worker only: a validator's own failure is non-retryable.
+VALIDATE_OUTPUT_RETRY: Final = RetryPolicy(maximum_attempts=3)
+
+# The agent's standing approvals, two local activities: a signed grant that does not verify is
+# refused the same way on every attempt.
+APPROVAL_CACHE_TIMEOUT: Final = timedelta(seconds=30)
+APPROVAL_CACHE_RETRY: Final = RetryPolicy(
+    maximum_attempts=3, non_retryable_error_types=[INVALID_STANDING_APPROVAL]
+)
+
+# An approver's cancel, one call to the Temporal service: retried a few times, then the update
+# says it failed.
+CANCEL_TURN_TIMEOUT: Final = timedelta(seconds=30)
+CANCEL_TURN_RETRY: Final = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=5))

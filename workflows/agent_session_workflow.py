@@ -17,7 +17,6 @@ from temporalio import workflow
 from temporalio.api.common.v1 import Payload
 from temporalio.common import RawValue, VersioningBehavior
 from temporalio.exceptions import (
-    ActivityError,
     ApplicationError,
     ChildWorkflowError,
     TemporalError,
@@ -50,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.turn_ids import runtime_prefixed
     from turnkeeper.workflows import handler_inputs as inputs
     from turnkeeper.workflows import plaintext, tenant_fairness
+    from turnkeeper.workflows.activity_calls import CarryOn
     from turnkeeper.workflows.failures import describe
     from turnkeeper.workflows.observation.session_view import publish, turn_search_attributes
     from turnkeeper.workflows.plaintext import decoded
@@ -178,10 +178,12 @@ class AgentSessionWorkflow:
     async def _load_messages(self, session: Session, ref: str) -> None:
         """Reads the conversation back for the `messages` query. A store that lost it costs the
         query its content, not the session: the next turn fails typed on the missing reference."""
-        try:
-            loaded = await load_conversation(ref, "load the conversation")
-        except ActivityError as err:
-            workflow.logger.warning("session could not read its conversation back: %s", err)
+        # A cancel during the read-back, too, has always left the session running.
+        unread = CarryOn(
+            None, "session could not read its conversation back: %s", even_when_cancelled=True
+        )
+        loaded = await load_conversation(ref, "load the conversation", unread)
+        if loaded is None:
             return
         session.messages = [*loaded.messages, *session.messages]
 

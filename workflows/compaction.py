@@ -14,10 +14,10 @@ and not every provider has one), and an estimate that runs short is caught by th
 from __future__ import annotations
 
 import json
-from typing import Final
+from typing import Final, NoReturn
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, is_cancelled_exception
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
@@ -175,27 +175,27 @@ async def _summarize(
         return await execute_model_call(turn, one, summary, attempts)
 
     def stop(err: ActivityError, last: bool) -> None:
-        # A refusal or a spent budget is raised for the failure below, as is the last model's.
+        # A refusal or a spent budget fails the turn at once, as does the last model's failure.
         if last or _final(turn, err):
-            raise err
+            _summary_failed(turn, err)
 
-    try:
-        result = await on_chain(turn, attempt, stop, on_skip)
-    except ActivityError as err:
-        if is_cancelled_exception(err):
-            raise
-        if error_type(err) == errors.TURN_BUDGET_EXCEEDED:
-            budgets.fail_cost_budget(turn, cause_message(err))
-        if error_type(err) == TENANT_CAP_REACHED:
-            tenant_caps.cap_reached(turn, cause_message(err))
-        fail(
-            turn,
-            _summary_failure_type(error_type(err)),
-            f"the model call that summarizes earlier messages for compaction failed: "
-            f"{cause_message(err)}",
-        )
+    result = await on_chain(turn, attempt, stop, on_skip)
     turn.record_summary_call(result)
     return result.message.text().strip() or "(the summary came back empty)"
+
+
+def _summary_failed(turn: Turn, err: ActivityError) -> NoReturn:
+    """Fails the turn whose summary call failed in a way no other model would cure."""
+    kind, message = error_type(err), cause_message(err)
+    if kind == errors.TURN_BUDGET_EXCEEDED:
+        budgets.fail_cost_budget(turn, message)
+    if kind == TENANT_CAP_REACHED:
+        tenant_caps.cap_reached(turn, message)
+    fail(
+        turn,
+        _summary_failure_type(kind),
+        f"the model call that summarizes earlier messages for compaction failed: {message}",
+    )
 
 
 def _final(turn: Turn, err: ActivityError) -> bool:

@@ -8,7 +8,7 @@ said, not what the compacted requests showed the model."""
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, is_cancelled_exception
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.messages import Message
     from turnkeeper.contracts.session import StoreConversationInput
     from turnkeeper.contracts.turn import AgentReport
+    from turnkeeper.workflows.activity_calls import CarryOn, FailTurn
     from turnkeeper.workflows.failures import cause_message, fail
     from turnkeeper.workflows.model_activity import call_context
     from turnkeeper.workflows.stored_conversations import load_conversation, store_conversation
@@ -30,17 +31,14 @@ async def load_earlier(turn: Turn) -> None:
     ref = turn.request.history_ref
     if ref is None or turn.earlier_loaded:
         return
-    try:
-        loaded = await load_conversation(ref, "load the conversation to compact")
-    except ActivityError as err:
-        if is_cancelled_exception(err):
-            raise
-        fail(
-            turn,
-            errors.INVALID_TURN_REQUEST,
-            f"history_ref: the conversation this turn continues could not be read ({ref}): "
-            f"{cause_message(err)}",
-        )
+
+    def unreadable(err: ActivityError) -> tuple[str, str]:
+        problem = f"the conversation this turn continues could not be read ({ref})"
+        return errors.INVALID_TURN_REQUEST, f"history_ref: {problem}: {cause_message(err)}"
+
+    loaded = await load_conversation(
+        ref, "load the conversation to compact", FailTurn(turn, unreadable)
+    )
     turn.load_earlier(loaded.messages)
     compacted = turn.request.history_compaction
     if compacted is not None:
@@ -77,18 +75,13 @@ async def keep_whole_conversation(turn: Turn, report: AgentReport) -> AgentRepor
         ),
         context=None if base is not None else call_context(turn),
     )
-    try:
-        stored = await store_conversation(
-            store, f"store the whole conversation ({len(appended)} new messages)"
-        )
-    except ActivityError as err:
-        if is_cancelled_exception(err):
-            raise
-        # The compacted conversation still continues: the next turn sees what this one sent.
-        workflow.logger.warning(
-            "the whole conversation could not be stored; the report names the compacted one: %s",
-            cause_message(err),
-        )
+    # The compacted conversation still continues: the next turn sees what this one sent.
+    unstored = CarryOn(
+        None, "the whole conversation could not be stored; the report names the compacted one: %s"
+    )
+    summary = f"store the whole conversation ({len(appended)} new messages)"
+    stored = await store_conversation(store, summary, unstored)
+    if stored is None:
         return report
     turn.stored_whole_conversation(stored.conversation_ref)
     compacted = CompactedHistory(left_out=window.cut, summary=window.summary)

@@ -8,10 +8,7 @@ server's tools as `mcp__<server>__*`.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.activity_io import ToolTraits
@@ -23,12 +20,15 @@ with workflow.unsafe.imports_passed_through():
         is_mcp_tool_name,
         split_qualified_name,
     )
+    from turnkeeper.workflows.activity_calls import PROPAGATE, execute
+    from turnkeeper.workflows.activity_options import (
+        MCP_DISCOVERY_HEARTBEAT,
+        MCP_DISCOVERY_RETRY,
+        MCP_DISCOVERY_TIMEOUT,
+    )
     from turnkeeper.workflows.turn_state import Turn
 
 ALL_TOOLS = "*"
-_DISCOVERY_TIMEOUT = timedelta(seconds=120)
-_DISCOVERY_HEARTBEAT = timedelta(seconds=10)
-_DISCOVERY_RETRY = RetryPolicy(maximum_attempts=3)
 
 
 def wanted_servers(names: list[str]) -> list[str]:
@@ -41,14 +41,19 @@ async def discover(turn: Turn) -> None:
     servers = wanted_servers(turn.request.agent.tools)
     if not servers:
         return
-    listing = await workflow.execute_activity(
+    listing = await execute(
         ACTIVITY_MCP_LIST_TOOLS,
         McpListToolsInput(servers=servers, turn_id=workflow.info().workflow_id),
+        # A server that is down is in `listing.errors`; the activity itself failing fails the
+        # turn untyped, as it always has.
+        PROPAGATE,
         result_type=McpListToolsResult,
-        start_to_close_timeout=_DISCOVERY_TIMEOUT,
-        heartbeat_timeout=_DISCOVERY_HEARTBEAT,
-        retry_policy=_DISCOVERY_RETRY,
-        summary=f"discover MCP tools · {', '.join(servers)}",
+        options=workflow.ActivityConfig(
+            start_to_close_timeout=MCP_DISCOVERY_TIMEOUT,
+            heartbeat_timeout=MCP_DISCOVERY_HEARTBEAT,
+            retry_policy=MCP_DISCOVERY_RETRY,
+            summary=f"discover MCP tools · {', '.join(servers)}",
+        ),
     )
     for error in listing.errors:
         workflow.logger.warning("MCP tools not offered: %s", error)

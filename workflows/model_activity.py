@@ -15,6 +15,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.activity_io import CallContext, ModelCallInput, ModelCallResult
     from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL
     from turnkeeper.workflows import budgets, fallback, skills, tenant_fairness
+    from turnkeeper.workflows.activity_calls import PROPAGATE, execute
     from turnkeeper.workflows.activity_options import MODEL_CALL_HEARTBEAT
     from turnkeeper.workflows.failures import cause_message, error_type, fail
     from turnkeeper.workflows.structured_output import instruction
@@ -84,17 +85,21 @@ async def execute_model_call(
     """Runs the model-call activity within what is left of the turn's time budget; `attempts`
     cuts its retry schedule short (a model with a fallback after it)."""
     timeout = budgets.model_timeout(turn)
-    return await workflow.execute_activity(
+    return await execute(
         ACTIVITY_MODEL_CALL,
         call,
+        # The fallback chain (`on_chain`) reads every failure: it moves on or stops the turn.
+        PROPAGATE,
         result_type=ModelCallResult,
-        # With a time budget, retries too must end when the budget does.
-        schedule_to_close_timeout=timeout if budgets.has_time_budget(turn) else None,
-        start_to_close_timeout=timeout,
-        heartbeat_timeout=MODEL_CALL_HEARTBEAT,
-        retry_policy=fallback.retry_policy(attempts),
-        summary=summary,
-        priority=tenant_fairness.priority(turn.request),
+        options=workflow.ActivityConfig(
+            # With a time budget, retries too must end when the budget does.
+            schedule_to_close_timeout=timeout if budgets.has_time_budget(turn) else None,
+            start_to_close_timeout=timeout,
+            heartbeat_timeout=MODEL_CALL_HEARTBEAT,
+            retry_policy=fallback.retry_policy(attempts),
+            summary=summary,
+            priority=tenant_fairness.priority(turn.request),
+        ),
     )
 
 

@@ -10,13 +10,11 @@ without validators runs no such activity.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Final
 
 from pydantic import JsonValue
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, is_cancelled_exception
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
@@ -26,18 +24,11 @@ with workflow.unsafe.imports_passed_through():
         ValidateOutputInput,
         ValidateOutputResult,
     )
-    from turnkeeper.workflows.failures import (
-        cause_message,
-        error_type,
-        fail,
-        fail_if_internal_error,
-    )
+    from turnkeeper.workflows.activity_calls import FailTurn, execute
+    from turnkeeper.workflows.activity_options import VALIDATE_OUTPUT_RETRY, VALIDATE_OUTPUT_TIMEOUT
+    from turnkeeper.workflows.failures import cause_message, error_type
     from turnkeeper.workflows.turn_state import Turn
 
-# Validators are the application's code, often a quick check, sometimes a call to a service.
-VALIDATE_OUTPUT_TIMEOUT: Final = timedelta(seconds=60)
-# Retries cover a lost worker only: a validator's own failure is non-retryable.
-VALIDATE_OUTPUT_RETRY: Final = RetryPolicy(maximum_attempts=3)
 _WHY_CHARS: Final = 200  # of a rejection's reason in the failure's one-sentence message
 
 
@@ -78,22 +69,24 @@ def corrective(validator: str, reason: str, *, structured: bool) -> str:
 
 async def _validate(turn: Turn, answer: FinalAnswer | None, summary: str) -> ValidateOutputResult:
     check = ValidateOutputInput(validators=turn.request.agent.output_validators, answer=answer)
-    try:
-        return await workflow.execute_activity(
-            ACTIVITY_VALIDATE_OUTPUT,
-            check,
-            result_type=ValidateOutputResult,
+    return await execute(
+        ACTIVITY_VALIDATE_OUTPUT,
+        check,
+        FailTurn(turn, _validation_failed),
+        result_type=ValidateOutputResult,
+        options=workflow.ActivityConfig(
             start_to_close_timeout=VALIDATE_OUTPUT_TIMEOUT,
             retry_policy=VALIDATE_OUTPUT_RETRY,
             summary=summary,
-        )
-    except ActivityError as err:
-        if is_cancelled_exception(err):
-            raise
-        fail_if_internal_error(turn, err)
-        if error_type(err) == errors.INVALID_TURN_REQUEST:
-            fail(turn, errors.INVALID_TURN_REQUEST, cause_message(err))
-        fail(turn, errors.OUTPUT_VALIDATOR_ERROR, f"output validation: {cause_message(err)}")
+        ),
+    )
+
+
+def _validation_failed(err: ActivityError) -> tuple[str, str]:
+    """A validator the worker lacks is the request's failure; one that broke is its own."""
+    if error_type(err) == errors.INVALID_TURN_REQUEST:
+        return errors.INVALID_TURN_REQUEST, cause_message(err)
+    return errors.OUTPUT_VALIDATOR_ERROR, f"output validation: {cause_message(err)}"
 
 
 def _clip(text: str, limit: int) -> str:

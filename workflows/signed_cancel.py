@@ -9,12 +9,9 @@ under the same workflow id."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from typing import Final
+from datetime import datetime
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.names import ACTIVITY_CANCEL_TURN
@@ -23,12 +20,10 @@ with workflow.unsafe.imports_passed_through():
         CancelResult,
         CancelTurnInput,
     )
+    from turnkeeper.workflows.activity_calls import RefuseUpdate, execute
+    from turnkeeper.workflows.activity_options import CANCEL_TURN_RETRY, CANCEL_TURN_TIMEOUT
     from turnkeeper.workflows.steering import Steering, stopping
     from turnkeeper.workflows.turn_state import Turn
-
-# One call to the Temporal service: retried a few times, then the update says it failed.
-_REQUEST_TIMEOUT: Final = timedelta(seconds=30)
-_REQUEST_RETRIES: Final = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=5))
 
 
 class SignedCancels:
@@ -58,22 +53,24 @@ class SignedCancels:
         target = CancelTurnInput(
             workflow_id=info.workflow_id, first_run_id=info.first_execution_run_id, reason=reason
         )
+        refused = RefuseUpdate("Temporal did not take the cancellation of the turn", self._retract)
         self._requesting = True
         try:
-            await workflow.execute_activity(
+            await execute(
                 ACTIVITY_CANCEL_TURN,
                 target,
-                start_to_close_timeout=_REQUEST_TIMEOUT,
-                retry_policy=_REQUEST_RETRIES,
+                refused,
+                options=workflow.ActivityConfig(
+                    start_to_close_timeout=CANCEL_TURN_TIMEOUT, retry_policy=CANCEL_TURN_RETRY
+                ),
             )
-        except ActivityError as err:
-            self._steering.cancel = None
-            raise ApplicationError(
-                f"Temporal did not take the cancellation of the turn: {err.cause or err}",
-                non_retryable=True,
-            ) from None
         finally:
             self._requesting = False
+
+    def _retract(self) -> None:
+        """Takes the accepted cancel back: Temporal did not take it, so the turn takes steers,
+        interrupts and another cancel again."""
+        self._steering.cancel = None
 
     async def settled(self) -> None:
         """Waits, as a cancelled turn ends, for an accepted cancel's request to return, so that

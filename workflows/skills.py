@@ -17,12 +17,10 @@ says: they read operator-installed text and change nothing. Each skill's own too
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import timedelta
 from typing import Final
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, is_cancelled_exception
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
@@ -31,17 +29,11 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.skill_io import DescribeSkillsInput, DescribeSkillsResult, SkillInfo
     from turnkeeper.contracts.skills import LOAD_SKILL_TOOL, READ_SKILL_FILE_TOOL, SKILL_TOOLS
     from turnkeeper.contracts.turn import TurnRequest
-    from turnkeeper.workflows.failures import (
-        cause_message,
-        error_type,
-        fail,
-        fail_if_internal_error,
-    )
+    from turnkeeper.workflows.activity_calls import FailTurn, execute
+    from turnkeeper.workflows.activity_options import DESCRIBE_SKILLS_RETRY, DESCRIBE_SKILLS_TIMEOUT
+    from turnkeeper.workflows.failures import cause_message, error_type, fail
     from turnkeeper.workflows.turn_state import Turn
 
-# Reading a few SKILL.md front matters: quick, or the worker is gone (then a retry finds another).
-DESCRIBE_SKILLS_TIMEOUT: Final = timedelta(seconds=30)
-DESCRIBE_SKILLS_RETRY: Final = RetryPolicy(maximum_attempts=3)
 _PATH_HINT_CHARS: Final = 60  # of read_skill_file's path in the activity summary
 
 LISTING_HEADER: Final = "## Skills"
@@ -66,27 +58,28 @@ async def describe(turn: Turn) -> None:
     if not refs:
         return
     question = DescribeSkillsInput(skills=refs, agent_tools=agent_tools(turn.request))
-    try:
-        described = await workflow.execute_activity(
-            ACTIVITY_DESCRIBE_SKILLS,
-            question,
-            result_type=DescribeSkillsResult,
+    described = await execute(
+        ACTIVITY_DESCRIBE_SKILLS,
+        question,
+        FailTurn(turn, _not_served),
+        result_type=DescribeSkillsResult,
+        options=workflow.ActivityConfig(
             start_to_close_timeout=DESCRIBE_SKILLS_TIMEOUT,
             retry_policy=DESCRIBE_SKILLS_RETRY,
             summary=f"describe skills · {', '.join(ref.name for ref in refs)}",
-        )
-    except ActivityError as err:
-        if is_cancelled_exception(err):
-            raise
-        fail_if_internal_error(turn, err)
-        # A worker without skills support, too, cannot serve the turn: the request must change
-        # (or go to another task queue), so it is the request's failure, not an outage.
-        prefix = "" if error_type(err) == errors.INVALID_TURN_REQUEST else "agent.skills: "
-        fail(turn, errors.INVALID_TURN_REQUEST, prefix + cause_message(err))
+        ),
+    )
     problem = described_problem(turn.request, described.skills)
     if problem:
         fail(turn, errors.INVALID_TURN_REQUEST, problem)
     turn.described_skills(described.skills)
+
+
+def _not_served(err: ActivityError) -> tuple[str, str]:
+    """A worker without skills support, too, cannot serve the turn: the request must change (or
+    go to another task queue), so it is the request's failure, not an outage."""
+    prefix = "" if error_type(err) == errors.INVALID_TURN_REQUEST else "agent.skills: "
+    return errors.INVALID_TURN_REQUEST, prefix + cause_message(err)
 
 
 def described_problem(request: TurnRequest, skills: list[SkillInfo]) -> str | None:

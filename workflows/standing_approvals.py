@@ -5,29 +5,22 @@ lookup per iteration that needs approvals and one remember per remembered decisi
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.approvals import (
         ACTIVITY_APPROVAL_CACHE_LOOKUP,
         ACTIVITY_APPROVAL_CACHE_REMEMBER,
-        INVALID_STANDING_APPROVAL,
         ApprovalCacheLookupInput,
         ApprovalCacheRememberInput,
         LookupResult,
         SignedGrant,
     )
     from turnkeeper.contracts.signals import DecisionRecord
-    from turnkeeper.workflows.failures import cause_message
+    from turnkeeper.workflows.activity_calls import CarryOn, execute
+    from turnkeeper.workflows.activity_options import APPROVAL_CACHE_RETRY, APPROVAL_CACHE_TIMEOUT
     from turnkeeper.workflows.signed_decisions import standing_problem
     from turnkeeper.workflows.turn_state import Turn
-
-_TIMEOUT = timedelta(seconds=30)
-_RETRY = RetryPolicy(maximum_attempts=3, non_retryable_error_types=[INVALID_STANDING_APPROVAL])
 
 
 async def standing_for(turn: Turn, tools: list[str]) -> set[str]:
@@ -36,19 +29,14 @@ async def standing_for(turn: Turn, tools: list[str]) -> set[str]:
     if not tools:
         return set()
     question = ApprovalCacheLookupInput(agent_id=turn.request.agent.id, tools=tools)
-    try:
-        answer = await workflow.execute_local_activity(
-            ACTIVITY_APPROVAL_CACHE_LOOKUP,
-            question,
-            result_type=LookupResult,
-            start_to_close_timeout=_TIMEOUT,
-            retry_policy=_RETRY,
-            summary=f"standing approvals · {', '.join(tools)}",
-        )
-    except ActivityError as err:
-        if is_cancelled_exception(err):
-            raise
-        workflow.logger.warning("standing approvals unreadable; asking: %s", cause_message(err))
+    answer = await execute(
+        ACTIVITY_APPROVAL_CACHE_LOOKUP,
+        question,
+        CarryOn(None, "standing approvals unreadable; asking: %s"),
+        result_type=LookupResult,
+        local=_options(f"standing approvals · {', '.join(tools)}"),
+    )
+    if answer is None:
         return set()
     if not turn.request.agent.approver_keys():
         return set(answer.approved)
@@ -82,18 +70,20 @@ async def remember(turn: Turn, decision: DecisionRecord, grant: SignedGrant | No
         at=decision.at,
         grant=grant,
     )
-    try:
-        await workflow.execute_local_activity(
-            ACTIVITY_APPROVAL_CACHE_REMEMBER,
-            approval,
-            start_to_close_timeout=_TIMEOUT,
-            retry_policy=_RETRY,
-            summary=f"remember approval · {decision.tool}",
-        )
-    except ActivityError as err:
-        if is_cancelled_exception(err):
-            raise
-        workflow.logger.warning("standing approval not stored: %s", cause_message(err))
+    await execute(
+        ACTIVITY_APPROVAL_CACHE_REMEMBER,
+        approval,
+        CarryOn(None, "standing approval not stored: %s"),
+        local=_options(f"remember approval · {decision.tool}"),
+    )
+
+
+def _options(summary: str) -> workflow.LocalActivityConfig:
+    return workflow.LocalActivityConfig(
+        start_to_close_timeout=APPROVAL_CACHE_TIMEOUT,
+        retry_policy=APPROVAL_CACHE_RETRY,
+        summary=summary,
+    )
 
 
 def standing_decision(call_id: str, tool: str, signed: bool) -> DecisionRecord:

@@ -1,7 +1,9 @@
 """The activities that read and write a stored conversation without a model call, as the
-workflows call them: one place for their options."""
+workflows call them: one place for their options; each caller names what a failure means."""
 
 from __future__ import annotations
+
+from typing import TypeVar
 
 from temporalio import workflow
 
@@ -13,39 +15,46 @@ with workflow.unsafe.imports_passed_through():
         StoreConversationInput,
         StoredConversation,
     )
+    from turnkeeper.workflows.activity_calls import OnFailure, execute
     from turnkeeper.workflows.activity_options import (
         LOAD_CONVERSATION_RETRY,
         LOAD_CONVERSATION_TIMEOUT,
     )
 
+D = TypeVar("D")
 
-async def load_conversation(ref: str, summary: str) -> LoadedConversation:
-    """The messages of the stored conversation `ref` (claim-checked: history keeps a reference).
 
-    Raises:
-        ActivityError: The store failed or has lost it (a `ContentMissing` cause).
-    """
-    return await workflow.execute_activity(
+async def load_conversation(
+    ref: str, summary: str, on_failure: OnFailure[D]
+) -> LoadedConversation | D:
+    """The messages of the stored conversation `ref` (claim-checked: history keeps a reference);
+    `on_failure` says what a store that failed or has lost it (a `ContentMissing` cause) means."""
+    return await execute(
         ACTIVITY_LOAD_CONVERSATION,
         LoadConversationInput(conversation_ref=ref),
+        on_failure,
         result_type=LoadedConversation,
-        start_to_close_timeout=LOAD_CONVERSATION_TIMEOUT,
-        retry_policy=LOAD_CONVERSATION_RETRY,
-        summary=summary,
+        options=workflow.ActivityConfig(
+            start_to_close_timeout=LOAD_CONVERSATION_TIMEOUT,
+            retry_policy=LOAD_CONVERSATION_RETRY,
+            summary=summary,
+        ),
     )
 
 
-async def store_conversation(store: StoreConversationInput, summary: str) -> StoredConversation:
-    """Stores `store`'s messages on its base (or on a new chain from its context).
-
-    Raises:
-        ActivityError: The store failed or has lost the base.
-    """
-    return await workflow.execute_activity(
+async def store_conversation(
+    store: StoreConversationInput, summary: str, on_failure: OnFailure[D]
+) -> StoredConversation | D:
+    """Stores `store`'s messages on its base (or on a new chain from its context);
+    `on_failure` says what a store that failed or has lost the base means."""
+    return await execute(
         ACTIVITY_STORE_CONVERSATION,
         store,
+        on_failure,
         result_type=StoredConversation,
-        start_to_close_timeout=LOAD_CONVERSATION_TIMEOUT,
-        retry_policy=LOAD_CONVERSATION_RETRY,
-        summary=summary,
+        options=workflow.ActivityConfig(
+            start_to_close_timeout=LOAD_CONVERSATION_TIMEOUT,
+            retry_policy=LOAD_CONVERSATION_RETRY,
+            summary=summary,
+        ),
     )

@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, is_cancelled_exception
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
@@ -27,12 +27,13 @@ with workflow.unsafe.imports_passed_through():
         SignedCall,
     )
     from turnkeeper.workflows import skills, tenant_fairness
+    from turnkeeper.workflows.activity_calls import AnswerModel, execute
     from turnkeeper.workflows.activity_options import (
         TOOL_CALL_TIMEOUT,
         TOOL_HEARTBEAT,
         TOOL_TIMEOUT_MARGIN,
     )
-    from turnkeeper.workflows.failures import cause_message, fail, fail_if_internal_error
+    from turnkeeper.workflows.failures import cause_message, fail
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.pending_calls import PendingCalls, Waiting
     from turnkeeper.workflows.standing_approvals import remember, standing_decision, standing_for
@@ -163,34 +164,37 @@ class ToolCalls:
         idempotent = traits.idempotent if traits else True
         mcp = use.name in turn.mcp_tools
         summary = skills.summary(turn, use) or f"tool {use.name}{_argument_hint(use)}"
-        try:
-            if traits is not None and traits.local and not mcp:
-                # Traits come from history (the first model call's result), so a tool that turns
-                # local in a later release does not change the commands of a replayed turn.
-                result = await workflow.execute_local_activity(
-                    ACTIVITY_TOOL_CALL,
-                    call,
-                    result_type=ToolCallResult,
-                    start_to_close_timeout=_tool_timeout(traits),
-                    retry_policy=tool_retry_policy(idempotent),
-                    summary=summary,
-                )
-            else:
-                result = await workflow.execute_activity(
-                    ACTIVITY_MCP_CALL_TOOL if mcp else ACTIVITY_TOOL_CALL,
-                    _mcp_call(call) if mcp else call,
-                    result_type=ToolCallResult,
+
+        def interrupted(err: ActivityError) -> str:
+            return interrupted_call_text(use.name, idempotent, cause_message(err))
+
+        told = AnswerModel(turn, interrupted)
+        retry = tool_retry_policy(idempotent)
+        if traits is not None and traits.local and not mcp:
+            # Traits come from history (the first model call's result), so a tool that turns
+            # local in a later release does not change the commands of a replayed turn.
+            options = workflow.LocalActivityConfig(
+                start_to_close_timeout=_tool_timeout(traits), retry_policy=retry, summary=summary
+            )
+            result = await execute(
+                ACTIVITY_TOOL_CALL, call, told, result_type=ToolCallResult, local=options
+            )
+        else:
+            result = await execute(
+                ACTIVITY_MCP_CALL_TOOL if mcp else ACTIVITY_TOOL_CALL,
+                _mcp_call(call) if mcp else call,
+                told,
+                result_type=ToolCallResult,
+                options=workflow.ActivityConfig(
                     start_to_close_timeout=_tool_timeout(traits),
                     heartbeat_timeout=TOOL_HEARTBEAT,
-                    retry_policy=tool_retry_policy(idempotent),
+                    retry_policy=retry,
                     summary=summary,
                     priority=tenant_fairness.priority(turn.request),
-                )
-        except ActivityError as err:
-            if is_cancelled_exception(err):
-                raise
-            fail_if_internal_error(turn, err)
-            settled = _error(use, interrupted_call_text(use.name, idempotent, cause_message(err)))
+                ),
+            )
+        if isinstance(result, str):  # the call did not complete: the model is told so
+            settled = _error(use, result)
             self._observer.tool_call_finished(turn, use, settled)
             return Settled(settled)
         block = ToolResultBlock(
