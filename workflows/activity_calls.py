@@ -17,9 +17,10 @@ by side:
 
 A cancelled activity is not a failure: its error is raised again, so the turn ends cancelled.
 Two policies keep what their sites always did instead: `CarryOn(even_when_cancelled=True)` (a
-session's read-back, whose recorded runs go on), and `RefuseUpdate`, which the turn's cancel
-never reaches. A defect of ours that the activity reported (`TurnInternalError`) fails the turn
-under its own name before `FailTurn` and `AnswerModel` read the failure.
+session's read-back, which has always gone on past a cancel; ending it would need a
+`workflow.patched` change), and `RefuseUpdate`, which the turn's cancel never reaches. A
+defect of ours that the activity reported (`TurnInternalError`) fails the turn under its own
+name before `FailTurn` and `AnswerModel` read the failure.
 """
 
 from __future__ import annotations
