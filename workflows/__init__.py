@@ -1,12 +1,14 @@
 """Workflow code: deterministic, replayed from history, no I/O of its own (`ruff.toml` bans it).
 
 Where to start reading: `agent_turn_workflow.py`, `_run` then `_loop` and `_iterate` (one
-iteration: budgets, model call, tools); then `turn_state.py`, everything a turn remembers;
-then `model_calls.call` and `tool_calls.ToolCalls.dispatch`, the two things an iteration does.
+iteration: budgets, model call, tools); then `turn_state.py`, everything a turn remembers,
+and `turn_parts.py`, the parts it is made of; then `model_calls.call` and
+`tool_calls.ToolCalls.dispatch`, the two things an iteration does.
 
 The loop
     agent_turn_workflow.py   `AgentTurnWorkflow`: one turn as a durable tool loop, its handlers.
     turn_state.py            `Turn`: the state a turn owns and carries across continue-as-new.
+    turn_parts.py            The parts of a `Turn` that own their state (spend, approvals, …).
     handler_inputs.py        The handlers' payloads decoded and validated (turn and session).
     request_checks.py        Checks of a turn request that span fields; the tools it offers.
     plaintext.py             Refusing what arrived unencrypted at a worker requiring encryption.

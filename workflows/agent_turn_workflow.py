@@ -236,7 +236,7 @@ class AgentTurnWorkflow:
             self._observer.model_call_finished(turn, result)
             uses = result.message.tool_uses()
             steering.stop_before_tools(turn, uses)
-            if not uses and turn.queued_steers:
+            if not uses and turn.steers.queued_steers:
                 continue  # a steer came during the call: the model reads it before it ends
             if result.stop_reason == "max_tokens":
                 return turn.report("max_tokens", workflow.now())
@@ -246,7 +246,7 @@ class AgentTurnWorkflow:
                 return turn.report("completed", workflow.now())
             self._check_autonomy(turn, uses)
             offered = self._offered_to_last_call(turn)
-            turn.begin_tool_interaction()
+            turn.spend.begin_tool_interaction()
             settled = await steering.interruptible(self._dispatch(turn, uses, offered))
             turn.record_tool_results(settled)
         return None
@@ -269,7 +269,7 @@ class AgentTurnWorkflow:
         result = await self._steering.interruptible(
             self._budget.retrying(turn, lambda: self._steered_call(turn)),
             # A call in flight is finished and billed; only a wait for a budget is cut short.
-            cancellable=lambda: turn.budget_request is not None,
+            cancellable=lambda: turn.budget.budget_request is not None,
         )
         # Only a tool-interaction budget lets the turn go on unextended, and no call spends it.
         assert result is not None
@@ -310,7 +310,7 @@ class AgentTurnWorkflow:
     def _verify_signatures(self, turn: Turn) -> None:
         """Fixes the signing format this run verifies, and the run id it binds."""
         version = signed_decisions.signing_version(turn.request.agent)
-        turn.verify_signatures_as(version, signed_decisions.signed_run_id(version))
+        turn.approvals.verify_signatures_as(version, signed_decisions.signed_run_id(version))
 
     async def _continue_as_new(self, turn: Turn, request: RawValue) -> None:
         self._observer.continuing_as_new(turn)
@@ -334,8 +334,8 @@ class AgentTurnWorkflow:
     def _offer(self, turn: Turn) -> list[str]:
         """The tools model calls offer: the request's (`offered_tools`), MCP entries expanded to
         the tools discovered, then what the agent's skills bring."""
-        names = mcp_tools.expand(offered_tools(turn.request), turn.mcp_tools)
-        return skills.offered(names, turn.skills, turn.request.task.constraints.allowed_tools)
+        names = mcp_tools.expand(offered_tools(turn.request), turn.tools.mcp_tools)
+        return skills.offered(names, turn.tools.skills, turn.request.task.constraints.allowed_tools)
 
     async def _sent_back_for_correction(self, turn: Turn) -> bool:
         """Checks the final answer against the output schema, then the output validators:
@@ -367,7 +367,7 @@ class AgentTurnWorkflow:
     def _check_autonomy(self, turn: Turn, uses: list[ToolUseBlock]) -> None:
         request = turn.request
         known = set(request.agent.tools) | {tool.name for tool in request.external_tools}
-        known |= set(turn.mcp_tools) | {spec.name for spec in request.agent.subagents}
+        known |= set(turn.tools.mcp_tools) | {spec.name for spec in request.agent.subagents}
         known |= skills.tool_names(turn)
         for use in uses:
             if use.name in known and use.name not in self._offered:
@@ -406,7 +406,9 @@ class AgentTurnWorkflow:
         # A keyed turn verified the signature before applying it; others ignore signatures.
         if turn and turn.request.agent.approver_keys() and decision.call_id == ALL_PENDING:
             call = decision_checks.signed_call(turn, self._pending, decision)
-            turn.spend_star(signed_decisions.spent_key(decision, call, turn.signing_version))
+            turn.approvals.spend_star(
+                signed_decisions.spent_key(decision, call, turn.approvals.signing_version)
+            )
         return decided
 
     def _refuse(
@@ -421,7 +423,7 @@ class AgentTurnWorkflow:
             extra={"call_id": call_id, "approver": approver},
         )
         if self._turn is not None:
-            self._turn.refuse_decision(call_id, approver, problem, workflow.now(), signal)
+            self._turn.approvals.refuse(call_id, approver, problem, workflow.now(), signal)
 
     def _ignored_unencrypted(self, raw: RawValue, signal: str) -> bool:
         """Ignores (logs and lists) a signal that arrived unencrypted where the worker requires
@@ -476,7 +478,7 @@ class AgentTurnWorkflow:
         return decision_checks.decision_problem(self._turn, self._pending, decision)
 
     def _decisions(self) -> list[DecisionRecord]:
-        return list(self._turn.decisions) if self._turn else []
+        return list(self._turn.approvals.decisions) if self._turn else []
 
     def _recorded_decisions(self) -> set[str]:
         return {d.call_id for d in self._decisions()}
@@ -614,23 +616,23 @@ class AgentTurnWorkflow:
             state=turn.state,
             agent_id=turn.request.agent.id,
             started_by=turn.started_by,
-            signing_version=turn.signing_version,
+            signing_version=turn.approvals.signing_version,
             first_run_id=workflow.info().first_execution_run_id,
             iteration=turn.iteration,
-            llm_calls=turn.model_calls,
-            tool_calls=turn.tool_calls,
-            cost_usd=round(turn.cost_usd, 10),
+            llm_calls=turn.spend.model_calls,
+            tool_calls=turn.spend.tool_calls,
+            cost_usd=round(turn.spend.cost_usd, 10),
             elapsed_ms=turn.active_ms(workflow.now()),
             pending=self._pending.listing(),
-            refused_decisions=list(turn.refused_decisions),
-            refused_decisions_dropped=turn.refused_decisions_dropped,
-            budget_request=turn.budget_request,
-            budget_extensions=list(turn.budget_extensions),
-            interventions=list(turn.interventions),
-            subagents=list(turn.subagents),
-            skills_loaded=list(turn.skills_loaded),
-            capacity_wait_ms=turn.capacity_wait_ms,
-            capacity_awaited=turn.capacity_awaited,
+            refused_decisions=list(turn.approvals.refused_decisions),
+            refused_decisions_dropped=turn.approvals.refused_decisions_dropped,
+            budget_request=turn.budget.budget_request,
+            budget_extensions=list(turn.budget.budget_extensions),
+            interventions=list(turn.steers.interventions),
+            subagents=list(turn.children.subagents),
+            skills_loaded=list(turn.tools.skills_loaded),
+            capacity_wait_ms=turn.fleet.capacity_wait_ms,
+            capacity_awaited=turn.fleet.capacity_awaited,
         )
 
     @workflow.signal(name=SIGNAL_CAPACITY_WAIT)
@@ -638,7 +640,7 @@ class AgentTurnWorkflow:
         """The model call in flight waits for fleet capacity (sent by the model-call activity,
         `activities/llm/rate_gate.py`): shown by `status` until the call returns."""
         if self._turn is not None:
-            self._turn.capacity_awaited = wait.model_copy(update={"since": workflow.now()})
+            self._turn.fleet.awaiting(wait, workflow.now())
 
     @workflow.query(name=QUERY_TRANSCRIPT)
     def transcript(self) -> list[Message]:

@@ -59,7 +59,9 @@ class BudgetExtensions:
             return True
         timeout_s = turn.request.task.constraints.approval_timeout_s
         try:
-            await workflow.wait_condition(lambda: turn.budget_request is None, timeout=timeout_s)
+            await workflow.wait_condition(
+                lambda: turn.budget.budget_request is None, timeout=timeout_s
+            )
         except TimeoutError:
             turn.give_up_budget_request(workflow.now())
             self._observer.budget_wait_ended(turn)
@@ -70,7 +72,7 @@ class BudgetExtensions:
                 exhausted.error_type,
                 f"{exhausted.message}; no budget extension came within {timeout_s:g} s",
             )
-        self._observer.budget_extended(turn, turn.budget_extensions[-1])
+        self._observer.budget_extended(turn, turn.budget.budget_extensions[-1])
         return True
 
 
@@ -78,7 +80,7 @@ def extension_problem(turn: Turn, extension: ExtendBudgetInput, workflow_id: str
     """Why `extension` must not be applied now (no budget waits, it adds nothing to the spent
     budget or to a budget the turn does not have, an approver not allowed, a bad signature),
     or None."""
-    request = turn.budget_request
+    request = turn.budget.budget_request
     if request is None:
         return f"the turn is not waiting for a budget extension (state {turn.state})"
     amounts = extension.amounts()
@@ -102,8 +104,8 @@ def extension_problem(turn: Turn, extension: ExtendBudgetInput, workflow_id: str
         workflow_id,
         request.number,
         workflow.now(),
-        turn.signing_version,
-        turn.signed_run_id,
+        turn.approvals.signing_version,
+        turn.approvals.signed_run_id,
     )
 
 

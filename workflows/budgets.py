@@ -58,7 +58,7 @@ def _extended(turn: Turn) -> dict[BudgetKind, float]:
     added: dict[BudgetKind, float] = dict.fromkeys(
         ("cost", "time", "iterations", "tool_interactions"), 0
     )
-    for extension in turn.budget_extensions:
+    for extension in turn.budget.budget_extensions:
         added["cost"] += extension.cost_usd or 0
         added["time"] += extension.time_ms or 0
         added["iterations"] += extension.iterations or 0
@@ -89,7 +89,7 @@ def check_iterations(turn: Turn) -> None:
         "iterations",
         errors.MAX_ITERATIONS_EXCEEDED,
         f"the turn reached max_iterations={iteration_limit(turn)} and {still} "
-        f"({turn.model_calls} model calls, {turn.tool_calls} tool calls)",
+        f"({turn.spend.model_calls} model calls, {turn.spend.tool_calls} tool calls)",
     )
 
 
@@ -105,12 +105,12 @@ def check_budgets(turn: Turn) -> None:
         fail_time_budget(turn)
     left = cost_left(turn)
     if left is not None and left <= 0:
-        fail_cost_budget(turn, f"after {turn.model_calls} model calls")
+        fail_cost_budget(turn, f"after {turn.spend.model_calls} model calls")
 
 
 def cost_left(turn: Turn) -> float | None:
     budget = limits(turn).cost_budget_usd
-    return None if budget is None else budget - turn.cost_usd
+    return None if budget is None else budget - turn.spend.cost_usd
 
 
 def time_left_ms(turn: Turn) -> float:
@@ -134,7 +134,7 @@ def model_timeout(turn: Turn) -> timedelta:
 
 def tool_interactions_left(turn: Turn) -> bool:
     limit = limits(turn).max_tool_interactions
-    return limit is None or turn.tool_interactions < limit
+    return limit is None or turn.spend.tool_interactions < limit
 
 
 def check_tool_interactions(turn: Turn) -> None:
@@ -163,7 +163,7 @@ def fail_cost_budget(turn: Turn, detail: str) -> NoReturn:
         turn,
         "cost",
         errors.TURN_BUDGET_EXCEEDED,
-        f"cost budget of ${budget:g} spent: ${turn.cost_usd:.6f} so far; {detail}",
+        f"cost budget of ${budget:g} spent: ${turn.spend.cost_usd:.6f} so far; {detail}",
     )
 
 

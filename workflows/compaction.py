@@ -94,7 +94,7 @@ async def compact(
 ) -> bool:
     """Leaves out the fewest oldest exchanges that bring the counted input down to `target`
     (all but the last exchange when none does); False when nothing is left to leave out."""
-    window = turn.context_window
+    window = turn.compaction.context_window
     candidates = cuts(turn.conversation(), window)
     if not candidates:
         return False
@@ -126,11 +126,11 @@ async def compact(
 
 
 def _counted(turn: Turn) -> int:
-    return counted_input(turn.context_window, turn.conversation(), _system_prompt(turn))
+    return counted_input(turn.compaction.context_window, turn.conversation(), _system_prompt(turn))
 
 
 def _counted_with_cut(turn: Turn, cut: int) -> int:
-    window = turn.context_window.model_copy(update={"cut": cut})
+    window = turn.compaction.context_window.model_copy(update={"cut": cut})
     return counted_input(window, turn.conversation(), _system_prompt(turn))
 
 
@@ -229,10 +229,10 @@ def _summary_failure_type(kind: str | None) -> str:
 def _quoted(turn: Turn, leaving: list[Message], max_chars: int) -> str:
     """The summary call's user message: the task, the earlier summary, then the messages."""
     parts = [f"The task the agent works on:\n{turn.conversation()[0].text()}"]
-    if turn.earlier:  # a conversation of many turns: this one answers its own message
+    if turn.compaction.earlier:  # a conversation of many turns: this one answers its own message
         parts.append(f"The message the agent answers now:\n{turn.messages[0].text()}")
-    if turn.context_window.summary:
-        parts.append(f"Summary of what came before:\n{turn.context_window.summary}")
+    if turn.compaction.context_window.summary:
+        parts.append(f"Summary of what came before:\n{turn.compaction.context_window.summary}")
     lines = [_quote(message.role, block) for message in leaving for block in message.content]
     parts.append("The messages to summarize:\n" + "\n".join(lines))
     text = "\n\n".join(parts)

@@ -29,7 +29,7 @@ async def load_earlier(turn: Turn) -> None:
     compaction must see it to count it and to leave its oldest exchanges out. The activity's
     result is claim-checked, so history holds a reference, not the conversation."""
     ref = turn.request.history_ref
-    if ref is None or turn.earlier_loaded:
+    if ref is None or turn.compaction.earlier_loaded:
         return
 
     def unreadable(err: ActivityError) -> tuple[str, str]:
@@ -39,7 +39,7 @@ async def load_earlier(turn: Turn) -> None:
     loaded = await load_conversation(
         ref, "load the conversation to compact", FailTurn(turn, unreadable)
     )
-    turn.load_earlier(loaded.messages)
+    turn.compaction.load_earlier(loaded.messages)
     compacted = turn.request.history_compaction
     if compacted is not None:
         problem = _compaction_problem(compacted.left_out, loaded.messages)
@@ -63,11 +63,11 @@ async def keep_whole_conversation(turn: Turn, report: AgentReport) -> AgentRepor
     requests started a conversation of their own, but the turn after it (a session's next
     turn) continues everything that was said. Stored from what the store already had at the
     first compaction, so only this turn's later messages travel again."""
-    window = turn.context_window
+    window = turn.compaction.context_window
     if window.cut == 0:
         return report
-    base = turn.whole_ref
-    appended = turn.messages[turn.whole_count :]
+    base = turn.compaction.whole_ref
+    appended = turn.messages[turn.compaction.whole_count :]
     store = StoreConversationInput(
         conversation=ConversationDelta(
             base=base,

@@ -30,8 +30,8 @@ def decision_problem(
             decision,
             signed_call(turn, pending, decision),
             workflow.now(),
-            turn.spent_stars(),
-            turn.signing_version,
+            turn.approvals.spent_stars(),
+            turn.approvals.signing_version,
         )
     return problem
 
@@ -41,7 +41,7 @@ def signed_call(turn: Turn | None, pending: PendingCalls, decision: ApproveInput
     them (not as an edit would change them), or `*` for every waiting call."""
     waiting = pending.get(decision.call_id)
     agent_id = turn.request.agent.id if turn else ""
-    run = turn.signed_run_id if turn else None
+    run = turn.approvals.signed_run_id if turn else None
     workflow_id = workflow.info().workflow_id
     if waiting is None:
         return SignedCall(workflow_id, agent_id, ALL_PENDING, first_run_id=run)

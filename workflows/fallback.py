@@ -55,12 +55,12 @@ def plan(turn: Turn, now: datetime) -> Plan:
     (a turn waits for no timer while something may answer)."""
     agent = turn.request.agent
     chain = [agent.model, *agent.fallback_chain()]
-    ready = [model for model in chain if turn.cooling_until(model, now) is None]
+    ready = [model for model in chain if turn.fallback.cooling_until(model, now) is None]
     if not ready:
         return Plan(ready=chain)
     skipped = []
     for model in chain:
-        until = turn.cooling_until(model, now)
+        until = turn.fallback.cooling_until(model, now)
         if until is not None:
             left = (until - now).total_seconds()
             skipped.append((model, f"cooling down for {left:.0f} s more after failing"))
@@ -93,7 +93,7 @@ def moved_on(
     """Puts `model` on cooldown after it failed; the reason, for events and the report."""
     cooldown = turn.request.agent.fallback_cooldown_s
     if cooldown > 0:
-        turn.cool_down(model, now + timedelta(seconds=cooldown))
+        turn.fallback.cool_down(model, now + timedelta(seconds=cooldown))
     workflow.logger.warning(
         "model_skipped", extra={"model": model, "refusal": refusal, "error": message}
     )

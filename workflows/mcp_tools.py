@@ -58,7 +58,7 @@ async def discover(turn: Turn) -> None:
     for error in listing.errors:
         workflow.logger.warning("MCP tools not offered: %s", error)
     chosen = _chosen(turn.request.agent.tools, listing.tools)
-    turn.discovered_mcp_tools(
+    turn.tools.discovered_mcp_tools(
         {spec.name: spec for spec in chosen}, {spec.name: _traits(spec) for spec in chosen}
     )
 

@@ -61,7 +61,7 @@ async def on_chain(
             if not last:
                 on_skip(model, reason)
             continue
-        turn.model_answered(model)
+        turn.fallback.answered(model)
         result.model = result.model or model
         return result
     _fail_unavailable(turn, failures, cooling)
@@ -113,5 +113,5 @@ def call_context(turn: Turn) -> CallContext:
         system_prompt=system,
         # Sub-agents reach the model as tools defined in the request, as external tools do.
         external_tools=[*request.external_tools, *subagent_tools(request)],
-        mcp_tools=[spec.definition() for spec in turn.mcp_tools.values()],
+        mcp_tools=[spec.definition() for spec in turn.tools.mcp_tools.values()],
     )

@@ -60,7 +60,7 @@ async def call(turn: Turn, offered: list[str], observer: TurnObserver) -> ModelC
         result = await _on_chain(turn, offered, on_skip)  # a second refusal fails the turn
     usage = result.usage
     counted = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-    turn.measured_context(counted, sent)
+    turn.compaction.measured(counted, sent)
     return result
 
 
@@ -142,7 +142,7 @@ async def _model_activity(
         offered_tools=offered if budgets.tool_interactions_left(turn) else [],
         conversation=ConversationDelta(base=turn.conversation_ref, append=turn.unsent),
         cost_budget_left_usd=budgets.cost_left(turn),
-        want_tool_traits=not turn.traits_loaded,
+        want_tool_traits=not turn.tools.traits_loaded,
         stream_text=request.agent.stream,
         prompt_cache=request.agent.prompt_cache,
         skipped=skipped or [],
@@ -152,10 +152,10 @@ async def _model_activity(
     try:
         result = await execute_model_call(turn, call, summary, attempts)
     finally:
-        turn.capacity_awaited = None
-    turn.capacity_waited(result.capacity_wait_ms)
+        turn.fleet.call_over()
+    turn.fleet.waited(result.capacity_wait_ms)
     # What the worker's tools are (traits, which need approval) comes once per turn, with the
     # first call that offers them: a turn that starts with no tool interactions learns it later.
     if call.offered_tools:
-        turn.learned_tool_traits()
+        turn.tools.learned_tool_traits()
     return result

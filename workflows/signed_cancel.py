@@ -37,7 +37,7 @@ class SignedCancels:
         """Records the cancel; from now on the turn takes no steer, interrupt or cancel."""
         record = stopping(turn, cancel, now)
         self._steering.cancel = record
-        turn.record_cancel(record)
+        turn.steers.record(record)
         return CancelResult(iteration=turn.iteration)
 
     async def request(self, cancel: CancelInput) -> None:

@@ -112,9 +112,9 @@ def offered(names: list[str], skills: list[SkillInfo], allowed: list[str] | None
 def tool_names(turn: Turn) -> set[str]:
     """Every tool name the skills give the agent, offered or not (a call to one the task does
     not allow crosses its boundary, as a call to an agent tool would)."""
-    if not turn.skills:
+    if not turn.tools.skills:
         return set()
-    return {*_skill_tools(turn.skills), *SKILL_TOOLS}
+    return {*_skill_tools(turn.tools.skills), *SKILL_TOOLS}
 
 
 def system_prompt_part(skills: list[SkillInfo], always: Iterable[str]) -> str:
@@ -136,17 +136,17 @@ def system_prompt_part(skills: list[SkillInfo], always: Iterable[str]) -> str:
 def system_prompt(turn: Turn, base: str) -> str:
     """`base` (the agent's system prompt) followed by the skills part, when there is one."""
     always = [ref.name for ref in turn.request.agent.skill_refs() if ref.always]
-    part = system_prompt_part(turn.skills, always)
+    part = system_prompt_part(turn.tools.skills, always)
     return "\n\n".join(p for p in (base, part) if p)
 
 
 def refusal(turn: Turn, use: ToolUseBlock) -> str | None:
     """The error result of a `load_skill` / `read_skill_file` call naming a skill the agent
     does not list (it runs nothing), or None."""
-    if not turn.skills or use.name not in SKILL_TOOLS:
+    if not turn.tools.skills or use.name not in SKILL_TOOLS:
         return None
     name = use.input.get("name")
-    listed = [skill.name for skill in turn.skills]
+    listed = [skill.name for skill in turn.tools.skills]
     if name in listed:
         return None
     return f"Unknown skill {name!r}. This agent's skills: {', '.join(listed)}."
@@ -155,13 +155,13 @@ def refusal(turn: Turn, use: ToolUseBlock) -> str | None:
 def exempt_from_approval(turn: Turn, tool: str) -> bool:
     """`load_skill` and `read_skill_file` of a turn with skills never wait for a human: they
     only read trusted text the operator installed."""
-    return bool(turn.skills) and tool in SKILL_TOOLS
+    return bool(turn.tools.skills) and tool in SKILL_TOOLS
 
 
 def summary(turn: Turn, use: ToolUseBlock) -> str | None:
     """The Web UI's summary of a skill tool's activity (`load_skill refund-policy`,
     `read_skill_file refund-policy/forms/refund.md`), or None for any other tool."""
-    if not turn.skills or use.name not in SKILL_TOOLS:
+    if not turn.tools.skills or use.name not in SKILL_TOOLS:
         return None
     name = str(use.input.get("name", ""))
     if use.name == LOAD_SKILL_TOOL:
@@ -172,8 +172,8 @@ def summary(turn: Turn, use: ToolUseBlock) -> str | None:
 
 def note_result(turn: Turn, use: ToolUseBlock, is_error: bool) -> None:
     """A tool call ran: a successful `load_skill` adds its skill to `skills_loaded`."""
-    if turn.skills and use.name == LOAD_SKILL_TOOL and not is_error:
-        turn.loaded_skill(str(use.input.get("name", "")))
+    if turn.tools.skills and use.name == LOAD_SKILL_TOOL and not is_error:
+        turn.tools.loaded_skill(str(use.input.get("name", "")))
 
 
 def _skill_tools(skills: list[SkillInfo]) -> list[str]:

@@ -96,14 +96,14 @@ class Steering:
             signed=steer.signature is not None and bool(turn.request.agent.approver_keys()),
             at=now,
         )
-        turn.queue_steer(record, _spent(turn, steer))
+        turn.steers.queue(record, _spent(turn, steer))
         return SteerResult(iteration=record.iteration)
 
     def interrupt_turn(
         self, turn: Turn, interrupt: InterruptInput, now: datetime
     ) -> InterruptResult:
         self.interrupt = stopping(turn, interrupt, now)
-        turn.record_interrupt(self.interrupt)
+        turn.steers.record(self.interrupt)
         return InterruptResult(iteration=turn.iteration)
 
     def check(self) -> None:
@@ -168,7 +168,9 @@ def _kind(payload: Payload) -> str:
 
 def _signature_problem(turn: Turn, payload: Payload, kind: str) -> str | None:
     agent = turn.request.agent
-    fields = payload.signed_fields(workflow.info().workflow_id, agent.id, turn.signed_run_id)
+    fields = payload.signed_fields(
+        workflow.info().workflow_id, agent.id, turn.approvals.signed_run_id
+    )
     problem = signed_decisions.intervention_problem(
         agent,
         kind,
@@ -176,9 +178,9 @@ def _signature_problem(turn: Turn, payload: Payload, kind: str) -> str | None:
         payload.signature,
         fields,
         workflow.now(),
-        turn.signing_version,
+        turn.approvals.signing_version,
     )
-    if problem is None and _spent(turn, payload) in turn.spent_steers:
+    if problem is None and _spent(turn, payload) in turn.steers.spent_steers:
         return (
             f"{payload.author}'s signed steer was applied already; "
             "sign the message again to send it again"
@@ -205,6 +207,8 @@ def _spent(turn: Turn, payload: Payload) -> str | None:
         return None
     if not turn.request.agent.approver_keys():
         return None
-    agent_id, run = turn.request.agent.id, turn.signed_run_id
+    agent_id, run = turn.request.agent.id, turn.approvals.signed_run_id
     fields = payload.signed_fields(workflow.info().workflow_id, agent_id, run)
-    return decision_signing.signed_digest(STEER, fields, signature.expires_at, turn.signing_version)
+    return decision_signing.signed_digest(
+        STEER, fields, signature.expires_at, turn.approvals.signing_version
+    )

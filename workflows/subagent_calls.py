@@ -67,7 +67,9 @@ def remaining(turn: Turn) -> Remaining:
     return Remaining(
         time_ms=None if time_left == float("inf") else time_left,
         cost_usd=budgets.cost_left(turn),
-        tool_interactions=None if interactions is None else interactions - turn.tool_interactions,
+        tool_interactions=None
+        if interactions is None
+        else interactions - turn.spend.tool_interactions,
     )
 
 
@@ -86,7 +88,7 @@ class SubagentCalls:
         spent = spent_problem(left)
         if spent:
             return _error(use, f"Sub-agent {spec.name!r} not started: {spent}.")
-        k = turn.number_subagent_call(spec.name)
+        k = turn.children.number_call(spec.name)
         request = _child_request(turn, use, spec, task, left, k)
         child_id = f"{workflow.info().workflow_id}/{spec.name}-{k}"
         try:
@@ -109,7 +111,7 @@ class SubagentCalls:
             report = await handle
         except ChildWorkflowError as err:
             if is_cancelled_exception(err):
-                partial = turn.cancelled_children.get(child_id)
+                partial = turn.children.cancelled_children.get(child_id)
                 self._ended(turn, use, spec, child_id, partial, "cancelled", None)
                 raise
             error_type, message, partial = _failure_of(err)
@@ -117,7 +119,7 @@ class SubagentCalls:
             return _error(use, f"Sub-agent {spec.name!r} failed with {error_type}: {message}")
         except BaseException as err:
             if is_cancelled_exception(err):
-                partial = turn.cancelled_children.get(child_id)
+                partial = turn.children.cancelled_children.get(child_id)
                 self._ended(turn, use, spec, child_id, partial, "cancelled", None)
             raise
         self._ended(turn, use, spec, child_id, report, report.outcome, None)

@@ -88,14 +88,14 @@ def started_here(turn: Turn, workflow_id: str) -> bool:
     name, _, k = child.rpartition("-")
     if child == workflow_id or not (k.isascii() and k.isdigit()):
         return False
-    return 1 <= int(k) <= turn.subagent_calls.get(name, 0)
+    return turn.children.made_call(name, int(k))
 
 
 def child_cancelled(turn: Turn, note: SubagentCancelled) -> bool:
     """Books a cancelled sub-agent's partial report; whether it is one of this turn's."""
     if not started_here(turn, note.workflow_id):
         return False
-    turn.cancelled_children[note.workflow_id] = note.report
+    turn.children.cancelled(note.workflow_id, note.report)
     return True
 
 
@@ -136,8 +136,8 @@ def _where(call: PendingCall, here: str, turn: Turn) -> PendingCall:
         return call
     where: dict[str, object] = {"workflow_id": here, "agent_id": turn.request.agent.id}
     # Only a keyed turn verifies a run id; others keep the note they always sent.
-    if turn.request.agent.approver_keys() and turn.signed_run_id is not None:
-        where["first_run_id"] = turn.signed_run_id
+    if turn.request.agent.approver_keys() and turn.approvals.signed_run_id is not None:
+        where["first_run_id"] = turn.approvals.signed_run_id
     return call.model_copy(update=where)
 
 

@@ -45,8 +45,8 @@ class CapsChanged:
         until = next_turnover(now) - now
         with contextlib.suppress(TimeoutError):  # the period turned over: call again
             await workflow.wait_condition(
-                lambda: self.changed or turn.budget_request is None, timeout=until
+                lambda: self.changed or turn.budget.budget_request is None, timeout=until
             )
         self.changed = False
-        if turn.budget_request is not None:
+        if turn.budget.budget_request is not None:
             turn.give_up_budget_request(workflow.now())

@@ -123,7 +123,7 @@ class ToolCalls:
         problems = validation_problems(schema, use.input) if schema is not None else []
         if not problems:
             return None
-        corrections = turn.count_correction()
+        corrections = turn.spend.count_correction()
         allowed = turn.request.task.constraints.max_argument_corrections
         if corrections > allowed:
             fail(
@@ -137,7 +137,7 @@ class ToolCalls:
 
     async def settle(self, turn: Turn, use: ToolUseBlock, standing: set[str]) -> Settled:
         if _needs_approval(turn, use) and use.name in standing:
-            turn.record_decision(standing_decision(use.id, use.name, signed=_keyed(turn)))
+            turn.approvals.record(standing_decision(use.id, use.name, signed=_keyed(turn)))
         elif _needs_approval(turn, use):
             decision, edited_input = await self._await_approval(turn, use)
             if not decision.approved:
@@ -158,11 +158,11 @@ class ToolCalls:
 
     async def _run(self, turn: Turn, use: ToolUseBlock) -> Settled:
         call = ToolCallInput(call_id=use.id, tool=use.name, input=use.input)
-        turn.count_tool_call()
+        turn.spend.count_tool_call()
         self._observer.tool_call_started(turn, use)
-        traits = turn.tool_traits.get(use.name)
+        traits = turn.tools.tool_traits.get(use.name)
         idempotent = traits.idempotent if traits else True
-        mcp = use.name in turn.mcp_tools
+        mcp = use.name in turn.tools.mcp_tools
         summary = skills.summary(turn, use) or f"tool {use.name}{_argument_hint(use)}"
 
         def interrupted(err: ActivityError) -> str:
@@ -229,7 +229,7 @@ class ToolCalls:
                 reason="approval timed out",
                 at=workflow.now(),
             )
-        turn.record_decision(decided)
+        turn.approvals.record(decided)
         waited_s = (workflow.now() - waiting.since).total_seconds()
         self._observer.approval_decided(turn, decided, waited_s)
         self._close(turn, use)
@@ -245,7 +245,7 @@ class ToolCalls:
             return _error(use, f"No result was submitted for {use.name!r} within {timeout_s:g} s.")
         submitted = waiting.result
         assert submitted is not None
-        turn.count_tool_call()
+        turn.spend.count_tool_call()
         self._close(turn, use)
         # The caller's output is capped like a worker tool's, so no payload limit can be blown.
         text = capped(_as_text(submitted.output), DEFAULT_MAX_RESULT_BYTES)
@@ -293,7 +293,7 @@ def _needs_approval(turn: Turn, use: ToolUseBlock) -> bool:
     if skills.exempt_from_approval(turn, use.name):
         return False
     constraints = turn.request.task.constraints
-    return constraints.needs_approval(use.name) or use.name in turn.declared_approval
+    return constraints.needs_approval(use.name) or use.name in turn.tools.declared_approval
 
 
 def schema_of(turn: Turn, tool: str) -> dict[str, Any] | None:
@@ -303,12 +303,12 @@ def schema_of(turn: Turn, tool: str) -> dict[str, Any] | None:
             return external.input_schema
     if subagent_of(turn, tool) is not None:
         return TASK_SCHEMA
-    traits = turn.tool_traits.get(tool)
+    traits = turn.tools.tool_traits.get(tool)
     return traits.input_schema if traits else None
 
 
 def _priority(turn: Turn, use: ToolUseBlock) -> int:
-    traits = turn.tool_traits.get(use.name)
+    traits = turn.tools.tool_traits.get(use.name)
     return traits.priority if traits else 0
 
 
@@ -352,12 +352,12 @@ def _grant(turn: Turn, decision: ApproveInput, use: ToolUseBlock) -> SignedGrant
     if not _keyed(turn):
         return None
     workflow_id, agent_id = workflow.info().workflow_id, turn.request.agent.id
-    run = turn.signed_run_id
+    run = turn.approvals.signed_run_id
     if decision.call_id == ALL_PENDING:
         call = SignedCall(workflow_id, agent_id, ALL_PENDING, first_run_id=run)
     else:
         call = SignedCall(workflow_id, agent_id, use.name, use.input, run)
-    return SignedGrant.of(decision, call, turn.signing_version)
+    return SignedGrant.of(decision, call, turn.approvals.signing_version)
 
 
 def _rejection_text(decision: DecisionRecord) -> str:

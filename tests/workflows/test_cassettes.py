@@ -158,4 +158,3 @@ async def test_a_fork_at_iteration_2_starts_from_the_conversation_before_it(
         await fork_turn(client, "no-such-turn", 2, ForkChanges())
     with pytest.raises(ForkError, match=r"forked request does not validate: agent\.model"):
         await fork_turn(client, handle.id, 2, ForkChanges(model="no-provider-prefix"))
-

@@ -3,6 +3,7 @@ queries and the final report see the whole turn."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
+from turnkeeper.contracts.messages import Message, TextBlock
 from turnkeeper.contracts.names import (
     ACTIVITY_DESCRIBE_SKILLS,
     QUERY_STATUS,
@@ -137,3 +139,53 @@ async def test_a_turn_with_skills_asks_for_them_once_across_runs(
             scheduled = event.activity_task_scheduled_event_attributes
             described += scheduled.activity_type.name == ACTIVITY_DESCRIBE_SKILLS
     assert described == 1
+
+
+# The arguments a run of main at 272ef87 (before `Turn` was made of parts) handed its next run;
+# `made_on` in the file names the commit, `how` says how it was made.
+CARRIED_ON_MAIN = Path(__file__).parent / "carried" / "turn_at_272ef87.json"
+
+
+async def test_a_turn_carried_by_an_older_build_continues_on_this_one(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    """A run that continues as new during a deploy hands its state to the new build: the new
+    code goes on from it, and the report holds what the earlier runs did as well."""
+    fixture = json.loads(CARRIED_ON_MAIN.read_text())
+    key = fixture["request"]["agent"]["system_prompt"].split("[script:")[1].rstrip("]")
+    # The fake answers by the count of assistant messages it is sent: the carried conversation
+    # (its earlier exchange too, compacted) holds three.
+    fake_anthropic.script(key, [*[fake.text("unused")] * 3, fake.text("Four.")])
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+
+    # The carried turn described the refund skill: its worker serves it.
+    async with skills_worker(client, settings, providers_for(fake_anthropic), [REFUNDS]):
+        handle = await client.start_workflow(
+            WORKFLOW_TYPE,
+            args=[fixture["request"], fixture["carried"]],
+            id=f"turn-{uuid.uuid4()}",
+            task_queue=settings.task_queue,
+            result_type=AgentReport,
+        )
+        report = await handle.result()
+        status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
+
+    carried = fixture["carried"]["turn"]
+    assert report.output == "Four."
+    assert (report.iterations, report.tool_calls) == (carried["iteration"] + 1, 2)
+    assert report.llm_calls == carried["model_calls"] + 1
+    assert report.cost_usd > carried["cost_usd"]
+    assert report.started_by == carried["started_by"]
+    assert report.models_used == carried["models_used"]
+    assert [d.model_dump(mode="json") for d in report.decisions] == carried["decisions"]
+    extensions = [e.model_dump(mode="json") for e in report.budget_extensions]
+    assert extensions == carried["budget_extensions"]
+    assert [s.model_dump(mode="json") for s in report.subagents] == carried["subagents"]
+    assert report.skills_loaded == carried["skills_loaded"]
+    # The steer queued before the carry joined the carried conversation's last message.
+    assert [i.text for i in report.interventions] == ["Be brief.", "Use the table."]
+    *before, last = [Message.model_validate(m) for m in carried["messages"]]
+    assert report.messages[: len(before)] == before
+    assert report.messages[len(before)].content == [*last.content, TextBlock(text="Use the table.")]
+    assert status.refused_decisions_dropped == carried["refused_decisions_dropped"]
+    assert status.capacity_wait_ms == carried["capacity_wait_ms"]

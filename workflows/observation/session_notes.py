@@ -45,7 +45,9 @@ class SessionNotes:
             return
         self._told = state
         note = TurnStateNote(
-            turn_workflow_id=info.workflow_id, state=state, budget_request=turn.budget_request
+            turn_workflow_id=info.workflow_id,
+            state=state,
+            budget_request=turn.budget.budget_request,
         )
         task = asyncio.create_task(_signal(parent.workflow_id, note))
         self._sending.add(task)  # held until sent: the loop keeps only weak references

@@ -114,7 +114,7 @@ class TurnObserver:
     def continuing_as_new(self, turn: Turn) -> None:
         workflow.logger.info(
             "turn continues as new",
-            extra={"iteration": turn.iteration, "llm_calls": turn.model_calls},
+            extra={"iteration": turn.iteration, "llm_calls": turn.spend.model_calls},
         )
 
     # ---- model calls ----------------------------------------------------------------------

@@ -67,9 +67,9 @@ class TurnView:
         """Brings search attributes and current details up to date with the turn."""
         values: dict[str, Any] = {
             SA_TURN_STATE: state,
-            SA_COST_USD: round(turn.cost_usd, 6),
-            SA_LLM_CALLS: turn.model_calls,
-            SA_TOOL_CALLS: turn.tool_calls,
+            SA_COST_USD: round(turn.spend.cost_usd, 6),
+            SA_LLM_CALLS: turn.spend.model_calls,
+            SA_TOOL_CALLS: turn.spend.tool_calls,
         }
         changed = {k: v for k, v in values.items() if self._published.get(k) != v}
         if SA_TURN_STATE in changed or (changed and state in _ENDED) or self._counters_due(changed):
@@ -105,12 +105,12 @@ class TurnView:
         self.event(
             "budget_status",
             turn,
-            cost_usd=round(turn.cost_usd, 10),
+            cost_usd=round(turn.spend.cost_usd, 10),
             cost_budget_usd=constraints.cost_budget_usd,
             elapsed_ms=turn.active_ms(workflow.now()),
             time_budget_ms=constraints.time_budget_ms,
-            llm_calls=turn.model_calls,
-            tool_calls=turn.tool_calls,
+            llm_calls=turn.spend.model_calls,
+            tool_calls=turn.spend.tool_calls,
         )
 
 
@@ -131,23 +131,25 @@ def details_markdown(turn: Turn, state: TurnState, pending: list[PendingCall]) -
     request = turn.request
     agent = request.agent
     limits = budgets.limits(turn)  # extensions included
-    cost = f"${turn.cost_usd:.4f}"
+    cost = f"${turn.spend.cost_usd:.4f}"
     if limits.cost_budget_usd is not None:
         cost += f" of ${limits.cost_budget_usd:g}"
     lines = [
         f"**{agent.id}** · task `{request.task.id}` · **{state.replace('_', ' ')}**",
         "",
         f"Iteration {turn.iteration} of {limits.max_iterations} · cost {cost} · "
-        f"{turn.model_calls} model calls · {turn.tool_calls} tool calls",
+        f"{turn.spend.model_calls} model calls · {turn.spend.tool_calls} tool calls",
     ]
-    if turn.skills_loaded:
-        lines.append("skills loaded: " + ", ".join(f"`{name}`" for name in turn.skills_loaded))
+    if turn.tools.skills_loaded:
+        lines.append(
+            "skills loaded: " + ", ".join(f"`{name}`" for name in turn.tools.skills_loaded)
+        )
     if turn.started_by is not None:
         lines.append(f"started by `{turn.started_by}`")
     workflow_id = workflow.info().workflow_id
     for call in pending:
         lines += ["", *_pending_lines(workflow_id, call)]
-    if turn.budget_request is not None:
+    if turn.budget.budget_request is not None:
         lines += ["", *_budget_lines(workflow_id, turn)]
     return "\n".join(lines)
 
@@ -162,7 +164,7 @@ _EXAMPLE_EXTENSION = {
 
 
 def _budget_lines(workflow_id: str, turn: Turn) -> list[str]:
-    request = turn.budget_request
+    request = turn.budget.budget_request
     assert request is not None
     flag, field, amount = _EXAMPLE_EXTENSION[request.budget]
     ours = f"turnkeeper extend {workflow_id} {flag} {amount}"

@@ -111,7 +111,7 @@ async def test_an_extension_in_time_ends_the_wait_and_is_announced(clock: Workfl
         ("exhausted", (2, "iterations", "max_iterations=10 reached")),
         ("extended", (2, 5)),
     ]
-    assert t.budget_request is None
+    assert t.budget.budget_request is None
     assert t.human.waited_ms(clock.now) == 40_000  # not counted against the time budget
 
 
@@ -129,7 +129,7 @@ async def test_without_an_extension_in_time_the_turn_fails_with_the_budget_s_err
         "max_iterations=10 reached; no budget extension came within 60 s"
     )
     assert observer.told[1:] == [("wait ended", None)]
-    assert t.budget_request is None
+    assert t.budget.budget_request is None
     assert t.human.waited_ms(clock.now) == 60_000  # the late extension came after the timeout
 
 
@@ -141,7 +141,7 @@ async def test_without_more_tool_interactions_in_time_the_turn_goes_on(
     assert await wait(t, NO_TOOLS_LEFT, observer) is False
 
     assert observer.told[1:] == [("wait ended", None)]
-    assert t.budget_request is None
+    assert t.budget.budget_request is None
     assert t.human.waited_ms(clock.now) == 60_000
 
 

@@ -25,8 +25,10 @@ def a_turn(**limits: Any) -> Turn:
 
 
 def extended(t: Turn, **amounts: Any) -> Turn:
-    number = len(t.budget_extensions) + 1
-    t.budget_extensions.append(BudgetExtension(request=number, budget="cost", at=START, **amounts))
+    number = len(t.budget.budget_extensions) + 1
+    t.budget.budget_extensions.append(
+        BudgetExtension(request=number, budget="cost", at=START, **amounts)
+    )
     return t
 
 
@@ -60,7 +62,7 @@ def test_an_extension_never_limits_an_unlimited_budget() -> None:
 def test_cost_left_counts_down_from_the_extended_budget() -> None:
     t = a_turn(cost_budget_usd=0.5)
     assert budgets.cost_left(a_turn()) is None
-    t.cost_usd = 0.4
+    t.spend.cost_usd = 0.4
     assert budgets.cost_left(t) == pytest.approx(0.1)
     extended(t, cost_usd=0.5)
     assert budgets.cost_left(t) == pytest.approx(0.6)
@@ -68,7 +70,7 @@ def test_cost_left_counts_down_from_the_extended_budget() -> None:
 
 def test_a_spent_cost_budget_pauses_a_pausing_turn_with_the_figures() -> None:
     t = a_turn(cost_budget_usd=0.5, on_budget_exhausted="pause")
-    t.cost_usd, t.model_calls = 0.5, 4
+    t.spend.cost_usd, t.spend.model_calls = 0.5, 4
     with pytest.raises(budgets.BudgetExhausted) as raised:
         budgets.check_budgets(t)
     assert raised.value.budget == "cost"
@@ -79,7 +81,7 @@ def test_a_spent_cost_budget_pauses_a_pausing_turn_with_the_figures() -> None:
 
 def test_a_budget_with_money_left_lets_the_call_go() -> None:
     t = a_turn(cost_budget_usd=0.5, on_budget_exhausted="pause")
-    t.cost_usd = 0.49
+    t.spend.cost_usd = 0.49
     budgets.check_budgets(t)
     budgets.check_budgets(a_turn())
 
@@ -94,7 +96,7 @@ def test_without_a_time_budget_a_model_call_gets_the_full_timeout() -> None:
 def test_tool_interactions_left_counts_extensions() -> None:
     t = a_turn(max_tool_interactions=1)
     assert budgets.tool_interactions_left(t)
-    t.tool_interactions = 1
+    t.spend.tool_interactions = 1
     assert not budgets.tool_interactions_left(t)
     assert budgets.tool_interactions_left(extended(t, tool_interactions=1))
     assert budgets.tool_interactions_left(a_turn())
@@ -102,7 +104,7 @@ def test_tool_interactions_left_counts_extensions() -> None:
 
 def test_a_model_that_called_a_tool_it_was_not_offered_still_gets_no_tools() -> None:
     t = a_turn(max_tool_interactions=1)
-    t.tool_interactions = 2  # it asked for one more anyway: that counts, and gets no tool run
+    t.spend.tool_interactions = 2  # it asked for one more anyway: that counts, and gets no tool run
 
     assert not budgets.tool_interactions_left(t)
 
@@ -119,7 +121,7 @@ def answered_tools(t: Turn) -> Turn:
 
 def test_a_pausing_turn_out_of_tool_interactions_stops_before_answering_tool_results() -> None:
     t = answered_tools(a_turn(max_tool_interactions=1, on_budget_exhausted="pause"))
-    t.tool_interactions = 1
+    t.spend.tool_interactions = 1
     with pytest.raises(budgets.BudgetExhausted) as raised:
         budgets.check_tool_interactions(t)
     assert raised.value.budget == "tool_interactions"
@@ -128,18 +130,18 @@ def test_a_pausing_turn_out_of_tool_interactions_stops_before_answering_tool_res
 
 def test_a_failing_turn_out_of_tool_interactions_goes_on_without_tools() -> None:
     t = answered_tools(a_turn(max_tool_interactions=1))
-    t.tool_interactions = 1
+    t.spend.tool_interactions = 1
 
     budgets.check_tool_interactions(t)  # no BudgetExhausted: the turn does not stop
 
-    assert t.budget_request is None and t.state == "running"
+    assert t.budget.budget_request is None and t.state == "running"
     # What model_calls.py offers the next call: no tools.
     assert not budgets.tool_interactions_left(t)
 
 
 def test_a_turn_not_answering_tool_results_is_not_asked_again() -> None:
     t = a_turn(max_tool_interactions=1, on_budget_exhausted="pause")
-    t.tool_interactions = 1
+    t.spend.tool_interactions = 1
     t.messages.append(Message(role="user", content=[TextBlock(text="go on")]))
     budgets.check_tool_interactions(t)
 
@@ -250,7 +252,7 @@ def test_a_model_call_never_outlives_the_time_budget(clock: WorkflowClock) -> No
 
 def test_a_spent_budget_fails_a_turn_that_does_not_pause(clock: WorkflowClock) -> None:
     t = a_turn(cost_budget_usd=0.5)
-    t.cost_usd, t.model_calls = 0.75, 3
+    t.spend.cost_usd, t.spend.model_calls = 0.75, 3
 
     with pytest.raises(ApplicationError) as failed:
         budgets.check_budgets(t)
@@ -267,7 +269,7 @@ def test_a_spent_budget_fails_a_turn_that_does_not_pause(clock: WorkflowClock) -
 def test_the_cost_budget_message_names_the_extended_budget(clock: WorkflowClock) -> None:
     t = a_turn(cost_budget_usd=0.5, on_budget_exhausted="pause")
     granted(t, "cost", clock, cost_usd=0.5)
-    t.cost_usd, t.model_calls = 1.0, 5
+    t.spend.cost_usd, t.spend.model_calls = 1.0, 5
 
     with pytest.raises(budgets.BudgetExhausted) as spent:
         budgets.check_budgets(t)
@@ -278,10 +280,10 @@ def test_the_cost_budget_message_names_the_extended_budget(clock: WorkflowClock)
 def test_a_tool_interaction_budget_stops_at_its_extended_limit(clock: WorkflowClock) -> None:
     t = answered_tools(a_turn(max_tool_interactions=1, on_budget_exhausted="pause"))
     granted(t, "tool_interactions", clock, tool_interactions=2)
-    t.tool_interactions = 2
+    t.spend.tool_interactions = 2
     budgets.check_tool_interactions(t)
 
-    t.tool_interactions = 3
+    t.spend.tool_interactions = 3
     with pytest.raises(budgets.BudgetExhausted) as spent:
         budgets.check_tool_interactions(t)
 

@@ -37,7 +37,7 @@ def test_a_fresh_turn_tries_the_whole_chain_in_order() -> None:
 
 def test_a_model_on_cooldown_is_passed_over_with_the_time_it_has_left() -> None:
     t = chain_turn()
-    t.cool_down(PRIMARY, START + timedelta(seconds=45))
+    t.fallback.cool_down(PRIMARY, START + timedelta(seconds=45))
     plan = fallback.plan(t, START)
     assert plan.ready == [SECOND, THIRD]
     assert plan.notes() == [f"{PRIMARY}: cooling down for 45 s more after failing"]
@@ -45,14 +45,14 @@ def test_a_model_on_cooldown_is_passed_over_with_the_time_it_has_left() -> None:
 
 def test_a_cooldown_that_has_run_out_passes_nothing_over() -> None:
     t = chain_turn()
-    t.cool_down(PRIMARY, START + timedelta(seconds=45))
+    t.fallback.cool_down(PRIMARY, START + timedelta(seconds=45))
     assert fallback.plan(t, START + timedelta(seconds=45)).ready == [PRIMARY, SECOND, THIRD]
 
 
 def test_when_every_model_cools_down_the_whole_chain_is_tried() -> None:
     t = chain_turn()
     for model in (PRIMARY, SECOND, THIRD):
-        t.cool_down(model, START + timedelta(minutes=1))
+        t.fallback.cool_down(model, START + timedelta(minutes=1))
     plan = fallback.plan(t, START)
     assert plan.ready == [PRIMARY, SECOND, THIRD]
     assert plan.skipped == []
@@ -60,8 +60,8 @@ def test_when_every_model_cools_down_the_whole_chain_is_tried() -> None:
 
 def test_an_answer_ends_the_model_s_cooldown() -> None:
     t = chain_turn()
-    t.cool_down(PRIMARY, START + timedelta(minutes=1))
-    t.model_answered(PRIMARY)
+    t.fallback.cool_down(PRIMARY, START + timedelta(minutes=1))
+    t.fallback.answered(PRIMARY)
     assert fallback.plan(t, START).ready[0] == PRIMARY
 
 

@@ -71,7 +71,7 @@ def test_a_turn_without_skills_sends_the_system_prompt_alone() -> None:
     t = turn(request({"system_prompt": "You help customers."}))
 
     assert call_context(t).system_prompt == "You help customers."
-    assert skills.offered(["read_file"], t.skills, None) == ["read_file"]
+    assert skills.offered(["read_file"], t.tools.skills, None) == ["read_file"]
     assert skills.tool_names(t) == set()
 
 
@@ -131,8 +131,8 @@ def test_skills_loaded_lists_always_ones_first_then_each_load_once_in_order() ->
     skills.note_result(t, use("load_skill", name="refund-policy"), is_error=False)
     skills.note_result(t, use("read_skill_file", name="labels", path="a"), is_error=False)
 
-    assert t.skills_loaded == ["house-tone", "refund-policy", "labels"]
-    assert t.report("completed", t.started).skills_loaded == t.skills_loaded
+    assert t.tools.skills_loaded == ["house-tone", "refund-policy", "labels"]
+    assert t.report("completed", t.started).skills_loaded == t.tools.skills_loaded
 
 
 def test_described_skills_and_skills_loaded_carry_across_continue_as_new() -> None:
@@ -143,8 +143,8 @@ def test_described_skills_and_skills_loaded_carry_across_continue_as_new() -> No
         t.request, type(t.progress()).model_validate_json(t.progress().model_dump_json())
     )
 
-    assert resumed.skills == t.skills
-    assert resumed.skills_loaded == ["house-tone", "refund-policy"]
+    assert resumed.tools.skills == t.tools.skills
+    assert resumed.tools.skills_loaded == ["house-tone", "refund-policy"]
     assert call_context(resumed).system_prompt == call_context(t).system_prompt
 
 

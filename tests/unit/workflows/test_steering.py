@@ -79,8 +79,8 @@ def test_a_steer_joins_the_tool_results_so_that_roles_alternate() -> None:
     result, added = t.messages[-1].content
     assert isinstance(result, ToolResultBlock) and added == TextBlock(text="Look in docs/ too.")
     assert t.unsent[-1].content[-1] == added
-    assert t.queued_steers == [] and t.deliver_steers() == []
-    assert [i.kind for i in t.interventions] == ["steer"]
+    assert t.steers.queued_steers == [] and t.deliver_steers() == []
+    assert [i.kind for i in t.steers.interventions] == ["steer"]
 
 
 def test_a_steer_after_an_answer_is_a_user_message_of_its_own() -> None:
@@ -173,7 +173,7 @@ def keyed(alice: Ed25519PrivateKey) -> Turn:
     t = turn(
         request(agent={"approvers": [{"name": "alice", "public_key": public_key_line(alice)}]})
     )
-    t.verify_signatures_as(SIGNING_VERSION, RUN)
+    t.approvals.verify_signatures_as(SIGNING_VERSION, RUN)
     return t
 
 

@@ -56,11 +56,11 @@ def test_a_model_call_is_billed_and_its_answer_appended() -> None:
     t = turn()
     answered(t)
     answered(t, model="openai:gpt-4.1", ref="conv-2")
-    assert (t.model_calls, t.cost_usd, t.usage.input_tokens) == (2, 0.5, 200)
-    assert t.models_used == ["anthropic:claude-sonnet-4-6", "openai:gpt-4.1"]
+    assert (t.spend.model_calls, t.spend.cost_usd, t.spend.usage.input_tokens) == (2, 0.5, 200)
+    assert t.spend.models_used == ["anthropic:claude-sonnet-4-6", "openai:gpt-4.1"]
     assert t.conversation_ref == "conv-2"
     assert t.unsent == []
-    assert t.declared_approval == {"write_file"}
+    assert t.tools.declared_approval == {"write_file"}
 
 
 def test_tool_results_travel_as_references_when_a_tool_stored_them() -> None:
@@ -90,14 +90,14 @@ def test_compacting_re_sends_the_view_and_remembers_the_whole_once() -> None:
     t.record_tool_results([Settled(ToolResultBlock(tool_use_id="u1", content="ok"))])
     answered(t, ref="conv-2")
     t.compact(cut=2, summary="read a.md")
-    assert (t.whole_ref, t.whole_count) == ("conv-2", 4)
-    assert t.context_window.compactions == 1
+    assert (t.compaction.whole_ref, t.compaction.whole_count) == ("conv-2", 4)
+    assert t.compaction.context_window.compactions == 1
     first, last = t.unsent
-    assert first.content[-1] == TextBlock(text=t.context_window.note())
-    assert "read a.md" in t.context_window.note()
+    assert first.content[-1] == TextBlock(text=t.compaction.context_window.note())
+    assert "read a.md" in t.compaction.context_window.note()
     assert last.content == t.messages[-1].content
     t.compact(cut=2, summary="again")
-    assert (t.whole_ref, t.whole_count) == ("conv-2", 4)
+    assert (t.compaction.whole_ref, t.compaction.whole_count) == ("conv-2", 4)
 
 
 def test_the_human_clock_counts_overlapping_waits_once() -> None:
@@ -113,7 +113,7 @@ def test_the_human_clock_counts_overlapping_waits_once() -> None:
 def test_waiting_for_a_budget_extension_does_not_count_as_time() -> None:
     t = turn()
     asked = t.request_budget("iterations", "out of iterations", START + SECOND)
-    assert (asked.number, t.budget_request) == (1, asked)
+    assert (asked.number, t.budget.budget_request) == (1, asked)
     granted = t.grant_extension(ExtendBudgetInput(iterations=2), True, START + 5 * SECOND)
     assert (granted.request, granted.budget, granted.iterations, granted.signed) == (
         1,
@@ -121,7 +121,7 @@ def test_waiting_for_a_budget_extension_does_not_count_as_time() -> None:
         2,
         True,
     )
-    assert t.budget_request is None
+    assert t.budget.budget_request is None
     assert t.active_ms(START + 6 * SECOND) == 2000
     assert t.elapsed_ms(START + 6 * SECOND) == 6000
 
@@ -130,19 +130,25 @@ def test_a_budget_request_given_up_ends_the_wait_without_an_extension() -> None:
     t = turn()
     t.request_budget("cost", "spent", START)
     t.give_up_budget_request(START + SECOND)
-    assert (t.budget_request, t.budget_extensions, t.budget_requests) == (None, [], 1)
+    assert (t.budget.budget_request, t.budget.budget_extensions, t.budget.budget_requests) == (
+        None,
+        [],
+        1,
+    )
     assert t.active_ms(START + SECOND) == 0
 
 
 def test_refused_decisions_are_cut_short_and_only_the_latest_kept() -> None:
     t = turn()
     for n in range(MAX_REFUSED_DECISIONS + 5):
-        t.refuse_decision(f"call-{n}", "m" * 1000, "r" * 5000, START)
-    assert len(t.refused_decisions) == MAX_REFUSED_DECISIONS
-    assert t.refused_decisions[0].call_id == "call-5"
-    assert len(t.refused_decisions[-1].approver) == 200
-    assert len(t.refused_decisions[-1].reason) == 600
-    assert t.refused_decisions_dropped == 5  # a flood cannot hide the attempts it pushed out
+        t.approvals.refuse(f"call-{n}", "m" * 1000, "r" * 5000, START)
+    assert len(t.approvals.refused_decisions) == MAX_REFUSED_DECISIONS
+    assert t.approvals.refused_decisions[0].call_id == "call-5"
+    assert len(t.approvals.refused_decisions[-1].approver) == 200
+    assert len(t.approvals.refused_decisions[-1].reason) == 600
+    assert (
+        t.approvals.refused_decisions_dropped == 5
+    )  # a flood cannot hide the attempts it pushed out
 
 
 def test_the_report_s_output_is_the_last_assistant_text() -> None:
@@ -157,7 +163,7 @@ def test_the_continue_as_new_carry_round_trips_through_json() -> None:
     t = turn()
     answered(t)
     t.begin_iteration()
-    t.cool_down("openai:gpt-4.1", START + SECOND)
+    t.fallback.cool_down("openai:gpt-4.1", START + SECOND)
 
     carried = TurnProgress.model_validate_json(t.progress().model_dump_json())
     resumed = Turn.resume(t.request, carried)
@@ -191,7 +197,7 @@ def test_a_turn_cancelled_while_it_waits_for_budget_waits_for_nothing() -> None:
     t = turn()
     t.request_budget("cost", "spent", START)
     t.end("cancelled", START + SECOND)
-    assert (t.state, t.budget_request, t.budget_requests) == ("cancelled", None, 1)
+    assert (t.state, t.budget.budget_request, t.budget.budget_requests) == ("cancelled", None, 1)
 
 
 def test_whom_a_turn_belongs_to_is_carried_and_an_older_run_s_state_loads_without_it() -> None:

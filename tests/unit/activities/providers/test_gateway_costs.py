@@ -17,7 +17,7 @@ from turnkeeper.activities.providers.openai_provider import OpenAICompatibleProv
 from turnkeeper.activities.providers.reported_cost import reported_cost_usd
 from turnkeeper.contracts.activity_io import ModelCallResult
 from turnkeeper.contracts.messages import Message, TextBlock
-from turnkeeper.workflows.turn_state import priced_call
+from turnkeeper.workflows.turn_parts import priced_call
 
 from tests.unit.activities.providers.openai_requests import new_key, request_for
 from turnkeeper.testing import openai_replies as fake
