@@ -22,8 +22,8 @@ import pytest
 from temporalio.client import Client
 
 from tests.conftest import new_key
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 
 ROOT = Path(__file__).parent.parent
 SUPPORT = ROOT / "examples" / "support"
@@ -203,6 +203,8 @@ def test_the_support_examples_own_tests_pass_on_the_test_kit(tmp_path: Path) -> 
     )
     assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-2000:]
     assert "3 passed" in finished.stdout
+
+
 async def test_subagents_client_approves_the_writers_file_through_the_lead(
     fake_anthropic: FakeAnthropic, example_env: dict[str, str], tmp_path: Path
 ) -> None:
