@@ -10,7 +10,7 @@ from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import Replayer, Worker
 
-from tests.unit.workflows.test_tool_validation import SCHEMA
+from tests.unit.contracts.test_tool_validation import SCHEMA
 
 
 @workflow.defn(name="ValidationProbe")
