@@ -18,8 +18,6 @@ from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
-from turnkeeper.activities.logs import get_logger
-from turnkeeper.activities.runtime_workflows import check_kept, reaching
 from turnkeeper.contracts.approvals import (
     ACTIVITY_APPROVAL_CACHE_LOOKUP,
     ACTIVITY_APPROVAL_CACHE_REMEMBER,
@@ -36,6 +34,9 @@ from turnkeeper.contracts.approvals import (
     approval_cache_id,
 )
 from turnkeeper.contracts.search_attributes import AGENT_ID
+
+from turnkeeper.ground.logs import get_logger
+from turnkeeper.ground.runtime_workflows import check_kept, reaching
 
 log = get_logger(__name__)
 

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Final
 
 from temporalio.exceptions import ApplicationError
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.errors import TURN_INTERNAL_ERROR
+
+from turnkeeper.ground.logs import get_logger
 
 log = get_logger(__name__)
 

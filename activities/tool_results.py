@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.activity_io import ToolCallResult, ToolOutcome
 from turnkeeper.contracts.messages import ToolResultBlock
 
+from turnkeeper.ground.logs import get_logger
 from turnkeeper.payloads.content_store import ContentStore
 
 log = get_logger(__name__)

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from temporalio import activity
 from temporalio.service import RPCError, RPCStatusCode
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.names import ACTIVITY_CANCEL_TURN
 from turnkeeper.contracts.steering import CancelTurnInput
+
+from turnkeeper.ground.logs import get_logger
 
 log = get_logger(__name__)
 

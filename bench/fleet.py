@@ -49,10 +49,10 @@ from turnkeeper.workflows.rate_limiter_workflow import SLACK_FRACTION
 from bench.fleet_parts import TurnTimes, run_turns, worker_processes
 from bench.server import BenchServer
 from bench.turnkeeper_side import bench_data_converter
+from tests.fakes import fake_anthropic as anthropic
+from tests.fakes.fake_anthropic import start_fake_anthropic
+from tests.fakes.provider_rate_limit import ProviderRateLimit
 from turnkeeper.client.tenants import set_caps, tenant_spend
-from turnkeeper.testing import fake_anthropic as anthropic
-from turnkeeper.testing.fake_anthropic import start_fake_anthropic
-from turnkeeper.testing.provider_rate_limit import ProviderRateLimit
 
 MODEL = "anthropic:claude-sonnet-4-6"  # priced, so the tenants' caps count real dollars
 SCRIPT = "fleet"

@@ -1,10 +1,10 @@
 """`python -m bench.providers`: what prompt caching saves and what a dead primary costs, measured
 in one run on a fresh embedded dev server, with the real worker, the real SDKs and the fake APIs
-of `turnkeeper/testing` over HTTP.
+of `tests/fakes` over HTTP.
 
 1. Prompt caching: the input cost of a 30-iteration turn on Anthropic with `prompt_cache` on
    against off. The fake reports `cache_read_input_tokens` / `cache_creation_input_tokens` as
-   the API documents them (`turnkeeper/testing/anthropic_cache.py`); the cost is the report's,
+   the API documents them (`tests/fakes/anthropic_cache.py`); the cost is the report's,
    priced from `contracts/pricing.json` (claude-sonnet-4-6: input $3, cache read $0.30, cache write
    $3.75 per million tokens).
 2. A dead primary: the wall time a 10-iteration turn loses when its Anthropic primary answers
@@ -35,10 +35,10 @@ from turnkeeper.contracts.turn import AgentReport, Usage
 
 from bench.server import BenchServer
 from bench.turnkeeper_side import bench_data_converter
-from turnkeeper.testing import fake_anthropic as anthropic
-from turnkeeper.testing import openai_replies as openai
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
-from turnkeeper.testing.fake_openai import FakeOpenAI, start_fake_openai
+from tests.fakes import fake_anthropic as anthropic
+from tests.fakes import openai_replies as openai
+from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 from turnkeeper.worker.logging import configure_logging
 from turnkeeper.worker.settings import Settings
 from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner

@@ -48,9 +48,9 @@ from turnkeeper.contracts.turn import AgentReport
 
 from bench.server import BenchServer
 from bench.turnkeeper_side import bench_data_converter
-from turnkeeper.testing import fake_anthropic as anthropic
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
-from turnkeeper.testing.provider_rate_limit import ProviderRateLimit
+from tests.fakes import fake_anthropic as anthropic
+from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from tests.fakes.provider_rate_limit import ProviderRateLimit
 from turnkeeper.worker.logging import configure_logging
 from turnkeeper.worker.settings import Settings
 from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner

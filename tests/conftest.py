@@ -30,13 +30,13 @@ from turnkeeper.contracts.names import QUERY_STATUS, SEARCH_ATTRIBUTES, WORKFLOW
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
+from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 from tests.support.waiting import until
 from turnkeeper.payloads.content_store import ContentStore, LocalFolderStore
 from turnkeeper.payloads.encrypted_store import encrypting
 from turnkeeper.payloads.keyring import Keyring
 from turnkeeper.payloads.payload_storage import turn_data_converter
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
-from turnkeeper.testing.fake_openai import FakeOpenAI, start_fake_openai
 from turnkeeper.worker.settings import Settings
 from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
 

@@ -16,6 +16,8 @@ from turnkeeper.contracts.signals import PendingCall, TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import script_marker
 from tests.support.console_runs import (  # noqa: F401 (restore_logging: an autouse fixture)
     address_of,
     invoke,
@@ -23,8 +25,6 @@ from tests.support.console_runs import (  # noqa: F401 (restore_logging: an auto
     shown_by_command,
     until_shown,
 )
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import script_marker
 
 ASK_USER = {
     "name": "ask_user",

@@ -21,6 +21,8 @@ from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import make_settings, new_key, scripted_request, temporal_binary
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.browser import find_chromium, headless_chromium
 from tests.support.encrypted_stack import OLD_KEY, deployment, encrypted_dev_stack
 from turnkeeper.devtools.codec_server import (
@@ -31,8 +33,6 @@ from turnkeeper.devtools.codec_server import (
 from turnkeeper.devtools.devserver import DevServer
 from turnkeeper.payloads.keyring import Keyring
 from turnkeeper.payloads.stores import open_store
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 PHRASE: Final = "saffron-glacier-6610"
 SECRET: Final = "harbour-keeper-2294"

@@ -25,6 +25,8 @@ from turnkeeper.contracts.turn import AgentReport
 from typer.testing import CliRunner
 
 from tests.conftest import new_key, scripted_request, wait_for_pending
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.console_runs import restore_logging  # noqa: F401 (autouse fixture)
 from tests.support.encrypted_stack import (
     NEW_KEY,
@@ -39,8 +41,6 @@ from turnkeeper.client.events import turn_events
 from turnkeeper.console.cli import app
 from turnkeeper.devtools.devserver import DevServer
 from turnkeeper.payloads.keyring import new_key_entry
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 REPO: Final = Path(__file__).resolve().parents[1]
 # Over 1 KiB, so the tool's output travels through external storage, not inline.

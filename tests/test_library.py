@@ -21,9 +21,9 @@ from turnkeeper.contracts.decision_signing import public_key_line
 
 import turnkeeper
 from tests.conftest import new_key, wait_for_pending
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic, script_marker
 from tests.support.waiting import until
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, script_marker
 
 REFUNDS: list[tuple[str, float, str]] = []
 

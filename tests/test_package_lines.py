@@ -1,6 +1,8 @@
-"""The package lines of pyproject.toml's `[tool.importlinter]` hold: contracts <- payloads <-
-workflows | activities <- devtools <- client <- worker <- console, and the client loads neither the
-console nor typer nor rich. An import that crosses one fails CI here, naming the import."""
+"""The package lines of pyproject.toml's `[tool.importlinter]` hold: contracts <- payloads | ground
+<- workflows | activities <- devtools <- client <- worker <- http <- console | testing; the client
+loads no code that runs turns (workflows, activities, worker), no dev tools and no terminal; the
+HTTP API none of that either; the test kit neither the console nor the HTTP API. An import that
+crosses one fails CI here, naming the import."""
 
 from __future__ import annotations
 
@@ -69,6 +71,36 @@ def test_every_import_keeps_to_the_package_lines(tmp_path: Path) -> None:
             "from turnkeeper.console import terminal\n",
             "turnkeeper.client.crossing -> turnkeeper.console.terminal",
             id="a client module that imports the console",
+        ),
+        pytest.param(
+            "client/crossing.py",
+            "from turnkeeper.activities.tools import registry\n",
+            "turnkeeper.client.crossing -> turnkeeper.activities.tools.registry",
+            id="a client module that imports an activity module",
+        ),
+        pytest.param(
+            "client/crossing.py",
+            "from turnkeeper.workflows import budgets\n",
+            "turnkeeper.client.crossing -> turnkeeper.workflows.budgets",
+            id="a client module that imports a workflow module",
+        ),
+        pytest.param(
+            "http/crossing.py",
+            "from turnkeeper.worker import settings\n",
+            "turnkeeper.http.crossing -> turnkeeper.worker.settings",
+            id="the HTTP API that imports the worker",
+        ),
+        pytest.param(
+            "testing/crossing.py",
+            "from turnkeeper.console import terminal\n",
+            "turnkeeper.testing.crossing -> turnkeeper.console.terminal",
+            id="the test kit that imports the console",
+        ),
+        pytest.param(
+            "ground/crossing.py",
+            "from turnkeeper.payloads import keyring\n",
+            "turnkeeper.ground.crossing -> turnkeeper.payloads.keyring",
+            id="the ground that imports payloads",
         ),
         pytest.param(
             "workflows/crossing.py",

@@ -26,11 +26,11 @@ from turnkeeper.contracts.approvals import (
     RevokeInput,
 )
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput
+from turnkeeper.contracts.request_checks import request_problem
 from turnkeeper.contracts.session import CloseInput, SendInput, SessionRequest
 from turnkeeper.contracts.signals import ApproveInput, SubmitToolResultInput
 from turnkeeper.contracts.steering import InterruptInput, SteerInput
 from turnkeeper.contracts.turn import TurnRequest
-from turnkeeper.workflows.request_checks import request_problem
 
 from tests.conftest import temporal_binary
 from tests.support.documented_commands import (

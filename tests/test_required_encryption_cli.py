@@ -21,13 +21,13 @@ import pytest
 from temporalio.client import Client
 
 from tests.conftest import make_settings, new_key, temporal_binary
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.encrypted_stack import OLD_KEY
 from tests.support.waiting import until
 from turnkeeper.devtools.codec_server import Access, CodecService, running_codec_server
 from turnkeeper.payloads.keyring import Keyring
 from turnkeeper.payloads.stores import open_store
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 from turnkeeper.worker.settings import Settings
 
 ROOT = Path(__file__).parent.parent

@@ -17,8 +17,8 @@ import pytest
 from temporalio.client import Client
 
 from tests.conftest import new_key, temporal_binary
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 
 ROOT = Path(__file__).parent.parent
 

@@ -31,10 +31,10 @@ from tests.conftest import (
     scripted_request,
     temporal_binary,
 )
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.browser import Page, find_chromium, headless_chromium
 from turnkeeper.client.turns import start_turn
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 ARTIFACTS: Final = Path(__file__).resolve().parents[1] / "test-artifacts"
 SCREENSHOT: Final = ARTIFACTS / "web-ui-turn.png"

@@ -22,11 +22,11 @@ from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import new_key, scripted_request
 from tests.deployment.test_upgrade import promoted
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support import history_facts
 from tests.support.waiting import until
 from turnkeeper.devtools import deployments
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 from turnkeeper.worker.health import WorkerHealth
 
 ROOT = Path(__file__).parent.parent

@@ -10,7 +10,6 @@ The loop
     turn_state.py            `Turn`: the state a turn owns and carries across continue-as-new.
     turn_parts.py            The parts of a `Turn` that own their state (spend, approvals, …).
     handler_inputs.py        The handlers' payloads decoded and validated (turn and session).
-    request_checks.py        Checks of a turn request that span fields; the tools it offers.
     plaintext.py             Refusing what arrived unencrypted at a worker requiring encryption.
     failures.py              How a turn fails: a typed error carrying the partial report.
     activity_options.py      Timeouts and retry policies of the turn's activities.
@@ -32,7 +31,6 @@ Model calls
 
 Tools and approvals
     tool_calls.py            Settling one response's tool calls, one `tool_result` each.
-    tool_validation.py       A call's arguments against the tool's JSON schema.
     tool_retries.py          When a worker tool may run again, and what the model is told.
     mcp_tools.py             MCP tools: discovered at the start, called as activities.
     pending_calls.py         Calls waiting for a human's decision or a caller's result.

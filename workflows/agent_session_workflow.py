@@ -36,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
         UPDATE_SEND,
         WORKFLOW_TYPE,
     )
+    from turnkeeper.contracts.request_checks import ENDPOINT_PRICES_PATCH, request_problem
     from turnkeeper.contracts.session import (
         CarriedSession,
         CloseInput,
@@ -53,7 +54,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.failures import describe
     from turnkeeper.workflows.observation.session_view import publish, turn_search_attributes
     from turnkeeper.workflows.plaintext import decoded
-    from turnkeeper.workflows.request_checks import ENDPOINT_PRICES_PATCH, request_problem
     from turnkeeper.workflows.session_state import Session
     from turnkeeper.workflows.stored_conversations import load_conversation
     from turnkeeper.workflows.turn_placement import RUNTIME_IDS_PATCH

@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.plaintext import refusal
     from turnkeeper.contracts.rate_limits import SIGNAL_CAPACITY_WAIT, CapacityWait
+    from turnkeeper.contracts.request_checks import offered_tools
     from turnkeeper.contracts.search_attributes import STARTED_BY
     from turnkeeper.contracts.signals import (
         ALL_PENDING,
@@ -81,7 +82,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.observation.turn_view import TurnView
     from turnkeeper.workflows.pending_calls import PendingCalls
-    from turnkeeper.workflows.request_checks import offered_tools
     from turnkeeper.workflows.signed_cancel import SignedCancels
     from turnkeeper.workflows.steering import Interrupted, Steering, not_run
     from turnkeeper.workflows.tool_calls import ToolCalls

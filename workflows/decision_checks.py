@@ -9,10 +9,10 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.signals import ALL_PENDING, ApproveInput, SignedCall
+    from turnkeeper.contracts.tool_validation import validation_problems
     from turnkeeper.workflows import signed_decisions
     from turnkeeper.workflows.pending_calls import PendingCalls
     from turnkeeper.workflows.tool_calls import schema_of
-    from turnkeeper.workflows.tool_validation import validation_problems
     from turnkeeper.workflows.turn_state import Turn
 
 

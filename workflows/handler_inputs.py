@@ -15,12 +15,12 @@ from temporalio.common import RawValue
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
+    from turnkeeper.contracts.request_checks import ENDPOINT_PRICES_PATCH, request_problem
     from turnkeeper.contracts.signals import ApproveInput
     from turnkeeper.contracts.turn import TurnRequest
     from turnkeeper.workflows import plaintext
     from turnkeeper.workflows.failures import describe, invalid_request, unencrypted_request
     from turnkeeper.workflows.plaintext import decoded
-    from turnkeeper.workflows.request_checks import ENDPOINT_PRICES_PATCH, request_problem
     from turnkeeper.workflows.turn_placement import RUNTIME_IDS_PATCH, placement_problem
 
 M = TypeVar("M", bound=BaseModel)

@@ -10,7 +10,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from turnkeeper.workflows.tool_validation import value_problems
+    from turnkeeper.contracts.tool_validation import value_problems
 
 
 def instruction(schema: dict[str, Any]) -> str:

@@ -8,8 +8,8 @@ continues as new, carrying its state, when Temporal suggests it or after `MAX_HA
 
 Why updates and not signals: a reservation needs an answer (granted or not) before the provider
 is called, and an update carries one in a single round trip; the model-call activity sends it
-with update-with-start (`activities/tenant_ledger.py`), which also creates the ledger of a new
-tenant. Workflow code could not: a workflow cannot send an update to another workflow, and
+with update-with-start (`turnkeeper/ground/tenant_ledger.py`), which also creates the ledger
+of a new tenant. Workflow code could not: a workflow cannot send an update to another workflow, and
 signals with replies would cost the turn a signal, a wait and a reply in its own history for
 every call, where the activity already open for the call costs it nothing more.
 """

@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
         PendingKind,
         SignedCall,
     )
+    from turnkeeper.contracts.tool_validation import corrective_message, validation_problems
     from turnkeeper.workflows import skills, tenant_fairness
     from turnkeeper.workflows.activity_calls import AnswerModel, execute
     from turnkeeper.workflows.activity_options import (
@@ -39,7 +40,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.standing_approvals import remember, standing_decision, standing_for
     from turnkeeper.workflows.subagent_calls import TASK_SCHEMA, SubagentCalls, subagent_of
     from turnkeeper.workflows.tool_retries import interrupted_call_text, tool_retry_policy
-    from turnkeeper.workflows.tool_validation import corrective_message, validation_problems
     from turnkeeper.workflows.turn_state import Settled, Turn
 
 

@@ -28,7 +28,6 @@ from turnkeeper.activities.llm.offered_tools import (
 from turnkeeper.activities.llm.provider_call import call_provider, provider_for
 from turnkeeper.activities.llm.rate_gate import RateGate
 from turnkeeper.activities.llm.tenant_caps import tenant_reservation
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers.provider import ModelProvider, ModelRequest, ModelResponse
 from turnkeeper.activities.store.conversation_store import Conversation, ConversationStore
 from turnkeeper.activities.tools.registry import ToolRegistry
@@ -39,6 +38,7 @@ from turnkeeper.contracts.errors import CONTENT_MISSING, LLM_PAYLOAD_REJECTED
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL
 
+from turnkeeper.ground.logs import get_logger
 from turnkeeper.payloads.content_store import ContentMissingError
 
 log = get_logger(__name__)

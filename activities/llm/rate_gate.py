@@ -26,10 +26,7 @@ from temporalio.client import (
 )
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
-from turnkeeper.activities.ledger_busy import asking, forget_start_failure, is_busy
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers.provider import ModelRequest
-from turnkeeper.activities.runtime_workflows import check_kept
 from turnkeeper.contracts.activity_io import ModelCallInput
 from turnkeeper.contracts.rate_limits import (
     RATE_LIMITER_WORKFLOW,
@@ -49,13 +46,17 @@ from turnkeeper.contracts.rate_limits import (
 )
 from turnkeeper.contracts.turn import Usage
 
+from turnkeeper.ground.ledger_busy import asking, forget_start_failure, is_busy
+from turnkeeper.ground.logs import get_logger
+from turnkeeper.ground.runtime_workflows import check_kept
+
 log = get_logger(__name__)
 
 RPC_TIMEOUT: Final = timedelta(seconds=10)
 # Heartbeat at least this often while waiting (the model call's heartbeat timeout is 30 s), so a
 # cancelled turn stops waiting soon.
 MAX_PAUSE_S: Final = 5.0
-# A busy ledger (`activities/ledger_busy.py`) is asked again after a short, jittered pause
+# A busy ledger (`turnkeeper/ground/ledger_busy.py`) is asked again after a short, jittered pause
 # instead of failing the model call's attempt.
 BUSY_PAUSE_S: Final = 0.2
 # Characters per token of the input estimate (settled with the provider's count after the call).

@@ -11,9 +11,7 @@ from dataclasses import dataclass
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers.provider import ModelProvider, ModelRequest
-from turnkeeper.activities.tenant_ledger import ledger_update
 from turnkeeper.contracts.activity_io import ModelCallInput
 from turnkeeper.contracts.pricing import cache_write_price, price_for
 from turnkeeper.contracts.tenants import (
@@ -25,6 +23,9 @@ from turnkeeper.contracts.tenants import (
     SettleInput,
     TenantSpend,
 )
+
+from turnkeeper.ground.logs import get_logger
+from turnkeeper.ground.tenant_ledger import ledger_update
 
 log = get_logger(__name__)
 

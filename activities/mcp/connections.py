@@ -31,9 +31,10 @@ import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
 from turnkeeper.activities.mcp.failures import McpUnavailable, describe_unreachable, root_cause
+
+from turnkeeper.ground.logs import get_logger
 
 log = get_logger(__name__)
 

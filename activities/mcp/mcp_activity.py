@@ -26,7 +26,6 @@ from typing import Any, cast
 from mcp.types import RequestParamsMeta
 from temporalio import activity
 from turnkeeper.activities.heartbeating import heartbeating
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.mcp.catalog import CALL_GUARD_S, McpToolCatalog
 from turnkeeper.activities.mcp.config import McpConfig, unknown_server_call
 from turnkeeper.activities.mcp.connections import McpConnection, McpConnections
@@ -55,6 +54,7 @@ from turnkeeper.contracts.result_limits import (
     capped,
 )
 
+from turnkeeper.ground.logs import get_logger
 from turnkeeper.payloads.content_store import ContentStore
 
 log = get_logger(__name__)

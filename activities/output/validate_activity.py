@@ -13,7 +13,6 @@ from typing import Final
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.output.validators import (
     OutputRejected,
     OutputValidator,
@@ -23,6 +22,8 @@ from turnkeeper.activities.output.validators import (
 from turnkeeper.contracts.errors import INVALID_TURN_REQUEST, OUTPUT_VALIDATOR_ERROR
 from turnkeeper.contracts.names import ACTIVITY_VALIDATE_OUTPUT
 from turnkeeper.contracts.output_validation import ValidateOutputInput, ValidateOutputResult
+
+from turnkeeper.ground.logs import get_logger
 
 log = get_logger(__name__)
 

@@ -28,7 +28,6 @@ from anthropic.types import (
     ToolUseBlockParam,
 )
 from anthropic.types import Usage as SdkUsage
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers.error_reading import (
     says_context_overflow,
     status_words,
@@ -64,6 +63,8 @@ from turnkeeper.contracts.messages import (
 from turnkeeper.contracts.names import PROVIDER_ANTHROPIC
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import Usage
+
+from turnkeeper.ground.logs import get_logger
 
 log = get_logger(__name__)
 

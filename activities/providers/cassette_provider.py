@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers import cassette_file
 from turnkeeper.activities.providers.cassette_file import Exchange
 from turnkeeper.activities.providers.cassette_key import (
@@ -35,6 +34,8 @@ from turnkeeper.activities.providers.provider import (
     reports_cost,
 )
 from turnkeeper.contracts.errors import CASSETTE_MISS
+
+from turnkeeper.ground.logs import get_logger
 
 log = get_logger(__name__)
 

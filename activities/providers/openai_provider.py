@@ -16,7 +16,6 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.providers.error_reading import (
     says_context_overflow,
     status_words,
@@ -51,6 +50,8 @@ from turnkeeper.contracts.errors import (
     LLM_TRANSIENT,
 )
 from turnkeeper.contracts.turn import Usage
+
+from turnkeeper.ground.logs import get_logger
 
 if TYPE_CHECKING:
     import openai

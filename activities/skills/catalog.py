@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.skills.skill import Skill
 from turnkeeper.activities.skills.skill_file import SkillProblem, read_skills_dir
 from turnkeeper.contracts.skill_io import DescribeSkillsInput, DescribeSkillsResult, SkillInfo
+
+from turnkeeper.ground.logs import get_logger
 
 log = get_logger(__name__)
 

@@ -19,7 +19,6 @@ from typing import TypeVar
 from temporalio import activity
 from turnkeeper.activities.defects import defects_fail_once
 from turnkeeper.activities.heartbeating import heartbeating
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.tool_results import stored_result
 from turnkeeper.activities.tools.registry import (
     ToolContext,
@@ -39,6 +38,7 @@ from turnkeeper.contracts.result_limits import (
     capped,
 )
 
+from turnkeeper.ground.logs import get_logger
 from turnkeeper.payloads.content_store import ContentStore
 
 log = get_logger(__name__)

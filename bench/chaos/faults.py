@@ -19,8 +19,8 @@ from turnkeeper.contracts.search_attributes import TURN_STATE
 
 from bench.chaos.stack import ChaosStack
 from bench.chaos.workload import TurnRun, send_waiting
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import Step
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import Step
 
 # The provider timeout of the chaos workers: "slower than the timeout" replies take longer.
 PROVIDER_TIMEOUT_S = 4.0
@@ -207,7 +207,7 @@ def provider_fault_replies() -> dict[str, Step]:
 
 
 def mcp_fault_calls() -> dict[str, tuple[str, dict[str, Any]]]:
-    """MCP tool calls that fail the server (`turnkeeper/testing/mcp_demo_server.py`, stdio, a call
+    """MCP tool calls that fail the server (`tests/fakes/mcp_demo_server.py`, stdio, a call
     timeout of `stack.MCP_TIMEOUT_S`): its process exits mid-call, or it never answers."""
     return {
         "crash mid-call": ("mcp__demo__exit_server", {}),

@@ -33,7 +33,7 @@ from bench.chaos.faults import (
 from bench.chaos.properties import RowResult, judge
 from bench.chaos.stack import ChaosStack
 from bench.chaos.workload import TurnRun, drive, start_turn, turn_steps
-from turnkeeper.testing.fake_anthropic import Step
+from tests.fakes.fake_anthropic import Step
 
 ROLLING_WORKERS = 3
 

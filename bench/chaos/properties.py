@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from turnkeeper.contracts.messages import ToolResultBlock
 
 from bench.chaos.workload import APPROVAL_STEP, TurnRun, call_id
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
-from turnkeeper.testing.turn_outcomes import CONTRACT_ERROR_TYPES
+from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.support.turn_outcomes import CONTRACT_ERROR_TYPES
 
 
 @dataclass

@@ -28,10 +28,10 @@ from temporalio.client import Client
 from bench.chaos.proxy import CuttableProxy
 from bench.chaos.worker import chaos_settings
 from bench.server import BenchServer, free_port
+from tests.fakes import MCP_DEMO_SERVER
+from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from turnkeeper.client.connection import connect
 from turnkeeper.payloads.stores import STORE_URL_ENV
-from turnkeeper.testing import MCP_DEMO_SERVER
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from turnkeeper.worker.settings import MCP_CONFIG_ENV
 
 ROOT = Path(__file__).resolve().parent.parent.parent

@@ -34,8 +34,8 @@ from turnkeeper.contracts.names import (
 from turnkeeper.contracts.search_attributes import TURN_STATE
 from turnkeeper.contracts.turn import AgentReport
 
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import Step
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import Step
 
 APPROVAL_STEP, EXTERNAL_STEP = 1, 2
 POLL_S = 0.3

@@ -13,12 +13,12 @@ from temporalio.client import WorkflowExecutionStatus
 from typer.testing import Result
 
 from tests.conftest import TurnRunner, new_key, scripted_request
+from tests.fakes import fake_anthropic as fake
 from tests.support.console_runs import address_of, restore_logging, runner  # noqa: F401 (autouse fixture)
 from tests.workflows.test_sessions import _settled, _turn_input
 from turnkeeper.client.sessions import session as session_handle
 from turnkeeper.client.sessions import start_session
 from turnkeeper.console.cli import app
-from turnkeeper.testing import fake_anthropic as fake
 
 
 async def chat(turns: TurnRunner, stdin: str, *flags: str) -> Result:

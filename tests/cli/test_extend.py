@@ -20,6 +20,8 @@ from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binary
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import script_marker
 from tests.support.console_runs import (  # noqa: F401 (restore_logging: an autouse fixture)
     address_of,
     invoke,
@@ -30,8 +32,6 @@ from tests.support.console_runs import (  # noqa: F401 (restore_logging: an auto
 from tests.workflows.test_budget_extension import wait_for_budget_request
 from turnkeeper.client.client import TurnHandle
 from turnkeeper.client.errors import DecisionRefused
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import script_marker
 
 LIST = ("list_files", {"path": "."})
 

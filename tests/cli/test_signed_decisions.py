@@ -25,6 +25,7 @@ from turnkeeper.contracts.signals import ApproveInput, DecideResult, SignedCall,
 from typer.testing import Result
 
 from tests.conftest import TurnRunner, new_key, scripted_request, temporal_binary, wait_for_pending
+from tests.fakes import fake_anthropic as fake
 from tests.support.console_runs import (  # noqa: F401 (restore_logging: an autouse fixture)
     address_of,
     invoke,
@@ -35,7 +36,6 @@ from tests.support.signing_keys import write_key
 from tests.support.waiting import until
 from turnkeeper.console.cli import app
 from turnkeeper.console.signing import PASSPHRASE_ENV
-from turnkeeper.testing import fake_anthropic as fake
 
 WRITE_A = ("write_file", {"path": "a.md", "content": "A"})
 WRITE_B = ("write_file", {"path": "b.md", "content": "B"})

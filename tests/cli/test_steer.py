@@ -15,13 +15,13 @@ from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
+from tests.fakes import fake_anthropic as fake
 from tests.support.console_runs import (  # noqa: F401 (restore_logging: an autouse fixture)
     address_of,
     invoke,
     restore_logging,
 )
 from tests.support.signing_keys import write_key
-from turnkeeper.testing import fake_anthropic as fake
 
 WRITE = ("write_file", {"path": "out.md", "content": "hello"})
 

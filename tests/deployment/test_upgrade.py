@@ -35,10 +35,10 @@ from tests.conftest import (
     wait_for_pending,
 )
 from tests.deployment.build_b_workflow import BUILD_MEMO, BuildBTurnWorkflow
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.waiting import until
 from turnkeeper.devtools import deployments
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 from turnkeeper.worker.settings import Settings
 from turnkeeper.worker.versioning import WorkerVersion
 from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner

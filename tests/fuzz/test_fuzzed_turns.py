@@ -23,9 +23,9 @@ from turnkeeper.contracts.names import (
 )
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
+from tests.fakes import fake_anthropic as fake
 from tests.support.strategies import deeply_nested, json_values, request_like
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.turn_outcomes import CONTRACT_ERROR_TYPES
+from tests.support.turn_outcomes import CONTRACT_ERROR_TYPES
 
 
 def drawn(strategy: st.SearchStrategy[Any], count: int) -> list[Any]:

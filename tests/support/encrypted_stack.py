@@ -18,13 +18,13 @@ from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import make_settings, running_worker
+from tests.fakes.fake_anthropic import FakeAnthropic
 from turnkeeper.client.connection import connect
 from turnkeeper.devtools.dev_stack import dev_stack
 from turnkeeper.devtools.devserver import DevServer
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.keyring import Keyring, new_key_entry
 from turnkeeper.payloads.stores import open_store
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 from turnkeeper.worker.settings import Settings
 
 OLD_KEY = new_key_entry("old-key")

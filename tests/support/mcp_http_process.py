@@ -8,7 +8,7 @@ import socket
 import sys
 import time
 
-from turnkeeper.testing import MCP_DEMO_SERVER as DEMO_SERVER
+from tests.fakes import MCP_DEMO_SERVER as DEMO_SERVER
 
 
 def free_port() -> int:

@@ -34,8 +34,8 @@ import pytest
 from temporalio.client import Client
 
 from tests.conftest import temporal_binary
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.waiting import until
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 ROOT = Path(__file__).parents[2]
 WORKER_SCRIPT = ROOT / "worker.py"

@@ -13,9 +13,9 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
 from tests.system.conftest import SystemStack
 from tests.system.steps import connect_as_user, model_saw, tool_results
-from turnkeeper.testing import fake_anthropic as fake
 
 SHOP_WORKER = '''
 import asyncio

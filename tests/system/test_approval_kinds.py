@@ -10,6 +10,7 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
 from tests.system.conftest import SystemStack
 from tests.system.steps import (
     connect_as_user,
@@ -25,7 +26,6 @@ from tests.system.steps import (
     wait_for_status,
     write,
 )
-from turnkeeper.testing import fake_anthropic as fake
 
 
 async def test_an_edited_approval_through_the_decide_update(stack: SystemStack) -> None:

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
 from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess
-from turnkeeper.testing import fake_anthropic as fake
 
 
 def turn_request(key: str, **constraints: Any) -> dict[str, Any]:

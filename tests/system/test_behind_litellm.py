@@ -23,12 +23,12 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as anthropic
 from tests.support.ports import free_ports
 from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.driving import agent, connect_like, task
 from turnkeeper.client.errors import TurnError
-from turnkeeper.testing import fake_anthropic as anthropic
 
 LITELLM = os.environ.get("TURNKEEPER_TEST_LITELLM")
 pytestmark = pytest.mark.skipif(

@@ -12,6 +12,7 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
 from tests.system.conftest import SystemStack
 from tests.system.steps import (
     HALF_A_DOLLAR,
@@ -24,7 +25,6 @@ from tests.system.steps import (
     update,
     wait_for_state,
 )
-from turnkeeper.testing import fake_anthropic as fake
 
 
 async def test_a_time_budget_fails_the_turn_with_turn_budget_exceeded(

@@ -16,6 +16,7 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key, temporal_binary
+from tests.fakes import fake_anthropic as anthropic
 from tests.support.ports import free_ports
 from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess, run
@@ -30,7 +31,6 @@ from tests.system.driving import (
     task,
 )
 from tests.test_devserver import port_is_open
-from turnkeeper.testing import fake_anthropic as anthropic
 
 REFERENCE = "temporal.api.sdk.v1.ExternalStorageReference"
 

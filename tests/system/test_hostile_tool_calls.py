@@ -16,10 +16,10 @@ from turnkeeper.activities.tools.line_search import SEARCH_TIME_LIMIT_S
 from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
 
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
 from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.test_approvals_and_budgets import result, start, turn_request
-from turnkeeper.testing import fake_anthropic as fake
 
 # A backtracking engine tries 2^n ways to split n a's before the '!' refuses each: Python's `re`
 # took 6 s at 26 characters on the review's machine, holding the GIL throughout.

@@ -13,12 +13,12 @@ import httpx2 as httpx
 import pytest
 
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
 from tests.support.browser import find_chromium, headless_chromium
 from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.driving import agent, task
 from tests.system.serving import serving
-from turnkeeper.testing import fake_anthropic as fake
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 

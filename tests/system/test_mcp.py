@@ -1,5 +1,5 @@
 """MCP servers in `python worker.py`: the JSON file named by `TURNKEEPER_MCP_CONFIG`, a stdio
-server the worker starts itself (`turnkeeper/testing/mcp_demo_server.py`), and a turn whose model
+server the worker starts itself (`tests/fakes/mcp_demo_server.py`), and a turn whose model
 calls its tools by their README names (`mcp__<server>__<tool>`)."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as anthropic
 from tests.support.mcp_http_process import DEMO_SERVER, HttpServerProcess
 from tests.system.conftest import SystemStack
 from tests.system.driving import agent, connect_like, task
-from turnkeeper.testing import fake_anthropic as anthropic
 
 
 def mcp_config(folder: Path, servers: dict[str, Any]) -> Path:

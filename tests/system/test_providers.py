@@ -11,12 +11,12 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as anthropic
+from tests.fakes import openai_replies as openai
+from tests.fakes.anthropic_cache import MIN_CACHEABLE_TOKENS
+from tests.fakes.fake_openai import FakeOpenAI
 from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.driving import GPT, SONNET, agent, connect_like, task
-from turnkeeper.testing import fake_anthropic as anthropic
-from turnkeeper.testing import openai_replies as openai
-from turnkeeper.testing.anthropic_cache import MIN_CACHEABLE_TOKENS
-from turnkeeper.testing.fake_openai import FakeOpenAI
 
 # Tools and system prompt alone reach the fake's minimum cacheable prefix, so calls cache.
 LONG_PROMPT = "You keep careful notes. " * (MIN_CACHEABLE_TOKENS // 5)

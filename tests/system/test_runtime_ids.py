@@ -17,10 +17,10 @@ from turnkeeper.contracts.approvals import approval_cache_id
 from turnkeeper.contracts.tenants import ledger_id
 
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
 from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.steps import wait_for_pending
 from tests.system.test_approvals_and_budgets import result, status
-from turnkeeper.testing import fake_anthropic as fake
 
 SONNET = "anthropic:claude-sonnet-4-6"
 

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
+from tests.fakes import openai_replies
+from tests.fakes.fake_openai import FakeOpenAI
 from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.test_approvals_and_budgets import start, turn_request
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing import openai_replies
-from turnkeeper.testing.fake_openai import FakeOpenAI
 
 # The shortest prefix of a key the test looks for: shorter ones (`sk-ant-`) name only the vendor.
 SHORTEST_PREFIX = 8

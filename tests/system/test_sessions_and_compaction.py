@@ -13,6 +13,7 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
 from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.steps import (
@@ -30,7 +31,6 @@ from tests.system.steps import (
 )
 from tests.workflows.test_compaction import CHAPTER, reader
 from tests.workflows.test_session_compaction import session_reader
-from turnkeeper.testing import fake_anthropic as fake
 
 READS = 4
 

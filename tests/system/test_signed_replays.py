@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import new_key, temporal_binary
+from tests.fakes import fake_anthropic as fake
+from tests.fakes import openai_replies as openai
+from tests.fakes.fake_openai import FakeOpenAI
 from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess, run
 from tests.system.test_approvals_and_budgets import (
@@ -21,9 +24,6 @@ from tests.system.test_approvals_and_budgets import (
     turn_request,
     wait_for_state,
 )
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing import openai_replies as openai
-from turnkeeper.testing.fake_openai import FakeOpenAI
 
 _BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 

@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.serialization import load_ssh_private_key
 from turnkeeper.contracts.steering import CancelInput, InterruptInput, SteerInput
 
 from tests.conftest import new_key, temporal_binary
+from tests.fakes import fake_anthropic as fake
 from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess, run
 from tests.system.test_approvals_and_budgets import (
@@ -30,7 +31,6 @@ from tests.system.test_approvals_and_budgets import (
 from tests.system.test_http_api import served  # noqa: F401 (a fixture)
 from turnkeeper.client.client import turn
 from turnkeeper.client.signatures import signed_intervention
-from turnkeeper.testing import fake_anthropic as fake
 
 WRITE = ("write_file", {"path": "note.md", "content": "hello"})
 

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
 from tests.system.conftest import SystemStack
 from tests.system.steps import (
     HALF_A_DOLLAR,
@@ -25,7 +26,6 @@ from tests.system.steps import (
     write,
 )
 from tests.workflows.test_approvals import ASK_USER
-from turnkeeper.testing import fake_anthropic as fake
 
 
 async def test_external_tool_results_from_the_temporal_cli_and_turnkeeper_submit(

@@ -11,6 +11,7 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
 from tests.system.conftest import SystemStack
 from tests.system.steps import (
     LIST,
@@ -21,7 +22,6 @@ from tests.system.steps import (
     tool_results,
     turn_request,
 )
-from turnkeeper.testing import fake_anthropic as fake
 
 SCORE = {
     "type": "object",

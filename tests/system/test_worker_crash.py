@@ -12,9 +12,9 @@ import json
 import signal
 
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
 from tests.system.conftest import SystemStack
 from tests.system.steps import LIST, result, start, turn_request, wait_for_state, write
-from turnkeeper.testing import fake_anthropic as fake
 
 
 async def test_a_turn_outlives_its_worker_killed_with_sigkill(stack: SystemStack) -> None:

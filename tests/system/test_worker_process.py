@@ -15,6 +15,7 @@ import pytest
 
 import turnkeeper
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as anthropic
 from tests.support.ports import free_ports
 from tests.support.waiting import until
 from tests.system.conftest import (
@@ -26,7 +27,6 @@ from tests.system.conftest import (
 )
 from tests.system.driving import SONNET, agent, connect_like, task
 from tests.test_devserver import port_is_open
-from turnkeeper.testing import fake_anthropic as anthropic
 
 BAD_KEY = "k1:c2hvcnQ="  # base64 of 5 bytes, not 32
 

@@ -16,12 +16,12 @@ from pydantic import ValidationError
 from turnkeeper.activities.mcp.results import compact_json, result_text
 from turnkeeper.activities.providers.anthropic_provider import _from_sdk_response
 from turnkeeper.activities.providers.provider import ModelCallError, ModelResponse
+from turnkeeper.contracts.request_checks import request_problem
 from turnkeeper.contracts.result_limits import capped
 from turnkeeper.contracts.signals import ApproveInput, SubmitToolResultInput
+from turnkeeper.contracts.tool_validation import validation_problems
 from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.workflows.failures import describe, invalid_request
-from turnkeeper.workflows.request_checks import request_problem
-from turnkeeper.workflows.tool_validation import validation_problems
 
 from tests.support.strategies import deeply_nested, json_values, request_like, surrogate_text
 

@@ -70,15 +70,15 @@ from tests.conftest import (
     temporal_binary,
     wait_for_pending,
 )
+from tests.fakes import fake_anthropic as fake
+from tests.fakes import openai_replies as openai
+from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 from tests.support.golden_keys import golden_converter
 from tests.support.skill_folders import REFUND_POLICY, REFUNDS, skills_worker
 from turnkeeper.client.sessions import start_session
 from turnkeeper.client.signatures import signed_intervention
 from turnkeeper.client.tenants import set_caps
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing import openai_replies as openai
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
-from turnkeeper.testing.fake_openai import FakeOpenAI, start_fake_openai
 
 HISTORIES = Path(__file__).parent.parent / "histories"
 ASK_USER = {"name": "ask_user", "input_schema": {"type": "object"}}

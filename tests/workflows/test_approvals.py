@@ -14,7 +14,7 @@ from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
-from turnkeeper.testing import fake_anthropic as fake
+from tests.fakes import fake_anthropic as fake
 
 ASK_USER = {
     "name": "ask_user",

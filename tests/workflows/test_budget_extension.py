@@ -32,10 +32,10 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.waiting import until
 from tests.workflows.test_continue_as_new import eager_env, run_ids  # noqa: F401 (a fixture)
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 LIST = ("list_files", {"path": "."})
 PRICEY = {"input_per_mtok": 10_000.0, "output_per_mtok": 100_000.0}  # $0.01 / $0.1 a token

@@ -19,8 +19,8 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
+from tests.fakes import fake_anthropic as fake
 from tests.support import history_facts
-from turnkeeper.testing import fake_anthropic as fake
 
 LIST = ("list_files", {"path": "."})
 # A budget that a first model call, a tool call and the workflow tasks between them fit in on a

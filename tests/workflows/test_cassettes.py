@@ -24,9 +24,9 @@ from tests.conftest import (
     providers_for,
     scripted_request,
 )
+from tests.fakes import fake_anthropic as anthropic
+from tests.fakes.fake_anthropic import FakeAnthropic
 from turnkeeper.client.fork import ForkChanges, ForkError, fork_turn
-from turnkeeper.testing import fake_anthropic as anthropic
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 from turnkeeper.worker.history_replay import replay_from_server
 from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
 

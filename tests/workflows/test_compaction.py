@@ -28,18 +28,18 @@ from tests.conftest import (
     running_worker,
     scripted_request,
 )
-from tests.support.telemetry_capture import capture
-from tests.workflows.test_continue_as_new import eager_env, run_ids  # noqa: F401 (a fixture)
-from turnkeeper.client.events import turn_events
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.anthropic_replies import (
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.anthropic_replies import (
     JsonDict,
     MessageReply,
     Reply,
     estimate_tokens,
     request_text_chars,
 )
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, ReceivedRequest, script_marker
+from tests.fakes.fake_anthropic import FakeAnthropic, ReceivedRequest, script_marker
+from tests.support.telemetry_capture import capture
+from tests.workflows.test_continue_as_new import eager_env, run_ids  # noqa: F401 (a fixture)
+from turnkeeper.client.events import turn_events
 
 LIMIT = 2_000
 READS = 14

@@ -32,9 +32,9 @@ from tests.conftest import (
     scripted_request,
     temporal_binary,
 )
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.skill_folders import REFUND_POLICY, REFUNDS, skills_worker
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 ITERATIONS = 15
 

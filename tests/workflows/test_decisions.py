@@ -12,8 +12,8 @@ from turnkeeper.contracts.signals import DecideResult, TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
+from tests.fakes import fake_anthropic as fake
 from turnkeeper.client.approvals import list_standing, revoke
-from turnkeeper.testing import fake_anthropic as fake
 
 WRITE_A = ("write_file", {"path": "a.md", "content": "A"})
 WRITE_B = ("write_file", {"path": "b.md", "content": "B"})

@@ -19,8 +19,8 @@ from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 
 RAN: set[str] = set()  # labels of the nap calls that ran
 

@@ -7,9 +7,9 @@ from rich.console import Console
 from turnkeeper.contracts.names import SIGNAL_APPROVE
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
+from tests.fakes import fake_anthropic as fake
 from turnkeeper.client.events import turn_events
 from turnkeeper.console.watch import watch
-from turnkeeper.testing import fake_anthropic as fake
 
 
 async def test_the_event_stream_tells_the_whole_turn_in_order(turns: TurnRunner) -> None:

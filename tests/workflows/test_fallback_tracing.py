@@ -12,11 +12,11 @@ from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import make_settings, new_key, running_worker, scripted_request
+from tests.fakes import fake_anthropic as anthropic
+from tests.fakes import openai_replies as openai
+from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.fakes.fake_openai import FakeOpenAI
 from tests.support.telemetry_capture import capture
-from turnkeeper.testing import fake_anthropic as anthropic
-from turnkeeper.testing import openai_replies as openai
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
-from turnkeeper.testing.fake_openai import FakeOpenAI
 
 
 async def test_the_answering_span_names_the_skipped_model(

@@ -11,8 +11,8 @@ import pytest
 from turnkeeper.contracts.errors import INVALID_TURN_REQUEST, TURN_BUDGET_EXCEEDED
 
 from tests.conftest import GATEWAY, TurnRunner, failure_of, new_key, scripted_request
-from turnkeeper.testing import fake_anthropic as anthropic
-from turnkeeper.testing import openai_replies as openai
+from tests.fakes import fake_anthropic as anthropic
+from tests.fakes import openai_replies as openai
 
 CLAUDE_BEHIND_GATEWAY = f"{GATEWAY}:claude-sonnet-via-gateway"  # no price in the table
 

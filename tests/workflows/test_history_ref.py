@@ -9,9 +9,9 @@ import json
 from typing import Any
 
 from tests.conftest import TurnRunner, new_key, scripted_request
+from tests.fakes import fake_anthropic as fake
 from tests.workflows.test_invalid_requests import assert_invalid
 from turnkeeper.payloads.content_store import content_ref
-from turnkeeper.testing import fake_anthropic as fake
 
 
 async def test_a_turn_continues_a_report_by_its_conversation_ref(turns: TurnRunner) -> None:

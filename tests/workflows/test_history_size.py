@@ -11,7 +11,7 @@ from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL, QUERY_TRANSCRIPT
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, new_key, scripted_request
-from turnkeeper.testing import fake_anthropic as fake
+from tests.fakes import fake_anthropic as fake
 
 _REFERENCE_TYPE = b"temporal.api.sdk.v1.ExternalStorageReference"
 

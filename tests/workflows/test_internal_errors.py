@@ -20,9 +20,9 @@ from tests.conftest import (
     running_worker,
     scripted_request,
 )
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from turnkeeper.payloads.content_store import LocalFolderStore
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 
 async def test_a_token_count_without_input_tokens_is_a_turn_internal_error(

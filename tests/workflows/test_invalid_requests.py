@@ -12,7 +12,7 @@ from temporalio.exceptions import ApplicationError
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, new_key, scripted_request
-from turnkeeper.testing import fake_anthropic as fake
+from tests.fakes import fake_anthropic as fake
 
 
 def without(request: dict[str, Any], path: str) -> dict[str, Any]:

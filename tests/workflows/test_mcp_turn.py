@@ -17,9 +17,9 @@ from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.mcp_http_process import DEMO_SERVER, HttpServerProcess
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 ROOT = Path(__file__).parent.parent.parent
 

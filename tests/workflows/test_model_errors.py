@@ -26,9 +26,9 @@ from tests.conftest import (
     run_on_server,
     scripted_request,
 )
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic, ReplySpec
 from tests.support import history_facts
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, ReplySpec
 
 
 @pytest.mark.parametrize(

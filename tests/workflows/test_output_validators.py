@@ -23,9 +23,9 @@ from tests.conftest import (
     running_worker,
     scripted_request,
 )
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from turnkeeper.testing import ScriptedModel, reply
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 from turnkeeper.testing.pytest_plugin import EnvironmentFactory
 
 

@@ -12,8 +12,8 @@ from turnkeeper.contracts.pricing import PRICING_TABLE, cost_usd
 from turnkeeper.contracts.turn import Usage
 
 from tests.conftest import TurnRunner, new_key, scripted_request
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.anthropic_cache import MIN_CACHEABLE_TOKENS
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.anthropic_cache import MIN_CACHEABLE_TOKENS
 
 SONNET = "anthropic:claude-sonnet-4-6"
 # Long enough that tools and system prompt alone reach the minimum cacheable prefix.

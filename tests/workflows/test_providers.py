@@ -21,13 +21,13 @@ from tests.conftest import (
     run_on_server,
     scripted_request,
 )
+from tests.fakes import fake_anthropic as anthropic
+from tests.fakes import openai_replies as openai
+from tests.fakes.anthropic_replies import SlowReply
+from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.fakes.fake_openai import FakeOpenAI
 from tests.workflows.test_continue_as_new import eager_env, run_ids
 from turnkeeper.client.events import turn_events
-from turnkeeper.testing import fake_anthropic as anthropic
-from turnkeeper.testing import openai_replies as openai
-from turnkeeper.testing.anthropic_replies import SlowReply
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
-from turnkeeper.testing.fake_openai import FakeOpenAI
 
 GPT = "openai:gpt-4.1"
 __all__ = ["eager_env"]  # the fixture of the continue-as-new tests, used here too

@@ -26,9 +26,9 @@ from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import make_settings, running_worker, scripted_request
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
-from turnkeeper.testing.provider_rate_limit import ProviderRateLimit
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from tests.fakes.provider_rate_limit import ProviderRateLimit
 
 
 async def start_ledger(client: Client, key: str, queue: str, window_ms: int) -> WorkflowHandle:

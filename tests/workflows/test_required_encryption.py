@@ -43,13 +43,13 @@ from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 
 from tests.conftest import make_settings, new_key, running_worker, scripted_request
 from tests.conftest import wait_for_pending as pending_of
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.waiting import until
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.keyring import Keyring, new_key_entry
 from turnkeeper.payloads.payload_storage import turn_data_converter
 from turnkeeper.payloads.stores import open_store
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 from turnkeeper.worker.settings import Settings
 from turnkeeper.worker.wiring import workflow_runner
 

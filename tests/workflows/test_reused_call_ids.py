@@ -13,8 +13,8 @@ from turnkeeper.contracts.names import QUERY_STATUS, SIGNAL_APPROVE
 from turnkeeper.contracts.signals import TurnStatus
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
+from tests.fakes import openai_replies as openai
 from tests.support.waiting import until
-from turnkeeper.testing import openai_replies as openai
 
 
 def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:

@@ -55,9 +55,9 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.workflows.test_approval_cache import current_details
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 
 def asks_to_write(turns: TurnRunner, key: str, **overrides: Any) -> dict[str, Any]:

@@ -18,6 +18,8 @@ from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import make_settings, new_key, running_worker, scripted_request
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.s3_server import bucket_objects, create_bucket, moto_s3
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.encrypted_store import EncryptedStore, encrypting
@@ -25,8 +27,6 @@ from turnkeeper.payloads.keyring import Keyring, new_key_entry
 from turnkeeper.payloads.payload_storage import turn_data_converter
 from turnkeeper.payloads.s3_store import S3Store
 from turnkeeper.payloads.stores import open_store
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 from turnkeeper.worker import wiring
 from turnkeeper.worker.settings import Settings
 

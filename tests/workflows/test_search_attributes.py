@@ -14,7 +14,7 @@ from turnkeeper.contracts.search_attributes import (
 from turnkeeper.workflows.observation.turn_view import COUNTER_REFRESH
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
-from turnkeeper.testing import fake_anthropic as fake
+from tests.fakes import fake_anthropic as fake
 
 
 def _upserted_names(events: list) -> list[set[str]]:  # type: ignore[type-arg]

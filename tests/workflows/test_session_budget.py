@@ -11,10 +11,10 @@ from turnkeeper.contracts.names import SIGNAL_TURN_STATE
 from turnkeeper.contracts.session import SessionStatus
 
 from tests.conftest import TurnRunner, new_key, scripted_request
+from tests.fakes import fake_anthropic as fake
 from tests.support.waiting import until
 from tests.workflows.test_sessions import _settled
 from turnkeeper.client.sessions import SessionHandle, start_session
-from turnkeeper.testing import fake_anthropic as fake
 
 PRICEY = {"input_per_mtok": 10_000.0, "output_per_mtok": 100_000.0}
 USAGE = {"input_tokens": 20, "output_tokens": 3}  # $0.5 a call

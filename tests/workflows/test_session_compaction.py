@@ -16,13 +16,13 @@ from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
 
 from tests.conftest import TurnRunner, failure_of, new_key, scripted_request
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.anthropic_replies import JsonDict, MessageReply, Reply
+from tests.fakes.fake_anthropic import script_marker
 from tests.workflows.test_compaction import CHAPTER, request_tokens, sizes
 from tests.workflows.test_sessions import _settled, _turn_input
 from turnkeeper.client.sessions import SessionHandle, start_session
 from turnkeeper.payloads.stores import open_store
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.anthropic_replies import JsonDict, MessageReply, Reply
-from turnkeeper.testing.fake_anthropic import script_marker
 
 LIMIT = 2_000
 READS = 3  # ~1,450 tokens a turn: one turn fits under the limit, the conversation does not

@@ -18,14 +18,14 @@ from turnkeeper.contracts.turn import Usage
 from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
 
 from tests.conftest import TurnRunner, make_settings, new_key, run_on_server, scripted_request
+from tests.fakes import fake_anthropic as fake
+from tests.fakes import openai_replies as openai
+from tests.fakes.anthropic_replies import JsonDict, MessageReply, Reply, estimate_tokens
+from tests.fakes.fake_anthropic import FakeAnthropic, script_marker
 from tests.workflows.test_compaction import CHAPTER
 from tests.workflows.test_prompt_cache import LONG_PROMPT
 from tests.workflows.test_sessions import _settled, _turn_input
 from turnkeeper.client.sessions import start_session
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing import openai_replies as openai
-from turnkeeper.testing.anthropic_replies import JsonDict, MessageReply, Reply, estimate_tokens
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, script_marker
 
 SONNET = "anthropic:claude-sonnet-4-6"
 GPT = "openai:gpt-4.1"

@@ -21,13 +21,13 @@ from tests.conftest import (
     scripted_request,
     temporal_binary,
 )
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.workflows.test_sessions import _settled
 from turnkeeper.client.sessions import start_session
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.keyring import Keyring
 from turnkeeper.payloads.payload_storage import turn_data_converter
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 TURNS = 200
 # Temporal suggests continue-as-new after 4 Ki events by default; 120 makes a 200-turn session

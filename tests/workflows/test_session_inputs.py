@@ -15,9 +15,9 @@ from turnkeeper.contracts.names import SESSION_WORKFLOW_TYPE, UPDATE_CLOSE, UPDA
 from turnkeeper.contracts.session import SessionStatus
 
 from tests.conftest import TurnRunner, new_key, scripted_request
+from tests.fakes import fake_anthropic as fake
 from turnkeeper.client.errors import InvalidSessionRequest
 from turnkeeper.client.sessions import start_session
-from turnkeeper.testing import fake_anthropic as fake
 
 AGENT = {"id": "a", "model": "anthropic:claude-sonnet-4-6"}
 

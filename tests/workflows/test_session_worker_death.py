@@ -14,13 +14,13 @@ from temporalio.client import Client
 from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 
 from tests.conftest import new_key, scripted_request
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.ledger_worker import ledger_settings, ledger_worker
 from tests.support.waiting import until
 from turnkeeper.client.connection import connect
 from turnkeeper.client.sessions import session as session_handle
 from turnkeeper.client.sessions import start_session
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 ROOT = Path(__file__).parent.parent.parent
 

@@ -12,10 +12,10 @@ from turnkeeper.contracts.names import SA_SESSION_ID, SESSION_WORKFLOW_TYPE
 from turnkeeper.contracts.session import SessionStatus
 
 from tests.conftest import TurnRunner, new_key, scripted_request
+from tests.fakes import fake_anthropic as fake
 from tests.support.waiting import until
 from turnkeeper.client.errors import SessionRefused
 from turnkeeper.client.sessions import SessionHandle, start_session
-from turnkeeper.testing import fake_anthropic as fake
 
 
 def agent_for(key: str, **overrides: Any) -> dict[str, Any]:

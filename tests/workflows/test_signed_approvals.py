@@ -49,11 +49,11 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.waiting import until
 from tests.workflows.test_continue_as_new import eager_env  # noqa: F401 (a fixture)
 from turnkeeper.client.approvals import list_standing
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 # The agent of the keyed turns; tests that remember use an agent (and approval cache) of their own.
 SIGNED_AGENT = "signed-agent"

@@ -34,11 +34,11 @@ from turnkeeper.contracts.steering import (
 )
 
 from tests.conftest import TurnRunner, new_key, scripted_request, wait_for_pending
+from tests.fakes import fake_anthropic as fake
 from tests.support.waiting import until
 from turnkeeper.client.client import turn
 from turnkeeper.client.errors import DecisionRefused
 from turnkeeper.client.signatures import signed_decision, signed_intervention
-from turnkeeper.testing import fake_anthropic as fake
 
 WRITE = ("write_file", {"path": "out.md", "content": "hello"})
 LIFETIME = timedelta(minutes=10)

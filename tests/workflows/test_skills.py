@@ -21,6 +21,8 @@ from tests.conftest import (
     providers_for,
     scripted_request,
 )
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.skill_folders import (
     DESCRIPTION,
     INSTRUCTIONS,
@@ -28,8 +30,6 @@ from tests.support.skill_folders import (
     REFUNDS,
     skills_worker,
 )
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 
 @pytest.fixture

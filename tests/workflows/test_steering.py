@@ -29,12 +29,12 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.anthropic_replies import slow
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.waiting import until
 from turnkeeper.client.client import TurnHandle, turn
 from turnkeeper.client.errors import DecisionRefused
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.anthropic_replies import slow
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 WRITE = ("write_file", {"path": "out.md", "content": "hello"})
 

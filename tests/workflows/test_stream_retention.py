@@ -7,9 +7,9 @@ from rich.console import Console
 from turnkeeper.workflows.observation.stream_retention import RETAINED_ITERATIONS
 
 from tests.conftest import TurnRunner, new_key, scripted_request
+from tests.fakes import fake_anthropic as fake
 from turnkeeper.client.events import turn_events
 from turnkeeper.console.watch import watch
-from turnkeeper.testing import fake_anthropic as fake
 
 ITERATIONS = RETAINED_ITERATIONS + 5
 

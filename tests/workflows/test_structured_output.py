@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import TurnRunner, failure_of, new_key, scripted_request
-from turnkeeper.testing import fake_anthropic as fake
+from tests.fakes import fake_anthropic as fake
 
 SCHEMA = {
     "type": "object",

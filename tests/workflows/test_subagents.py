@@ -25,8 +25,8 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 
 
 def specialist(name: str, key: str, **agent: Any) -> dict[str, Any]:

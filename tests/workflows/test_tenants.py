@@ -17,9 +17,9 @@ from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.tenants import TenantCaps
 
 from tests.conftest import TurnRunner, failure_of_turn, new_key, scripted_request
+from tests.fakes import fake_anthropic as fake
 from tests.support.waiting import until
 from turnkeeper.client.tenants import set_caps, tenant_spend
-from turnkeeper.testing import fake_anthropic as fake
 
 PRICE = {"input_per_mtok": 1_000.0, "output_per_mtok": 10_000.0}  # $0.001 / $0.01 a token
 USAGE = {"input_tokens": 10, "output_tokens": 5}  # $0.06 a call at PRICE

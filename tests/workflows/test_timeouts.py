@@ -20,8 +20,8 @@ from tests.conftest import (
     running_worker,
     scripted_request,
 )
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 
 
 async def test_approval_timeout_counts_as_rejection_and_not_against_time_budget(

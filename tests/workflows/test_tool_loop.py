@@ -11,7 +11,7 @@ from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import TurnRunner, new_key, scripted_request
-from turnkeeper.testing import fake_anthropic as fake
+from tests.fakes import fake_anthropic as fake
 
 
 def results_of(report: AgentReport, index: int) -> list[ToolResultBlock]:

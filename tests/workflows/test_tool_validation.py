@@ -1,5 +1,5 @@
 """Tool-call validation runs inside the workflow sandbox and replays (the checks themselves are
-unit-tested in tests/unit/workflows/test_tool_validation.py)."""
+unit-tested in tests/unit/contracts/test_tool_validation.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import Replayer, Worker
 
-from tests.unit.workflows.test_tool_validation import SCHEMA
+from tests.unit.contracts.test_tool_validation import SCHEMA
 
 
 @workflow.defn(name="ValidationProbe")
@@ -20,7 +20,7 @@ class ValidationProbe:
     @workflow.run
     async def run(self, arguments: dict[str, Any]) -> list[str]:
         with workflow.unsafe.imports_passed_through():
-            from turnkeeper.workflows.tool_validation import validation_problems
+            from turnkeeper.contracts.tool_validation import validation_problems
         return validation_problems(SCHEMA, arguments)
 
 

@@ -29,9 +29,9 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.telemetry_capture import MetricGrowth, capture
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 MODEL = "anthropic:claude-sonnet-4-6"
 FIRST = {"input_tokens": 120, "output_tokens": 40}

@@ -23,8 +23,8 @@ from tests.conftest import (
     scripted_request,
     wait_for_pending,
 )
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 
 USAGE = {"input_tokens": 1000, "output_tokens": 100}
 # claude-sonnet-4-6: $3 / $15 per million tokens.

@@ -19,10 +19,10 @@ from turnkeeper.contracts.names import WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import new_key, scripted_request
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support import history_facts
 from tests.support.ledger_worker import ledger_worker
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic
 
 ROOT = Path(__file__).parent.parent.parent
 

@@ -8,9 +8,9 @@ from typing import Any, Final
 from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
 
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.client.telemetry_options import telemetry_options
+from turnkeeper.ground.logs import get_logger
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.encryption_codec import MissingKeyHook
 from turnkeeper.payloads.keyring import Keyring

@@ -18,8 +18,8 @@ from typing import Any, Final
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from turnkeeper.contracts.request_checks import request_problem
 from turnkeeper.contracts.turn import TurnRequest
-from turnkeeper.workflows.request_checks import request_problem
 
 DEFAULT_AGENT_ID: Final = "assistant"
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from turnkeeper.activities.tenant_ledger import ledger_update
 from turnkeeper.contracts.tenants import (
     LEDGER_ID_PREFIX,
     LEDGER_WORKFLOW_TYPE,
@@ -19,6 +18,7 @@ from turnkeeper.contracts.tenants import (
     ledger_id,
     tenant_problem,
 )
+from turnkeeper.ground.tenant_ledger import ledger_update
 
 
 class TenantError(ValueError):

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shlex
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
-from urllib.parse import quote
 
 from pydantic import ValidationError
 from temporalio.client import (
@@ -33,17 +31,15 @@ from temporalio.exceptions import (
 from temporalio.exceptions import TimeoutError as TemporalTimeoutError
 from temporalio.service import RPCError, RPCStatusCode
 
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.client.errors import InvalidTurnRequest, TurnUnavailable
-from turnkeeper.client.programs import temporal_program, turnkeeper_program
 from turnkeeper.contracts.budget_extension import BudgetRequest
 from turnkeeper.contracts.names import QUERY_STATUS, SA_AGENT_ID, SA_TURN_STATE, WORKFLOW_TYPE
 from turnkeeper.contracts.search_attributes import identity_search_attributes
 from turnkeeper.contracts.signals import PendingCall, PendingKind, TurnStatus
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
 from turnkeeper.contracts.turn_ids import TURN_ID_MAX_CHARS, turn_id_problem
+from turnkeeper.ground.logs import get_logger
 
-DEFAULT_UI_URL: Final = "http://localhost:8233"
 WAITING_QUERY: Final = (
     f'({SA_TURN_STATE} = "awaiting_approval" OR {SA_TURN_STATE} = "awaiting_external" '
     f'OR {SA_TURN_STATE} = "awaiting_budget") AND ExecutionStatus = "Running"'
@@ -59,53 +55,6 @@ _NOT_IN_TURN_IDS: Final = re.compile(r"[^A-Za-z0-9._:@-]")
 
 OnPending = Callable[[list[PendingCall]], Awaitable[None]]
 OnBudget = Callable[[BudgetRequest], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where the turns live, for links and for the commands printed for the user to copy.
-
-    Attributes:
-        turnkeeper, temporal: How a printed command calls our program and the `temporal` CLI so
-            that it runs as printed (see `turnkeeper.client.programs`).
-        environment: Variables that a printed command of ours sets first so that it finds the
-            same files (the demo's `--data-dir`), as (name, value) pairs.
-    """
-
-    address: str
-    namespace: str
-    ui_url: str = DEFAULT_UI_URL
-    turnkeeper: str = field(default_factory=turnkeeper_program)
-    temporal: str = field(default_factory=temporal_program)
-    environment: tuple[tuple[str, str], ...] = ()
-
-    def workflow_url(self, workflow_id: str) -> str:
-        base = self.ui_url.rstrip("/")
-        return f"{base}/namespaces/{quote(self.namespace)}/workflows/{quote(workflow_id, safe='')}"
-
-    def connection_flags(self) -> list[str]:
-        """`--address`/`--namespace` to repeat in a printed command, when not the defaults."""
-        flags: list[str] = []
-        if self.address not in ("localhost:7233", "127.0.0.1:7233"):
-            flags += ["--address", self.address]
-        if self.namespace != "default":
-            flags += ["--namespace", self.namespace]
-        return flags
-
-    def ours(self, *words: str) -> str:
-        """A `turnkeeper` command to copy: its variables, the program, `words`, the flags."""
-        return shell([self.turnkeeper, *words, *self.connection_flags()], self.environment)
-
-    def temporal_cli(self, *words: str) -> str:
-        """A `temporal` command to copy, with the flags that reach the same server."""
-        return shell([self.temporal, *words, *self.connection_flags()])
-
-
-def shell(words: list[str], environment: tuple[tuple[str, str], ...] = ()) -> str:
-    """`words` as one shell command line, each quoted where the shell would split it, after the
-    `NAME=value` assignments of `environment`."""
-    variables = [f"{name}={shlex.quote(value)}" for name, value in environment]
-    return " ".join([*variables, *(shlex.quote(word) for word in words)])
 
 
 @dataclass(frozen=True)

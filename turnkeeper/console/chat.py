@@ -27,9 +27,10 @@ from turnkeeper.client.errors import (
 )
 from turnkeeper.client.requests import read_agent_file
 from turnkeeper.client.sessions import SessionHandle, session, start_session
-from turnkeeper.client.turns import DEFAULT_UI_URL, Target, short_id
+from turnkeeper.client.turns import short_id
 from turnkeeper.console import render
 from turnkeeper.console.demo import ask, read_line, send_decision, show_call
+from turnkeeper.console.target import DEFAULT_UI_URL, Target
 from turnkeeper.console.terminal import CommandError, out
 from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, BudgetKind, BudgetRequest
 from turnkeeper.contracts.events import TurnEvent

@@ -23,7 +23,6 @@ from turnkeeper.client.errors import InvalidTurnRequest, TurnUnavailable
 from turnkeeper.client.fork import ForkChanges
 from turnkeeper.client.requests import RequestError, RunOptions
 from turnkeeper.client.settings_error import SettingsError
-from turnkeeper.client.turns import DEFAULT_UI_URL
 from turnkeeper.console import (
     codec_command,
     commands,
@@ -39,6 +38,7 @@ from turnkeeper.console import (
 from turnkeeper.console.chat import ChatOptions, run_chat
 from turnkeeper.console.render import local_user
 from turnkeeper.console.signing import DEFAULT_EXPIRES_IN, PASSPHRASE_ENV, Signer, signer_for
+from turnkeeper.console.target import DEFAULT_UI_URL
 from turnkeeper.console.terminal import CommandError, ConsoleApp, err, log_to_stderr, out
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV

@@ -29,7 +29,6 @@ from turnkeeper.client.requests import RunOptions, build_request
 from turnkeeper.client.signatures import signed_decision
 from turnkeeper.client.turns import (
     QUERY_TIMEOUT,
-    Target,
     TurnOutcome,
     check_caller_request,
     follow,
@@ -44,6 +43,7 @@ from turnkeeper.client.turns import (
 from turnkeeper.console import render
 from turnkeeper.console import watch as live_view
 from turnkeeper.console.signing import Signer
+from turnkeeper.console.target import Target
 from turnkeeper.console.terminal import CommandError, err, out
 from turnkeeper.contracts.budget_extension import BudgetRequest
 from turnkeeper.contracts.messages import Message

@@ -26,16 +26,10 @@ from turnkeeper.client.client import TurnHandle
 from turnkeeper.client.connection import connect
 from turnkeeper.client.errors import DecisionRefused
 from turnkeeper.client.requests import validate_request
-from turnkeeper.client.turns import (
-    Target,
-    follow,
-    read_status,
-    short_id,
-    start_turn,
-    turn_workflow_id,
-)
+from turnkeeper.client.turns import follow, read_status, short_id, start_turn, turn_workflow_id
 from turnkeeper.console import demo_revisit, render
 from turnkeeper.console.commands import show_outcome
+from turnkeeper.console.target import Target
 from turnkeeper.console.terminal import CommandError, logging_to_file, out
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE
 from turnkeeper.contracts.signals import PendingCall

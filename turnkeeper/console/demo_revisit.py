@@ -5,7 +5,7 @@ queries, which a worker polling the turn's task queue answers even for a closed 
 replays the history); without one they fail ("no poller seen for task queue"). The demo therefore
 runs on the task queue `python worker.py` polls, and the way back is `python worker.py --dev` on
 the demo's data folder and ports: the same server with its Web UI, and a worker that answers.
-Every command is written as it runs from the demo's folder (`turnkeeper.client.programs`).
+Every command is written as it runs from the demo's folder (`turnkeeper.console.programs`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Final
 from rich.console import Console
 from rich.text import Text
 
-from turnkeeper.client.programs import python_program
-from turnkeeper.client.turns import Target, shell
+from turnkeeper.console.programs import python_program
+from turnkeeper.console.target import Target, shell
 from turnkeeper.devtools.devserver import DEFAULT_PORT, DevServer
 from turnkeeper.payloads.stores import DATA_DIR_ENV, STORE_DIR_ENV
 from turnkeeper.worker.settings import Settings

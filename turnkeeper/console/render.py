@@ -18,8 +18,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from turnkeeper.client.turns import Target, TurnFailure, WaitingTurn
+from turnkeeper.client.turns import TurnFailure, WaitingTurn
 from turnkeeper.console.subagent_tree import group_waiting, subagent_lines, waiting_in
+from turnkeeper.console.target import Target
 from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, BudgetRequest
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.names import (

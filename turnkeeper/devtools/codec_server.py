@@ -34,7 +34,7 @@ from temporalio.converter import (
     StorageDriverRetrieveContext,
 )
 
-from turnkeeper.activities.logs import get_logger
+from turnkeeper.ground.logs import get_logger
 from turnkeeper.payloads.content_store import ContentMissingError, ContentStore
 from turnkeeper.payloads.encrypted_store import ContentCorruptedError
 from turnkeeper.payloads.encryption_codec import EncryptionCodec

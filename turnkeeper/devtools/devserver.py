@@ -38,8 +38,8 @@ from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
+from turnkeeper.ground.logs import get_logger
 
 DEFAULT_IP: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 7233

@@ -13,7 +13,7 @@ from typing import Final
 
 from starlette.requests import Request
 
-from turnkeeper.activities.logs import get_logger
+from turnkeeper.ground.logs import get_logger
 from turnkeeper.http.tokens import Identity
 
 AUDIT_EVENT: Final = "api_call"

@@ -1,4 +1,4 @@
-"""The test kit for agents built on turnkeeper, and the fakes the project's own suite uses.
+"""The test kit for agents built on turnkeeper (the `testing` extra).
 
 For your agent's tests (docs/testing-your-agent.md):
 
@@ -17,22 +17,17 @@ For your agent's tests (docs/testing-your-agent.md):
 - `tool_calls`, `assert_tools_called`, `assert_decisions`, `assert_outcome` (`assertions`).
 - `pytest_plugin`: the fixtures `turnkeeper_server` and `turn_env` (entry point `pytest11`).
 
-The fake provider servers, used by the suite and `bench/`: local HTTP stand-ins for the
-Anthropic Messages API (`fake_anthropic`) and the OpenAI Chat Completions API (`fake_openai`),
-scripted per turn, that answer, bill and refuse as the real APIs document and check every request
-the runtime sends; and a real MCP server to start as a subprocess (`MCP_DEMO_SERVER`).
-`turn_outcomes` holds what a test asserts a turn ended in. Nothing here imports the tests or the
-bench. Names are imported on first use, so that importing a fake server loads no worker.
+Only what a user of the kit imports lives here; the project's own suite keeps its fake provider
+servers under `tests/fakes/`. Names are imported on first use, so that `import turnkeeper.testing`
+loads no worker.
 """
 
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 __all__ = [
-    "MCP_DEMO_SERVER",
     "CheckedTurnHandle",
     "Conversation",
     "EnvironmentStopped",
@@ -48,10 +43,6 @@ __all__ = [
     "reply",
     "tool_calls",
 ]
-
-# A script, started as `[sys.executable, MCP_DEMO_SERVER]` (stdio) or with `--http PORT`; by path,
-# so that neither the caller nor the server's process imports more than the `mcp` SDK for it.
-MCP_DEMO_SERVER = Path(__file__).with_name("mcp_demo_server.py")
 
 _EXPORTS: dict[str, str] = {
     "Conversation": "script",

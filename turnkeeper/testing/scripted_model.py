@@ -2,9 +2,9 @@
 
 It plugs into a worker as one more provider (`scripted:<name>` model strings), so the turn runs
 through the real model-call activity, the real tool loop, approvals and budgets: only the
-network call to a model is replaced. Not a fake HTTP server (`fake_anthropic`): a test's script
-is Python (functions of the conversation included), which a server in another task cannot hold
-as simply.
+network call to a model is replaced. Not a fake HTTP server (as the project's own suite uses):
+a test's script is Python (functions of the conversation included), which a server in another
+task cannot hold as simply.
 
 Each call is checked against what it was sent: the results of the previous step's calls must be
 paired with them, and a step's calls must name tools the agent offers. A mismatch fails the turn

@@ -27,9 +27,9 @@ from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.devtools.devserver import missing_search_attributes
+from turnkeeper.ground.logs import get_logger
 
 HEALTH_PORT_ENV: Final = "TURNKEEPER_HEALTH_PORT"
 HEALTH_HOST_ENV: Final = "TURNKEEPER_HEALTH_HOST"

@@ -24,7 +24,6 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.activities.output.validators import OutputValidator
 from turnkeeper.activities.skills.skill import Skill
 from turnkeeper.activities.tools.registry import WorkerTool
@@ -38,6 +37,7 @@ from turnkeeper.devtools.devserver import (
     PortFlags,
     missing_search_attributes,
 )
+from turnkeeper.ground.logs import get_logger
 from turnkeeper.payloads.keyring import Keyring, UnreadableContentError
 from turnkeeper.worker.health import WorkerHealth, health_port, health_server
 from turnkeeper.worker.logging import configure_logging

@@ -35,8 +35,8 @@ from temporalio.contrib.opentelemetry import (
 )
 from temporalio.runtime import Runtime, TelemetryConfig
 
-from turnkeeper.activities.logs import get_logger
 from turnkeeper.client.telemetry_options import use_telemetry
+from turnkeeper.ground.logs import get_logger
 from turnkeeper.worker.telemetry_exporters import metric_readers, span_exporters
 from turnkeeper.worker.temporal_metrics import TelemetryConfigError, temporal_metrics_config
 

@@ -6,9 +6,9 @@ from rich.console import Console
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
-from turnkeeper.client.turns import Target
 from turnkeeper.console import render
 from turnkeeper.console.render import cost_words
+from turnkeeper.console.target import Target
 
 
 def report(cost: float, llm_calls: int, unpriced: int) -> AgentReport:

@@ -12,7 +12,7 @@ from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.signals import PendingCall, TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
-from turnkeeper.client.turns import Target, WaitingTurn
+from turnkeeper.client.turns import WaitingTurn
 from turnkeeper.console import render
 from turnkeeper.console.subagent_tree import (
     SubagentNode,
@@ -22,6 +22,7 @@ from turnkeeper.console.subagent_tree import (
     subagent_lines,
     tree,
 )
+from turnkeeper.console.target import Target
 from turnkeeper.console.watch import WatchState, describe
 
 AT = datetime(2026, 11, 26, 15, 4, 5, tzinfo=UTC)

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from turnkeeper.contracts.messages import ToolUseBlock
+from turnkeeper.contracts.request_checks import request_problem
 from turnkeeper.contracts.skill_io import SkillInfo
 from turnkeeper.workflows import compaction, skills
 from turnkeeper.workflows.model_activity import call_context
-from turnkeeper.workflows.request_checks import request_problem
 from turnkeeper.workflows.tool_calls import _needs_approval
 from turnkeeper.workflows.turn_state import Turn
 

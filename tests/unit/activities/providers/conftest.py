@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from turnkeeper.testing.fake_openai import FakeOpenAI, start_fake_openai
+from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 
 
 @pytest.fixture

@@ -36,8 +36,8 @@ from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, T
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import Usage
 
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, ReceivedRequest, start_fake_anthropic
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic, ReceivedRequest, start_fake_anthropic
 
 MODEL = "claude-test-1"
 

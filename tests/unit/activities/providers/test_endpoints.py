@@ -16,11 +16,11 @@ from turnkeeper.activities.providers.provider import ModelCallError
 from turnkeeper.contracts.errors import LLM_AUTH_ERROR
 from turnkeeper.contracts.messages import TextBlock
 
+from tests.fakes import fake_anthropic as anthropic_fake
+from tests.fakes import openai_replies as fake
+from tests.fakes.fake_anthropic import start_fake_anthropic
+from tests.fakes.fake_openai import FakeOpenAI
 from tests.unit.activities.providers.openai_requests import new_key, request_for
-from turnkeeper.testing import fake_anthropic as anthropic_fake
-from turnkeeper.testing import openai_replies as fake
-from turnkeeper.testing.fake_anthropic import start_fake_anthropic
-from turnkeeper.testing.fake_openai import FakeOpenAI
 
 
 async def test_a_named_endpoint_sends_its_own_key_and_max_tokens(

@@ -19,9 +19,9 @@ from turnkeeper.contracts.activity_io import ModelCallResult
 from turnkeeper.contracts.messages import Message, TextBlock
 from turnkeeper.workflows.turn_parts import priced_call
 
+from tests.fakes import openai_replies as fake
+from tests.fakes.fake_openai import FakeOpenAI
 from tests.unit.activities.providers.openai_requests import new_key, request_for
-from turnkeeper.testing import openai_replies as fake
-from turnkeeper.testing.fake_openai import FakeOpenAI
 
 EPHEMERAL = {"type": "ephemeral"}
 

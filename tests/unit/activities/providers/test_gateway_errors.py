@@ -25,12 +25,12 @@ from turnkeeper.contracts.errors import (
     LLM_TRANSIENT,
 )
 
+from tests.fakes import fake_anthropic as anthropic_fake
+from tests.fakes import openai_replies as openai_fake
+from tests.fakes.anthropic_replies import RawReply
+from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from tests.fakes.fake_openai import FakeOpenAI
 from tests.unit.activities.providers import openai_requests
-from turnkeeper.testing import fake_anthropic as anthropic_fake
-from turnkeeper.testing import openai_replies as openai_fake
-from turnkeeper.testing.anthropic_replies import RawReply
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
-from turnkeeper.testing.fake_openai import FakeOpenAI
 
 # Anthropic's own wording of an overflow, in a 400 typed only `invalid_request_error`.
 ANTHROPIC_OVERFLOW = "prompt is too long: 208310 tokens > 200000 maximum"

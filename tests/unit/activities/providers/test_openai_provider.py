@@ -20,10 +20,10 @@ from turnkeeper.contracts.errors import (
 )
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
+from tests.fakes import openai_replies as fake
+from tests.fakes.anthropic_replies import RawReply, SlowReply
+from tests.fakes.fake_openai import FakeOpenAI
 from tests.unit.activities.providers.openai_requests import READ, new_key, request_for
-from turnkeeper.testing import openai_replies as fake
-from turnkeeper.testing.anthropic_replies import RawReply, SlowReply
-from turnkeeper.testing.fake_openai import FakeOpenAI
 
 
 @pytest.fixture

@@ -20,10 +20,10 @@ from turnkeeper.activities.providers.rate_headers import (
 )
 from turnkeeper.contracts.messages import Message
 
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.anthropic_replies import MessageReply
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
-from turnkeeper.testing.provider_rate_limit import ProviderRateLimit, retry_after_header
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.anthropic_replies import MessageReply
+from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from tests.fakes.provider_rate_limit import ProviderRateLimit, retry_after_header
 
 NOW = 1_800_000_000.0  # 2027-01-15T08:00:00Z
 NOW_ISO = "2027-01-15T08:00:00Z"

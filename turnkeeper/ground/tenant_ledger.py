@@ -13,9 +13,10 @@ from temporalio import activity
 from temporalio.client import Client, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
-from turnkeeper.activities.ledger_busy import asking, forget_start_failure, is_busy, pause_s
-from turnkeeper.activities.runtime_workflows import reaching
+
 from turnkeeper.contracts.tenants import LEDGER_WORKFLOW_TYPE, ledger_id
+from turnkeeper.ground.ledger_busy import asking, forget_start_failure, is_busy, pause_s
+from turnkeeper.ground.runtime_workflows import reaching
 
 T = TypeVar("T")
 
@@ -23,7 +24,7 @@ T = TypeVar("T")
 # (the model-call activity retries) rather than hang until the activity's own timeout.
 RPC_TIMEOUT: Final = timedelta(seconds=10)
 # A ledger too busy to take the update (a heavy tenant's calls all at once, or the ledger between
-# two runs: `activities/ledger_busy.py`) is asked again for this long before the attempt fails.
+# two runs: `ledger_busy.py`) is asked again for this long before the attempt fails.
 BUSY_FOR_S: Final = 60.0
 
 
@@ -41,7 +42,7 @@ async def ledger_update(
 
     Raises:
         ApplicationError: RuntimeIdTaken, not retried: a workflow of another type holds the
-            ledger's id (`activities/runtime_workflows.py`).
+            ledger's id (`turnkeeper/ground/runtime_workflows.py`).
     """
     # A failure that escapes the busy loop is looked at once: a squatter is named by it.
     async with reaching(client, ledger_id(tenant), LEDGER_WORKFLOW_TYPE):

@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from turnkeeper.testing.anthropic_replies import (
+from tests.fakes.anthropic_replies import (
     JsonDict,
     RawReply,
     Reply,

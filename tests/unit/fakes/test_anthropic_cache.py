@@ -6,8 +6,8 @@ from __future__ import annotations
 import anthropic
 import pytest
 
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import start_fake_anthropic
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import start_fake_anthropic
 
 CACHED = {"type": "ephemeral"}
 LONG = "x" * 8000  # 2,000 tokens by the fake's count: over the minimum cacheable prefix

@@ -1,6 +1,6 @@
 """A real MCP server for the tests and the chaos matrix, written with the official SDK.
 
-Run as `python turnkeeper/testing/mcp_demo_server.py` (`turnkeeper.testing.MCP_DEMO_SERVER`) for
+Run as `python tests/fakes/mcp_demo_server.py` (`tests.fakes.MCP_DEMO_SERVER`) for
 stdio, or with `--http PORT` for streamable HTTP on 127.0.0.1 (the tests kill and restart it to
 check that the worker reconnects).
 """

@@ -16,10 +16,10 @@ from contextlib import asynccontextmanager
 
 from aiohttp import web
 
-from turnkeeper.testing.anthropic_replies import JsonDict, Reply
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, find_script_key, serving
-from turnkeeper.testing.openai_chat_validation import find_chat_problem
-from turnkeeper.testing.openai_replies import chat_error
+from tests.fakes.anthropic_replies import JsonDict, Reply
+from tests.fakes.fake_anthropic import FakeAnthropic, find_script_key, serving
+from tests.fakes.openai_chat_validation import find_chat_problem
+from tests.fakes.openai_replies import chat_error
 
 CHAT_PATH = "/v1/chat/completions"
 

@@ -19,7 +19,7 @@ import hashlib
 import json
 from typing import Any
 
-from turnkeeper.testing.anthropic_replies import JsonDict, estimate_tokens
+from tests.fakes.anthropic_replies import JsonDict, estimate_tokens
 
 MAX_BREAKPOINTS = 4
 MIN_CACHEABLE_TOKENS = 1024

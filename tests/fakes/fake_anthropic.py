@@ -28,8 +28,8 @@ from typing import TypeVar
 
 from aiohttp import web
 
-from turnkeeper.testing.anthropic_cache import PromptCache
-from turnkeeper.testing.anthropic_replies import (
+from tests.fakes.anthropic_cache import PromptCache
+from tests.fakes.anthropic_replies import (
     ErrorReply,
     JsonDict,
     MessageReply,
@@ -57,8 +57,8 @@ from turnkeeper.testing.anthropic_replies import (
     text,
     tool_calls,
 )
-from turnkeeper.testing.anthropic_validation import check_messages, find_request_problem
-from turnkeeper.testing.provider_rate_limit import ProviderRateLimit, retry_after_header
+from tests.fakes.anthropic_validation import check_messages, find_request_problem
+from tests.fakes.provider_rate_limit import ProviderRateLimit, retry_after_header
 
 __all__ = [
     "BilledCall",

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from turnkeeper.testing.anthropic_cache import MAX_BREAKPOINTS, count_breakpoints
-from turnkeeper.testing.anthropic_replies import JsonDict
+from tests.fakes.anthropic_cache import MAX_BREAKPOINTS, count_breakpoints
+from tests.fakes.anthropic_replies import JsonDict
 
 _USER_BLOCKS = frozenset({"text", "image", "document", "tool_result"})
 _ASSISTANT_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})

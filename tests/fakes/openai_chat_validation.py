@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from turnkeeper.testing.anthropic_replies import JsonDict
+from tests.fakes.anthropic_replies import JsonDict
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 

@@ -11,8 +11,8 @@ import aiohttp
 import anthropic
 import pytest
 
-from turnkeeper.testing import fake_anthropic as fake
-from turnkeeper.testing.fake_anthropic import FakeAnthropic, start_fake_anthropic
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 
 JsonDict = dict[str, Any]
 

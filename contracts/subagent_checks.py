@@ -11,12 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from temporalio import workflow
-
-with workflow.unsafe.imports_passed_through():
-    from turnkeeper.contracts.mcp import is_mcp_tool_name
-    from turnkeeper.contracts.pricing import unpriced_model
-    from turnkeeper.contracts.turn import AgentSpec, SubagentSpec, TurnRequest
+from turnkeeper.contracts.mcp import is_mcp_tool_name
+from turnkeeper.contracts.pricing import unpriced_model
+from turnkeeper.contracts.turn import AgentSpec, SubagentSpec, TurnRequest
 
 # Levels of sub-agents below the root turn (a root's sub-agents are level 1).
 MAX_SUBAGENT_DEPTH = 3

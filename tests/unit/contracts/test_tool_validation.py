@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, Field
 from turnkeeper.activities.tools.registry import worker_tool
-from turnkeeper.workflows.tool_validation import (
+from turnkeeper.contracts.tool_validation import (
     corrective_message,
     schema_problem,
     validation_problems,

@@ -24,6 +24,7 @@ from temporalio.client import (
 )
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
+
 from turnkeeper.contracts.errors import RUNTIME_ID_TAKEN
 
 RPC_TIMEOUT: Final = timedelta(seconds=10)

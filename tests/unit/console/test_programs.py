@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from turnkeeper.client.programs import spelled
+from turnkeeper.console.programs import spelled
 
 
 @pytest.fixture

@@ -3,8 +3,9 @@ retried, and saying what holds the id, what the runtime keeps there and what to 
 
 from __future__ import annotations
 
-from turnkeeper.activities.runtime_workflows import taken
 from turnkeeper.contracts.errors import RUNTIME_ID_TAKEN
+
+from turnkeeper.ground.runtime_workflows import taken
 
 
 def test_a_squatter_is_named_with_what_to_do() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from turnkeeper.workflows.request_checks import offered_tools, request_problem
+from turnkeeper.contracts.request_checks import offered_tools, request_problem
 
 from tests.unit.builders import constraints, request
 

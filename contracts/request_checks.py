@@ -1,20 +1,19 @@
 """Checks of a `TurnRequest` that span several fields, and the tool set it offers the model.
-Pure functions of the request, so they are deterministic workflow code."""
+Pure functions of the request, so they are deterministic workflow code; here with the contracts
+so that the client refuses a request before starting a turn with the very checks the turn makes,
+without importing workflow code."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Final
 
-from temporalio import workflow
-
-with workflow.unsafe.imports_passed_through():
-    from turnkeeper.contracts.mcp import is_mcp_tool_name
-    from turnkeeper.contracts.names import KNOWN_PROVIDERS
-    from turnkeeper.contracts.pricing import price_for
-    from turnkeeper.contracts.turn import TurnRequest, split_model
-    from turnkeeper.workflows.subagent_checks import subagent_problem
-    from turnkeeper.workflows.tool_validation import schema_problem
+from turnkeeper.contracts.mcp import is_mcp_tool_name
+from turnkeeper.contracts.names import KNOWN_PROVIDERS
+from turnkeeper.contracts.pricing import price_for
+from turnkeeper.contracts.subagent_checks import subagent_problem
+from turnkeeper.contracts.tool_validation import schema_problem
+from turnkeeper.contracts.turn import TurnRequest, split_model
 
 # A cost budget on a named endpoint's unpriced model: refused at the start before this, left to
 # the worker (which knows whether the endpoint reports its cost) since. Workflow callers ask

@@ -1,5 +1,6 @@
-"""A ledger too busy for an update is asked again, never failed on (`activities/ledger_busy.py`),
-and one process keeps its asks of one ledger under the server's limit."""
+"""A ledger too busy for an update is asked again, never failed on
+(`turnkeeper/ground/ledger_busy.py`), and one process keeps its asks of one ledger under the
+server's limit."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 from temporalio.client import WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
-from turnkeeper.activities.ledger_busy import (
+
+from turnkeeper.ground.ledger_busy import (
     IN_FLIGHT_PER_PROCESS,
     LONGEST_PAUSE_S,
     asking,
