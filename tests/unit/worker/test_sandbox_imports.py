@@ -32,7 +32,7 @@ def _imported_in_functions(source: str) -> set[str]:
 
 def test_a_fresh_worker_has_loaded_every_module_workflow_code_imports_late() -> None:
     late = set().union(
-        *(_imported_in_functions(path.read_text()) for p in PACKAGES for path in p.glob("*.py"))
+        *(_imported_in_functions(path.read_text()) for p in PACKAGES for path in p.rglob("*.py"))
     )
     assert "cryptography.hazmat.primitives.serialization" in late  # the scan sees them
     probe = (
