@@ -44,7 +44,7 @@ from temporalio.client import Client
 from turnkeeper.contracts.rate_limits import WINDOW_MS
 from turnkeeper.contracts.tenants import TenantCaps
 from turnkeeper.contracts.turn import TurnRequest
-from turnkeeper.workflows.rate_limiter_workflow import SLACK_FRACTION
+from turnkeeper.workflows.fleet.rate_limiter_workflow import SLACK_FRACTION
 
 from bench.fleet_parts import TurnTimes, run_turns, worker_processes
 from bench.server import BenchServer

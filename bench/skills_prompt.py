@@ -5,7 +5,7 @@ name and description, loaded on demand with `load_skill`) against the same N alw
 
 Measured from a real turn's first model request: a turn per arm on an embedded dev server, a
 worker whose model provider only records the request it gets (after the workflow composed the
-system prompt, `workflows/model_activity.py::call_context`, and the worker looked up the offered
+system prompt, `workflows/llm/activity.py::call_context`, and the worker looked up the offered
 tools, `activities/llm/offered_tools.py`). Characters are the system prompt's plus the tool
 definitions' JSON; tokens are the repo's estimate, characters over `CHARS_PER_TOKEN`.
 

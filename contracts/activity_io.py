@@ -108,7 +108,7 @@ class ToolTraits(CompactModel):
     """Every call waits for a human decision, whatever the request says."""
     idempotent: bool = True
     """Temporal may run a call again when the worker running it died; False: at most once
-    (workflows/tool_retries.py)."""
+    (workflows/tools/retries.py)."""
     timeout_s: float = 60.0
     """How long one call may run."""
     priority: int = 0

@@ -3,7 +3,7 @@
 A worker started with `TURNKEEPER_REQUIRE_ENCRYPTION=1` (and keys) marks every payload its codec
 decodes that was not encrypted: `PLAINTEXT_MARK` joins the payload's metadata, its data and
 encoding stay as they were. Workflow code refuses what carries the mark
-(`workflows/plaintext.py`). The mark carries the decision into the workflow, which reads no
+(`workflows/inputs/plaintext.py`). The mark carries the decision into the workflow, which reads no
 environment; the worker's own payloads (activity results, continue-as-new, child inputs) are
 encrypted, so they never carry it.
 """

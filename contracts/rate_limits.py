@@ -26,7 +26,7 @@ RATE_LIMIT_ID_PREFIX: Final = "rate-limit-"
 WINDOW_MS: Final = 60_000
 # A ledger continues as new after this many history events (or sooner, when Temporal suggests):
 # within one page of history, which a worker that is not the ledger's sticky one fetches whole
-# (past one page, a tenant's ledger stalled: `workflows/tenant_ledger_workflow.py`).
+# (past one page, a tenant's ledger stalled: `workflows/fleet/tenant_ledger_workflow.py`).
 DEFAULT_MAX_HISTORY_EVENTS: Final = 900
 
 Measure = Literal["requests", "input_tokens", "output_tokens", "provider_backoff"]

@@ -177,7 +177,7 @@ class AgentSpec(ContractModel):
     subagents: list[SubagentSpec] = Field(default_factory=list)
     """Agents this agent may delegate to: each is offered to the model as a tool of its own
     `name` with input `{"task": "…"}`, and a call runs it as a child turn
-    (`workflows/subagent_calls.py`)."""
+    (`workflows/subagents/calls.py`)."""
     skills: list[str | SkillRef] = Field(default_factory=list)
     """Skills of the worker (`TURNKEEPER_SKILLS_DIR`, `run_worker(skills=…)`) this agent may
     use: each is listed by name and description in the system prompt, its tools join the

@@ -3,7 +3,7 @@ marker lines: `python -m tests.code_map` rewrites it, `tests/unit/test_code_map.
 is stale (a module added, moved or renamed without its row).
 
 A module's tests are found two ways, neither a grep: its mirror in the fast tier
-(`workflows/tool_calls.py` -> `tests/unit/workflows/test_tool_calls.py`) and every test file
+(`workflows/tools/calls.py` -> `tests/unit/workflows/test_tool_calls.py`) and every test file
 that imports it (read from the file's syntax tree). Generated, the map stays right while modules
 move; a module whose row says "none" has no test that names or imports it.
 """
@@ -29,8 +29,8 @@ SHOWN = 5
 
 @dataclass(frozen=True)
 class Module:
-    name: str  # turnkeeper.workflows.tool_calls
-    path: Path  # workflows/tool_calls.py, relative to the repository
+    name: str  # turnkeeper.workflows.tools.calls
+    path: Path  # workflows/tools/calls.py, relative to the repository
     mirror: Path  # tests/unit/workflows/test_tool_calls.py, whether it exists or not
 
 
@@ -95,7 +95,7 @@ def imported_modules(path: Path, known: set[str]) -> set[str]:
 
 def importers_of(all_modules: list[Module]) -> dict[str, list[Path]]:
     """Each module's importers in the code: where to look next for a module tested only through
-    another (`workflows/tool_calls.py` through the turn workflow's tests)."""
+    another (`workflows/tools/calls.py` through the turn workflow's tests)."""
     known = {module.name for module in all_modules}
     found: dict[str, list[Path]] = {module.name: [] for module in all_modules}
     for module in all_modules:

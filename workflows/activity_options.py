@@ -28,7 +28,7 @@ MODEL_CALL_TIMEOUT = timedelta(minutes=10)
 MODEL_CALL_HEARTBEAT = timedelta(seconds=30)
 
 # Tool calls: a tool's own failure comes back as an is_error result, not an exception; the retry
-# policy (workflows/tool_retries.py) only covers a lost worker, and depends on idempotency.
+# policy (workflows/tools/retries.py) only covers a lost worker, and depends on idempotency.
 TOOL_CALL_TIMEOUT = timedelta(minutes=5)
 
 # Tools that run longer than this are heartbeated, so a dead worker is noticed in this time

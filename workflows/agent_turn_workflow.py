@@ -63,28 +63,26 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.tenants import SIGNAL_TENANT_CAPS_CHANGED
     from turnkeeper.contracts.turn import AgentReport, SubagentCancelled
-    from turnkeeper.workflows import (
-        budget_extension,
-        budgets,
-        conversation_compaction,
-        decision_checks,
-        mcp_tools,
-        model_calls,
-        output_validation,
-        signed_decisions,
-        skills,
-        structured_output,
-        subagent_relay,
-    )
-    from turnkeeper.workflows import handler_inputs as inputs
+    from turnkeeper.workflows.answer import structured_output
+    from turnkeeper.workflows.answer import validation as output_validation
+    from turnkeeper.workflows.approvals import decision_checks
+    from turnkeeper.workflows.approvals import signatures as signed_decisions
+    from turnkeeper.workflows.approvals.cancel import SignedCancels
+    from turnkeeper.workflows.approvals.pending import PendingCalls
+    from turnkeeper.workflows.approvals.steering import Interrupted, Steering, not_run
+    from turnkeeper.workflows.budgets import checks as budgets
+    from turnkeeper.workflows.budgets import extension as budget_extension
     from turnkeeper.workflows.failures import fail, internal_error_before_turn
+    from turnkeeper.workflows.inputs import handlers as inputs
+    from turnkeeper.workflows.llm import calls as model_calls
+    from turnkeeper.workflows.llm import conversation_compaction
     from turnkeeper.workflows.observation import turn_tracing
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.observation.turn_view import TurnView
-    from turnkeeper.workflows.pending_calls import PendingCalls
-    from turnkeeper.workflows.signed_cancel import SignedCancels
-    from turnkeeper.workflows.steering import Interrupted, Steering, not_run
-    from turnkeeper.workflows.tool_calls import ToolCalls
+    from turnkeeper.workflows.subagents import relay as subagent_relay
+    from turnkeeper.workflows.tools import mcp as mcp_tools
+    from turnkeeper.workflows.tools import skills
+    from turnkeeper.workflows.tools.calls import ToolCalls
     from turnkeeper.workflows.turn_state import Settled, Turn, TurnProgress
 
 _UPGRADE_ON_CONTINUE = workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE

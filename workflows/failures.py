@@ -14,7 +14,7 @@ with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.turn import AgentReport
-    from turnkeeper.workflows import plaintext
+    from turnkeeper.workflows.inputs import plaintext
     from turnkeeper.workflows.turn_state import Turn
 
 

@@ -31,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.skill_io import SkillInfo
     from turnkeeper.contracts.steering import Intervention
     from turnkeeper.contracts.turn import AgentReport, SubagentRecord, Usage
-    from turnkeeper.workflows.context_window import ContextWindow
+    from turnkeeper.workflows.llm.context_window import ContextWindow
 
 # How much of a refused signal's own text the turn keeps: anyone may send one.
 _REFUSED_FIELD_CHARS = 200
@@ -40,7 +40,7 @@ _REFUSED_REASON_CHARS = 600
 
 class Spend(BaseModel):
     """What the turn has used: model and tool calls, tokens and dollars, its own and its
-    sub-agents'. The budgets (workflows/budgets.py) read it."""
+    sub-agents'. The budgets (workflows/budgets/checks.py) read it."""
 
     model_calls: int = 0
     tool_calls: int = 0
@@ -85,7 +85,7 @@ class Spend(BaseModel):
 
 class Tools(BaseModel):
     """What the turn learned of the tools it offers beyond its request: the worker tools'
-    traits, the MCP tools found at the start, and the agent's skills (workflows/skills.py)."""
+    traits, the MCP tools found at the start, and the agent's skills (workflows/tools/skills.py)."""
 
     declared_approval: set[str] = Field(default_factory=set)  # tools that always need approval
     tool_traits: dict[str, ToolTraits] = Field(default_factory=dict)  # of worker tools

@@ -28,10 +28,10 @@ from turnkeeper.activities.llm.offered_tools import (
 from turnkeeper.activities.llm.provider_call import call_provider, provider_for
 from turnkeeper.activities.llm.rate_gate import RateGate
 from turnkeeper.activities.llm.tenant_caps import tenant_reservation
+from turnkeeper.activities.observation.tracing import model_call_span
 from turnkeeper.activities.providers.provider import ModelProvider, ModelRequest, ModelResponse
 from turnkeeper.activities.store.conversation_store import Conversation, ConversationStore
 from turnkeeper.activities.tools.registry import ToolRegistry
-from turnkeeper.activities.tracing import model_call_span
 from turnkeeper.activities.turn_identity import bound_to_turn
 from turnkeeper.contracts.activity_io import CallContext, ModelCallInput, ModelCallResult
 from turnkeeper.contracts.errors import CONTENT_MISSING, LLM_PAYLOAD_REJECTED

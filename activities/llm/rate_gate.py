@@ -5,7 +5,7 @@ The wait happens here, inside the model-call activity, so a model with no limit 
 (no round trip, no history event: the turn's commands stay the same) and the workflow never
 reads the environment: it learns of a wait from the result's `capacity_wait_ms`, and while the
 wait lasts from one `capacity_wait` signal. Capacity comes from the key's `RateLimiterWorkflow`
-(`workflows/rate_limiter_workflow.py` says why a ledger and not a task-queue rate limit).
+(`workflows/fleet/rate_limiter_workflow.py` says why a ledger and not a task-queue rate limit).
 """
 
 from __future__ import annotations

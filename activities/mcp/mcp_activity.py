@@ -36,7 +36,7 @@ from turnkeeper.activities.mcp.failures import (
     root_cause,
 )
 from turnkeeper.activities.mcp.results import result_text
-from turnkeeper.activities.tool_results import stored_result
+from turnkeeper.activities.tools.results import stored_result
 from turnkeeper.activities.turn_identity import bound_to_turn
 from turnkeeper.contracts.activity_io import ToolCallResult
 from turnkeeper.contracts.mcp import (

@@ -13,7 +13,7 @@ from typing import Any
 
 from temporalio import activity
 from turnkeeper.activities.mcp.config import unknown_server, unknown_server_call
-from turnkeeper.activities.tool_results import stored_result
+from turnkeeper.activities.tools.results import stored_result
 from turnkeeper.activities.turn_identity import bound_to_turn
 from turnkeeper.contracts.activity_io import ToolCallResult
 from turnkeeper.contracts.mcp import (

@@ -44,7 +44,7 @@ PREFIX = "[offline demo model]"
 SUMMARY_FILE = "summary.md"
 MAX_FILES = 3
 LOAD_SKILL = "load_skill"
-# A skill listed in the system prompt, as workflows/skills.py writes the list (`- name: …`
+# A skill listed in the system prompt, as workflows/tools/skills.py writes the list (`- name: …`
 # under `## Skills`); the demo reads the prompt as a model would, not the workflow's code.
 _LISTED_SKILL = re.compile(r"^- ([a-z0-9]+(?:-[a-z0-9]+)*): ", re.MULTILINE)
 

@@ -19,7 +19,7 @@ from typing import TypeVar
 from temporalio import activity
 from turnkeeper.activities.defects import defects_fail_once
 from turnkeeper.activities.heartbeating import heartbeating
-from turnkeeper.activities.tool_results import stored_result
+from turnkeeper.activities.observation.tracing import tool_span
 from turnkeeper.activities.tools.registry import (
     ToolContext,
     ToolError,
@@ -27,7 +27,7 @@ from turnkeeper.activities.tools.registry import (
     WorkerTool,
     run_tool,
 )
-from turnkeeper.activities.tracing import tool_span
+from turnkeeper.activities.tools.results import stored_result
 from turnkeeper.activities.turn_identity import bound_to_turn
 from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult
 from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL

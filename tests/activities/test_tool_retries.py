@@ -17,7 +17,7 @@ from turnkeeper.activities.tools.registry import ToolContext, ToolRegistry, Work
 from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult
 from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
-from turnkeeper.workflows.tool_retries import (
+from turnkeeper.workflows.tools.retries import (
     interrupted_call_text,
     tool_retry_policy,
 )

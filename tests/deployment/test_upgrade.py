@@ -25,7 +25,7 @@ from turnkeeper.contracts.approvals import (
 )
 from turnkeeper.contracts.names import SIGNAL_APPROVE, WORKFLOW_TYPE
 from turnkeeper.contracts.turn import AgentReport
-from turnkeeper.workflows.approval_cache_workflow import UpgradingApprovalCacheWorkflow
+from turnkeeper.workflows.approvals.approval_cache_workflow import UpgradingApprovalCacheWorkflow
 
 from tests.conftest import (
     make_settings,

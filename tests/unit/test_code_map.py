@@ -15,5 +15,5 @@ def test_the_readme_map_is_the_one_the_code_gives() -> None:
 def test_a_module_s_mirror_in_the_fast_tier_is_found_first() -> None:
     found = found_tests(modules())
 
-    budgets = "turnkeeper.workflows.budgets"
-    assert str(found[budgets][0]) == "tests/unit/workflows/test_budgets.py"
+    budgets = "turnkeeper.workflows.budgets.checks"
+    assert str(found[budgets][0]) == "tests/unit/workflows/budgets/test_checks.py"

@@ -81,10 +81,12 @@ def test_every_equivalent_mutant_is_explained_in_the_docs() -> None:
 
 
 def test_fast_tier_puts_the_given_tests_in_the_tiers_place_for_one_run() -> None:
-    own = "tests/unit/workflows/test_rate_window.py"
-    args = _parser().parse_args(["workflows/rate_window.py", "--fast-tier", own])
-    assert args.modules == ["workflows/rate_window.py"]
+    own = "tests/unit/workflows/fleet/test_rate_window.py"
+    args = _parser().parse_args(["workflows/fleet/rate_window.py", "--fast-tier", own])
+    assert args.modules == ["workflows/fleet/rate_window.py"]
     settings = _settings(args)
     assert settings.fast_tier == [own]
     assert settings.modules == load().modules
-    assert _settings(_parser().parse_args(["workflows/rate_window.py"])).fast_tier == ["tests/unit"]
+    assert _settings(_parser().parse_args(["workflows/fleet/rate_window.py"])).fast_tier == [
+        "tests/unit"
+    ]

@@ -76,11 +76,11 @@ from turnkeeper.contracts.tenants import (
     TenantSpend,
 )
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
-from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
-from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
-from turnkeeper.workflows.rate_limiter_workflow import RateLimiterWorkflow
-from turnkeeper.workflows.tenant_ledger_workflow import TenantLedgerWorkflow
+from turnkeeper.workflows.approvals.approval_cache_workflow import ApprovalCacheWorkflow
+from turnkeeper.workflows.fleet.rate_limiter_workflow import RateLimiterWorkflow
+from turnkeeper.workflows.fleet.tenant_ledger_workflow import TenantLedgerWorkflow
+from turnkeeper.workflows.sessions.agent_session_workflow import AgentSessionWorkflow
 
 import turnkeeper
 from turnkeeper.console import worker_cli

@@ -59,7 +59,7 @@ from turnkeeper.contracts.rate_limits import (
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
 from turnkeeper.contracts.steering import CancelInput, SteerInput
 from turnkeeper.contracts.tenants import TenantCaps
-from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
+from turnkeeper.workflows.llm.compaction import SUMMARY_INSTRUCTIONS
 
 from tests.conftest import (
     SA_KEYS,

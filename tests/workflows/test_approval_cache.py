@@ -17,7 +17,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
-from turnkeeper.activities.approval_cache import ApprovalCacheActivities
+from turnkeeper.activities.runtime.approval_cache import ApprovalCacheActivities
 from turnkeeper.contracts.approvals import (
     INVALID_STANDING_APPROVAL,
     QUERY_STANDING,
@@ -29,7 +29,7 @@ from turnkeeper.contracts.approvals import (
     approval_cache_id,
 )
 from turnkeeper.contracts.search_attributes import AGENT_ID
-from turnkeeper.workflows.approval_cache_workflow import ApprovalCacheWorkflow
+from turnkeeper.workflows.approvals.approval_cache_workflow import ApprovalCacheWorkflow
 
 from turnkeeper.client.approvals import list_standing, revoke
 

@@ -18,7 +18,7 @@ from temporalio.contrib.opentelemetry import OpenTelemetryPlugin
 from temporalio.testing import WorkflowEnvironment
 from turnkeeper.contracts.names import QUERY_TRANSCRIPT
 from turnkeeper.contracts.turn import AgentReport
-from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
+from turnkeeper.workflows.llm.compaction import SUMMARY_INSTRUCTIONS
 
 from tests.conftest import (
     TurnRunner,

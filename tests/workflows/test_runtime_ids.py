@@ -18,7 +18,7 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import ActivityEnvironment
-from turnkeeper.activities.approval_cache import ApprovalCacheActivities
+from turnkeeper.activities.runtime.approval_cache import ApprovalCacheActivities
 from turnkeeper.contracts.approvals import (
     APPROVAL_CACHE_WORKFLOW,
     ApprovalCacheInput,

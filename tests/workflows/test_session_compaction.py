@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from turnkeeper.activities.store.conversation_store import ConversationStore
 from turnkeeper.contracts.turn import AgentReport
-from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
+from turnkeeper.workflows.llm.compaction import SUMMARY_INSTRUCTIONS
 
 from tests.conftest import TurnRunner, failure_of, new_key, scripted_request
 from tests.fakes import fake_anthropic as fake

@@ -15,7 +15,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from turnkeeper.contracts.pricing import PRICING_TABLE, cost_usd
 from turnkeeper.contracts.turn import Usage
-from turnkeeper.workflows.compaction import SUMMARY_INSTRUCTIONS
+from turnkeeper.workflows.llm.compaction import SUMMARY_INSTRUCTIONS
 
 from tests.conftest import TurnRunner, make_settings, new_key, run_on_server, scripted_request
 from tests.fakes import fake_anthropic as fake

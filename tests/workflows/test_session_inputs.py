@@ -75,7 +75,7 @@ async def test_a_bad_start_input_fails_the_session_typed(
 async def test_a_defect_before_the_session_begins_fails_it_instead_of_hanging_it(
     turns: TurnRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from turnkeeper.workflows import agent_session_workflow
+    from turnkeeper.workflows.sessions import agent_session_workflow
 
     def broken_begin(*args: object) -> None:
         raise RuntimeError("a defect while beginning")

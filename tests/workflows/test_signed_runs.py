@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError
 from temporalio.testing import ActivityEnvironment
-from turnkeeper.activities.turn_cancel import cancel_turn
+from turnkeeper.activities.runtime.turn_cancel import cancel_turn
 from turnkeeper.contracts.decision_signing import SIGNING_VERSION, public_key_line
 from turnkeeper.contracts.names import (
     QUERY_STATUS,

@@ -84,7 +84,7 @@ class TurnPayloadConverter(CompositePayloadConverter):
         # number (a turn's first run: one input, two parameters), so a request that arrived
         # unencrypted at a worker that requires encryption would reach it as bare JSON. Where no
         # type was asked for, a marked payload is handed over raw, mark included, for the
-        # workflow to refuse (`workflows/plaintext.py`); typed receivers decode it as before.
+        # workflow to refuse (`workflows/inputs/plaintext.py`); typed receivers decode it as before.
         decode = super().from_payloads
         if type_hints is not None or not any(is_marked(p) for p in payloads):
             return decode(payloads, type_hints)

@@ -1,5 +1,5 @@
 """`TURNKEEPER_REQUIRE_ENCRYPTION` on the worker's side: it needs keys, and the start line says
-whether it is on. What is refused, and how, is `workflows/plaintext.py`."""
+whether it is on. What is refused, and how, is `workflows/inputs/plaintext.py`."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@
 - `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` name the resource.
 - Temporal's own SDK metrics: see `turnkeeper.worker.temporal_metrics`.
 - `TURNKEEPER_TRACE_TEMPORAL_SPANS=1` adds Temporal's StartActivity/RunActivity/… spans;
-  `TURNKEEPER_TRACE_CONTENT=1` puts message contents on spans (`activities.tracing`).
+  `TURNKEEPER_TRACE_CONTENT=1` puts message contents on spans (`activities.observation.tracing`).
 
 With both exporters `none` nothing is installed: OpenTelemetry's API stays the no-op default and
 clients connect without the tracing plugin, so telemetry costs nothing when it is off.

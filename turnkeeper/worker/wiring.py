@@ -12,7 +12,6 @@ from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxRestrictions
 
-from turnkeeper.activities.approval_cache import ApprovalCacheActivities
 from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
 from turnkeeper.activities.llm.rate_gate import RateGate
 from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
@@ -21,6 +20,8 @@ from turnkeeper.activities.output.validate_activity import OutputValidationActiv
 from turnkeeper.activities.output.validators import OutputValidator, OutputValidators
 from turnkeeper.activities.providers import endpoints
 from turnkeeper.activities.providers.provider import ModelProvider
+from turnkeeper.activities.runtime.approval_cache import ApprovalCacheActivities
+from turnkeeper.activities.runtime.turn_cancel import cancel_turn
 from turnkeeper.activities.skills.catalog import SkillCatalog
 from turnkeeper.activities.skills.describe_activity import SkillActivities
 from turnkeeper.activities.skills.skill import Skill
@@ -30,7 +31,6 @@ from turnkeeper.activities.store.conversation_store import ConversationStore
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
 from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
-from turnkeeper.activities.turn_cancel import cancel_turn
 from turnkeeper.contracts import decision_signing
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.stores import open_store
@@ -166,25 +166,25 @@ def worker_workflows(*, versioned: bool = False) -> list[type]:
     names with their versioning behaviours: turns and sessions PINNED, the approval cache and the
     rate-limit ledger (and the spend ledger) AUTO_UPGRADE.
     """
-    from turnkeeper.workflows.agent_session_workflow import (
-        AgentSessionWorkflow,
-        PinnedAgentSessionWorkflow,
-    )
     from turnkeeper.workflows.agent_turn_workflow import (
         AgentTurnWorkflow,
         PinnedAgentTurnWorkflow,
     )
-    from turnkeeper.workflows.approval_cache_workflow import (
+    from turnkeeper.workflows.approvals.approval_cache_workflow import (
         ApprovalCacheWorkflow,
         UpgradingApprovalCacheWorkflow,
     )
-    from turnkeeper.workflows.rate_limiter_workflow import (
+    from turnkeeper.workflows.fleet.rate_limiter_workflow import (
         RateLimiterWorkflow,
         UpgradingRateLimiterWorkflow,
     )
-    from turnkeeper.workflows.tenant_ledger_workflow import (
+    from turnkeeper.workflows.fleet.tenant_ledger_workflow import (
         TenantLedgerWorkflow,
         UpgradingTenantLedgerWorkflow,
+    )
+    from turnkeeper.workflows.sessions.agent_session_workflow import (
+        AgentSessionWorkflow,
+        PinnedAgentSessionWorkflow,
     )
 
     if versioned:

@@ -16,7 +16,7 @@ with workflow.unsafe.imports_passed_through():
         TENANT_ID,
     )
     from turnkeeper.contracts.turn import TurnRequest
-    from turnkeeper.workflows.session_state import Session
+    from turnkeeper.workflows.sessions.state import Session
 
 
 def publish(session: Session) -> None:

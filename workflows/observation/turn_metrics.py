@@ -8,8 +8,8 @@ is dropped, so a turn is counted once however often its history is replayed (the
 first-execution-only rule as `workflow.metric_meter()`). Through OpenTelemetry rather than
 `workflow.metric_meter()` because the worker's Runtime has a single metrics sink, Temporal's own
 SDK metrics (`TURNKEEPER_TEMPORAL_METRICS`): these belong beside the activities' model-call,
-token, cost and tool metrics (`activities/metrics.py`), on every exporter those have, with the
-labels the README documents and no more.
+token, cost and tool metrics (`activities/observation/metrics.py`), on every exporter those have,
+with the labels the README documents and no more.
 
 Imported through the sandbox's pass-through, so the instruments are made once per process. Labels
 are ids and enumerations, never content: metrics leave the codec's protection.

@@ -26,13 +26,13 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.signals import DecisionRecord
     from turnkeeper.contracts.steering import Intervention
     from turnkeeper.contracts.turn import AgentReport, SubagentRecord
+    from turnkeeper.workflows.approvals.pending import PendingCalls
     from turnkeeper.workflows.observation import turn_metrics
     from turnkeeper.workflows.observation import turn_record as record
     from turnkeeper.workflows.observation.session_notes import SessionNotes
     from turnkeeper.workflows.observation.turn_tracing import TurnSpan
     from turnkeeper.workflows.observation.turn_view import TurnView
-    from turnkeeper.workflows.pending_calls import PendingCalls
-    from turnkeeper.workflows.subagent_relay import ParentNotes
+    from turnkeeper.workflows.subagents.relay import ParentNotes
     from turnkeeper.workflows.turn_state import Turn
 
 

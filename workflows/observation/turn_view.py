@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
         TURN_STATE,
     )
     from turnkeeper.contracts.signals import PendingCall, TurnState
-    from turnkeeper.workflows import budgets
+    from turnkeeper.workflows.budgets import checks as budgets
     from turnkeeper.workflows.observation.stream_retention import RetainedEvents
     from turnkeeper.workflows.turn_state import Turn
 

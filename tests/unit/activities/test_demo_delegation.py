@@ -7,7 +7,7 @@ from turnkeeper.activities.providers.demo_provider import DEMO_MODEL, DemoProvid
 from turnkeeper.activities.providers.provider import ModelRequest
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.tools import ToolDefinition
-from turnkeeper.workflows.subagent_tools import TASK_SCHEMA
+from turnkeeper.workflows.subagents.tools import TASK_SCHEMA
 
 TOOLS = [
     ToolDefinition(name="list_files"),

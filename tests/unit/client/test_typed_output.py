@@ -8,7 +8,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from turnkeeper.contracts.turn import AgentReport
-from turnkeeper.workflows.structured_output import structured_answer
+from turnkeeper.workflows.answer.structured_output import structured_answer
 
 import turnkeeper
 from turnkeeper.client.typed_output import output_schema, structured

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 from turnkeeper.contracts.request_checks import offered_tools, request_problem
 from turnkeeper.contracts.turn import TurnRequest
-from turnkeeper.workflows.subagent_tools import TASK_SCHEMA, subagent_tools
+from turnkeeper.workflows.subagents.tools import TASK_SCHEMA, subagent_tools
 
 from tests.unit.builders import constraints, request, request_json
 

@@ -10,13 +10,13 @@ from opentelemetry.trace import StatusCode
 from temporalio.contrib.opentelemetry import OpenTelemetryPlugin, ReplaySafeTracerProvider
 from temporalio.exceptions import ApplicationError
 from temporalio.runtime import OpenTelemetryConfig, PrometheusConfig
-from turnkeeper.activities.providers.provider import ModelRequest, ModelResponse
-from turnkeeper.activities.tracing import (
+from turnkeeper.activities.observation.tracing import (
     CONTENT_ENV,
     MAX_ARGUMENTS_CHARS,
     model_call_span,
     tool_span,
 )
+from turnkeeper.activities.providers.provider import ModelRequest, ModelResponse
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import Usage

@@ -16,8 +16,8 @@ import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
-from turnkeeper.workflows.agent_session_workflow import AgentSessionWorkflow
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
+from turnkeeper.workflows.sessions.agent_session_workflow import AgentSessionWorkflow
 
 from tests.support.golden_keys import GOLDEN_STORE, golden_converter
 from tests.workflows.record_histories import SCENARIOS
@@ -76,7 +76,7 @@ async def test_a_plaintext_golden_replays_on_a_worker_that_requires_encryption(
 ) -> None:
     """Switching TURNKEEPER_REQUIRE_ENCRYPTION on while turns that began in plaintext run: their
     payloads are marked on replay, and the turn must still take the path it took (no patch
-    marker in these histories, so nothing is refused: workflows/plaintext.py)."""
+    marker in these histories, so nothing is refused: workflows/inputs/plaintext.py)."""
     history = WorkflowHistory.from_json(path.stem, path.read_text())
     store = shutil.copytree(GOLDEN_STORE, tmp_path / "store")
     replayer = Replayer(

@@ -1,0 +1,3 @@
+"""How activities are seen from outside: OpenInference spans of model and tool calls, the
+matching OpenTelemetry metrics, and message contents as span attributes.
+"""
