@@ -1,0 +1,20 @@
+"""Activities: everything a turn does to the world (models, tools, stores), each a thin wrapper
+over plain functions. Each room's `__init__` maps its own modules; `tests/unit/test_room_maps.py`
+keeps this map of the rooms complete.
+
+What every activity wrapper uses
+    defects.py          A defect of ours fails its call once, typed, instead of posing as an outage.
+    heartbeating.py     Heartbeats for activities that wait on something slow.
+    turn_identity.py    The turn an activity works for, from the activity's own info.
+
+llm/            The model-call activity and the steps of a call.
+providers/      The model providers behind it: one `ModelProvider` per API, cassettes, endpoints.
+tools/          Worker tools: the registry, the built-in workspace tools, the tool-call activity.
+mcp/            MCP servers as tools of a turn: configuration, connections, the two activities.
+skills/         Skills on the worker: the catalog, `describe_skills`, the built-in skill tools.
+output/         The worker's checks of a final answer (`agent.output_validators`), as an activity.
+store/          The stored conversation, as activities.
+runtime/        Activities that reach the runtime's own workflows (an agent's standing approvals,
+                a turn's cancellation) through the worker's client.
+observation/    OpenInference spans and OpenTelemetry metrics of model and tool calls.
+"""
