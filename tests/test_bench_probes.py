@@ -1,7 +1,7 @@
 """The bench's probes, run small as tests. The memory probe reads our workflow's private parts
 (the turn, its view, the stream's log): a refactor that moves them must move the probe too. The
 history probe runs the bench's turn and its bare-Temporal floor, and keeps our history within
-1.5 times the floor's."""
+1.5 times the floor's. The house probe counts the modules one worker-tool call runs through."""
 
 import json
 import subprocess
@@ -17,6 +17,7 @@ from bench.floor_tree import floor_tree_worker
 from bench.history import floor_history, turnkeeper_history
 from bench.subagents import FLOOR_TREE, OURS_TREE, Shapes, TreeBenchProvider, run_shape
 from bench.turnkeeper_side import bench_data_converter, turnkeeper_worker
+from tests.unit.test_bench_house import printed_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,3 +82,12 @@ async def test_the_skills_prompt_probe_measures_a_real_first_request(
     assert none["system_chars"] < listed["system_chars"] < always["system_chars"]
     assert always["system_chars"] - none["system_chars"] > 3 * 400
     assert listed["tokens"] == listed["chars"] // 4
+
+
+def test_the_house_probe_counts_the_modules_of_one_worker_tool_call() -> None:
+    table = printed_figures("tool-call")
+
+    modules = int(table["modules per worker-tool call"])
+    # The tool's activity and the turn's workflow are on the path, whatever their rooms.
+    assert modules > 2
+    assert "activities" in table["the same, by room"] and "workflows" in table["the same, by room"]
