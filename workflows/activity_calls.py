@@ -7,13 +7,13 @@ by side:
   its partial report (`failures.fail`): skills the worker lacks, an output validator that broke,
   a conversation the turn continues that cannot be read.
 - `AnswerModel`: a worker tool's call; the model gets a stand-in result saying the call did not
-  complete, and decides what to do (`tool_retries.interrupted_call_text`).
+  complete, and decides what to do (`tools/retries.interrupted_call_text`).
 - `CarryOn`: the result only improves what follows; a stand-in takes its place and the failure
   is logged: standing approvals (none, so a human is asked), the whole conversation of a
   compacted turn (the compacted one is reported), a session's read-back for its query.
 - `RefuseUpdate`: the call serves an update; its caller is told, and the turn goes on.
 - `PROPAGATE`: the `ActivityError` reaches the caller, whose own loop decides: the model call's
-  fallback chain (`model_activity.on_chain`) moves on to the next model or stops.
+  fallback chain (`llm/activity.on_chain`) moves on to the next model or stops.
 
 A cancelled activity is not a failure: its error is raised again, so the turn ends cancelled.
 Two policies keep what their sites always did instead: `CarryOn(even_when_cancelled=True)` (a

@@ -130,7 +130,7 @@ class Approvals(BaseModel):
     decisions: list[DecisionRecord] = Field(default_factory=list)
     refused_decisions: list[RefusedDecision] = Field(default_factory=list)  # the latest only
     refused_decisions_dropped: int = 0  # older refusals pushed out of `refused_decisions`
-    # The applied signed '*' decisions (`signed_decisions.spent_key`): their signatures' text in
+    # The applied signed '*' decisions (`approvals/signatures.spent_key`): their signatures' text in
     # runs that verify signing format 1, the digests of what was signed in format 2.
     spent_signatures: list[str] = Field(default_factory=list)
     spent_decisions: list[str] = Field(default_factory=list)

@@ -1,4 +1,4 @@
-"""Opt-in compaction, a step of the turn's model call (`model_calls.call`, contracts/compaction.py):
+"""Opt-in compaction, a step of the turn's model call (`llm/calls.call`, contracts/compaction.py):
 before a call whose counted input would exceed `agent.compaction.max_input_tokens`, the turn
 leaves its oldest exchanges out of what it sends, or has a model call summarize them; a
 provider's `LLMContextTooLong` leads to one compaction and one more call.
