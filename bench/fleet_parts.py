@@ -21,7 +21,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowFailureError
 from turnkeeper.contracts.turn import TurnRequest
 
-from turnkeeper.client.turns import start_turn
+from turnkeeper.client.turns import start_turn_workflow
 
 ROOT = Path(__file__).resolve().parents[1]
 # Only what a user's shell holds that matters to a Python process: nothing of the bench's own
@@ -49,7 +49,7 @@ async def run_turns(
         batch = turns[first : first + starting]
 
         async def start(request: TurnRequest) -> Any:
-            return await start_turn(
+            return await start_turn_workflow(
                 client, request, workflow_id=f"t-{uuid.uuid4()}", task_queue=queue
             )
 

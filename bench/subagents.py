@@ -155,11 +155,11 @@ class Shapes:
         return await start_floor_tree(self.floor, self.floor_queue, n, k, latency_ms, chars)
 
     async def _ours_tree(self, n: int, k: int, latency_ms: float, chars: int) -> Any:
-        from turnkeeper.client.turns import start_turn
+        from turnkeeper.client.turns import start_turn_workflow
 
         request = tree_request(n, k, latency_ms, chars)
         workflow_id = f"turn-bench-lead-n{n}-{uuid.uuid4().hex[:10]}"
-        return await start_turn(
+        return await start_turn_workflow(
             self.ours, request, workflow_id=workflow_id, task_queue=self.ours_queue
         )
 

@@ -211,9 +211,9 @@ async def start_turnkeeper_turn(
     """Starts a turn the way `turnkeeper run` does."""
     # The client's modules (typer, rich) are imported here, not at the top: a parked worker's
     # process imports this module and should hold only what a deployed worker holds.
-    from turnkeeper.client.turns import start_turn
+    from turnkeeper.client.turns import start_turn_workflow
 
-    return await start_turn(
+    return await start_turn_workflow(
         client,
         turn_request(k, latency_ms, needs_approval=needs_approval, park_after=park_after),
         workflow_id=f"turn-bench-k{k}-{uuid.uuid4().hex[:10]}",

@@ -34,7 +34,7 @@ from tests.conftest import (
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.browser import Page, find_chromium, headless_chromium
-from turnkeeper.client.turns import start_turn
+from turnkeeper.client.turns import start_turn_workflow
 
 ARTIFACTS: Final = Path(__file__).resolve().parents[1] / "test-artifacts"
 SCREENSHOT: Final = ARTIFACTS / "web-ui-turn.png"
@@ -90,7 +90,7 @@ async def rendered_turn(
     async with running_worker(env.client, settings, fake_anthropic):
         # Started as the console command starts turns: with the static summary.
         request = TurnRequest.model_validate(scripted_request(key))
-        handle = await start_turn(
+        handle = await start_turn_workflow(
             env.client, request, workflow_id=workflow_id, task_queue=settings.task_queue
         )
         report = await handle.result()

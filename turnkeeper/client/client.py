@@ -35,8 +35,13 @@ from temporalio.service import RPCError, RPCStatusCode
 from turnkeeper.client.errors import DecisionRefused, InvalidTurnRequest, refused, turn_error
 from turnkeeper.client.events import turn_events
 from turnkeeper.client.signatures import signed_decision, signed_extension, signed_intervention
-from turnkeeper.client.turns import WaitingTurn, list_waiting, short_id, turn_workflow_id
-from turnkeeper.client.turns import start_turn as start_workflow
+from turnkeeper.client.turns import (
+    WaitingTurn,
+    list_waiting,
+    short_id,
+    start_turn_workflow,
+    turn_workflow_id,
+)
 from turnkeeper.client.typed_output import Output, output_schema, structured
 from turnkeeper.client.waiting import wait_for_pending
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput, ExtendBudgetResult
@@ -434,7 +439,7 @@ async def start_turn(
         turn = _with_output_type(turn, output_type)
     workflow_id = id or turn_workflow_id(turn.agent.id, short_id())
     queue = task_queue or os.environ.get(TASK_QUEUE_ENV) or DEFAULT_TASK_QUEUE
-    workflow = await start_workflow(
+    workflow = await start_turn_workflow(
         client, turn, workflow_id=workflow_id, task_queue=queue, started_by=started_by
     )
     return TurnHandle(client, workflow, output_type)

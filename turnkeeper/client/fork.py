@@ -20,7 +20,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.client.errors import InvalidTurnRequest, TurnUnavailable
-from turnkeeper.client.turns import request_payload, start_turn, suffixed_turn_id
+from turnkeeper.client.turns import request_payload, start_turn_workflow, suffixed_turn_id
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import QUERY_TRANSCRIPT, WORKFLOW_TYPE
 from turnkeeper.contracts.turn import TurnRequest
@@ -76,7 +76,7 @@ async def fork_turn(
     forked = forked_request(request, history, changes)
     fork_id = new_id or suffixed_turn_id(workflow_id, f"fork-{at_iteration}")
     try:
-        await start_turn(client, forked, workflow_id=fork_id, task_queue=task_queue)
+        await start_turn_workflow(client, forked, workflow_id=fork_id, task_queue=task_queue)
     except InvalidTurnRequest as err:
         raise ForkError(f"{err}; give the fork another --id") from None
     return fork_id

@@ -97,7 +97,7 @@ def suffixed_turn_id(base: str, suffix: str) -> str:
     return f"{fitted}-{suffix}"
 
 
-async def start_turn(
+async def start_turn_workflow(
     client: Client,
     request: TurnRequest,
     *,

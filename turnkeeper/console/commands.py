@@ -35,7 +35,7 @@ from turnkeeper.client.turns import (
     list_waiting,
     read_status,
     short_id,
-    start_turn,
+    start_turn_workflow,
     turn_handle,
     turn_workflow_id,
     waiting_calls,
@@ -78,7 +78,9 @@ async def run(connection: Connection, options: RunOptions, flags: RunFlags) -> i
     workflow_id = flags.workflow_id or turn_workflow_id(request.agent.id, suffix)
     check_caller_request(request, workflow_id)  # before a connection: a refused --id needs none
     client, target = await _connect(connection)
-    handle = await start_turn(client, request, workflow_id=workflow_id, task_queue=flags.task_queue)
+    handle = await start_turn_workflow(
+        client, request, workflow_id=workflow_id, task_queue=flags.task_queue
+    )
     render.started(_info(flags.as_json), workflow_id, target)
     if not flags.wait:
         if flags.as_json:

@@ -26,7 +26,13 @@ from turnkeeper.client.client import TurnHandle
 from turnkeeper.client.connection import connect
 from turnkeeper.client.errors import DecisionRefused
 from turnkeeper.client.requests import validate_request
-from turnkeeper.client.turns import follow, read_status, short_id, start_turn, turn_workflow_id
+from turnkeeper.client.turns import (
+    follow,
+    read_status,
+    short_id,
+    start_turn_workflow,
+    turn_workflow_id,
+)
 from turnkeeper.console import demo_revisit, render
 from turnkeeper.console.commands import show_outcome
 from turnkeeper.console.target import Target
@@ -176,7 +182,7 @@ async def _demo_turn(
             "task": {"id": f"demo-{short_id()}", "input": DEMO_TASK},
         }
     )
-    handle = await start_turn(
+    handle = await start_turn_workflow(
         client, request, workflow_id=workflow_id, task_queue=settings.task_queue
     )
     _done(f"turn started on {DEMO_MODEL}: {DEMO_TASK}")
