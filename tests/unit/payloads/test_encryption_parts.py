@@ -38,6 +38,9 @@ SECRET_B64 = K1.partition(":")[2]
         ("k1:" + base64.b64encode(b"short").decode(), "5 bytes, AES-256 needs 32"),
         (f"{K1},{K1}", "listed twice"),
     ],
+    # Named, not drawn from the values: the keys are new each run, and parallel test processes
+    # must collect the same test ids.
+    ids=["no secret", "no id", "bad id", "not base64", "short key", "listed twice"],
 )
 def test_a_malformed_variable_names_the_entry_and_never_a_key(value: str, complaint: str) -> None:
     with pytest.raises(EncryptionKeyError, match="TURNKEEPER_ENCRYPTION_KEYS") as error:
