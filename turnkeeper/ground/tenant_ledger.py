@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Final, TypeVar
 
 from temporalio import activity
-from temporalio.client import Client, WithStartWorkflowOperation
+from temporalio.client import Client, RPCTimeoutOrCancelledError, WithStartWorkflowOperation
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 
@@ -70,6 +70,11 @@ async def ledger_update(
                 forget_start_failure(start)
                 if not is_busy(err) or time.monotonic() > deadline:
                     raise
+            except RPCTimeoutOrCancelledError:
+                # The SDK raises this, not the RPCError, when the call timed out: the start's
+                # failure is still set and unread (asyncio would log it as an error).
+                forget_start_failure(start)
+                raise
             if activity.in_activity():
                 activity.heartbeat()
             await asyncio.sleep(pause_s(attempt))
