@@ -100,7 +100,9 @@ def test_a_stop_signal_stops_a_worker_whose_output_pipe_is_broken(
     finally:
         stop_if_running(worker, port)
     assert code == 0
-    wait_for_no_dev_server(port, ui_port, within_s=1)
+    # Gone with the worker; the margin is for a loaded machine (parallel test processes), where
+    # the last listening socket was seen to close a few milliseconds past one second.
+    wait_for_no_dev_server(port, ui_port, within_s=5)
 
 
 @pytest.mark.parametrize("how", ["worker.py", "run_worker"])
