@@ -136,9 +136,24 @@ def _check_pip(command: Command, words: tuple[str, ...]) -> None:
         assert wanted <= set(extras["optional-dependencies"]), f"no extra {wanted}"
 
 
+# pytest's options that a documented command gives a value, and the values each takes.
+_PYTEST_VALUES = {
+    "-n": lambda value: value == "auto" or value.isdigit(),
+    "--dist": lambda value: value in {"load", "loadscope", "loadfile", "loadgroup", "worksteal"},
+    "-k": lambda value: bool(value),
+    "-m": lambda value: bool(value),
+    "-p": lambda value: bool(value),
+}
+
+
 def _check_pytest(command: Command, words: tuple[str, ...]) -> None:
-    for word in words[1:]:
-        assert word.startswith("-") or (ROOT / word.split("::")[0]).exists(), word
+    rest = iter(words[1:])
+    for word in rest:
+        if word in _PYTEST_VALUES:
+            value = next(rest, "")
+            assert _PYTEST_VALUES[word](value), f"{word} {value!r}"
+        else:
+            assert word.startswith("-") or (ROOT / word.split("::")[0]).exists(), word
 
 
 def _check_export(command: Command, words: tuple[str, ...]) -> None:
