@@ -207,7 +207,7 @@ def provider_fault_replies() -> dict[str, Step]:
 
 
 def mcp_fault_calls() -> dict[str, tuple[str, dict[str, Any]]]:
-    """MCP tool calls that fail the server (`tests/fakes/mcp_demo_server.py`, stdio, a call
+    """MCP tool calls that fail the server (`turnkeeper/testing/mcp_demo_server.py`, stdio, a call
     timeout of `stack.MCP_TIMEOUT_S`): its process exits mid-call, or it never answers."""
     return {
         "crash mid-call": ("mcp__demo__exit_server", {}),

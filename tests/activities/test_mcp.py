@@ -1,4 +1,4 @@
-"""The MCP activities against a real MCP server (`tests/fakes/mcp_demo_server.py`), over
+"""The MCP activities against a real MCP server (`turnkeeper/testing/mcp_demo_server.py`), over
 stdio (the activity starts it) and over streamable HTTP (a subprocess the tests kill and
 restart)."""
 

@@ -1,5 +1,5 @@
 """MCP servers in `python worker.py`: the JSON file named by `TURNKEEPER_MCP_CONFIG`, a stdio
-server the worker starts itself (`tests/fakes/mcp_demo_server.py`), and a turn whose model
+server the worker starts itself (`turnkeeper/testing/mcp_demo_server.py`), and a turn whose model
 calls its tools by their README names (`mcp__<server>__<tool>`)."""
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ For your agent's tests (docs/testing-your-agent.md):
   (`checked_handle`).
 - `tool_calls`, `assert_tools_called`, `assert_decisions`, `assert_outcome` (`assertions`).
 - `pytest_plugin`: the fixtures `turnkeeper_server` and `turn_env` (entry point `pytest11`).
+- `MCP_DEMO_SERVER`: the path of a real MCP server (`mcp_demo_server`) to give an agent's
+  `mcp_servers` as `[sys.executable, MCP_DEMO_SERVER]`.
 
 Only what a user of the kit imports lives here; the project's own suite keeps its fake provider
 servers under `tests/fakes/`. Names are imported on first use, so that `import turnkeeper.testing`
@@ -25,9 +27,11 @@ loads no worker.
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 __all__ = [
+    "MCP_DEMO_SERVER",
     "CheckedTurnHandle",
     "Conversation",
     "EnvironmentStopped",
@@ -43,6 +47,10 @@ __all__ = [
     "reply",
     "tool_calls",
 ]
+
+# A script, started as `[sys.executable, MCP_DEMO_SERVER]` (stdio) or with `--http PORT`; by path,
+# so that neither the caller nor the server's process imports more than the `mcp` SDK for it.
+MCP_DEMO_SERVER = Path(__file__).with_name("mcp_demo_server.py")
 
 _EXPORTS: dict[str, str] = {
     "Conversation": "script",

@@ -1,8 +1,9 @@
-"""A real MCP server for the tests and the chaos matrix, written with the official SDK.
+"""A real MCP server, written with the official SDK, for tests of agents with MCP tools (the
+kit's and the project's own, and the chaos matrix).
 
-Run as `python tests/fakes/mcp_demo_server.py` (`tests.fakes.MCP_DEMO_SERVER`) for
-stdio, or with `--http PORT` for streamable HTTP on 127.0.0.1 (the tests kill and restart it to
-check that the worker reconnects).
+Run as `python -m turnkeeper.testing.mcp_demo_server`, or by its path
+(`turnkeeper.testing.MCP_DEMO_SERVER`), for stdio, or with `--http PORT` for streamable HTTP on
+127.0.0.1 (the tests kill and restart it to check that the worker reconnects).
 """
 
 from __future__ import annotations
