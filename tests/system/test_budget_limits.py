@@ -41,7 +41,9 @@ async def test_a_time_budget_fails_the_turn_with_turn_budget_exceeded(
 
     assert failure.value.message.startswith("time budget of 1000 ms spent")
     assert failure.value.report is not None and failure.value.report.llm_calls == 0
-    assert len(stack.fake.requests_for(key)) == 1  # cut off, not retried past the budget
+    # Cut off, never retried past the budget. On a loaded machine (the suite's parallel
+    # processes) the second can be spent before the worker's activity reaches the model at all.
+    assert len(stack.fake.requests_for(key)) <= 1
 
 
 async def test_a_cost_budget_fails_turnkeeper_run_and_watch_shows_why(
