@@ -96,7 +96,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "run_worker": ("turnkeeper.worker.run", "run_worker"),
     "TurnkeeperPlugin": ("turnkeeper.worker.plugin", "TurnkeeperPlugin"),
     "connect": ("turnkeeper.client.connection", "connect"),
-    "exit_without_teardown": ("turnkeeper.console.terminal", "exit_without_teardown"),
+    "exit_without_teardown": ("turnkeeper.ground.process_exit", "exit_without_teardown"),
     "start_turn": ("turnkeeper.client.client", "start_turn"),
     "turn": ("turnkeeper.client.client", "turn"),
     "pending": ("turnkeeper.client.client", "pending"),

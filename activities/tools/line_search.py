@@ -18,7 +18,6 @@ import stat
 import time
 from typing import BinaryIO, Protocol
 
-import re2
 from turnkeeper.activities.tools.registry import ToolError
 
 MAX_SEARCH_MATCHES = 200
@@ -119,6 +118,10 @@ class LineSearch:
 
 def _compiled(pattern: str) -> _Pattern:
     """`pattern` compiled by RE2, or a `ToolError` saying what to change."""
+    # Imported at the first search, not with the worker: a worker whose turns never search
+    # files should not hold RE2's native library (1 MiB of every idle worker's memory).
+    import re2
+
     options = re2.Options()
     options.log_errors = False  # the model is told why; RE2 would also print it on stderr
     try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
-import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -25,6 +24,7 @@ import typer
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 
+from turnkeeper.ground.process_exit import exit_without_teardown
 from turnkeeper.worker.logging import configure_logging
 
 # What a terminal obeys rather than shows: the C0 controls but newline and tab, DEL, the C1
@@ -99,19 +99,6 @@ class ConsoleApp(typer.Typer):
         except SystemExit as stop:
             code = stop.code
         exit_without_teardown(code)
-
-
-def exit_without_teardown(code: object) -> NoReturn:
-    """Ends the process as `SystemExit(code)` would, but skipping interpreter finalization (see
-    `ConsoleApp`): for processes that used a Temporal client and stopped all they own."""
-    if isinstance(code, str):  # SystemExit("message") means: print it, exit 1
-        with contextlib.suppress(OSError, ValueError):  # closed, or a pipe whose reader left
-            sys.stderr.write(code + "\n")
-        code = 1
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(code if isinstance(code, int) else 0 if code is None else 1)
 
 
 class _CurrentStderr(io.TextIOBase):

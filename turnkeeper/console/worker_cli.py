@@ -12,10 +12,10 @@ from turnkeeper.activities.mcp.config import McpConfigError
 from turnkeeper.activities.providers.endpoints import ProvidersConfigError
 from turnkeeper.client.connection import TemporalUnreachableError
 from turnkeeper.client.settings_error import SettingsError
-from turnkeeper.console.terminal import exit_without_teardown
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
-from turnkeeper.devtools.codec_server import CodecServerError
+from turnkeeper.devtools.codec_errors import CodecServerError
 from turnkeeper.devtools.devserver import DEFAULT_PORT, DevServer, DevServerError, PortFlags
+from turnkeeper.ground.process_exit import exit_without_teardown
 from turnkeeper.payloads.keyring import EncryptionKeyError
 from turnkeeper.payloads.stores import StoreLocationError
 from turnkeeper.worker.health import HEALTH_PORT_ENV

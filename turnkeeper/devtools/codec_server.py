@@ -34,6 +34,7 @@ from temporalio.converter import (
     StorageDriverRetrieveContext,
 )
 
+from turnkeeper.devtools.codec_errors import CodecServerError
 from turnkeeper.ground.logs import get_logger
 from turnkeeper.payloads.content_store import ContentMissingError, ContentStore
 from turnkeeper.payloads.encrypted_store import ContentCorruptedError
@@ -57,10 +58,6 @@ _REFERENCE_TYPE: Final = ExternalStorageReference.DESCRIPTOR.full_name.encode()
 _ALLOWED_HEADERS: Final = "Content-Type, X-Namespace, Authorization, Authorization-Extras"
 
 log = get_logger(__name__)
-
-
-class CodecServerError(RuntimeError):
-    """The codec server cannot start as configured (the message says what to change)."""
 
 
 class UnresolvableReferenceError(ValueError):

@@ -8,12 +8,6 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from turnkeeper.devtools.codec_server import (
-    DEFAULT_CODEC_HOST,
-    Access,
-    CodecService,
-    running_codec_server,
-)
 from turnkeeper.devtools.devserver import (
     DEFAULT_NAMESPACE,
     DEFAULT_PORT,
@@ -53,6 +47,15 @@ async def dev_stack(
         async with server:
             yield server
         return
+    # Imported when a server is started here, not with the worker: a deployed worker, which never
+    # starts one, should not hold aiohttp (10 MiB) for it.
+    from turnkeeper.devtools.codec_server import (
+        DEFAULT_CODEC_HOST,
+        Access,
+        CodecService,
+        running_codec_server,
+    )
+
     # Loopback only and no token: the UI of the embedded server cannot send one, and nothing
     # beyond this machine reaches it.
     access = Access(

@@ -13,6 +13,7 @@ payloads), never each other; pyproject.toml's `[tool.importlinter]` holds the li
 - `versioning`: which Worker Deployment and build a worker belongs to.
 - `required_encryption`: `TURNKEEPER_REQUIRE_ENCRYPTION` on the worker's side.
 - `logging`: JSON-lines logging for the worker and the console command.
+- `plain_structlog`: structlog imported without the pretty printers a worker never uses.
 - `health`: probes and metrics on `TURNKEEPER_HEALTH_PORT`.
 - `telemetry`: OpenTelemetry from the standard `OTEL_*` variables.
 - `telemetry_exporters`: the span exporters and metric readers those variables name.

@@ -19,9 +19,8 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
@@ -30,6 +29,9 @@ from temporalio.service import RPCError, RPCStatusCode
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.devtools.devserver import missing_search_attributes
 from turnkeeper.ground.logs import get_logger
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 HEALTH_PORT_ENV: Final = "TURNKEEPER_HEALTH_PORT"
 HEALTH_HOST_ENV: Final = "TURNKEEPER_HEALTH_HOST"
@@ -98,6 +100,10 @@ async def _namespace_problem(client: Client) -> str | None:
 
 
 def health_app(health: WorkerHealth) -> web.Application:
+    # aiohttp is imported here, when probes are served, not with the worker: a worker without
+    # TURNKEEPER_HEALTH_PORT should not hold its 10 MiB.
+    from aiohttp import web
+
     async def live(_: web.Request) -> web.Response:
         return web.Response(text="ok\n")
 
@@ -128,6 +134,8 @@ async def health_server(
     Raises:
         SettingsError: It cannot listen there (a host that is not an address, a port in use).
     """
+    from aiohttp import web  # see `health_app`
+
     runner = web.AppRunner(health_app(health), access_log=None)
     await runner.setup()
     try:

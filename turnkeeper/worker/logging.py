@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TYPE_CHECKING
 
-import structlog
 import temporalio.activity
 import temporalio.workflow
-from structlog.tracebacks import ExceptionDictTransformer
-from structlog.typing import Processor
 
 from turnkeeper.payloads.keyring import UnreadableContentError
+from turnkeeper.worker.plain_structlog import structlog
+
+if TYPE_CHECKING:
+    from structlog.typing import Processor
 
 # Applied to structlog events and to stdlib records alike, before rendering.
 _SHARED_PROCESSORS: list[Processor] = [
@@ -89,7 +91,9 @@ def _json_formatter() -> structlog.stdlib.ProcessorFormatter:
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             # Tracebacks as data, without frame locals: those can hold prompts and API keys.
-            structlog.processors.ExceptionRenderer(ExceptionDictTransformer(show_locals=False)),
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            ),
             # str() so paths, UUIDs and datetimes read as values, not reprs.
             structlog.processors.JSONRenderer(default=str),
         ],

@@ -19,7 +19,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final
 
-import structlog
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
@@ -41,6 +40,7 @@ from turnkeeper.ground.logs import get_logger
 from turnkeeper.payloads.keyring import Keyring, UnreadableContentError
 from turnkeeper.worker.health import WorkerHealth, health_port, health_server
 from turnkeeper.worker.logging import configure_logging
+from turnkeeper.worker.plain_structlog import structlog
 from turnkeeper.worker.plugin import TurnkeeperPlugin
 from turnkeeper.worker.required_encryption import encryption_of
 from turnkeeper.worker.settings import Settings
