@@ -8,6 +8,10 @@ history and costs are the lower bound for any Temporal agent loop of this shape.
 `FloorParkedWorkflow` waits for a signal and nothing else: the RSS floor of a parked turn; with
 K > 0 it first runs K iterations of the loop above at L = 0 (the floor of a turn parked with a
 transcript of K iterations: the floor keeps no transcript).
+
+`FloorApprovalWorkflow` parks as a turn waiting on an approval does, with nothing else: one model
+call (which asks for a tool), then a wait for the signal bounded by a timeout (a timer), the two
+commands a turn's approval wait cannot do without.
 """
 
 from __future__ import annotations
@@ -29,10 +33,12 @@ FLOOR_MODEL_ACTIVITY: Final = "floor_model"
 FLOOR_TOOL_ACTIVITY: Final = "floor_tool"
 FLOOR_TURN_WORKFLOW: Final = "FloorTurnWorkflow"
 FLOOR_PARKED_WORKFLOW: Final = "FloorParkedWorkflow"
+FLOOR_APPROVAL_WORKFLOW: Final = "FloorApprovalWorkflow"
 RELEASE_SIGNAL: Final = "release"
 PARKED_QUERY: Final = "parked"
 
 _ACTIVITY_TIMEOUT = timedelta(seconds=60)
+_APPROVAL_TIMEOUT = timedelta(hours=24)  # a turn's default approval_timeout_s
 
 
 @dataclass
@@ -107,12 +113,41 @@ class FloorParkedWorkflow:
         return self._waiting and not self._released
 
 
+@workflow.defn(name=FLOOR_APPROVAL_WORKFLOW)
+class FloorApprovalWorkflow:
+    def __init__(self) -> None:
+        self._released = False
+        self._waiting = False
+
+    @workflow.run
+    async def run(self) -> str:
+        await workflow.execute_activity(
+            floor_model,
+            FloorModelInput(iteration=0, k=1, latency_ms=0),
+            start_to_close_timeout=_ACTIVITY_TIMEOUT,
+        )
+        self._waiting = True
+        try:
+            await workflow.wait_condition(lambda: self._released, timeout=_APPROVAL_TIMEOUT)
+        except TimeoutError:
+            return "timed out"
+        return "released"
+
+    @workflow.signal(name=RELEASE_SIGNAL)
+    def release(self) -> None:
+        self._released = True
+
+    @workflow.query(name=PARKED_QUERY)
+    def parked(self) -> bool:
+        return self._waiting and not self._released
+
+
 def floor_worker(client: Client, task_queue: str, **options: Any) -> Worker:
     """A worker for both floor workflows with default settings unless `options` says otherwise."""
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[FloorTurnWorkflow, FloorParkedWorkflow],
+        workflows=[FloorTurnWorkflow, FloorParkedWorkflow, FloorApprovalWorkflow],
         activities=[floor_model, floor_tool],
         **options,
     )
@@ -142,4 +177,13 @@ async def start_floor_parked(
         )
     return await client.start_workflow(
         FloorParkedWorkflow.run, id=f"floor-parked-{uuid.uuid4().hex[:10]}", task_queue=task_queue
+    )
+
+
+async def start_floor_approval(client: Client, task_queue: str) -> WorkflowHandle[Any, str]:
+    """Starts a floor workflow that parks as a turn waiting on an approval does."""
+    return await client.start_workflow(
+        FloorApprovalWorkflow.run,
+        id=f"floor-approval-{uuid.uuid4().hex[:10]}",
+        task_queue=task_queue,
     )

@@ -15,7 +15,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 from turnkeeper.contracts.names import SA_TURN_STATE
 
-from bench.floor import PARKED_QUERY, start_floor_parked
+from bench.floor import PARKED_QUERY, start_floor_approval, start_floor_parked
 from bench.sections import Bench, progress
 from bench.server import rss_bytes
 from bench.sides import FLOOR, OURS, Side, turnkeeper_side
@@ -37,14 +37,22 @@ async def parked(
     *,
     k: int = 0,
     session: bool = False,
+    same_shape_floor: bool = False,
 ) -> dict[str, Any]:
     """Parks `n` turns (of `k` iterations first; ours in sessions with `session`) on each
-    side's worker alone; RSS and time."""
+    side's worker alone; RSS and time. With `same_shape_floor`, the floor also parks `n`
+    workflows of a turn's shape (`FloorApprovalWorkflow`: a model call, then a wait with a
+    timeout), under `floor_same_shape`."""
     result: dict[str, Any] = {"n": n, "k": k, "session": session}
     for side in sides:
         folder = data_dir / f"parked-{side.name}"
         result[side.name] = await park(side, n, address, folder, worker_argv, k=k, session=session)
         progress(f"parked n={n} k={k} {side.name}: {result[side.name]}")
+        if side.name == FLOOR and same_shape_floor:
+            folder = data_dir / "parked-floor-same-shape"
+            shaped = await park(side, n, address, folder, [], same_shape=True)
+            result["floor_same_shape"] = shaped
+            progress(f"parked n={n} floor of the same shape: {shaped}")
     return result
 
 
@@ -73,6 +81,7 @@ async def park(
     *,
     k: int = 0,
     session: bool = False,
+    same_shape: bool = False,
 ) -> dict[str, Any]:
     """One side's worker in a subprocess: its idle RSS, `n` turns parked, its RSS then."""
     queue = f"bench-parked-{side.name}-{uuid.uuid4().hex[:8]}"
@@ -94,7 +103,7 @@ async def park(
         await asyncio.sleep(_SETTLE_S)
         idle = rss_bytes(process.pid)
         started = asyncio.get_running_loop().time()
-        handles = await park_turns(side, queue, n, k, session=session)
+        handles = await park_turns(side, queue, n, k, session=session, same_shape=same_shape)
         park_s = asyncio.get_running_loop().time() - started
         await asyncio.sleep(_SETTLE_S)
         loaded = rss_bytes(process.pid)
@@ -110,18 +119,26 @@ async def park(
 
 
 async def park_turns(
-    side: Side, queue: str, n: int, k: int = 0, *, session: bool = False
+    side: Side,
+    queue: str,
+    n: int,
+    k: int = 0,
+    *,
+    session: bool = False,
+    same_shape: bool = False,
 ) -> list[WorkflowHandle[Any, Any]]:
     """Starts `n` turns on `queue` (each runs `k` iterations first; ours, with `session`, as
-    the first turn of a session each) and waits until all park (besides any parked there
-    before)."""
+    the first turn of a session each; the floor's, with `same_shape`, as a turn's approval
+    wait) and waits until all park (besides any parked there before)."""
     already = 0 if side.name == FLOOR else await _count(side.client, queue)
-    handles = await _bounded([_starter(side, queue, k, session) for _ in range(n)])
-    await _wait_parked(side, queue, handles, k, already)
+    handles = await _bounded([_starter(side, queue, k, session, same_shape) for _ in range(n)])
+    await _wait_parked(side, queue, handles, k, already, asks=same_shape)
     return handles
 
 
-def _starter(side: Side, queue: str, k: int, session: bool) -> Any:
+def _starter(side: Side, queue: str, k: int, session: bool, same_shape: bool) -> Any:
+    if side.name == FLOOR and same_shape:
+        return lambda: start_floor_approval(side.client, queue)
     if side.name == FLOOR:
         return lambda: start_floor_parked(side.client, queue, k)
     if session:
@@ -147,11 +164,17 @@ async def _bounded(calls: list[Any]) -> list[Any]:
 
 
 async def _wait_parked(
-    side: Side, queue: str, handles: list[WorkflowHandle[Any, Any]], k: int, already: int
+    side: Side,
+    queue: str,
+    handles: list[WorkflowHandle[Any, Any]],
+    k: int,
+    already: int,
+    *,
+    asks: bool = False,
 ) -> None:
     """Until every turn waits: ours say so in the TurnState search attribute; a floor workflow
     is parked once its first workflow task completed (history length 4), or after K iterations
-    once its `parked` query says so."""
+    (or its model call, with `asks`) once its `parked` query says so."""
     # 10,000 turns on 2 shared cores take minutes to park.
     deadline = asyncio.get_running_loop().time() + max(_PARK_TIMEOUT_S, len(handles) * (0.2 + k))
     waiting = list(handles)
@@ -160,7 +183,7 @@ async def _wait_parked(
             raise RuntimeError(f"{side.name}: {len(waiting)} turns never parked")
         await asyncio.sleep(1.0)
         if side.name == FLOOR:
-            waiting = await (_not_done_yet(waiting) if k else _not_parked_yet(waiting))
+            waiting = await (_not_done_yet(waiting) if k or asks else _not_parked_yet(waiting))
         else:
             parked = await _count(side.client, queue)
             waiting = [] if parked >= already + len(handles) else waiting

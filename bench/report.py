@@ -208,6 +208,33 @@ def _parked_rows(section: dict[str, Any]) -> list[Row]:
             "report",
             "",
         ),
+        *_same_shape_rows(section),
+    ]
+
+
+def _same_shape_rows(section: dict[str, Any]) -> list[Row]:
+    """Against a floor that parks as a turn does (a model call, then a wait with a timeout)."""
+    shaped, ours = section.get("floor_same_shape"), section[OURS]
+    if shaped is None:
+        return []
+    per_turn = _ratio(shaped["per_turn_kib"], ours["per_turn_kib"])
+    return [
+        (
+            f"worker RSS MiB, {section['n']} parked, floor of the same shape",
+            f"{shaped['rss_parked_mib']:.1f}",
+            f"{ours['rss_parked_mib']:.1f}",
+            f"{ours['rss_parked_mib'] / shaped['rss_parked_mib']:.2f}×",
+            "report",
+            "",
+        ),
+        (
+            "RSS growth KiB per parked turn, floor of the same shape",
+            f"{shaped['per_turn_kib']:.1f}",
+            f"{ours['per_turn_kib']:.1f}",
+            f"{per_turn:.2f}×" if per_turn else "n/a",
+            "report",
+            "",
+        ),
     ]
 
 

@@ -163,7 +163,9 @@ async def _parked_section(
 ) -> dict[str, Any]:
     address, argv = bench.server.address, worker_argv(args)
     if name == "parked":
-        return await parked(bench.sides, args.parked_n, address, data_dir, argv)
+        return await parked(
+            bench.sides, args.parked_n, address, data_dir, argv, same_shape_floor=True
+        )
     if name == "parked-large":
         return await parked(bench.sides, args.park_large_n, address, data_dir, argv)
     if name == "parked-session":
