@@ -125,6 +125,8 @@ def render(results: dict[str, Any]) -> str:
         "| wall s |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
+    # Ours keeps large payloads out of the history, in its store: said beside the table.
+    stored: list[str] = []
     for side in results["sides"]:
         if side["outcome"] == "error":
             rows.append(f"| {side['peer']} | harness error | | | | | | |")
@@ -139,7 +141,9 @@ def render(results: dict[str, Any]) -> str:
             f"| {side['largest_event_bytes'] / 1024:.1f} KiB "
             f"({side['largest_event_type']}) | {side['wall_s']} |"
         )
-    return "\n".join(rows)
+        if "store_bytes" in side:
+            stored.append(f"{side['peer']}'s content store: {side['store_bytes'] / 2**20:.2f} MiB")
+    return "\n".join([*rows, "", *stored])
 
 
 def main() -> None:
