@@ -153,18 +153,21 @@ def verdict(series: list[Sample], failures: list[str], max_slope_mib: float) -> 
     """Flat memory and every turn completed: the soak's property, as code."""
     second_half = series[len(series) // 2 :]
     slope = slope_per_1000_turns(second_half) if len(second_half) >= 2 else 0.0
+    # A second half without turns (a stalled worker) proves nothing about memory.
     enough = len(second_half) >= 2 and second_half[-1].turns > second_half[0].turns
+    flat = enough and slope <= max_slope_mib
     return {
         "rss_slope_mib_per_1000_turns": round(slope, 2),
         "max_slope_mib_per_1000_turns": max_slope_mib,
         "second_half_turns": second_half[-1].turns - second_half[0].turns if enough else 0,
-        "flat": enough and slope <= max_slope_mib,
+        "flat": flat,
         "failed_turns": len(failures),
-        "holds": enough and slope <= max_slope_mib and not failures,
+        "holds": flat and not failures,
     }
 
 
 async def soak(args: argparse.Namespace) -> dict[str, Any]:
+    """Runs the soak the flags describe: its series, its turns' failures and its verdict."""
     server = BenchServer()
     data_dir = server.folder / "ours"
     queue = f"bench-soak-{uuid.uuid4().hex[:8]}"
