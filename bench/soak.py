@@ -2,7 +2,7 @@
 its own, and whether the worker's memory stays flat.
 
     .venv/bin/python -m bench.soak --minutes N [--concurrency 8] [--k 3] [--latency-ms 10]
-        [--sample-s S] [--max-slope-mib 20] [--out FILE]
+        [--sample-s S] [--max-slope-mib 20] [--leak-kib-per-call N] [--out FILE]
 
 `--concurrency` loops each start a turn (K tool calls, L per model call, our real workflow and
 activities in `python -m bench.parked_worker`, `BenchProvider` and `fetch_blob` as in every
@@ -34,13 +34,19 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
+from turnkeeper.activities.providers.provider import ModelRequest, ModelResponse, TextSink
 
 from bench.history import fetch_chain
 from bench.scenario import OURS
 from bench.sections import progress
 from bench.server import BenchServer, machine, rss_bytes
 from bench.sides import result_within
-from bench.turnkeeper_side import bench_data_converter, check_report, start_turnkeeper_turn
+from bench.turnkeeper_side import (
+    BenchProvider,
+    bench_data_converter,
+    check_report,
+    start_turnkeeper_turn,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 MIB = 2**20
@@ -76,12 +82,31 @@ class Tally:
     history_events: int = 0
 
 
+class LeakingProvider(BenchProvider):
+    """`BenchProvider` that keeps `kib` KiB for good at each call: a worker with a known leak,
+    which the soak must fail (`--leak-kib-per-call`)."""
+
+    def __init__(self, kib: int) -> None:
+        super().__init__()
+        self.kib = kib
+        self.kept: list[bytearray] = []
+
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        self.kept.append(bytearray(b"x" * (self.kib * 1024)))  # written, so resident
+        return await super().complete(request, on_text)
+
+
 @asynccontextmanager
-async def worker_process(address: str, queue: str, data_dir: Path) -> AsyncIterator[int]:
+async def worker_process(
+    address: str, queue: str, data_dir: Path, leak_kib_per_call: int = 0
+) -> AsyncIterator[int]:
     """Our worker in a process of its own (`bench.parked_worker`); yields its pid."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bench.parked_worker", "--side", OURS, "--address", address,
         "--task-queue", queue, "--data-dir", str(data_dir),
+        "--leak-kib-per-call", str(leak_kib_per_call),
         cwd=ROOT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:
@@ -174,7 +199,8 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
     series: list[Sample] = []
     tally = Tally()
     try:
-        async with server, worker_process(server.address, queue, data_dir) as worker_pid:
+        worker = worker_process(server.address, queue, data_dir, args.leak_kib_per_call)
+        async with server, worker as worker_pid:
             converter = bench_data_converter(data_dir)
             client = await Client.connect(server.address, data_converter=converter)
             started = time.monotonic()
@@ -235,6 +261,9 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=10.0, help="per model call")
     parser.add_argument("--sample-s", type=float, help="between samples (default: 60 a run)")
     parser.add_argument("--max-slope-mib", type=float, default=DEFAULT_MAX_SLOPE_MIB)
+    parser.add_argument(
+        "--leak-kib-per-call", type=int, default=0, help="a worker leaking this much a model call"
+    )
     parser.add_argument("--out", type=Path, help="write the results here as JSON")
     args = parser.parse_args()
     if args.sample_s is None:
