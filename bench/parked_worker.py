@@ -34,12 +34,18 @@ async def _turnkeeper_worker(args: argparse.Namespace) -> Worker:
     data_dir = Path(args.data_dir)
     converter = bench_data_converter(data_dir, encrypt=args.encrypt)
     client = await Client.connect(args.address, data_converter=converter)
+    provider = None
+    if args.leak_kib_per_call:
+        from bench.soak import LeakingProvider
+
+        provider = LeakingProvider(args.leak_kib_per_call)
     return turnkeeper_worker(
         client,
         args.task_queue,
         data_dir,
         local_tool=args.local_tool,
         encrypt=args.encrypt,
+        provider=provider,
         **worker_options(args),
     )
 
@@ -58,6 +64,12 @@ def main() -> None:
     parser.add_argument("--address", required=True)
     parser.add_argument("--task-queue", required=True)
     parser.add_argument("--data-dir", required=True)
+    parser.add_argument(
+        "--leak-kib-per-call",
+        type=int,
+        default=0,
+        help="keep this much memory for good at each model call (shows that bench.soak fails)",
+    )
     add_worker_arguments(parser)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)

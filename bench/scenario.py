@@ -25,17 +25,18 @@ MODEL: Final = "anthropic:claude-sonnet-4-6"
 _SHAPE = re.compile(r"\bk=(\d+)\s+latency_ms=(\d+(?:\.\d+)?)(\s+park=1)?")
 
 
-def _make_blob() -> str:
-    # Hex of a hash chain: fixed, ASCII (no JSON escaping), and not trivially compressible.
+def make_blob(size: int = BLOB_BYTES) -> str:
+    """`size` bytes of a tool result: the hex of a hash chain, fixed, ASCII (no JSON escaping)
+    and not trivially compressible."""
     digest = b"turnkeeper-bench"
     chunks: list[str] = []
-    while sum(map(len, chunks)) < BLOB_BYTES:
+    while sum(map(len, chunks)) < size:
         digest = hashlib.sha256(digest).digest()
         chunks.append(digest.hex())
-    return "".join(chunks)[:BLOB_BYTES]
+    return "".join(chunks)[:size]
 
 
-BLOB: Final = _make_blob()
+BLOB: Final = make_blob()
 
 
 def task_text(k: int, latency_ms: float, *, park: bool = False) -> str:

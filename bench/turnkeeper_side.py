@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,7 +24,16 @@ from turnkeeper.contracts.messages import TextBlock, ToolResultBlock, ToolUseBlo
 from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL, ACTIVITY_TOOL_CALL
 from turnkeeper.contracts.turn import AgentReport, TurnRequest, Usage
 
-from bench.scenario import BLOB, MODEL, PARK_TOOL_NAME, TOOL_NAME, parse_task_text, task_text
+from bench.scenario import (
+    BLOB,
+    BLOB_BYTES,
+    MODEL,
+    PARK_TOOL_NAME,
+    TOOL_NAME,
+    make_blob,
+    parse_task_text,
+    task_text,
+)
 from turnkeeper.payloads.content_store import ContentStore, LocalFolderStore
 from turnkeeper.payloads.encrypted_store import encrypting
 from turnkeeper.payloads.keyring import Keyring
@@ -41,9 +51,13 @@ _OUTPUT_TOKENS = 40
 
 class BenchProvider:
     """A model that sleeps L, then asks for `fetch_blob` until it has seen K tool results (and
-    then, in a parking turn, for `go_ahead`)."""
+    then, in a parking turn, for `go_ahead`). It bills `tokens_per_result` input tokens for
+    each tool result it has seen, so a turn's conversation grows as a real one would."""
 
     name = "anthropic"
+
+    def __init__(self, tokens_per_result: int = _TOKENS_PER_RESULT) -> None:
+        self.tokens_per_result = tokens_per_result
 
     async def complete(
         self, request: ModelRequest, on_text: TextSink | None = None
@@ -58,7 +72,8 @@ class BenchProvider:
         if latency_s > 0:
             await asyncio.sleep(latency_s)
         usage = Usage(
-            input_tokens=_PROMPT_TOKENS + _TOKENS_PER_RESULT * seen, output_tokens=_OUTPUT_TOKENS
+            input_tokens=_PROMPT_TOKENS + self.tokens_per_result * seen,
+            output_tokens=_OUTPUT_TOKENS,
         )
         if seen < k:
             call = ToolUseBlock(id=f"toolu_bench_{seen:05d}", name=TOOL_NAME, input={"i": seen})
@@ -78,7 +93,7 @@ class BenchProvider:
         )
 
     async def count_input_tokens(self, request: ModelRequest) -> int:
-        return _PROMPT_TOKENS + _TOKENS_PER_RESULT * len(request.messages) // 2
+        return _PROMPT_TOKENS + self.tokens_per_result * len(request.messages) // 2
 
 
 def _first_user_text(request: ModelRequest) -> str:
@@ -92,17 +107,30 @@ async def fetch_blob(i: int) -> str:
     return BLOB
 
 
+def _sized_fetch_blob(size: int) -> Callable[[int], Awaitable[str]]:
+    blob = make_blob(size)
+
+    # Named as the tool is: the registry derives the input schema's name from the function's.
+    async def fetch_blob(i: int) -> str:
+        return blob
+
+    return fetch_blob
+
+
 async def go_ahead() -> str:
     return "going ahead"
 
 
-def bench_tools(*, local: bool = False) -> ToolRegistry:
-    """`fetch_blob`, as an ordinary worker tool or (`local`) on the fast path for cheap tools."""
+def bench_tools(*, local: bool = False, result_bytes: int | None = None) -> ToolRegistry:
+    """`fetch_blob`, as an ordinary worker tool or (`local`) on the fast path for cheap tools;
+    its result is the 2 KiB blob unless `result_bytes` asks for another size."""
     options: dict[str, Any] = {"local": True, "timeout_s": 10.0} if local else {}
-    description = "Return a fixed 2 KiB blob (a benchmark stand-in)."
+    tool = fetch_blob if result_bytes is None else _sized_fetch_blob(result_bytes)
+    kib = (result_bytes or BLOB_BYTES) / 1024
+    description = f"Return a fixed {kib:g} KiB blob (a benchmark stand-in)."
     return ToolRegistry(
         [
-            worker_tool(name=TOOL_NAME, description=description, **options)(fetch_blob),
+            worker_tool(name=TOOL_NAME, description=description, **options)(tool),
             worker_tool(name=PARK_TOOL_NAME, description="Carry on (needs approval).")(go_ahead),
         ]
     )
@@ -116,6 +144,7 @@ def turnkeeper_worker(
     local_tool: bool = False,
     encrypt: bool = False,
     provider: Any = None,
+    result_bytes: int | None = None,
     **options: Any,
 ) -> Worker:
     """Our worker as `worker.build_worker` wires it, with the bench provider and tool.
@@ -128,6 +157,8 @@ def turnkeeper_worker(
         encrypt: Encrypt the content store (the client's converter must encrypt too).
         provider: The scripted model, `BenchProvider` unless given (`bench.subagents` plays
             a lead agent with its own).
+        result_bytes: The size of `fetch_blob`'s result, 2 KiB unless given (`bench.long_history`
+            plays a turn of 8 KiB results).
         options: Extra `Worker` keyword arguments (the knobs `bench.run` exposes).
     """
     settings = Settings(
@@ -141,7 +172,7 @@ def turnkeeper_worker(
         settings,
         client=client,
         providers={"anthropic": provider or BenchProvider()},
-        tools=bench_tools(local=local_tool),
+        tools=bench_tools(local=local_tool, result_bytes=result_bytes),
         store=bench_store(data_dir, encrypt=encrypt),
     )
     return Worker(

@@ -1,7 +1,8 @@
 """The bench's probes, run small as tests. The memory probe reads our workflow's private parts
 (the turn, its view, the stream's log): a refactor that moves them must move the probe too. The
 history probe runs the bench's turn and its bare-Temporal floor, and keeps our history within
-1.5 times the floor's. The house probe counts the modules one worker-tool call runs through."""
+1.5 times the floor's. The house probe counts the modules one worker-tool call runs through. The
+long-turn probe runs our side of `bench.long_history` (the peers need their own virtualenv)."""
 
 import json
 import subprocess
@@ -91,3 +92,19 @@ def test_the_house_probe_counts_the_modules_of_one_worker_tool_call() -> None:
     # The tool's activity and the turn's workflow are on the path, whatever their rooms.
     assert modules > 2
     assert "activities" in table["the same, by room"] and "workflows" in table["the same, by room"]
+
+
+def test_the_long_turn_probe_keeps_every_tool_result_out_of_our_history(tmp_path: Path) -> None:
+    out = tmp_path / "long.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.long_history", "--model-calls", "40", "--out", out],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    (ours,) = json.loads(out.read_text())["sides"]
+    assert ours["outcome"] == "completed" and ours["model_calls_completed"] == 40
+    # 39 results of 8 KiB went to the store, none into an event, nor the report (over 256 KiB, it
+    # is stored too): what the figure shows at 100 calls.
+    assert ours["largest_event_bytes"] < 8 * 1024
+    assert ours["history_bytes"] < 40 * 4 * 1024
+    assert ours["store_bytes"] > 39 * 8 * 1024
