@@ -41,7 +41,9 @@ print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & {"re2", "aiohtt
 
 
 def _run(probe: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return done
 
