@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from temporalio.client import WorkflowFailureError
+import pytest
+from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from turnkeeper.contracts.errors import TURN_BUDGET_EXCEEDED
 from turnkeeper.contracts.names import QUERY_STATUS
 from turnkeeper.contracts.search_attributes import TENANT_ID
 from turnkeeper.contracts.signals import TurnStatus
-from turnkeeper.contracts.tenants import TenantCaps
+from turnkeeper.contracts.tenants import UPDATE_SETTLE, TenantCaps
 
 from tests.conftest import TurnRunner, failure_of_turn, new_key, scripted_request
 from tests.fakes import fake_anthropic as fake
@@ -91,3 +92,29 @@ async def test_concurrent_turns_never_overshoot_their_tenant_cap(turns: TurnRunn
     spend = await tenant_spend(turns.client, tenant)
     assert spend.spent_day_usd <= 0.25 and spend.in_flight == 0
     assert abs(spend.spent_day_usd - 0.06 * made) < 1e-9
+
+
+async def test_a_settlement_the_server_lost_is_asked_again_and_the_tenant_billed_once(
+    turns: TurnRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server loses an update in flight when it restarts (the chaos matrix's ledger row saw
+    # a settlement dropped so): the SDK raises WorkflowUpdateFailedError. Here the first
+    # settlement the activity sends fails that way before it leaves the process, and the real
+    # ledger takes the second.
+    key, tenant = new_key(), f"lost-{new_key()}"
+    turns.fake.script(key, [fake.text("Done.", usage=USAGE)])
+    real = Client.execute_update_with_start_workflow
+    lost: list[str] = []
+
+    async def loses_the_first_settlement(self: Client, update: Any, *args: Any, **kw: Any) -> Any:
+        if update == UPDATE_SETTLE and not lost:
+            lost.append(update)
+            raise WorkflowUpdateFailedError(RuntimeError("the server restarted"))
+        return await real(self, update, *args, **kw)
+
+    monkeypatch.setattr(Client, "execute_update_with_start_workflow", loses_the_first_settlement)
+    report = await (await turns.start(tenant_request(key, tenant))).result()
+    assert lost == [UPDATE_SETTLE] and report.outcome == "completed"
+    spend = await tenant_spend(turns.client, tenant)
+    assert spend.in_flight == 0 and spend.reserved_usd == 0
+    assert spend.spent_day_usd == pytest.approx(report.cost_usd) and report.cost_usd > 0

@@ -10,13 +10,18 @@ from datetime import timedelta
 from typing import Final, TypeVar
 
 from temporalio import activity
-from temporalio.client import Client, RPCTimeoutOrCancelledError, WithStartWorkflowOperation
+from temporalio.client import (
+    Client,
+    RPCTimeoutOrCancelledError,
+    WithStartWorkflowOperation,
+    WorkflowUpdateFailedError,
+)
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 
 from turnkeeper.contracts.tenants import LEDGER_WORKFLOW_TYPE, ledger_id
 from turnkeeper.ground.ledger_busy import asking, forget_start_failure, is_busy, pause_s
-from turnkeeper.ground.runtime_workflows import reaching
+from turnkeeper.ground.runtime_workflows import check_kept, reaching
 
 T = TypeVar("T")
 
@@ -69,6 +74,16 @@ async def ledger_update(
             except RPCError as err:
                 forget_start_failure(start)
                 if not is_busy(err) or time.monotonic() > deadline:
+                    raise
+            except WorkflowUpdateFailedError:
+                # The ledger itself never fails an update: this one was lost on the way (the
+                # server restarted while it was in flight, and the chaos matrix saw a settlement
+                # dropped so, under-billing the tenant and holding its reservation for an hour).
+                # Asked again, the ledger's current run takes it; a squatter, which refuses
+                # every update, is named at once instead.
+                forget_start_failure(start)
+                await check_kept(client, ledger_id(tenant), LEDGER_WORKFLOW_TYPE)
+                if time.monotonic() > deadline:
                     raise
             except RPCTimeoutOrCancelledError:
                 # The SDK raises this, not the RPCError, when the call timed out: the start's
