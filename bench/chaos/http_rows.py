@@ -139,9 +139,13 @@ class ApiClients:
         await asyncio.gather(*decisions)
 
     async def decide(self, run: TurnRun, call: str) -> None:
-        """Approves `call` after a moment's thought, retrying what can be retried."""
+        """Approves `call` after a moment's thought, cut short when an outage begins (a person
+        clicks while the API or Temporal is down), retrying what can be retried."""
         follower = self.followers[run.key]
-        await asyncio.sleep(self.rng.uniform(*THINK_S))
+        decided_at = time.monotonic() + self.rng.uniform(*THINK_S)
+        # `down` is a plain flag the fault sets: nothing to await on.
+        while time.monotonic() < decided_at and not self.down:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
         url = f"/v1/turns/{run.workflow_id}/decisions"
         unanswered, outage = False, False
         deadline = time.monotonic() + 120.0

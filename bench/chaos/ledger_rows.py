@@ -236,19 +236,18 @@ def _counted_and_beyond(bills: list[BilledCall], counted: int) -> tuple[float, l
     return sum(_call_cost(call) for call in first.values()), beyond
 
 
-def spend_problems(spend: TenantSpend, result: RowResult, stack: ChaosStack) -> list[str]:
-    """Whether the ledger settled each billed call once and holds no reservation."""
+def spend_problems(spend: TenantSpend, turns: list[tuple[int, list[BilledCall]]]) -> list[str]:
+    """Whether the ledger settled each billed call once and holds no reservation; `turns`:
+    each turn's model calls in its report and the calls the fake provider billed for it."""
     problems = []
     if spend.in_flight or spend.reserved_usd > USD_TOLERANCE:
         problems.append(
             f"{spend.in_flight} reservation(s) of ${spend.reserved_usd:.6f} left in the ledger"
         )
     counted, beyond = 0.0, []
-    for verdict in result.verdicts:
-        turn_counted, turn_beyond = _counted_and_beyond(
-            stack.fake.billed_for(verdict.key), verdict.counted
-        )
-        counted += turn_counted
+    for turn_counted, bills in turns:
+        cost, turn_beyond = _counted_and_beyond(bills, turn_counted)
+        counted += cost
         beyond += turn_beyond
     # Each call billed beyond the reports was settled or not (its worker died first): the spend
     # must be the reports' calls plus some of those, never a call twice or one never billed.
@@ -262,11 +261,12 @@ def spend_problems(spend: TenantSpend, result: RowResult, stack: ChaosStack) -> 
     return problems
 
 
-def window_problems(watch: LedgerWatch, billed: int) -> list[str]:
-    """Whether any window held more grants than the limit, and whether every billed call had
-    a grant (else the `window` query missed some, and the check is blind)."""
+def window_problems(seen: list[Grant], billed: int) -> list[str]:
+    """Whether any window held more of the grants `seen` than the limit, and whether each of
+    the `billed` calls had a grant (else the `window` query missed some, and the check is
+    blind)."""
     problems = []
-    grants = sorted(watch.grants.values(), key=lambda grant: grant.at_ms)
+    grants = sorted(seen, key=lambda grant: grant.at_ms)
     for index, grant in enumerate(grants):
         inside = [g for g in grants[: index + 1] if g.at_ms > grant.at_ms - WINDOW_MS]
         if len(inside) > REQUESTS_PER_WINDOW:
@@ -301,9 +301,10 @@ async def ledger_row(
         stagger_s=3.0 * turns, rng=rng, request=ledger_request(tenant),
     )  # fmt: skip
     spend = await _spend(stack.client, tenant)
-    result.row_problems += spend_problems(spend, result, stack)
-    billed = sum(verdict.billed for verdict in result.verdicts)
-    result.row_problems += window_problems(watch, billed)
+    turns_billed = [(v.counted, stack.fake.billed_for(v.key)) for v in result.verdicts]
+    result.row_problems += spend_problems(spend, turns_billed)
+    billed = sum(len(bills) for _, bills in turns_billed)
+    result.row_problems += window_problems(list(watch.grants.values()), billed)
     result.row_problems += watch.over_cap[:3]
     if watch.cap_usd is not None and spend.spent_day_usd > watch.cap_usd + USD_TOLERANCE:
         result.row_problems.append(f"spent ${spend.spent_day_usd:.6f} over the cap")
