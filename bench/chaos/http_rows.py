@@ -261,9 +261,10 @@ async def stream_problems(clients: ApiClients, runs: dict[str, str]) -> list[str
         decided = Counter(
             json.loads(data).get("call_id") for data in _of_kind(whole, "approval_decided")
         )
-        twice = [call for call, times in decided.items() if times > 1]
-        if twice:
-            problems.append(f"{where}: decisions applied more than once: {twice}")
+        for data in _of_kind(whole, "approval_requested"):
+            call = json.loads(data).get("call_id")
+            if decided[call] != 1:
+                problems.append(f"{where}: the decision on {call} was applied {decided[call]}×")
     return problems
 
 
