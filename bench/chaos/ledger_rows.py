@@ -90,6 +90,8 @@ CAP_SHARE: Final = 0.8
 UPDATES_BEFORE_CONTINUE_PER_TURN: Final = 4
 POLL_S: Final = 0.5
 RPC_TIMEOUT: Final = timedelta(seconds=2)
+# What a look at a ledger may meet while the server or the worker running it is down.
+UNANSWERED: Final = (RPCError, RPCTimeoutOrCancelledError, WorkflowQueryFailedError)
 # Float sums of the ledger (rounded to 10 decimals) against the bench's own.
 USD_TOLERANCE: Final = 1e-8
 CALLS_PER_TURN: Final = 4
@@ -126,8 +128,19 @@ class LedgerWatch:
     rate_runs: set[str] = field(default_factory=set)
     over_cap: list[str] = field(default_factory=list)
 
-    async def poll(self, stack: ChaosStack, runs: list[TurnRun]) -> None:
-        """One look at both ledgers; sets the cap once a turn has completed."""
+    async def look_at_window(self, client: Client) -> None:
+        """Keeps every grant the rate-limit ledger's window shows, and its run."""
+        key = rate_limiter_id(LEDGER_MODEL)
+        window = await client.get_workflow_handle(key).query(
+            QUERY_WINDOW, result_type=RateLimiterInput, rpc_timeout=RPC_TIMEOUT
+        )
+        self.rate_runs.add(await _run_id(client, key))
+        for grant in window.grants:
+            self.grants[grant.id] = grant
+
+    async def look_at_tenant(self, stack: ChaosStack, runs: list[TurnRun]) -> None:
+        """Checks the tenant's spend against its cap, and sets the cap once a turn has
+        completed."""
         client = stack.client
         spend = await _spend(client, self.tenant)
         self.tenant_runs.add(await _run_id(client, ledger_id(self.tenant)))
@@ -150,13 +163,6 @@ class LedgerWatch:
             cap = spend.spent_day_usd + spend.reserved_usd + left * per_call * CAP_SHARE
             await set_caps(client, self.tenant, TenantCaps(usd_per_day=cap), stack.task_queue)
             self.cap_usd = cap
-        key = rate_limiter_id(LEDGER_MODEL)
-        window = await client.get_workflow_handle(key).query(
-            QUERY_WINDOW, result_type=RateLimiterInput, rpc_timeout=RPC_TIMEOUT
-        )
-        self.rate_runs.add(await _run_id(client, key))
-        for grant in window.grants:
-            self.grants[grant.id] = grant
 
 
 async def _spend(client: Client, tenant: str) -> TenantSpend:
@@ -177,11 +183,11 @@ def watched(plan: FaultPlan, watch: LedgerWatch, bound_s: float) -> FaultPlan:
 
         async def polling() -> None:
             while time.monotonic() < deadline and any(run.closed_at is None for run in runs):
-                # The server is down, or no worker runs the ledger for a moment: look again.
-                with contextlib.suppress(
-                    RPCError, RPCTimeoutOrCancelledError, WorkflowQueryFailedError
-                ):
-                    await watch.poll(stack, runs)
+                # The server is down, or no worker runs a ledger for a moment: look again. Each
+                # ledger on its own, so that one slow to answer never hides the other's grants.
+                for look in (watch.look_at_window(stack.client), watch.look_at_tenant(stack, runs)):
+                    with contextlib.suppress(*UNANSWERED):
+                        await look
                 await asyncio.sleep(POLL_S)
 
         faults, _ = await asyncio.gather(plan(stack, runs, hits), polling())
