@@ -39,7 +39,7 @@ from bench.chaos.faults import FaultPlan, _tally, aim, one_after_another
 from bench.chaos.matrix import Sizes, new_keys, run_row
 from bench.chaos.properties import RowResult
 from bench.chaos.stack import ChaosStack, WorkerProcess
-from bench.chaos.workload import APPROVAL_STEP, TurnRun, turn_steps
+from bench.chaos.workload import APPROVAL_STEP, RPC_PATIENCE_S, TurnRun, turn_steps
 from bench.server import free_port
 from turnkeeper.http.tokens import OPERATOR, TokenStore
 
@@ -148,7 +148,7 @@ class ApiClients:
             await asyncio.sleep(0.05)
         url = f"/v1/turns/{run.workflow_id}/decisions"
         unanswered, outage = False, False
-        deadline = time.monotonic() + 120.0
+        deadline = time.monotonic() + RPC_PATIENCE_S
         while time.monotonic() < deadline:
             outage = outage or self.down
             try:
