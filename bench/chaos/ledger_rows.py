@@ -28,7 +28,7 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from itertools import combinations
@@ -73,9 +73,9 @@ from turnkeeper.ground.tenant_ledger import ledger_update
 # The rows' model, rate limited for the chaos workers (`worker_env`) and used by no other row.
 LEDGER_MODEL: Final = "anthropic:claude-haiku-4-5"
 # The rate-limit ledger's window, shorter than the 60 s of production so that a few turns fill
-# it; longer than a server outage (at most ~7 s), so that the `window` query, read again after
-# one, still shows every grant made before it.
-WINDOW_MS: Final = 10_000
+# it; far longer than a server outage and the workers' return after it (10 s once proved too
+# short), so that the `window` query, read again after one, still shows every grant made before.
+WINDOW_MS: Final = 20_000
 REQUESTS_PER_WINDOW: Final = 6
 # History events after which the row's rate-limit ledger continues as new: a few calls' worth.
 RATE_LEDGER_EVENTS: Final = 60
@@ -181,16 +181,21 @@ def watched(plan: FaultPlan, watch: LedgerWatch, bound_s: float) -> FaultPlan:
     async def inject(stack: ChaosStack, runs: list[TurnRun], hits: Counter[str]) -> int:
         deadline = time.monotonic() + bound_s
 
-        async def polling() -> None:
+        async def polling(look: Callable[[], Awaitable[None]]) -> None:
             while time.monotonic() < deadline and any(run.closed_at is None for run in runs):
-                # The server is down, or no worker runs a ledger for a moment: look again. Each
-                # ledger on its own, so that one slow to answer never hides the other's grants.
-                for look in (watch.look_at_window(stack.client), watch.look_at_tenant(stack, runs)):
-                    with contextlib.suppress(*UNANSWERED):
-                        await look
+                # The server is down, or no worker runs the ledger for a moment: look again.
+                with contextlib.suppress(*UNANSWERED):
+                    await look()
                 await asyncio.sleep(POLL_S)
 
-        faults, _ = await asyncio.gather(plan(stack, runs, hits), polling())
+        # Each ledger in its own loop, so that one slow to answer (the tenant's, setting the cap
+        # through an outage) never keeps the other's grants from being seen before they leave
+        # the window.
+        faults, *_ = await asyncio.gather(
+            plan(stack, runs, hits),
+            polling(lambda: watch.look_at_window(stack.client)),
+            polling(lambda: watch.look_at_tenant(stack, runs)),
+        )
         return faults
 
     return inject
