@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import shutil
 import sys
 import time
 
 from bench.chaos.faults import PROVIDER_TIMEOUT_S
+from bench.chaos.ledger_rows import worker_env as ledger_worker_env
 from bench.chaos.matrix import Sizes, run_matrix
 from bench.chaos.properties import RowResult
 from bench.chaos.report import table
@@ -22,6 +24,7 @@ WORKERS = 2
 async def run(quick: bool, seed: int) -> list[RowResult]:
     sizes = Sizes.quick() if quick else Sizes.full()
     async with chaos_stack() as stack:
+        os.environ.update(ledger_worker_env())  # restored when the stack closes
         for _ in range(WORKERS):
             stack.add_worker(provider_timeout_s=PROVIDER_TIMEOUT_S)
         try:

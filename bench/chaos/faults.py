@@ -85,14 +85,14 @@ def _tally(hits: Counter[str], now: dict[str, Phase], victim_pid: int | None = N
         hits["call on the other worker" if elsewhere else phase.name] += 1
 
 
-def worker_kills(count: int, rng: random.Random) -> FaultPlan:
-    """kill -9 of the worker running a call (or holding a waiting turn), aimed at each phase in
-    turn, restarted after 0-5 s."""
+def worker_kills(count: int, rng: random.Random, targets: tuple[str, ...] = PHASES) -> FaultPlan:
+    """kill -9 of the worker running a call (or holding a waiting turn), aimed at each phase of
+    `targets` in turn, restarted after 0-5 s."""
 
     async def inject(stack: ChaosStack, runs: list[TurnRun], hits: Counter[str]) -> int:
         for strike in range(count):
             await asyncio.sleep(rng.uniform(0.5, 2.0))
-            target = PHASES[strike % len(PHASES)]
+            target = targets[strike % len(targets)]
             now = await aim(stack, runs, (target,))
             pids = [p.worker_pid for p in now.values() if p.name == target and p.worker_pid]
             by_pid = {w.process.pid: w for w in stack.workers if w.process is not None}
@@ -107,16 +107,19 @@ def worker_kills(count: int, rng: random.Random) -> FaultPlan:
     return inject
 
 
-def server_kills(count: int, rng: random.Random) -> FaultPlan:
-    """kill -9 of the server while turns wait for a human; their callers decide during the
-    outage and retry until the restarted server takes the decision."""
+def server_kills(
+    count: int, rng: random.Random, targets: tuple[str, ...] = ("approval wait", "external wait")
+) -> FaultPlan:
+    """kill -9 of the server while turns are in one of `targets` (by default waiting for a
+    human); the callers of waiting turns decide during the outage and retry until the restarted
+    server takes the decision."""
 
     async def inject(stack: ChaosStack, runs: list[TurnRun], hits: Counter[str]) -> int:
         for _ in range(count):
             await asyncio.sleep(rng.uniform(0.5, 2.0))
             for run in runs:
                 run.held = True  # from now on this fault sends their decisions, in the outage
-            now = await aim(stack, runs, ("approval wait", "external wait"), within_s=15.0)
+            now = await aim(stack, runs, targets, within_s=15.0)
             _tally(hits, now)
             waiting = [run for run in runs if run.key in now and now[run.key].name.endswith("wait")]
             await stack.kill_server()
@@ -186,6 +189,15 @@ def rolling_restarts(rounds: int, rng: random.Random) -> FaultPlan:
                 worker.start()
                 restarts += 1
         return restarts
+
+    return inject
+
+
+def one_after_another(plans: list[FaultPlan]) -> FaultPlan:
+    """The faults of `plans`, each plan after the one before it has ended."""
+
+    async def inject(stack: ChaosStack, runs: list[TurnRun], hits: Counter[str]) -> int:
+        return sum([await plan(stack, runs, hits) for plan in plans])
 
     return inject
 

@@ -13,8 +13,9 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bench.chaos.faults import (
     PROVIDER_TIMEOUT_S,
@@ -91,13 +92,20 @@ async def run_row(
     needs_outage_sends: bool = False,
     extra_tools: Sequence[str] = (),
     needs_first_tool_error: bool = False,
+    request: Callable[[str], dict[str, Any]] | None = None,
+    approvals_elsewhere: bool = False,
 ) -> RowResult:
     """Runs one row's turns to their end (or the bound) while `inject` strikes. Turns start
-    spread over `stagger_s`, so that faults keep meeting turns in every phase."""
+    spread over `stagger_s`, so that faults keep meeting turns in every phase. `request` builds
+    a turn's request from its key (default `turn_request`); with `approvals_elsewhere` the
+    row's own clients decide the approvals (`TurnRun.approvals_elsewhere`)."""
     for key, steps in keys_and_steps:
         stack.fake.script(key, steps)
     started = time.monotonic()
-    runs = [TurnRun(key, f"chaos-{key}") for key, _ in keys_and_steps]
+    runs = [
+        TurnRun(key, f"chaos-{key}", approvals_elsewhere=approvals_elsewhere)
+        for key, _ in keys_and_steps
+    ]
     hits: Counter[str] = Counter()
     deadline = started + bound_s
     delays = [(rng or random).uniform(0, stagger_s) for _ in runs]
@@ -106,7 +114,8 @@ async def run_row(
 
     async def one(run: TurnRun, delay: float) -> None:
         await asyncio.sleep(delay)
-        await start_turn(stack.client, stack.task_queue, run.key, stream, extra_tools)
+        body = request(run.key) if request else None
+        await start_turn(stack.client, stack.task_queue, run.key, stream, extra_tools, body)
         await drive(stack.client, run, deadline, poll_s)
 
     injected, *_ = await asyncio.gather(
@@ -197,4 +206,10 @@ async def run_matrix(stack: ChaosStack, sizes: Sizes, seed: int) -> list[RowResu
                 rolling_restarts(2, rng), bound_s=900.0, stagger_s=60.0, rng=rng,
             )
         )  # fmt: skip
+    # Imported here: the rows' own modules build on `run_row` above.
+    from bench.chaos.http_rows import http_rows
+    from bench.chaos.ledger_rows import ledger_rows
+
+    rows += await ledger_rows(stack, sizes, rng)
+    rows += await http_rows(stack, sizes, rng)
     return rows

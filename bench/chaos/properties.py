@@ -88,6 +88,8 @@ class RowResult:
     needs_outage_sends: bool = False
     # The row's fault is a failing tool: the model must have been told of it.
     needs_first_tool_error: bool = False
+    # The row's own properties that failed (the ledger and HTTP API rows'), one line each.
+    row_problems: list[str] = field(default_factory=list)
 
     @property
     def completed(self) -> int:
@@ -126,4 +128,4 @@ class RowResult:
                 problems.append(f"{where}: {v.sends_lost} decision(s) or result(s) lost")
         if self.needs_outage_sends and not sum(v.sends_in_outage for v in self.verdicts):
             problems.append(f"{self.fault}: no decision was sent during the outage")
-        return problems
+        return problems + [f"{self.fault}: {problem}" for problem in self.row_problems]

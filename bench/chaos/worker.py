@@ -21,6 +21,7 @@ from pathlib import Path
 from temporalio.worker import Worker
 from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 from turnkeeper.activities.tools.registry import ToolContext, ToolRegistry, WorkerTool, worker_tool
+from turnkeeper.contracts.rate_limits import RATE_LIMITS_ENV, parse_rate_limits
 
 from turnkeeper.client.connection import connect
 from turnkeeper.payloads.stores import STORE_URL_ENV
@@ -40,6 +41,8 @@ def chaos_settings(task_queue: str, data_dir: Path) -> Settings:
         store_dir=data_dir / "store",
         store_url=os.environ.get(STORE_URL_ENV) or None,
         mcp_config=Path(os.environ[MCP_CONFIG_ENV]) if os.environ.get(MCP_CONFIG_ENV) else None,
+        # The ledger rows' model is rate limited (`ledger_rows.py`); no other row's is.
+        rate_limits=parse_rate_limits(os.environ.get(RATE_LIMITS_ENV)),
     )
 
 

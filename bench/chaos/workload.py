@@ -110,17 +110,26 @@ class TurnRun:
     sent: set[int] = field(default_factory=set)
     # Set while a fault sends this turn's decision itself (during the outage it causes).
     held: bool = False
+    # Set when another client decides its approval (the HTTP API row's): the caller sends
+    # only the external result.
+    approvals_elsewhere: bool = False
 
 
 async def start_turn(
-    client: Client, task_queue: str, key: str, stream: bool, extra_tools: Sequence[str] = ()
+    client: Client,
+    task_queue: str,
+    key: str,
+    stream: bool,
+    extra_tools: Sequence[str] = (),
+    request: dict[str, Any] | None = None,
 ) -> None:
+    """Starts the turn of `key` with `request` (by default `turn_request`'s)."""
     # A start retried through an outage may find that its first attempt went through.
     with contextlib.suppress(WorkflowAlreadyStartedError):
         await _patiently(
             lambda: client.start_workflow(
                 WORKFLOW_TYPE,
-                turn_request(key, stream=stream, extra_tools=extra_tools),
+                request or turn_request(key, stream=stream, extra_tools=extra_tools),
                 id=f"chaos-{key}",
                 task_queue=task_queue,
             )
@@ -158,7 +167,11 @@ async def send_waiting(client: Client, run: TurnRun, approval: bool) -> None:
 
 
 async def _answer(run: TurnRun, state: str | None, handle: WorkflowHandle[Any, Any]) -> None:
-    if state == "awaiting_approval" and APPROVAL_STEP not in run.sent:
+    if (
+        state == "awaiting_approval"
+        and not run.approvals_elsewhere
+        and APPROVAL_STEP not in run.sent
+    ):
         await _send(run, APPROVAL_STEP, handle)
     elif state == "awaiting_external" and EXTERNAL_STEP not in run.sent:
         await _send(run, EXTERNAL_STEP, handle)
