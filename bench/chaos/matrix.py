@@ -31,7 +31,9 @@ from bench.chaos.faults import (
     worker_kills,
 )
 from bench.chaos.properties import RowResult, judge
+from bench.chaos.session_rows import session_rows
 from bench.chaos.stack import ChaosStack
+from bench.chaos.subagent_rows import subagent_rows
 from bench.chaos.workload import TurnRun, drive, start_turn, turn_steps
 from tests.fakes.fake_anthropic import Step
 
@@ -197,4 +199,8 @@ async def run_matrix(stack: ChaosStack, sizes: Sizes, seed: int) -> list[RowResu
                 rolling_restarts(2, rng), bound_s=900.0, stagger_s=60.0, rng=rng,
             )
         )  # fmt: skip
+    # Rows of their own shape, sized by their own modules (quick or full, as this run is).
+    quick = sizes == Sizes.quick()
+    rows += await subagent_rows(stack, quick, rng)
+    rows += await session_rows(stack, quick, rng)
     return rows

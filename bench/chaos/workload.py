@@ -110,17 +110,27 @@ class TurnRun:
     sent: set[int] = field(default_factory=set)
     # Set while a fault sends this turn's decision itself (during the outage it causes).
     held: bool = False
+    # The call the approval is for, when it is not this turn's own (a sub-agent's, decided at
+    # the root: `subagent_rows.py`).
+    approval_call: str | None = None
 
 
 async def start_turn(
-    client: Client, task_queue: str, key: str, stream: bool, extra_tools: Sequence[str] = ()
+    client: Client,
+    task_queue: str,
+    key: str,
+    stream: bool,
+    extra_tools: Sequence[str] = (),
+    request: dict[str, Any] | None = None,
 ) -> None:
+    """Starts the turn of `key`: the matrix's plain turn, or `request` (a row's own shape)."""
+    request = request or turn_request(key, stream=stream, extra_tools=extra_tools)
     # A start retried through an outage may find that its first attempt went through.
     with contextlib.suppress(WorkflowAlreadyStartedError):
         await _patiently(
             lambda: client.start_workflow(
                 WORKFLOW_TYPE,
-                turn_request(key, stream=stream, extra_tools=extra_tools),
+                request,
                 id=f"chaos-{key}",
                 task_queue=task_queue,
             )
@@ -145,7 +155,7 @@ async def drive(client: Client, run: TurnRun, deadline: float, poll_s: float = P
         await asyncio.sleep(poll_s)
     else:
         return
-    await _read_outcome(client, run)
+    await read_outcome(client, run)
 
 
 async def send_waiting(client: Client, run: TurnRun, approval: bool) -> None:
@@ -167,7 +177,8 @@ async def _answer(run: TurnRun, state: str | None, handle: WorkflowHandle[Any, A
 async def _send(run: TurnRun, step: int, handle: WorkflowHandle[Any, Any]) -> None:
     """Sends the decision or the result, retrying through an outage; never twice once sent."""
     if step == APPROVAL_STEP:
-        name, payload = SIGNAL_APPROVE, {"call_id": call_id(run.key, step), "approved": True}
+        call = run.approval_call or call_id(run.key, step)
+        name, payload = SIGNAL_APPROVE, {"call_id": call, "approved": True}
     else:
         name = SIGNAL_SUBMIT_TOOL_RESULT
         payload = {"call_id": call_id(run.key, step), "output": "yes, go on"}
@@ -179,7 +190,8 @@ async def _send(run: TurnRun, step: int, handle: WorkflowHandle[Any, Any]) -> No
     run.sent.add(step)
 
 
-async def _read_outcome(client: Client, run: TurnRun) -> None:
+async def read_outcome(client: Client, run: TurnRun) -> None:
+    """Waits for the turn's end; its outcome (a contract error type when it failed), report."""
     handle = client.get_workflow_handle(run.workflow_id, result_type=AgentReport)
     try:
         run.report = await _patiently(handle.result)
