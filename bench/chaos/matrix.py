@@ -13,7 +13,7 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from bench.chaos.faults import (
@@ -38,6 +38,8 @@ from bench.chaos.workload import TurnRun, drive, start_turn, turn_steps
 from tests.fakes.fake_anthropic import Step
 
 ROLLING_WORKERS = 3
+# What `--rows` chooses from: single turns, sub-agent trees, sessions.
+GROUPS = ("turn", "subagent", "session")
 
 
 @dataclass(frozen=True)
@@ -127,8 +129,23 @@ def new_keys(count: int, prefix: str) -> list[str]:
     return [f"{prefix}{uuid.uuid4().hex[:8]}" for _ in range(count)]
 
 
-async def run_matrix(stack: ChaosStack, sizes: Sizes, seed: int) -> list[RowResult]:
+async def run_matrix(
+    stack: ChaosStack, sizes: Sizes, seed: int, groups: Collection[str] = ()
+) -> list[RowResult]:
+    """Every row, one group after the other; only those of `groups` (of `GROUPS`) if given."""
     rng = random.Random(seed)
+    rows = await turn_rows(stack, sizes, rng) if not groups or "turn" in groups else []
+    # Rows of their own shape, sized by their own modules (quick or full, as this run is).
+    quick = sizes == Sizes.quick()
+    if not groups or "subagent" in groups:
+        rows += await subagent_rows(stack, quick, rng)
+    if not groups or "session" in groups:
+        rows += await session_rows(stack, quick, rng)
+    return rows
+
+
+async def turn_rows(stack: ChaosStack, sizes: Sizes, rng: random.Random) -> list[RowResult]:
+    """The rows of single turns: every phase of a turn under every fault."""
 
     def plain(prefix: str) -> list[tuple[str, list[Step]]]:
         return [(key, turn_steps(key, rng)) for key in new_keys(sizes.turns, prefix)]
@@ -199,8 +216,4 @@ async def run_matrix(stack: ChaosStack, sizes: Sizes, seed: int) -> list[RowResu
                 rolling_restarts(2, rng), bound_s=900.0, stagger_s=60.0, rng=rng,
             )
         )  # fmt: skip
-    # Rows of their own shape, sized by their own modules (quick or full, as this run is).
-    quick = sizes == Sizes.quick()
-    rows += await subagent_rows(stack, quick, rng)
-    rows += await session_rows(stack, quick, rng)
     return rows
