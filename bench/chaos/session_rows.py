@@ -18,6 +18,7 @@ name two calls alike; this names each once, and its turn.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import random
 import re
@@ -41,6 +42,7 @@ from bench.chaos.stack import ChaosStack, WorkerProcess
 from bench.chaos.workload import RPC_PATIENCE_S, TurnRun, read_outcome
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.anthropic_replies import JsonDict, MessageReply, Reply
+from turnkeeper.client.errors import SessionRefused
 from turnkeeper.client.sessions import SessionHandle, start_session
 
 MODEL = "anthropic:claude-sonnet-4-6"
@@ -354,16 +356,6 @@ def judge_session(stack: ChaosStack, run: SessionRun, ledger: list[str]) -> list
     return verdicts
 
 
-@dataclass
-class SessionRow(RowResult):
-    """A row of sessions: the properties of every turn, and each session whole."""
-
-    unwhole: list[str] = field(default_factory=list)
-
-    def violations(self) -> list[str]:
-        return super().violations() + self.unwhole
-
-
 async def whole_problem(run: SessionRun) -> str | None:
     """What is wrong with the session as a whole: a turn missing or repeated, its conversation
     not every turn's exchange in order, its cost not its turns'."""
@@ -391,7 +383,7 @@ async def whole_problem(run: SessionRun) -> str | None:
 
 async def run_session_row(
     stack: ChaosStack, fault: str, sizes: SessionSizes, rng: random.Random, bound_s: float
-) -> SessionRow:
+) -> RowResult:
     """Runs the sessions to their last turn (or the bound) while the kills strike."""
     runs = [SessionRun(f"ss{uuid.uuid4().hex[:8]}", sizes.turns) for _ in range(sizes.sessions)]
     for run in runs:
@@ -411,12 +403,14 @@ async def run_session_row(
         verdicts += judge_session(stack, run, ledger)
         problem = await whole_problem(run)
         unwhole += [f"{fault} · session {run.key}: {problem}"] if problem else []
-        if run.handle is not None and len(run.turn_runs) == run.turns:
-            await run.handle.close("the row is over")
+        if problem is None and run.handle is not None and len(run.turn_runs) == run.turns:
+            # Ended, so that nothing of this row waits on the server; refused if a turn is stuck.
+            with contextlib.suppress(SessionRefused, RPCError):
+                await run.handle.close("the row is over")
     if sizes.kills and "send" not in hits:
         unwhole.append(f"{fault}: no kill met a send in flight")
     wall_s = time.monotonic() - started
-    return SessionRow(fault, bound_s, injected, verdicts, hits, wall_s, unwhole=unwhole)
+    return RowResult(fault, bound_s, injected, verdicts, hits, wall_s, own_violations=unwhole)
 
 
 async def session_rows(stack: ChaosStack, quick: bool, rng: random.Random) -> list[RowResult]:
