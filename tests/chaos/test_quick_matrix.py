@@ -1,6 +1,7 @@
 """CI runs the quick chaos matrix: a real dev server, worker processes killed and restarted, the
-server killed and restarted on its SQLite file, the network cut, provider faults. The command
-exits 1 when any property fails for any turn (bench/chaos/properties.py)."""
+server killed and restarted on its SQLite file, the network cut, provider faults; sub-agent trees
+and sessions under kills. The command exits 1 when any property fails for any turn
+(bench/chaos/properties.py) or row."""
 
 from __future__ import annotations
 
@@ -13,17 +14,18 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(780)
 def test_the_quick_chaos_matrix_holds_every_property() -> None:
     finished = subprocess.run(
         [sys.executable, "-m", "bench.chaos", "--quick"],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=540,
+        timeout=720,
     )
     table = finished.stdout
     print(table)
     assert "| worker kill -9" in table, finished.stderr[-3000:]
+    assert "| sub-agent tree: worker kill -9" in table and "| session: worker kill -9" in table
     assert "VIOLATED" not in table
     assert finished.returncode == 0, finished.stderr[-3000:]
