@@ -162,13 +162,16 @@ class SessionRun:
         return f"chaos-{self.key}"
 
 
+# A send in flight as the trap takes it: the send, its session, its turn, the session's worker.
+SendInFlight = tuple[asyncio.Task[str | None], SessionRun, int, int | None]
+
+
+@dataclass
 class SendTrap:
     """A kill armed for the next `send` of any session: the caller that sends next hands over
     its send in flight and the pid of the worker that holds its session."""
 
-    def __init__(self) -> None:
-        self.armed: asyncio.Future[tuple[asyncio.Task[Any], SessionRun, int, int | None]] | None
-        self.armed = None
+    armed: asyncio.Future[SendInFlight] | None = None
 
 
 async def drive_session(
@@ -204,7 +207,8 @@ async def drive_session(
 
 async def _send(run: SessionRun, turn: int) -> str | None:
     """The `send` update, retried through a dead worker under one update id, so that a retry
-    of a send that went through is the same send; None when it never did."""
+    of a send that went through is the same send; None when it never did, or was refused (no
+    refusal is due: each send waits until the session has recorded the turn before)."""
     assert run.handle is not None
     payload = {"input": message(run.key, turn)}
     deadline = time.monotonic() + RPC_PATIENCE_S
@@ -214,7 +218,9 @@ async def _send(run: SessionRun, turn: int) -> str | None:
                 UPDATE_SEND, payload, id=f"send-{turn}", result_type=SendResult
             )
             return result.turn_workflow_id
-        except (RPCError, WorkflowUpdateFailedError):
+        except WorkflowUpdateFailedError:
+            return None
+        except RPCError:
             await asyncio.sleep(0.5)
     return None
 

@@ -19,6 +19,7 @@ whole tree, each call once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import math
 import random
@@ -28,12 +29,16 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.service import RPCError
 from turnkeeper.contracts.pricing import cost_usd, price_for
 from turnkeeper.contracts.turn import Usage
 
 from bench.chaos.faults import FaultPlan, Phase, aim, aimed_victim, server_kills
 from bench.chaos.properties import RowResult, TurnVerdict, judge
-from bench.chaos.stack import ChaosStack
+from bench.chaos.stack import ChaosStack, WorkerProcess
 from bench.chaos.workload import APPROVAL_STEP, TurnRun, call_id, drive, read_outcome, start_turn
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic, Step
@@ -145,21 +150,43 @@ def children(runs: list[TurnRun]) -> list[TurnRun]:
     ]
 
 
-def child_worker_kills(count: int, rng: random.Random) -> FaultPlan:
+class Waves:
+    """Trees started a few at a time, a wave as each kill begins: however long the kills before
+    took (a restarted worker takes many seconds to start on a loaded machine), the next one
+    finds trees at work, where trees started at random moments had all ended before it."""
+
+    def __init__(self, count: int) -> None:
+        self._gates = [asyncio.Event() for _ in range(max(1, count))]
+
+    async def wait(self, index: int) -> None:
+        """Until the wave of the `index`-th tree is let go."""
+        await self._gates[index % len(self._gates)].wait()
+
+    def release(self, wave: int) -> None:
+        self._gates[wave % len(self._gates)].set()
+
+    def release_all(self) -> None:
+        for gate in self._gates:
+            gate.set()
+
+
+def child_worker_kills(count: int, rng: random.Random, waves: Waves) -> FaultPlan:
     """kill -9 of the worker running a child's model call or tool call, or holding a child's
-    approval wait (the caller holds its decision until the kill), restarted after 0-5 s."""
+    approval wait (the caller holds its decision until the kill), restarted after 0-5 s; each
+    kill lets a wave of trees go first."""
 
     async def inject(stack: ChaosStack, runs: list[TurnRun], hits: Counter[str]) -> int:
         first = rng.randrange(len(CHILD_PHASES))
         for strike in range(count):
+            waves.release(strike)
             await asyncio.sleep(rng.uniform(0.5, 2.0))
             target = CHILD_PHASES[(first + strike) % len(CHILD_PHASES)]
             for run in runs:
                 # A decision sent at once would end most approval waits before a kill finds one.
                 run.held = target == "approval wait"
             # Longer than the matrix's 8 s: a tree reaches its children's phases later than a
-            # turn its own, later still while the worker killed before starts again.
-            now = await aim(stack, children(runs), (target,), within_s=30.0)
+            # turn its own.
+            now = await aim(stack, children(runs), (target,), within_s=20.0)
             victim = aimed_victim(stack, now, target, rng)
             victim_pid = victim.process.pid if victim.process else None
             _tally_children(hits, now, victim_pid)
@@ -168,9 +195,29 @@ def child_worker_kills(count: int, rng: random.Random) -> FaultPlan:
                 run.held = False
             await asyncio.sleep(rng.uniform(0.0, 5.0))
             victim.start()
+            # The next kill waits for it, or it could find both workers down.
+            await until_polling(stack, victim)
+        waves.release_all()  # none is left waiting, however few the kills
         return count
 
     return inject
+
+
+async def until_polling(stack: ChaosStack, worker: WorkerProcess, within_s: float = 30.0) -> None:
+    """Waits (at most `within_s`) until `worker` polls the task queue for activities."""
+    request = DescribeTaskQueueRequest(
+        namespace=stack.client.namespace,
+        task_queue=TaskQueue(name=stack.task_queue),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+    )
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline and worker.process is not None:
+        with contextlib.suppress(RPCError):
+            response = await stack.client.workflow_service.describe_task_queue(request)
+            pid = str(worker.process.pid)
+            if any(poller.identity.split("@")[0] == pid for poller in response.pollers):
+                return
+        await asyncio.sleep(0.5)
 
 
 def _tally_children(hits: Counter[str], now: dict[str, Phase], victim_pid: int | None) -> None:
@@ -182,9 +229,10 @@ def _tally_children(hits: Counter[str], now: dict[str, Phase], victim_pid: int |
 async def run_tree_row(
     stack: ChaosStack, fault: str, roots: list[str], inject: FaultPlan, bound_s: float,
     rng: random.Random, *, stagger_s: float, needs_outage_sends: bool = False,
+    waves: Waves | None = None,
 ) -> RowResult:  # fmt: skip
     """Runs the trees of `roots` to their end (or the bound) while `inject` strikes, then judges
-    every node of every tree."""
+    every node of every tree. They start spread over `stagger_s`, after their wave if given."""
     for root in roots:
         for key, steps in tree_scripts(root, rng):
             stack.fake.script(key, steps)
@@ -193,14 +241,17 @@ async def run_tree_row(
     hits: Counter[str] = Counter()
     deadline = started + bound_s
 
-    async def one(run: TurnRun, delay: float) -> None:
+    async def one(index: int, run: TurnRun, delay: float) -> None:
+        if waves is not None:
+            await waves.wait(index)
         await asyncio.sleep(delay)
         request = tree_request(run.key)
         await start_turn(stack.client, stack.task_queue, run.key, False, request=request)
         await drive(stack.client, run, deadline)
 
     injected, *_ = await asyncio.gather(
-        inject(stack, runs, hits), *(one(run, rng.uniform(0, stagger_s)) for run in runs)
+        inject(stack, runs, hits),
+        *(one(index, run, rng.uniform(0, stagger_s)) for index, run in enumerate(runs)),
     )
     ledger = stack.ledger_lines()
     verdicts: list[TurnVerdict] = []
@@ -272,11 +323,12 @@ async def subagent_rows(stack: ChaosStack, quick: bool, rng: random.Random) -> l
     sent to the root during the outage."""
     sizes = QUICK if quick else FULL
     kills, outages = sizes.worker_kills, sizes.server_kills
+    waves = Waves(kills)
     return [
         await run_tree_row(
             stack, "sub-agent tree: worker kill -9 in a child", new_roots(sizes.trees, "tk"),
-            child_worker_kills(kills, rng), bound_s=60.0 * kills + 60, rng=rng,
-            stagger_s=4.0 * kills,
+            child_worker_kills(kills, rng, waves), bound_s=60.0 * kills + 60, rng=rng,
+            stagger_s=1.0, waves=waves,
         ),
         await run_tree_row(
             stack, "sub-agent tree: server kill -9, decided at the root",
