@@ -17,7 +17,7 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError
 from turnkeeper.contracts.search_attributes import TURN_STATE
 
-from bench.chaos.stack import ChaosStack
+from bench.chaos.stack import ChaosStack, WorkerProcess
 from bench.chaos.workload import TurnRun, send_waiting
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import Step
@@ -85,6 +85,17 @@ def _tally(hits: Counter[str], now: dict[str, Phase], victim_pid: int | None = N
         hits["call on the other worker" if elsewhere else phase.name] += 1
 
 
+def aimed_victim(
+    stack: ChaosStack, now: dict[str, Phase], target: str, rng: random.Random
+) -> WorkerProcess:
+    """The worker running a call in `target`, or any worker when no call names one (a wait
+    runs nowhere: any worker may hold it in its cache)."""
+    pids = [p.worker_pid for p in now.values() if p.name == target and p.worker_pid]
+    by_pid = {w.process.pid: w for w in stack.workers if w.process is not None}
+    victim = by_pid.get(pids[0]) if pids else None
+    return victim or rng.choice(stack.workers)
+
+
 def worker_kills(count: int, rng: random.Random, targets: tuple[str, ...] = PHASES) -> FaultPlan:
     """kill -9 of the worker running a call (or holding a waiting turn), aimed at each phase of
     `targets` in turn, restarted after 0-5 s."""
@@ -94,10 +105,7 @@ def worker_kills(count: int, rng: random.Random, targets: tuple[str, ...] = PHAS
             await asyncio.sleep(rng.uniform(0.5, 2.0))
             target = targets[strike % len(targets)]
             now = await aim(stack, runs, (target,))
-            pids = [p.worker_pid for p in now.values() if p.name == target and p.worker_pid]
-            by_pid = {w.process.pid: w for w in stack.workers if w.process is not None}
-            victim = by_pid.get(pids[0]) if pids else None
-            victim = victim or rng.choice(stack.workers)
+            victim = aimed_victim(stack, now, target, rng)
             _tally(hits, now, victim.process.pid if victim.process else None)
             victim.kill()
             await asyncio.sleep(rng.uniform(0.0, 5.0))

@@ -309,7 +309,8 @@ async def http_rows(stack: ChaosStack, sizes: Sizes, rng: random.Random) -> list
                 needs_outage_sends=True, approvals_elsewhere=True,
             )  # fmt: skip
             runs = {verdict.key: f"chaos-{verdict.key}" for verdict in result.verdicts}
-            result.row_problems += await stream_problems(clients, runs)
+            problems = await stream_problems(clients, runs)
+            result.own_violations += [f"{result.fault}: {problem}" for problem in problems]
             result.hits["stream reconnects"] += sum(
                 f.reconnects for f in clients.followers.values()
             )

@@ -313,19 +313,21 @@ async def ledger_row(
     )  # fmt: skip
     spend = await _spend(stack.client, tenant)
     turns_billed = [(v.counted, stack.fake.billed_for(v.key)) for v in result.verdicts]
-    result.row_problems += spend_problems(spend, turns_billed)
+    problems: list[str] = []
+    problems += spend_problems(spend, turns_billed)
     billed = sum(len(bills) for _, bills in turns_billed)
-    result.row_problems += window_problems(list(watch.grants.values()), billed)
-    result.row_problems += watch.over_cap[:3]
+    problems += window_problems(list(watch.grants.values()), billed)
+    problems += watch.over_cap[:3]
     if watch.cap_usd is not None and spend.spent_day_usd > watch.cap_usd + USD_TOLERANCE:
-        result.row_problems.append(f"spent ${spend.spent_day_usd:.6f} over the cap")
+        problems.append(f"spent ${spend.spent_day_usd:.6f} over the cap")
     for ledger, seen in (("tenant", watch.tenant_runs), ("rate-limit", watch.rate_runs)):
         if len(seen) < 2:
-            result.row_problems.append(f"the {ledger} ledger did not continue as new")
+            problems.append(f"the {ledger} ledger did not continue as new")
         result.hits[f"{ledger} ledger continued as new"] += len(seen) - 1
     result.hits["refused at the cap"] += sum(
         verdict.outcome == TURN_BUDGET_EXCEEDED for verdict in result.verdicts
     )
+    result.own_violations += [f"{result.fault}: {problem}" for problem in problems]
     return result
 
 

@@ -13,7 +13,7 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,11 +32,16 @@ from bench.chaos.faults import (
     worker_kills,
 )
 from bench.chaos.properties import RowResult, judge
+from bench.chaos.session_rows import session_rows
 from bench.chaos.stack import ChaosStack
+from bench.chaos.subagent_rows import subagent_rows
 from bench.chaos.workload import TurnRun, drive, start_turn, turn_steps
 from tests.fakes.fake_anthropic import Step
 
 ROLLING_WORKERS = 3
+# What `--rows` chooses from: single turns, sub-agent trees, sessions, the tenant and rate-limit
+# ledgers, the HTTP API.
+GROUPS = ("turn", "subagent", "session", "ledger", "http")
 
 
 @dataclass(frozen=True)
@@ -134,8 +139,31 @@ def new_keys(count: int, prefix: str) -> list[str]:
     return [f"{prefix}{uuid.uuid4().hex[:8]}" for _ in range(count)]
 
 
-async def run_matrix(stack: ChaosStack, sizes: Sizes, seed: int) -> list[RowResult]:
+async def run_matrix(
+    stack: ChaosStack, sizes: Sizes, seed: int, groups: Collection[str] = ()
+) -> list[RowResult]:
+    """Every row, one group after the other; only those of `groups` (of `GROUPS`) if given."""
     rng = random.Random(seed)
+    rows = await turn_rows(stack, sizes, rng) if not groups or "turn" in groups else []
+    # Rows of their own shape, sized by their own modules (quick or full, as this run is).
+    quick = sizes == Sizes.quick()
+    if not groups or "subagent" in groups:
+        rows += await subagent_rows(stack, quick, rng)
+    if not groups or "session" in groups:
+        rows += await session_rows(stack, quick, rng)
+    # Imported here: these rows' modules build on `run_row` below.
+    from bench.chaos.http_rows import http_rows
+    from bench.chaos.ledger_rows import ledger_rows
+
+    if not groups or "ledger" in groups:
+        rows += await ledger_rows(stack, sizes, rng)
+    if not groups or "http" in groups:
+        rows += await http_rows(stack, sizes, rng)
+    return rows
+
+
+async def turn_rows(stack: ChaosStack, sizes: Sizes, rng: random.Random) -> list[RowResult]:
+    """The rows of single turns: every phase of a turn under every fault."""
 
     def plain(prefix: str) -> list[tuple[str, list[Step]]]:
         return [(key, turn_steps(key, rng)) for key in new_keys(sizes.turns, prefix)]
@@ -206,10 +234,4 @@ async def run_matrix(stack: ChaosStack, sizes: Sizes, seed: int) -> list[RowResu
                 rolling_restarts(2, rng), bound_s=900.0, stagger_s=60.0, rng=rng,
             )
         )  # fmt: skip
-    # Imported here: the rows' own modules build on `run_row` above.
-    from bench.chaos.http_rows import http_rows
-    from bench.chaos.ledger_rows import ledger_rows
-
-    rows += await ledger_rows(stack, sizes, rng)
-    rows += await http_rows(stack, sizes, rng)
     return rows

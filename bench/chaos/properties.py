@@ -88,8 +88,9 @@ class RowResult:
     needs_outage_sends: bool = False
     # The row's fault is a failing tool: the model must have been told of it.
     needs_first_tool_error: bool = False
-    # The row's own properties that failed (the ledger and HTTP API rows'), one line each.
-    row_problems: list[str] = field(default_factory=list)
+    # What failed of the row's own properties beyond the turns' (a lead's report adding up, a
+    # session holding every turn), one line each, judged by the row's module.
+    own_violations: list[str] = field(default_factory=list)
 
     @property
     def completed(self) -> int:
@@ -128,4 +129,4 @@ class RowResult:
                 problems.append(f"{where}: {v.sends_lost} decision(s) or result(s) lost")
         if self.needs_outage_sends and not sum(v.sends_in_outage for v in self.verdicts):
             problems.append(f"{self.fault}: no decision was sent during the outage")
-        return problems + [f"{self.fault}: {problem}" for problem in self.row_problems]
+        return problems + self.own_violations

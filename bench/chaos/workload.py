@@ -113,6 +113,9 @@ class TurnRun:
     # Set when another client decides its approval (the HTTP API row's): the caller sends
     # only the external result.
     approvals_elsewhere: bool = False
+    # The call the approval is for, when it is not this turn's own (a sub-agent's, decided at
+    # the root: `subagent_rows.py`).
+    approval_call: str | None = None
 
 
 async def start_turn(
@@ -123,13 +126,14 @@ async def start_turn(
     extra_tools: Sequence[str] = (),
     request: dict[str, Any] | None = None,
 ) -> None:
-    """Starts the turn of `key` with `request` (by default `turn_request`'s)."""
+    """Starts the turn of `key`: the matrix's plain turn, or `request` (a row's own shape)."""
+    request = request or turn_request(key, stream=stream, extra_tools=extra_tools)
     # A start retried through an outage may find that its first attempt went through.
     with contextlib.suppress(WorkflowAlreadyStartedError):
         await _patiently(
             lambda: client.start_workflow(
                 WORKFLOW_TYPE,
-                request or turn_request(key, stream=stream, extra_tools=extra_tools),
+                request,
                 id=f"chaos-{key}",
                 task_queue=task_queue,
             )
@@ -154,7 +158,7 @@ async def drive(client: Client, run: TurnRun, deadline: float, poll_s: float = P
         await asyncio.sleep(poll_s)
     else:
         return
-    await _read_outcome(client, run)
+    await read_outcome(client, run)
 
 
 async def send_waiting(client: Client, run: TurnRun, approval: bool) -> None:
@@ -180,7 +184,8 @@ async def _answer(run: TurnRun, state: str | None, handle: WorkflowHandle[Any, A
 async def _send(run: TurnRun, step: int, handle: WorkflowHandle[Any, Any]) -> None:
     """Sends the decision or the result, retrying through an outage; never twice once sent."""
     if step == APPROVAL_STEP:
-        name, payload = SIGNAL_APPROVE, {"call_id": call_id(run.key, step), "approved": True}
+        call = run.approval_call or call_id(run.key, step)
+        name, payload = SIGNAL_APPROVE, {"call_id": call, "approved": True}
     else:
         name = SIGNAL_SUBMIT_TOOL_RESULT
         payload = {"call_id": call_id(run.key, step), "output": "yes, go on"}
@@ -192,7 +197,8 @@ async def _send(run: TurnRun, step: int, handle: WorkflowHandle[Any, Any]) -> No
     run.sent.add(step)
 
 
-async def _read_outcome(client: Client, run: TurnRun) -> None:
+async def read_outcome(client: Client, run: TurnRun) -> None:
+    """Waits for the turn's end; its outcome (a contract error type when it failed), report."""
     handle = client.get_workflow_handle(run.workflow_id, result_type=AgentReport)
     try:
         run.report = await _patiently(handle.result)
