@@ -88,6 +88,8 @@ CAP_SHARE: Final = 0.8
 # Tenant ledger updates the row's own calls make before the ledger continues as new, per turn:
 # two per model call, four calls a turn; half of them, so it continues mid-row.
 UPDATES_BEFORE_CONTINUE_PER_TURN: Final = 4
+# Priming asks of the tenant's ledger in flight at once (`fresh_ledgers`).
+PRIMING_AT_ONCE: Final = 4
 POLL_S: Final = 0.5
 RPC_TIMEOUT: Final = timedelta(seconds=2)
 # What a look at a ledger may meet while the server or the worker running it is down.
@@ -215,8 +217,15 @@ async def fresh_ledgers(stack: ChaosStack, tenant: str, turns: int) -> None:
         id_conflict_policy=WorkflowIDConflictPolicy.TERMINATE_EXISTING,
     )
     pairs = (MAX_HANDLED - UPDATES_BEFORE_CONTINUE_PER_TURN * turns) // 2
-    # The ledger's own limit of asks in flight per process (`ledger_busy.asking`) paces these.
-    await asyncio.gather(*(_no_cost_call(stack, tenant, f"prime-{n}") for n in range(pairs)))
+    # A few at a time: a ledger takes its updates one after another, and hundreds sent at once
+    # left the last waiting past the ask's 10-second timeout on a loaded machine.
+    gate = asyncio.Semaphore(PRIMING_AT_ONCE)
+
+    async def paced(n: int) -> None:
+        async with gate:
+            await _no_cost_call(stack, tenant, f"prime-{n}")
+
+    await asyncio.gather(*(paced(n) for n in range(pairs)))
 
 
 async def _no_cost_call(stack: ChaosStack, tenant: str, key: str) -> None:

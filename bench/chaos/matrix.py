@@ -34,7 +34,7 @@ from bench.chaos.faults import (
 from bench.chaos.properties import RowResult, judge
 from bench.chaos.session_rows import session_rows
 from bench.chaos.stack import ChaosStack
-from bench.chaos.subagent_rows import subagent_rows
+from bench.chaos.subagent_rows import subagent_rows, until_polling
 from bench.chaos.workload import TurnRun, drive, start_turn, turn_steps
 from tests.fakes.fake_anthropic import Step
 
@@ -145,6 +145,11 @@ async def run_matrix(
     """Every row, one group after the other; only those of `groups` (of `GROUPS`) if given."""
     rng = random.Random(seed)
     rows = await turn_rows(stack, sizes, rng) if not groups or "turn" in groups else []
+    if groups and "turn" not in groups:
+        # Without the baseline row, which waits for both workers to poll, a first row's ledger
+        # asks waited for a worker still starting, past their 10-second timeout.
+        for worker in stack.workers:
+            await until_polling(stack, worker, within_s=120.0)
     # Rows of their own shape, sized by their own modules (quick or full, as this run is).
     quick = sizes == Sizes.quick()
     if not groups or "subagent" in groups:
