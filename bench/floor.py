@@ -90,19 +90,12 @@ class FloorTurnWorkflow:
         return "done"
 
 
-@workflow.defn(name=FLOOR_PARKED_WORKFLOW)
-class FloorParkedWorkflow:
+class _Parking:
+    """What both parked floors share: a signal releases them, a query says they wait."""
+
     def __init__(self) -> None:
         self._released = False
         self._waiting = False
-
-    @workflow.run
-    async def run(self, k: int = 0) -> str:
-        if k:
-            await iterate_turn(k, 0)
-        self._waiting = True
-        await workflow.wait_condition(lambda: self._released)
-        return "released"
 
     @workflow.signal(name=RELEASE_SIGNAL)
     def release(self) -> None:
@@ -113,12 +106,19 @@ class FloorParkedWorkflow:
         return self._waiting and not self._released
 
 
-@workflow.defn(name=FLOOR_APPROVAL_WORKFLOW)
-class FloorApprovalWorkflow:
-    def __init__(self) -> None:
-        self._released = False
-        self._waiting = False
+@workflow.defn(name=FLOOR_PARKED_WORKFLOW)
+class FloorParkedWorkflow(_Parking):
+    @workflow.run
+    async def run(self, k: int = 0) -> str:
+        if k:
+            await iterate_turn(k, 0)
+        self._waiting = True
+        await workflow.wait_condition(lambda: self._released)
+        return "released"
 
+
+@workflow.defn(name=FLOOR_APPROVAL_WORKFLOW)
+class FloorApprovalWorkflow(_Parking):
     @workflow.run
     async def run(self) -> str:
         await workflow.execute_activity(
@@ -132,14 +132,6 @@ class FloorApprovalWorkflow:
         except TimeoutError:
             return "timed out"
         return "released"
-
-    @workflow.signal(name=RELEASE_SIGNAL)
-    def release(self) -> None:
-        self._released = True
-
-    @workflow.query(name=PARKED_QUERY)
-    def parked(self) -> bool:
-        return self._waiting and not self._released
 
 
 def floor_worker(client: Client, task_queue: str, **options: Any) -> Worker:
