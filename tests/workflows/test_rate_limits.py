@@ -68,9 +68,11 @@ async def test_two_workers_never_exceed_the_limit_and_status_shows_the_wait(
     settings = dataclasses.replace(settings, rate_limits={model: RateLimit(requests_per_minute=2)})
     other = dataclasses.replace(settings, task_queue=f"tq-{uuid.uuid4()}")
     async with start_fake_anthropic() as fake_api:
-        # The provider's own window is the ledger's less the calls' latency (a grant is made a
-        # few milliseconds before its request reaches the provider).
-        fake_api.rate_limit = ProviderRateLimit(requests=2, window_s=1.5)
+        # The provider's own window is the ledger's less the time from a grant to its request
+        # reaching the provider: a few milliseconds on a quiet machine, past half a second on a
+        # loaded one (a CI run beside two other benches refused a request at 1.5 s). The wait
+        # asserted below still shows the ledger's 2-second window.
+        fake_api.rate_limit = ProviderRateLimit(requests=2, window_s=1.0)
         async with (
             running_worker(client, settings, fake_api),
             running_worker(client, other, fake_api),
