@@ -196,7 +196,16 @@ def _check_ruff(command: Command, words: tuple[str, ...]) -> None:
         assert word.startswith("-") or (ROOT / word).exists(), f"ruff {words[1]}: no {word}"
 
 
+def _check_npm(command: Command, words: tuple[str, ...]) -> None:
+    # Only `npm ci --prefix DIR` is documented: an install from a committed lock file.
+    assert words[1:2] == ("ci",), "npm is documented for locked installs (npm ci) only"
+    assert "--prefix" in words, "npm ci names the folder of its package.json with --prefix"
+    folder = ROOT / words[words.index("--prefix") + 1]
+    assert (folder / "package.json").exists() and (folder / "package-lock.json").exists()
+
+
 CHECKS: dict[str, Callable[[Command, tuple[str, ...]], None]] = {
+    "npm": _check_npm,
     "ruff": _check_ruff,
     "mkdocs": _check_mkdocs,
     "turnkeeper": _check_turnkeeper,
