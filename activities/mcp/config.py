@@ -16,6 +16,12 @@ opened: the loaded config, its repr and the logs hold the `${NAME}` form, never 
 nothing of either reaches workflow history. A stdio server does not inherit the worker's
 environment (only the SDK's safe defaults such as PATH and HOME), so the worker's own secrets
 reach a third-party server only when its `env` says so.
+
+An HTTP server's token may rotate (an OAuth access token renewed by an agent outside the worker, a
+mounted secret): `"bearer": {"file": PATH}` or `"bearer": {"command": [...], "timeout_s": 10}`
+sends `Authorization: Bearer <value>`, read when the worker starts (to check it) and again when
+the server answers 401, the request then retried once (`activities/credentials.py`,
+`activities/mcp/bearer_auth.py`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from turnkeeper.activities.credentials import CredentialError, CredentialSource, read_credential
 from turnkeeper.contracts.mcp import validate_server_name
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -62,6 +69,8 @@ class HttpServerConfig(_ServerBase):
 
     url: str
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
+    # A token that rotates: sent as `Authorization: Bearer`, re-read after a 401.
+    bearer: CredentialSource | None = None
 
     @field_validator("url")
     @classmethod
@@ -156,6 +165,9 @@ def _server(name: str, entry: Any, base_dir: Path, environ: Mapping[str, str]) -
     except ValidationError as err:
         raise McpConfigError(_explain(where, err)) from None
     _check_references(server, where, environ)
+    if isinstance(server, HttpServerConfig) and server.bearer is not None:
+        server = _bearer_from(server, base_dir)
+        _check_bearer(server, where)
     if isinstance(server, StdioServerConfig) and server.cwd is not None:
         server = server.model_copy(update={"cwd": (base_dir / server.cwd).resolve()})
     return server
@@ -182,6 +194,29 @@ def _check_references(server: McpServerConfig, where: str, environ: Mapping[str,
             expand_env(template, environ)
         except KeyError as err:
             raise McpConfigError(f"{where}.{field}.{key}: {err.args[0]}") from None
+
+
+def _bearer_from(server: HttpServerConfig, base_dir: Path) -> HttpServerConfig:
+    """A relative token file is taken from the config file's folder, as a relative `cwd` is."""
+    assert server.bearer is not None
+    if server.bearer.file is None or server.bearer.file.is_absolute():
+        return server
+    source = server.bearer.model_copy(update={"file": (base_dir / server.bearer.file).resolve()})
+    return server.model_copy(update={"bearer": source})
+
+
+def _check_bearer(server: HttpServerConfig, where: str) -> None:
+    """The token source is read once, so that a wrong path or a failing command stops the worker
+    at start, as a missing `${NAME}` does; the value is not kept here."""
+    assert server.bearer is not None
+    if any(key.lower() == "authorization" for key in server.headers):
+        raise McpConfigError(
+            f"{where}: has both 'bearer' and an Authorization header; keep one of them"
+        )
+    try:
+        read_credential(server.bearer, f"{where}.bearer")
+    except CredentialError as err:
+        raise McpConfigError(str(err)) from None
 
 
 def _explain(where: str, err: ValidationError) -> str:

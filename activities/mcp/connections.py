@@ -31,6 +31,8 @@ import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
+from turnkeeper.activities.credentials import RotatingCredential
+from turnkeeper.activities.mcp.bearer_auth import RotatingBearerAuth
 from turnkeeper.activities.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
 from turnkeeper.activities.mcp.failures import McpUnavailable, describe_unreachable, root_cause
 
@@ -56,9 +58,15 @@ _HTTP_READ_MARGIN_S = 30.0
 class McpConnection:
     """An open client session with one server, owned by a background task."""
 
-    def __init__(self, server: McpServerConfig, environ: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        server: McpServerConfig,
+        environ: Mapping[str, str],
+        bearer: RotatingCredential | None = None,
+    ) -> None:
         self.server = server
         self._environ = environ
+        self._bearer = bearer
         self._opened: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         self._closing = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -129,7 +137,8 @@ class McpConnection:
                 # The owner times its own handshake, so that a connection nobody waits for
                 # any more (the activity was cancelled) cannot hang on a silent server.
                 async with asyncio.timeout(self.server.connect_timeout_s):
-                    client = await stack.enter_async_context(_connected(self.server, self._environ))
+                    connected = _connected(self.server, self._environ, self._bearer)
+                    client = await stack.enter_async_context(connected)
                 self._opened.set_result(client)
                 await self._closing.wait()
         except TimeoutError as err:
@@ -158,13 +167,15 @@ class McpConnection:
 
 
 @asynccontextmanager
-async def _connected(server: McpServerConfig, environ: Mapping[str, str]) -> AsyncIterator[Client]:
+async def _connected(
+    server: McpServerConfig, environ: Mapping[str, str], bearer: RotatingCredential | None
+) -> AsyncIterator[Client]:
     async with AsyncExitStack() as stack:
         if isinstance(server, StdioServerConfig):
             target = _stdio_parameters(server, environ)
             client = Client(target, client_info=_CLIENT_INFO, cache=None)
         else:
-            http = await stack.enter_async_context(_http_client(server, environ))
+            http = await stack.enter_async_context(_http_client(server, environ, bearer))
             transport = streamable_http_client(server.url, http_client=http)
             client = Client(transport, client_info=_CLIENT_INFO, cache=None)
         yield await stack.enter_async_context(client)
@@ -181,9 +192,12 @@ def _stdio_parameters(
     )
 
 
-def _http_client(server: HttpServerConfig, environ: Mapping[str, str]) -> httpx2.AsyncClient:
+def _http_client(
+    server: HttpServerConfig, environ: Mapping[str, str], bearer: RotatingCredential | None
+) -> httpx2.AsyncClient:
     timeout = httpx2.Timeout(server.connect_timeout_s, read=server.timeout_s + _HTTP_READ_MARGIN_S)
-    return httpx2.AsyncClient(headers=server.resolved_headers(environ), timeout=timeout)
+    auth = RotatingBearerAuth(bearer, server.name) if bearer is not None else None
+    return httpx2.AsyncClient(headers=server.resolved_headers(environ), timeout=timeout, auth=auth)
 
 
 class McpConnections:
@@ -208,6 +222,13 @@ class McpConnections:
         self._connections: dict[str, McpConnection] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._retiring: set[asyncio.Task[None]] = set()
+        # One per server and worker, outliving its connections: a reconnect sends the token
+        # already read, and every connection's 401 renews the same one.
+        self._bearers = {
+            name: RotatingCredential(server.bearer, f"servers.{name}.bearer")
+            for name, server in servers.items()
+            if isinstance(server, HttpServerConfig) and server.bearer is not None
+        }
 
     async def borrow(self, server: str) -> McpConnection:
         """A live connection to `server`; report the outcome with `succeeded()` / `failed()`.
@@ -221,7 +242,9 @@ class McpConnections:
                 return connection
             if connection is not None:
                 self._retire(self._connections.pop(server))
-            connection = McpConnection(self._servers[server], self._environ)
+            connection = McpConnection(
+                self._servers[server], self._environ, self._bearers.get(server)
+            )
             try:
                 await connection.open()
             except BaseException:

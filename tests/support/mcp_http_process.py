@@ -7,6 +7,7 @@ import asyncio
 import socket
 import sys
 import time
+from pathlib import Path
 
 from tests.fakes import MCP_DEMO_SERVER as DEMO_SERVER
 
@@ -18,8 +19,10 @@ def free_port() -> int:
 
 
 class HttpServerProcess:
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, *, bearer_file: Path | None = None) -> None:
         self.port = port or free_port()
+        # Every request must then carry the token this file holds (`--bearer-file`).
+        self.bearer_file = bearer_file
         self._process: asyncio.subprocess.Process | None = None
 
     @property
@@ -35,11 +38,13 @@ class HttpServerProcess:
 
     async def _start(self, timeout_s: float) -> None:
         assert self._process is None, "the demo server is already running"
+        guard = ["--bearer-file", str(self.bearer_file)] if self.bearer_file else []
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
             str(DEMO_SERVER),
             "--http",
             str(self.port),
+            *guard,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )

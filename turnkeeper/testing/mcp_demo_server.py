@@ -3,7 +3,10 @@ kit's and the project's own, and the chaos matrix).
 
 Run as `python -m turnkeeper.testing.mcp_demo_server`, or by its path
 (`turnkeeper.testing.MCP_DEMO_SERVER`), for stdio, or with `--http PORT` for streamable HTTP on
-127.0.0.1 (the tests kill and restart it to check that the worker reconnects).
+127.0.0.1 (the tests kill and restart it to check that the worker reconnects). With
+`--bearer-file PATH` as well, every HTTP request must carry `Authorization: Bearer <the file's
+content>`, read on each request, so that a test can rotate the token under a running worker;
+`GET /refusals` (no token needed) answers how many requests were refused with 401.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+from pathlib import Path
+from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -95,12 +100,59 @@ def weird_name() -> str:
     return "weird ok"
 
 
+Asgi = Any  # a Starlette app: (scope, receive, send) -> None
+
+
+def bearer_required(app: Asgi, token_file: Path) -> Asgi:
+    """`app` behind a bearer token read from `token_file` on each request, as a server whose
+    token an outside agent rotates would check it."""
+    refusals = 0
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        nonlocal refusals
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        if scope["path"] == "/refusals":
+            await _answer(send, 200, str(refusals).encode())
+            return
+        sent = dict(scope["headers"]).get(b"authorization", b"").decode()
+        token = await asyncio.to_thread(token_file.read_text, encoding="utf-8")
+        if sent != f"Bearer {token.strip()}":
+            refusals += 1
+            await _answer(send, 401, b'{"error": "invalid_token"}', b'Bearer error="invalid_token"')
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+async def _answer(send: Any, status: int, body: bytes, challenge: bytes | None = None) -> None:
+    headers = [(b"content-type", b"application/json")]
+    if challenge is not None:
+        headers.append((b"www-authenticate", challenge))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _serve_with_bearer(port: int, token_file: Path) -> None:
+    import uvicorn
+
+    app = bearer_required(server.streamable_http_app(host="127.0.0.1"), token_file)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
+    parser.add_argument(
+        "--bearer-file", type=Path, metavar="PATH", help="with --http: require this bearer token"
+    )
     args = parser.parse_args()
     if args.http is None:
         server.run("stdio")
+    elif args.bearer_file is not None:
+        _serve_with_bearer(args.http, args.bearer_file)
     else:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
 
