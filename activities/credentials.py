@@ -10,7 +10,7 @@ needs no worker restart.
 The value lives in one `RotatingCredential` per configured source. Many calls that meet a 401
 together (a rotation seen by every turn at once) read the source once: each asks for a value
 newer than the one it sent (`refreshed(generation)`), and the first one in reads the source while
-the others wait on the lock and take its result. The secret never appears in a repr, a log line or
+the others wait for that read and take its result. The secret never appears in a repr, a log line or
 an error: errors name the config entry and the file or the command's program, and a failed
 command's output is not quoted (a command that fails may print the secret it was asked for).
 """
@@ -23,6 +23,10 @@ from pathlib import Path
 from typing import Annotated, Final
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from turnkeeper.ground.logs import get_logger
+
+log = get_logger(__name__)
 
 # A command that prints a token (a vault or cloud CLI) answers in seconds; one that hangs must
 # not hold every call that waits for the new value.
@@ -133,15 +137,17 @@ class RotatingCredential:
     Args:
         source: where the value is read.
         where: the config entry, named in errors and logs (e.g. `servers.search.bearer`).
+        value: the value already read (at worker start, to check the source); None: read at
+            first use.
     """
 
-    def __init__(self, source: CredentialSource, where: str) -> None:
+    def __init__(self, source: CredentialSource, where: str, value: str | None = None) -> None:
         self.source = source
         self.where = where
-        self._value: str | None = None
+        self._value = value
         self._generation = 0
         self._earlier: list[str] = []
-        self._lock = asyncio.Lock()
+        self._reading: asyncio.Future[tuple[str, int]] | None = None
 
     def __repr__(self) -> str:
         return f"RotatingCredential({self.where}: {self.source.describe()})"
@@ -158,20 +164,41 @@ class RotatingCredential:
 
     async def refreshed(self, seen: int) -> tuple[str, int]:
         """A value newer than generation `seen` (the one a refused request carried): read from
-        the source, unless another caller has read it since.
+        the source, unless another caller has read it since. Callers that ask while a read is
+        under way share its outcome, a failure included, so a storm of 401s reads once.
 
         Raises:
             CredentialError: the source cannot be read; the cached value is kept.
         """
-        async with self._lock:
-            if self._value is not None and self._generation != seen:
-                return self._value, self._generation
+        if self._value is not None and self._generation != seen:
+            return self._value, self._generation
+        if self._reading is None:
+            self._reading = asyncio.ensure_future(self._read_again())
+            self._reading.add_done_callback(self._read_done)
+        # Shielded: a caller that is cancelled does not cancel the read the others wait for.
+        return await asyncio.shield(self._reading)
+
+    async def _read_again(self) -> tuple[str, int]:
+        try:
             value = await asyncio.to_thread(read_credential, self.source, self.where)
-            if self._value is not None and self._value != value:
-                self._earlier = [self._value, *self._earlier][:_REMEMBERED_VALUES]
-            self._value = value
-            self._generation += 1
-            return value, self._generation
+        except CredentialError as err:
+            log.warning("credential_unreadable", source=self.where, error=str(err))
+            raise
+        previous, self._value = self._value, value
+        self._generation += 1
+        if previous is not None:
+            if previous == value:
+                # The server refused this value: whatever renews it has not done so yet.
+                log.warning("credential_unchanged", source=self.where)
+            else:
+                self._earlier = [previous, *self._earlier][:_REMEMBERED_VALUES]
+                log.info("credential_renewed", source=self.where, generation=self._generation)
+        return value, self._generation
+
+    def _read_done(self, reading: asyncio.Future[tuple[str, int]]) -> None:
+        self._reading = None
+        if not reading.cancelled():
+            reading.exception()  # retrieved: every caller may have been cancelled meanwhile
 
     def values_sent(self) -> list[str]:
         """The current value and a few before it, for redaction of errors that echo one."""

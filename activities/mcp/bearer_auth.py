@@ -16,10 +16,6 @@ from collections.abc import AsyncGenerator
 import httpx2
 from turnkeeper.activities.credentials import CredentialError, RotatingCredential
 
-from turnkeeper.ground.logs import get_logger
-
-log = get_logger(__name__)
-
 _UNAUTHORIZED = 401
 
 
@@ -28,15 +24,13 @@ class RotatingBearerAuth(httpx2.Auth):
 
     Args:
         credential: the token's source and cached value.
-        server: the MCP server's name, for the log.
     """
 
     # The body is read before the first send, so that the retry can send it again.
     requires_request_body = True
 
-    def __init__(self, credential: RotatingCredential, server: str) -> None:
+    def __init__(self, credential: RotatingCredential) -> None:
         self._credential = credential
-        self._server = server
 
     async def async_auth_flow(
         self, request: httpx2.Request
@@ -55,20 +49,10 @@ class RotatingBearerAuth(httpx2.Auth):
         yield request
 
     async def _renewed(self, token: str, generation: int) -> str | None:
-        """The token read again, or None when there is nothing new to retry with."""
+        """The token read again, or None when there is nothing new to retry with (the source
+        cannot be read, or still holds the refused token: `RotatingCredential` logs which)."""
         try:
             renewed, _ = await self._credential.refreshed(generation)
-        except CredentialError as err:
-            # The message names the entry and the source, never a value.
-            log.warning("mcp_credential_unreadable", server=self._server, error=str(err))
+        except CredentialError:
             return None
-        if renewed == token:
-            log.warning(
-                "mcp_credential_refused",
-                server=self._server,
-                source=self._credential.where,
-                detail="the server refused the token and the source still holds the same one",
-            )
-            return None
-        log.info("mcp_credential_renewed", server=self._server, source=self._credential.where)
-        return renewed
+        return None if renewed == token else renewed

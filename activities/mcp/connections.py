@@ -196,7 +196,7 @@ def _http_client(
     server: HttpServerConfig, environ: Mapping[str, str], bearer: RotatingCredential | None
 ) -> httpx2.AsyncClient:
     timeout = httpx2.Timeout(server.connect_timeout_s, read=server.timeout_s + _HTTP_READ_MARGIN_S)
-    auth = RotatingBearerAuth(bearer, server.name) if bearer is not None else None
+    auth = RotatingBearerAuth(bearer) if bearer is not None else None
     return httpx2.AsyncClient(headers=server.resolved_headers(environ), timeout=timeout, auth=auth)
 
 

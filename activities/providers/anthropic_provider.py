@@ -195,6 +195,13 @@ class AnthropicProvider:
             log.warning("count_tokens failed; estimating", error_type=type(exc).__name__)
             return estimate_input_tokens(request)
 
+    def use_key(self, api_key: str) -> None:
+        """Sends `api_key` from the next call on (a key read again after a 401); calls in
+        flight finish with the key they started with, and the connection pool is kept."""
+        self._api_key = api_key
+        if self._client is not None:
+            self._client = self._client.with_options(api_key=api_key)
+
     async def aclose(self) -> None:
         """Closes the HTTP connections; the next `complete()` opens new ones."""
         if self._client is not None:
@@ -460,7 +467,7 @@ def _classify_status(
     kind = _status_kind(status, error_type, exc.api_message)
     if kind != LLM_TRANSIENT:
         hint = f"; check {key_hint}" if kind == LLM_AUTH_ERROR else ""
-        return ModelCallError(f"{what}{hint}.", error_type=kind, retryable=False)
+        return ModelCallError(f"{what}{hint}.", error_type=kind, retryable=False, status=status)
     return transient_status_error(what, status, exc.response.headers, exc.api_message)
 
 

@@ -4,18 +4,24 @@
     {"local": {"kind": "openai", "base_url": "http://127.0.0.1:8000/v1",
                "api_key_env": "LOCAL_KEY"}}
 
-makes `local:qwen3-8b` a model string. Keys stay in the environment: the JSON names the variable
-that holds one, never the key itself, so the configuration can be logged and committed.
+makes `local:qwen3-8b` a model string. Keys stay out of the JSON: it names the variable that
+holds one (`api_key_env`), or a file (`api_key_file`) or a command (`api_key_command`) whose key
+is read again when the endpoint answers 401 (`rotating_key.py`), never the key itself, so the
+configuration can be logged and committed. The built-in providers read their SDK's variable, or
+`<variable>_FILE` / `<variable>_COMMAND` (`ANTHROPIC_API_KEY_FILE`, ...), the same way.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from typing import Literal
+from collections.abc import Callable, Mapping
+from functools import partial
+from pathlib import Path
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from turnkeeper.activities.credentials import CredentialError, CredentialSource
 from turnkeeper.activities.providers.demo_provider import DemoProvider
 from turnkeeper.activities.providers.openai_provider import OpenAICompatibleProvider
 from turnkeeper.activities.providers.provider import (
@@ -25,6 +31,14 @@ from turnkeeper.activities.providers.provider import (
     ModelResponse,
     TextSink,
     estimate_input_tokens,
+)
+from turnkeeper.activities.providers.rotating_key import (
+    COMMAND_SUFFIX,
+    FILE_SUFFIX,
+    KeyedProvider,
+    RotatingKeyProvider,
+    checked_credential,
+    key_source_of_variable,
 )
 from turnkeeper.contracts.errors import LLM_AUTH_ERROR
 from turnkeeper.contracts.names import (
@@ -48,12 +62,30 @@ class Endpoint(BaseModel):
     kind: Literal["openai", "anthropic"]
     base_url: str
     api_key_env: str | None = None
+    # A key that rotates: read when the worker starts and again after a 401.
+    api_key_file: Path | None = None
+    api_key_command: list[Annotated[str, Field(min_length=1)]] | None = Field(None, min_length=1)
     # Local servers read `max_tokens`; OpenAI's own reasoning models need the newer name.
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     # A gateway that reports what each call billed: it prices models the table lacks.
     reports_cost: bool = Field(default=False, strict=True)
     # An `openai`-kind gateway in front of Claude models that forwards cache breakpoints.
     cache_control: bool = Field(default=False, strict=True)
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> Endpoint:
+        given = [f for f in ("api_key_env", "api_key_file", "api_key_command") if getattr(self, f)]
+        if len(given) > 1:
+            raise ValueError(f"{' and '.join(given)} are both set; keep one of them")
+        return self
+
+    def key_source(self) -> CredentialSource | None:
+        """The file or command the key is read from; None for a variable or no key."""
+        if self.api_key_file is not None:
+            return CredentialSource(file=self.api_key_file)
+        if self.api_key_command is not None:
+            return CredentialSource(command=self.api_key_command)
+        return None
 
     @model_validator(mode="after")
     def _cache_control_on_chat_only(self) -> Endpoint:
@@ -84,6 +116,12 @@ class AnthropicOnFirstCall:
     async def count_input_tokens(self, request: ModelRequest) -> int:
         return await self._loaded().count_input_tokens(request)
 
+    def use_key(self, api_key: str) -> None:
+        """Sends `api_key` from the next call on (`AnthropicProvider.use_key`)."""
+        self._options["api_key"] = api_key
+        if self._provider is not None:
+            self._provider.use_key(api_key)  # type: ignore[attr-defined]
+
     def _loaded(self) -> ModelProvider:
         if self._provider is None:
             from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
@@ -99,16 +137,48 @@ class ProvidersConfigError(ValueError):
 
 
 def default_providers(env: Mapping[str, str]) -> dict[str, ModelProvider]:
-    """Anthropic, OpenAI (both read their SDK's own variables), the demo, and each named
-    endpoint of `env[TURNKEEPER_PROVIDERS]`."""
+    """Anthropic, OpenAI (both read their SDK's own variables, or a key file or command named
+    by `<variable>_FILE` / `<variable>_COMMAND`), the demo, and each named endpoint of
+    `env[TURNKEEPER_PROVIDERS]`.
+
+    Raises:
+        ProvidersConfigError: the configuration is wrong, or a key file or command cannot be
+            read; the message names the entry or the variable, never a key.
+    """
     providers: dict[str, ModelProvider] = {
-        PROVIDER_ANTHROPIC: AnthropicOnFirstCall(PROVIDER_ANTHROPIC),
-        PROVIDER_OPENAI: OpenAICompatibleProvider(PROVIDER_OPENAI),
+        PROVIDER_ANTHROPIC: _built_in(
+            partial(AnthropicOnFirstCall, PROVIDER_ANTHROPIC), "ANTHROPIC_API_KEY", env
+        ),
+        PROVIDER_OPENAI: _built_in(
+            partial(OpenAICompatibleProvider, PROVIDER_OPENAI), "OPENAI_API_KEY", env
+        ),
         PROVIDER_DEMO: DemoProvider(),
     }
     for name, endpoint in named_endpoints(env.get(PROVIDERS_ENV, "")).items():
         providers[name] = endpoint_provider(name, endpoint, env)
     return providers
+
+
+def _built_in(
+    build: Callable[..., KeyedProvider], variable: str, env: Mapping[str, str]
+) -> ModelProvider:
+    """The provider reading `variable` itself, or with its key from `<variable>_FILE` /
+    `<variable>_COMMAND`."""
+    try:
+        source = key_source_of_variable(variable, env)
+    except CredentialError as err:
+        raise ProvidersConfigError(str(err)) from None
+    if source is None:
+        return build()
+    where = variable + (FILE_SUFFIX if source.file is not None else COMMAND_SUFFIX)
+    return _rotating(build(key_hint=where), source, where)
+
+
+def _rotating(provider: KeyedProvider, source: CredentialSource, where: str) -> ModelProvider:
+    try:
+        return RotatingKeyProvider(provider, checked_credential(source, where))
+    except CredentialError as err:
+        raise ProvidersConfigError(str(err)) from None
 
 
 def named_endpoints(raw: str) -> dict[str, Endpoint]:
@@ -162,8 +232,20 @@ class MissingKey:
 def endpoint_provider(name: str, endpoint: Endpoint, env: Mapping[str, str]) -> ModelProvider:
     if endpoint.api_key_env and not env.get(endpoint.api_key_env):
         return MissingKey(name, endpoint.api_key_env)
+    source = endpoint.key_source()
+    if source is None:
+        return _endpoint_client(name, endpoint, env)
+    field = "api_key_file" if source.file is not None else "api_key_command"
+    where = f"{PROVIDERS_ENV}.{name}.{field}"
+    return _rotating(_endpoint_client(name, endpoint, env, key_hint=where), source, where)
+
+
+def _endpoint_client(
+    name: str, endpoint: Endpoint, env: Mapping[str, str], key_hint: str | None = None
+) -> KeyedProvider:
+    # A key from a file or a command is set by `RotatingKeyProvider` before the first call.
     key = env[endpoint.api_key_env] if endpoint.api_key_env else NO_KEY
-    key_hint = endpoint.api_key_env or f"{PROVIDERS_ENV}.{name}.api_key_env"
+    key_hint = key_hint or endpoint.api_key_env or f"{PROVIDERS_ENV}.{name}.api_key_env"
     if endpoint.kind == "anthropic":
         return AnthropicOnFirstCall(
             name,

@@ -164,6 +164,13 @@ class OpenAICompatibleProvider:
         # Chat Completions has no counting endpoint; the heuristic leans high, the safe side.
         return estimate_input_tokens(request)
 
+    def use_key(self, api_key: str) -> None:
+        """Sends `api_key` from the next call on (a key read again after a 401); calls in
+        flight finish with the key they started with, and the connection pool is kept."""
+        self._api_key = api_key
+        if self._client is not None:
+            self._client = self._client.with_options(api_key=api_key)
+
     async def aclose(self) -> None:
         if self._client is not None:
             client, self._client = self._client, None
@@ -275,7 +282,9 @@ class OpenAICompatibleProvider:
         error_type = _status_kind(status, code, kind, raw_message)
         if error_type != LLM_TRANSIENT:
             hint = f"; check {self._key_hint}" if error_type == LLM_AUTH_ERROR else ""
-            return ModelCallError(f"{what}{hint}.", error_type=error_type, retryable=False)
+            return ModelCallError(
+                f"{what}{hint}.", error_type=error_type, retryable=False, status=status
+            )
         return transient_status_error(what, status, exc.response.headers, raw_message)
 
     def _classify_stream_error(self, exc: Any, model: str) -> ModelCallError:

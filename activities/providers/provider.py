@@ -57,6 +57,8 @@ class ModelCallError(Exception):
             gateway's relayed `llm_provider-retry-after`), if it gave one.
         rate_limited_s: set on a 429: how long the provider's rate limit holds
             (`activities/providers/rate_headers.py`), shared with the fleet's limiter.
+        status: the HTTP status the provider answered with, when it answered with one (a 401
+            makes a key read from a file or a command be read again: `rotating_key.py`).
     """
 
     def __init__(
@@ -67,8 +69,10 @@ class ModelCallError(Exception):
         retryable: bool,
         retry_after_s: float | None = None,
         rate_limited_s: float | None = None,
+        status: int | None = None,
     ) -> None:
         super().__init__(message)
+        self.status = status
         self.rate_limited_s = rate_limited_s
         self.error_type = error_type
         self.retryable = retryable

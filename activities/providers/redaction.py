@@ -63,4 +63,5 @@ def failure_without_secrets(error: ModelCallError, secrets: Iterable[str]) -> Mo
         retryable=error.retryable,
         retry_after_s=error.retry_after_s,
         rate_limited_s=error.rate_limited_s,
+        status=error.status,
     )

@@ -109,8 +109,8 @@ async def test_a_token_file_rotated_mid_run_is_read_again_after_one_401(
         tokens.rotate("token-two-bbbbbbbb")
         assert await authorization_sent(activities, "toolu_2") == "Bearer token-two-bbbbbbbb"
     assert await refusals(process) == 1
-    renewed = [entry for entry in logs if entry["event"] == "mcp_credential_renewed"]
-    assert [(e["server"], e["source"]) for e in renewed] == [("web", "servers.web.bearer")]
+    renewed = [entry for entry in logs if entry["event"] == "credential_renewed"]
+    assert [(e["source"], e["generation"]) for e in renewed] == [("servers.web.bearer", 2)]
     assert "token-" not in repr(logs) and "token-" not in repr(activities)
 
 
@@ -142,6 +142,10 @@ async def test_a_second_401_fails_the_call_as_a_refused_call_does(
         refused = await call(activities, "whoami", "toolu_2")
     assert refused.is_error
     assert "refused the call of 'whoami'" in refused.content
+    # Read again once (the stale value), and not again for the retry's own 401.
+    assert [e["event"] for e in logs if e["event"].startswith("credential_")] == [
+        "credential_renewed"
+    ]
     # The call's 401, then the one retry with the value read again: no third attempt.
     assert await refusals(process) == 2
     assert "token-" not in refused.content + repr(logs)
@@ -158,8 +162,8 @@ async def test_a_token_file_gone_at_renewal_fails_the_call_and_says_which_entry(
     with structlog.testing.capture_logs() as logs:
         refused = await call(activities, "whoami", "toolu_2")
     assert refused.is_error
-    unreadable = [entry for entry in logs if entry["event"] == "mcp_credential_unreadable"]
-    assert len(unreadable) == 1
+    unreadable = [entry for entry in logs if entry["event"] == "credential_unreadable"]
+    assert [entry["source"] for entry in unreadable] == ["servers.web.bearer"]
     assert "servers.web.bearer: file" in unreadable[0]["error"]
     assert "does not exist" in unreadable[0]["error"]
     assert await refusals(process) == 1

@@ -145,6 +145,20 @@ class FakeAnthropic:
         self.prompt_cache = PromptCache()
         # Set it to answer 429 above N requests per window (`provider_rate_limit.py`).
         self.rate_limit: ProviderRateLimit | None = None
+        self._keys: dict[str, str] = {}
+
+    def require_key(self, key: str, api_key: str) -> None:
+        """Answers script `key`'s requests with 401 unless they carry `api_key` (a test changes
+        it to rotate the key); the 401 echoes the key it was sent, as some servers do."""
+        self._keys[key] = api_key
+
+    def sent_key(self, request: ReceivedRequest) -> str:
+        """The key `request` carried: `x-api-key`, or a bearer token as the SDK also sends."""
+        bearer = request.headers.get("authorization", "").removeprefix("Bearer ")
+        return request.headers.get("x-api-key", bearer)
+
+    def _unauthorized(self, sent: str) -> Reply:
+        return error(401, "authentication_error", f"invalid x-api-key: {sent}")
 
     def script(self, key: str, steps: Sequence[Step], *, prompt_cache: bool = False) -> None:
         """Registers (or replaces, with fresh attempt counts) the script for `key`. With
@@ -203,6 +217,10 @@ class FakeAnthropic:
             self.messages_path, body or {}, _lower_case(request.headers), key, step, None
         )
         context = self._context(body or {}, key, step)
+        sent = self.sent_key(received)
+        if key in self._keys and sent != self._keys[key]:
+            await self._record(received)
+            return await self._unauthorized(sent).respond(context)
         wait_s = self.rate_limit.admit() if self.rate_limit is not None else None
         if wait_s is not None:
             await self._record(received)

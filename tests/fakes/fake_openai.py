@@ -43,6 +43,10 @@ class FakeOpenAI(FakeAnthropic):
     def _invalid_request(self, message: str) -> Reply:
         return chat_error(400, "invalid_request_error", None, message)
 
+    def _unauthorized(self, sent: str) -> Reply:
+        message = f"Incorrect API key provided: {sent}."
+        return chat_error(401, "invalid_request_error", "invalid_api_key", message)
+
 
 def chat_script_key(body: JsonDict) -> str | None:
     """The KEY from the system message or, failing that, the first user message."""
