@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import weakref
 from pathlib import Path
 from typing import Annotated, Final
 
@@ -33,6 +34,16 @@ log = get_logger(__name__)
 DEFAULT_COMMAND_TIMEOUT_S: Final = 10.0
 # Past values are kept only to redact them from errors that echo a key sent before a rotation.
 _REMEMBERED_VALUES: Final = 4
+
+
+# Every credential of the process, for the places that must scrub secrets from what they write
+# (the cassette recorder): values read from a file are in no environment variable to look for.
+_LIVE: weakref.WeakSet[RotatingCredential] = weakref.WeakSet()
+
+
+def secrets_in_use() -> list[str]:
+    """The values (current and a few earlier) of every credential read from a file or command."""
+    return [value for credential in list(_LIVE) for value in credential.values_sent()]
 
 
 class CredentialError(ValueError):
@@ -148,6 +159,7 @@ class RotatingCredential:
         self._generation = 0
         self._earlier: list[str] = []
         self._reading: asyncio.Future[tuple[str, int]] | None = None
+        _LIVE.add(self)
 
     def __repr__(self) -> str:
         return f"RotatingCredential({self.where}: {self.source.describe()})"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from turnkeeper.activities.credentials import secrets_in_use
 from turnkeeper.activities.providers import cassette_file
 from turnkeeper.activities.providers.cassette_file import Exchange
 from turnkeeper.activities.providers.cassette_key import (
@@ -119,8 +120,11 @@ class Cassette:
 
     async def record(self, exchange: Exchange) -> None:
         """Appends `exchange` to the file (off the event loop: the lock may wait)."""
+        # Keys read from a file or a command are in no variable: asked for at each write,
+        # since they rotate.
+        secrets = [*self._secrets, *secrets_in_use()]
         appended = await asyncio.to_thread(
-            cassette_file.append, self.settings.path, exchange, self._secrets
+            cassette_file.append, self.settings.path, exchange, secrets
         )
         if appended:
             self._exchanges.append(exchange)

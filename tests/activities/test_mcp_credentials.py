@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 import structlog
 from temporalio.testing import ActivityEnvironment
@@ -93,12 +92,6 @@ async def authorization_sent(activities: McpActivities, call_id: str = "toolu_1"
     return str(json.loads(result.content)["authorization"])
 
 
-async def refusals(process: HttpServerProcess) -> int:
-    async with httpx2.AsyncClient() as http:
-        answer = await http.get(f"http://127.0.0.1:{process.port}/refusals")
-    return int(answer.text)
-
-
 async def test_a_token_file_rotated_mid_run_is_read_again_after_one_401(
     rotation: tuple[Rotation, HttpServerProcess], make_activities: Any
 ) -> None:
@@ -108,7 +101,7 @@ async def test_a_token_file_rotated_mid_run_is_read_again_after_one_401(
         assert await authorization_sent(activities) == "Bearer token-one-aaaaaaaa"
         tokens.rotate("token-two-bbbbbbbb")
         assert await authorization_sent(activities, "toolu_2") == "Bearer token-two-bbbbbbbb"
-    assert await refusals(process) == 1
+    assert await process.refusals() == 1
     renewed = [entry for entry in logs if entry["event"] == "credential_renewed"]
     assert [(e["source"], e["generation"]) for e in renewed] == [("servers.web.bearer", 2)]
     assert "token-" not in repr(logs) and "token-" not in repr(activities)
@@ -128,7 +121,7 @@ async def test_calls_that_meet_the_rotation_together_run_the_command_once(
     assert answers == ["Bearer token-two-bbbbbbbb"] * 6
     # Six calls refused together, one new read of the token between them.
     assert tokens.command_runs() == 2
-    assert 1 <= await refusals(process) <= 6
+    assert 1 <= await process.refusals() <= 6
 
 
 async def test_a_second_401_fails_the_call_as_a_refused_call_does(
@@ -147,7 +140,7 @@ async def test_a_second_401_fails_the_call_as_a_refused_call_does(
         "credential_renewed"
     ]
     # The call's 401, then the one retry with the value read again: no third attempt.
-    assert await refusals(process) == 2
+    assert await process.refusals() == 2
     assert "token-" not in refused.content + repr(logs)
 
 
@@ -166,7 +159,7 @@ async def test_a_token_file_gone_at_renewal_fails_the_call_and_says_which_entry(
     assert [entry["source"] for entry in unreadable] == ["servers.web.bearer"]
     assert "servers.web.bearer: file" in unreadable[0]["error"]
     assert "does not exist" in unreadable[0]["error"]
-    assert await refusals(process) == 1
+    assert await process.refusals() == 1
     # Once the agent has written the new token, the next call goes through.
     tokens.rotate("token-two-bbbbbbbb")
     assert await authorization_sent(activities, "toolu_3") == "Bearer token-two-bbbbbbbb"

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import httpx2
+
 from tests.fakes import MCP_DEMO_SERVER as DEMO_SERVER
 
 
@@ -61,6 +63,12 @@ class HttpServerProcess:
             await writer.wait_closed()
             return
         raise TimeoutError(f"the demo server did not listen on port {self.port}")
+
+    async def refusals(self) -> int:
+        """How many requests a server run with `bearer_file` has refused with 401."""
+        async with httpx2.AsyncClient() as http:
+            answer = await http.get(f"http://127.0.0.1:{self.port}/refusals")
+        return int(answer.text)
 
     async def kill(self) -> None:
         if self._process is not None and self._process.returncode is None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import structlog
+from turnkeeper.activities.providers.cassette_provider import CassetteSettings, with_cassette
 from turnkeeper.activities.providers.endpoints import ProvidersConfigError, default_providers
 from turnkeeper.activities.providers.provider import ModelCallError, ModelProvider
 from turnkeeper.contracts.errors import LLM_AUTH_ERROR
@@ -193,3 +194,21 @@ def test_a_key_source_that_cannot_be_read_stops_the_worker_naming_it(
         default_providers(env)
     assert needle.replace("{absent}", absent) in str(raised.value)
     assert FIRST not in str(raised.value)
+
+
+async def test_a_key_read_from_a_file_never_enters_a_cassette(
+    anthropic_server: FakeAnthropic, tmp_path: Path
+) -> None:
+    key_file, script, path = tmp_path / "key", new_key(), tmp_path / "calls.cassette"
+    key_file.write_text(FIRST)
+    config = {"backup": {"kind": "anthropic", "base_url": anthropic_server.base_url}}
+    config["backup"]["api_key_file"] = str(key_file)
+    providers = default_providers({"TURNKEEPER_PROVIDERS": json.dumps(config)})
+    # No variable holds the key: the recorder must learn it from the credential itself.
+    recorded = with_cassette(providers, CassetteSettings(path, "record"))["backup"]
+    anthropic_server.script(script, [anthropic_fake.text(f"your key is {FIRST}")])
+
+    await recorded.complete(request_for(script))
+
+    text = path.read_text()
+    assert FIRST not in text and "your key is [redacted]" in text
