@@ -207,6 +207,7 @@ async def running_worker(
     store: ContentStore | None = None,
     openai_fake: FakeOpenAI | None = None,
     output_validators: OutputValidators | None = None,
+    providers: dict[str, Any] | None = None,
     **worker_options: Any,
 ) -> AsyncIterator[Worker]:
     worker = Worker(
@@ -217,7 +218,7 @@ async def running_worker(
         activities=build_activities(
             settings,
             client=client,
-            providers=providers_for(fake, openai_fake),
+            providers=providers or providers_for(fake, openai_fake),
             tools=tools,
             store=store,
             output_validators=output_validators,

@@ -17,18 +17,16 @@ from pathlib import Path
 import pytest
 import structlog
 from temporalio.client import Client
-from temporalio.worker import Worker
 from turnkeeper.activities.providers.cassette_provider import CassetteSettings, with_cassette
 from turnkeeper.activities.providers.endpoints import default_providers
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.turn import AgentReport
 
-from tests.conftest import TurnRunner, make_settings, new_key, scripted_request
+from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.anthropic_replies import JsonDict, Reply
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.mcp_http_process import HttpServerProcess
-from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
 
 OLD_KEY, NEW_KEY = "sk-rot-old-1111111111", "sk-rot-new-2222222222"
 OLD_TOKEN, NEW_TOKEN = "mcp-tok-old-3333333333", "mcp-tok-new-4444444444"
@@ -96,16 +94,8 @@ async def rotating_turns(
         mcp_config=config,
         cassette=CassetteSettings(tmp_path / "calls.cassette", "record"),
     )
-    worker = Worker(
-        client,
-        task_queue=settings.task_queue,
-        workflows=worker_workflows(),
-        workflow_runner=workflow_runner(),
-        activities=build_activities(
-            settings, client=client, providers=with_cassette(providers, settings.cassette)
-        ),
-    )
-    async with worker:
+    recorded = with_cassette(providers, settings.cassette)
+    async with running_worker(client, settings, fake_anthropic, providers=recorded):
         yield TurnRunner(client, settings.task_queue, settings, fake_anthropic)
 
 
