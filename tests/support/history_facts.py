@@ -4,6 +4,8 @@ machine changes none of them."""
 
 from __future__ import annotations
 
+import base64
+from collections.abc import Iterator
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
@@ -67,3 +69,15 @@ async def completed_attempts(
         if kind.activity_type.name == activity_type:
             attempts.append((began.attempt, began.identity, done.identity))
     return attempts
+
+
+def decoded_payloads(node: object) -> Iterator[str]:
+    """The data of every payload in a history's JSON, which holds it base64-encoded."""
+    if isinstance(node, dict):
+        if isinstance(node.get("data"), str) and "metadata" in node:
+            yield base64.b64decode(node["data"]).decode(errors="replace")
+        for value in node.values():
+            yield from decoded_payloads(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from decoded_payloads(item)

@@ -6,12 +6,11 @@ in the turn's history, the worker's logs or the cassette it records."""
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -26,23 +25,12 @@ from tests.conftest import TurnRunner, make_settings, new_key, running_worker, s
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.anthropic_replies import JsonDict, Reply
 from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.support.history_facts import decoded_payloads
 from tests.support.mcp_http_process import HttpServerProcess
 
 OLD_KEY, NEW_KEY = "sk-rot-old-1111111111", "sk-rot-new-2222222222"
 OLD_TOKEN, NEW_TOKEN = "mcp-tok-old-3333333333", "mcp-tok-new-4444444444"
 SECRETS = (OLD_KEY, NEW_KEY, OLD_TOKEN, NEW_TOKEN)
-
-
-def decoded_payloads(node: object) -> Iterator[str]:
-    """The data of every payload in a history's JSON, which holds it base64-encoded."""
-    if isinstance(node, dict):
-        if isinstance(node.get("data"), str) and "metadata" in node:
-            yield base64.b64decode(node["data"]).decode(errors="replace")
-        for value in node.values():
-            yield from decoded_payloads(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from decoded_payloads(item)
 
 
 @dataclasses.dataclass
