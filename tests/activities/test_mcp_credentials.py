@@ -163,3 +163,17 @@ async def test_a_token_file_gone_at_renewal_fails_the_call_and_says_which_entry(
     # Once the agent has written the new token, the next call goes through.
     tokens.rotate("token-two-bbbbbbbb")
     assert await authorization_sent(activities, "toolu_3") == "Bearer token-two-bbbbbbbb"
+
+
+async def test_a_token_source_gone_before_the_first_connection_fails_the_call_naming_it(
+    rotation: tuple[Rotation, HttpServerProcess], make_activities: Any
+) -> None:
+    tokens, process = rotation
+    # Checked at load in a worker; gone by the time the first call connects.
+    tokens.worker_file.unlink()
+    activities = make_activities(process.url, CredentialSource(file=tokens.worker_file))
+    result = await call(activities, "whoami")
+    assert result.is_error
+    assert "MCP server 'web' is unavailable" in result.content
+    assert f"servers.web.bearer: file {str(tokens.worker_file)!r} does not exist" in result.content
+    assert await process.refusals() == 0

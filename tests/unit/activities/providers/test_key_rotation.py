@@ -212,3 +212,20 @@ async def test_a_key_read_from_a_file_never_enters_a_cassette(
 
     text = path.read_text()
     assert FIRST not in text and "your key is [redacted]" in text
+
+
+async def test_a_refusal_other_than_401_is_not_a_reason_to_read_the_key_again(
+    anthropic_server: FakeAnthropic, tmp_path: Path
+) -> None:
+    key_file, runs, script = tmp_path / "key", tmp_path / "runs", new_key()
+    key_file.write_text(FIRST)
+    command = key_command(key_file, runs)
+    provider = endpoint("backup", "anthropic", anthropic_server.base_url, api_key_command=command)
+    anthropic_server.script(script, [anthropic_fake.error(403, "permission_error")])
+
+    with pytest.raises(ModelCallError) as raised:
+        await provider.complete(request_for(script))
+
+    assert (raised.value.error_type, raised.value.status) == (LLM_AUTH_ERROR, 403)
+    assert len(anthropic_server.requests_for(script)) == 1
+    assert runs.read_text().count("run") == 1  # at load only
