@@ -35,8 +35,7 @@ class RotatingBearerAuth(httpx2.Auth):
     async def async_auth_flow(
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        if self.requires_request_body:
-            await request.aread()
+        await request.aread()  # `requires_request_body`, which an own flow honours itself
         token, generation = await self._credential.current()
         request.headers["Authorization"] = f"Bearer {token}"
         response = yield request
