@@ -6,6 +6,7 @@ What every activity wrapper uses
     defects.py          A defect of ours fails its call once, typed, instead of posing as an outage.
     heartbeating.py     Heartbeats for activities that wait on something slow.
     turn_identity.py    The turn an activity works for, from the activity's own info.
+    credentials.py      Keys and tokens read from a file or a command, read again after a 401.
 
 llm/            The model-call activity and the steps of a call.
 providers/      The model providers behind it: one `ModelProvider` per API, cassettes, endpoints.
