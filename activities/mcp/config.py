@@ -69,8 +69,9 @@ class HttpServerConfig(_ServerBase):
 
     url: str
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
-    # A token that rotates: sent as `Authorization: Bearer`, re-read after a 401.
-    bearer: CredentialSource | None = None
+    # A token that rotates: sent as `Authorization: Bearer`, re-read after a 401. Out of the
+    # repr as `headers` is: a command's arguments may hold a secret of their own.
+    bearer: CredentialSource | None = Field(default=None, repr=False)
 
     @field_validator("url")
     @classmethod

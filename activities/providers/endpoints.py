@@ -64,7 +64,10 @@ class Endpoint(BaseModel):
     api_key_env: str | None = None
     # A key that rotates: read when the worker starts and again after a 401.
     api_key_file: Path | None = None
-    api_key_command: list[Annotated[str, Field(min_length=1)]] | None = Field(None, min_length=1)
+    # Out of the repr: a command's arguments may hold a secret of their own.
+    api_key_command: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, min_length=1, repr=False
+    )
     # Local servers read `max_tokens`; OpenAI's own reasoning models need the newer name.
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     # A gateway that reports what each call billed: it prices models the table lacks.

@@ -72,3 +72,10 @@ def test_a_stdio_server_has_no_bearer(tmp_path: Path) -> None:
     path.write_text(json.dumps({"servers": {"s": {"command": ["x"], "bearer": {"file": "t"}}}}))
     with pytest.raises(McpConfigError, match=r"servers\.s\.bearer: unknown field"):
         load_mcp_config(path, {})
+
+
+def test_a_token_commands_arguments_stay_out_of_the_config_repr(tmp_path: Path) -> None:
+    command = [sys.executable, "-c", "print('tok')", f"--password={SECRET}"]
+    search = load(tmp_path, {"bearer": {"command": command}})
+    assert search.bearer is not None and search.bearer.command == command
+    assert SECRET not in repr(search)
