@@ -1,15 +1,24 @@
-"""The demo MCP server as a streamable-HTTP subprocess on a loopback port, which a test can kill
-and start again on the same port (a server restart, as the worker would see it)."""
+"""The demo MCP server (or the tasks server, `TASK_SERVER`) as a streamable-HTTP subprocess on
+a loopback port, which a test can kill and start again on the same port (a server restart, as
+the worker would see it)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import TextContent
 
 from tests.fakes import MCP_DEMO_SERVER as DEMO_SERVER
+
+TASK_SERVER = Path(__file__).parent / "mcp_task_server.py"
 
 
 def free_port() -> int:
@@ -66,3 +75,13 @@ class HttpServerProcess:
             self._process.kill()
             await self._process.wait()
         self._process = None
+
+
+async def task_stats(url: str) -> dict[str, Any]:
+    """What the tasks server at `url` saw (tasks created, cancelled, polls), asked through an MCP
+    client of the test's own."""
+    async with Client(streamable_http_client(url)) as mcp:
+        result = await mcp.call_tool("task_stats", {})
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return json.loads(block.text)

@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from mcp import MCPError
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolRequestParams, RequestParams
+from mcp.types import INVALID_PARAMS, CallToolRequestParams, RequestParams
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 _CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
@@ -54,7 +55,7 @@ def _now() -> str:
 class TaskIdParams(RequestParams):
     """The params of `tasks/get` and `tasks/cancel`."""
 
-    taskId: str  # noqa: N815 (the wire's spelling)
+    taskId: str
 
 
 class Tasks(Extension):
@@ -113,7 +114,7 @@ async def _get(ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> Han
     _stats["polls"] += 1
     task = _tasks.get(params.taskId)
     if task is None:
-        raise ValueError(f"no task {params.taskId!r}")
+        raise MCPError(INVALID_PARAMS, f"no task {params.taskId!r}")
     return {"resultType": "complete", **_wire(task, detailed=True)}
 
 
@@ -121,7 +122,7 @@ async def _cancel(ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> 
     _stats["cancelled"].append(params.taskId)
     task = _tasks.get(params.taskId)
     if task is None:
-        raise ValueError(f"no task {params.taskId!r}")
+        raise MCPError(INVALID_PARAMS, f"no task {params.taskId!r}")
     if task.status == "working" and task.job is not None:
         task.job.cancel()
         _update(task, "cancelled", "cancelled by the client")

@@ -15,9 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client as McpClient
-from mcp.client.streamable_http import streamable_http_client
-from mcp.types import TextContent
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError
@@ -28,11 +25,9 @@ from tests.conftest import TurnRunner, make_settings, new_key, running_worker, s
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.interop import npm_bin
-from tests.support.mcp_http_process import HttpServerProcess
+from tests.support.mcp_http_process import TASK_SERVER, HttpServerProcess, task_stats
 from tests.support.waiting import until
 from turnkeeper.client.client import turn
-
-TASK_SERVER = Path(__file__).parent.parent / "support" / "mcp_task_server.py"
 
 
 @pytest.fixture
@@ -66,15 +61,6 @@ async def task_turns(
         yield TurnRunner(client, settings.task_queue, settings, fake_anthropic)
 
 
-async def server_stats(server: HttpServerProcess) -> dict[str, Any]:
-    """What the task server saw, asked through an MCP client of its own."""
-    async with McpClient(streamable_http_client(server.url)) as mcp:
-        result = await mcp.call_tool("task_stats", {})
-    [block] = result.content
-    assert isinstance(block, TextContent)
-    return json.loads(block.text)
-
-
 def the_result(report: AgentReport) -> ToolResultBlock:
     [block] = [b for b in report.messages[2].content if isinstance(b, ToolResultBlock)]
     return block
@@ -101,7 +87,7 @@ async def test_a_2026_task_is_polled_to_its_result_as_one_tool_call(
     result = the_result(report)
     assert result.text() == "report on tides" and not result.is_error
     assert report.tool_calls == 1
-    stats = await server_stats(task_server)
+    stats = await task_stats(task_server.url)
     assert stats["created"] == 1 and stats["cancelled"] == []
     kinds = await activity_types(handle)
     assert kinds.count("mcp_start_task") == 1 and "mcp_call_tool" not in kinds
@@ -173,7 +159,7 @@ async def test_a_task_past_the_tools_timeout_is_cancelled_on_the_server(
 
     result = the_result(report)
     assert result.is_error and "did not finish within 8 s" in result.text()
-    stats = await server_stats(task_server)
+    stats = await task_stats(task_server.url)
     assert stats["created"] == 1 and len(stats["cancelled"]) == 1
 
 
@@ -197,7 +183,7 @@ async def test_stopping_the_turn_cancels_its_task_on_the_server(
             await handle.result()
         assert isinstance(failure.value.cause, CancelledError)
 
-    stats = await server_stats(task_server)
+    stats = await task_stats(task_server.url)
     assert stats["created"] == 1 and len(stats["cancelled"]) == 1
     assert "mcp_cancel_task" in await activity_types(handle)
 
@@ -219,5 +205,5 @@ async def test_a_plain_mcp_tool_keeps_the_plain_call(task_turns: TurnRunner) -> 
 
 async def test_stats_of_a_fresh_task_server_are_empty(task_server: HttpServerProcess) -> None:
     # The server-side counts the tests above rely on start at zero in each server process.
-    stats = await server_stats(task_server)
+    stats = await task_stats(task_server.url)
     assert stats == {"created": 0, "cancelled": [], "polls": 0, "by_tool": {}}

@@ -61,6 +61,7 @@ POLL_RETRY: Final = RetryPolicy(
     maximum_interval=timedelta(seconds=10),
     maximum_attempts=6,
 )
+POLL_HEARTBEAT: Final = timedelta(seconds=10)
 CANCEL_RETRY: Final = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3)
 SHORT_CALL_TIMEOUT: Final = timedelta(seconds=60)
 
@@ -171,6 +172,8 @@ async def _poll(
         result_type=McpTaskPollResult,
         options=workflow.ActivityConfig(
             start_to_close_timeout=timedelta(seconds=spec.activity_timeout_s),
+            # A poll is short: a worker that dies during one is noticed in seconds.
+            heartbeat_timeout=POLL_HEARTBEAT,
             retry_policy=POLL_RETRY,
             summary=f"poll MCP task {task.task_id} · {task.server} · {use.name}",
         ),
