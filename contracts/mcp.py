@@ -64,7 +64,12 @@ class McpToolSpec(ContractModel):
     idempotent_hint: bool = False
     """The server says repeating a call has no further effect (or the tool is read-only), so a
     call interrupted by a lost worker may be retried. Also a hint."""
-    task_support: TaskSupport = "forbidden"
+    task_support: TaskSupport = Field(
+        default="forbidden",
+        # Left out when it says nothing new, so that listings and carried turns without tasks
+        # keep the payloads they had (a build before tasks reads them back unchanged).
+        exclude_if=lambda support: support == "forbidden",
+    )
     """Whether the server may answer a call with a task that the turn then polls: the tool's
     2025-11-25 `execution.taskSupport`, or `optional` for every tool of a 2026-07-28 server that
     advertises the `io.modelcontextprotocol/tasks` extension (the server decides per call).

@@ -146,13 +146,11 @@ def poll_interval_s(task: McpTaskHandle, age_s: float) -> float:
 
 
 async def on_input_required(turn: Turn, use: ToolUseBlock, polled: McpTaskPollResult) -> None:
-    """Called after each poll that finds the task `input_required`, with its `input_requests`:
-    the hook where the elicitation path (a pending call of kind `elicitation`) answers the
-    server. Until it does, the turn keeps polling, and the server's own timeout applies."""
-    workflow.logger.info(
-        "MCP task waits for input",
-        extra={"call_id": use.id, "mcp_task_id": polled.task.task_id},
-    )
+    """Called after each poll that finds the task `input_required` (its `input_requests` are
+    what the server asks, in 2026-07-28): the hook where the elicitation path (a pending call
+    of kind `elicitation`, answered through `decide`) answers the server. Until it does, the
+    turn keeps polling at the task's interval, and the server's own timeout applies; the status
+    change is already on the event stream (`mcp_task_status`)."""
 
 
 async def _poll(
