@@ -28,6 +28,11 @@ from tests.support.interop import npm_bin
 from tests.support.mcp_http_process import DEMO_SERVER, TASK_SERVER, HttpServerProcess
 from turnkeeper.payloads.content_store import LocalFolderStore
 
+# A task the server never created.
+UNKNOWN = McpTaskHandle(
+    server="lab", tool="mcp__lab__research", task_id="no-such-task", protocol="2026-07-28"
+)
+
 
 @pytest.fixture
 async def task_server() -> AsyncIterator[HttpServerProcess]:
@@ -100,10 +105,7 @@ async def test_a_task_started_by_hand_is_polled_to_its_stored_result(
 async def test_a_task_the_server_does_not_know_is_an_error_result(
     activities: McpActivities,
 ) -> None:
-    unknown = McpTaskHandle(
-        server="lab", tool="mcp__lab__research", task_id="no-such-task", protocol="2026-07-28"
-    )
-    poll = McpTaskInput(turn_id="turn-1", call_id="toolu_1", task=unknown)
+    poll = McpTaskInput(turn_id="turn-1", call_id="toolu_1", task=UNKNOWN)
 
     polled = await run(activities.tasks.mcp_poll_task, poll)
 
@@ -111,13 +113,25 @@ async def test_a_task_the_server_does_not_know_is_an_error_result(
     assert "no longer follows task 'no-such-task'" in polled.result.content
 
 
+async def test_a_poll_answer_with_an_unknown_status_is_an_error_result(
+    activities: McpActivities,
+) -> None:
+    call = McpCallInput(turn_id="turn-1", call_id="toolu_1", name="mcp__lab__wobbly")
+    started = await run(activities.tasks.mcp_start_task, call)
+    assert started.task is not None
+
+    poll = McpTaskInput(turn_id="turn-1", call_id="toolu_1", task=started.task)
+    polled = await run(activities.tasks.mcp_poll_task, poll)
+
+    assert polled.result is not None and polled.result.is_error
+    assert "answered a poll of task" in polled.result.content
+    assert "unknown status 'sleeping'" in polled.result.content
+
+
 async def test_cancelling_an_unknown_task_answers_that_it_was_not_cancelled(
     activities: McpActivities,
 ) -> None:
-    unknown = McpTaskHandle(
-        server="lab", tool="mcp__lab__research", task_id="no-such-task", protocol="2026-07-28"
-    )
-    cancel = McpTaskInput(turn_id="turn-1", call_id="toolu_1", task=unknown)
+    cancel = McpTaskInput(turn_id="turn-1", call_id="toolu_1", task=UNKNOWN)
 
     answer = await run(activities.tasks.mcp_cancel_task, cancel)
 

@@ -36,6 +36,7 @@ POLL_INTERVAL_MS = 200
 class _Task:
     task_id: str
     created_at: str
+    tool: str = ""
     status: str = "working"
     message: str = "started"
     result: dict[str, Any] | None = None
@@ -59,7 +60,8 @@ class TaskIdParams(RequestParams):
 
 
 class Tasks(Extension):
-    """Runs `research`, `doomed` and `garbled` as tasks for clients that ask for the extension."""
+    """Runs `research`, `doomed`, `garbled` and `wobbly` as tasks for clients that ask for the
+    extension."""
 
     identifier = TASKS_EXTENSION
 
@@ -82,7 +84,7 @@ class Tasks(Extension):
         _stats["by_tool"][params.name] = _stats["by_tool"].get(params.name, 0) + 1
         if params.name == "garbled":  # a task answer without its id: the client must refuse it
             return {"resultType": "task", "status": "working", "createdAt": _now()}
-        task = _Task(task_id=str(uuid.uuid4()), created_at=_now())
+        task = _Task(task_id=str(uuid.uuid4()), created_at=_now(), tool=params.name)
         _tasks[task.task_id] = task
         task.job = asyncio.create_task(runner(task, params.arguments or {}))
         return {"resultType": "task", **_wire(task, detailed=False)}
@@ -115,6 +117,8 @@ async def _get(ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> Han
     task = _tasks.get(params.taskId)
     if task is None:
         raise MCPError(INVALID_PARAMS, f"no task {params.taskId!r}")
+    if task.tool == "wobbly":  # a poll answer the client cannot follow
+        return {"resultType": "complete", **_wire(task, detailed=True), "status": "sleeping"}
     return {"resultType": "complete", **_wire(task, detailed=True)}
 
 
@@ -146,7 +150,7 @@ async def _doomed(task: _Task, arguments: dict[str, Any]) -> None:
     _update(task, "failed", "the research database is gone")
 
 
-_JOBS = {"research": _research, "doomed": _doomed, "garbled": _research}
+_JOBS = {"research": _research, "doomed": _doomed, "garbled": _research, "wobbly": _research}
 
 server = MCPServer("turnkeeper-tasks-demo", extensions=[Tasks()])
 
@@ -167,6 +171,12 @@ def doomed(seconds: float = 0.5) -> str:
 def garbled() -> str:
     """Answers a task-capable client with a task that has no id."""
     return "garbled"
+
+
+@server.tool()
+def wobbly() -> str:
+    """A task whose polls answer with a status that does not exist."""
+    return "wobbly"
 
 
 @server.tool()
