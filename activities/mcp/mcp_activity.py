@@ -100,7 +100,9 @@ class McpActivities:
             probe_after_idle_s=probe_after_idle_s,
         )
         self._catalog = McpToolCatalog(config.servers, self._connections, ttl_s=discovery_ttl_s)
-        self.tasks = McpTaskActivities(self, self._connections, plain_call=_call_tool, meta=_meta)
+        self.tasks = McpTaskActivities(
+            self, config.servers, self._connections, plain_call=_call_tool, meta=_meta
+        )
 
     def activities(self) -> list[Callable[..., Any]]:
         return [self.mcp_list_tools, self.mcp_call_tool, *self.tasks.activities()]

@@ -25,6 +25,7 @@ from mcp import MCPError
 from temporalio import activity
 from turnkeeper.activities.heartbeating import heartbeating
 from turnkeeper.activities.mcp import task_wire as wire
+from turnkeeper.activities.mcp.config import McpServerConfig, unknown_server_call
 from turnkeeper.activities.mcp.connections import McpConnection, McpConnections
 from turnkeeper.activities.mcp.failures import (
     McpUnavailable,
@@ -63,6 +64,7 @@ class McpTaskActivities:
 
     Args:
         calls: the worker's `McpActivities`.
+        servers: the servers of the worker's configuration, by name.
         connections: their connections.
         plain_call: how `calls` makes a plain `tools/call`, for a server without tasks.
         meta: the `_meta` a call of the turn carries (its idempotency key).
@@ -71,12 +73,14 @@ class McpTaskActivities:
     def __init__(
         self,
         calls: McpActivities,
+        servers: Mapping[str, McpServerConfig],
         connections: McpConnections,
         *,
         plain_call: PlainCall,
         meta: Callable[[McpCallInput], Mapping[str, Any]],
     ) -> None:
         self._calls = calls
+        self._servers = servers
         self._connections = connections
         self._plain_call = plain_call
         self._meta = meta
@@ -160,6 +164,8 @@ class McpTaskActivities:
     async def _poll(
         self, task: McpTaskHandle
     ) -> McpTaskPollResult | tuple[str, bool, McpTaskHandle]:
+        if task.server not in self._servers:  # this worker's configuration lacks it
+            return unknown_server_call(task.server), True, task
         connection = await self._connections.borrow(task.server)
         timeout_s = connection.server.connect_timeout_s
         try:
@@ -214,6 +220,8 @@ class McpTaskActivities:
     async def mcp_cancel_task(self, cancel: McpTaskInput) -> McpTaskCancelResult:
         """`tasks/cancel` for a task the turn no longer waits for; never raises."""
         task = cancel.task
+        if task.server not in self._servers:
+            return McpTaskCancelResult(cancelled=False, detail=unknown_server_call(task.server))
         try:
             connection = await self._connections.borrow(task.server)
             timeout_s = connection.server.connect_timeout_s

@@ -113,6 +113,20 @@ async def test_a_task_the_server_does_not_know_is_an_error_result(
     assert "no longer follows task 'no-such-task'" in polled.result.content
 
 
+async def test_a_task_of_a_server_this_worker_lacks_is_an_error_result(
+    activities: McpActivities,
+) -> None:
+    elsewhere = UNKNOWN.model_copy(update={"server": "elsewhere"})
+    poll = McpTaskInput(turn_id="turn-1", call_id="toolu_1", task=elsewhere)
+
+    polled = await run(activities.tasks.mcp_poll_task, poll)
+    cancelled = await run(activities.tasks.mcp_cancel_task, poll)
+
+    assert polled.result is not None and polled.result.is_error
+    assert "not configured with it" in polled.result.content
+    assert not cancelled.cancelled and "not configured with it" in cancelled.detail
+
+
 async def test_a_poll_answer_with_an_unknown_status_is_an_error_result(
     activities: McpActivities,
 ) -> None:
