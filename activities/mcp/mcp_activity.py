@@ -65,7 +65,8 @@ IDEMPOTENCY_KEY_META = "turnkeeper/idempotency_key"
 
 
 class McpActivities:
-    """The worker's MCP servers as two activities; register `activities()` with the worker.
+    """The worker's MCP servers as activities (with `tasks`, those of calls answered with a task);
+    register `activities()` with the worker.
 
     Args:
         config: the servers, from `load_mcp_config`.
