@@ -56,7 +56,7 @@ class McpToolCatalog:
         self._tool_names: dict[str, str] = {}
         # The client each server was last listed through: what it negotiated says whether the
         # server runs calls as tasks.
-        self._task_support: dict[str, Client] = {}
+        self._listed_through: dict[str, Client] = {}
 
     async def list_tools(self, servers: list[str] | None) -> McpListToolsResult:
         """The tools of `servers` (None: all), and one error sentence per server that failed."""
@@ -104,7 +104,7 @@ class McpToolCatalog:
 
     async def _fetch(self, server: str) -> list[Tool]:
         connection = await self._connections.borrow(server)
-        self._task_support[server] = connection.client
+        self._listed_through[server] = connection.client
         tools: list[Tool] = []
         cursor: str | None = None
         try:
@@ -124,7 +124,7 @@ class McpToolCatalog:
     def _offerable(self, server: McpServerConfig, tools: list[Tool]) -> _Listing:
         listing = _Listing(tools=[])
         taken: dict[str, str] = {}
-        client = self._task_support.get(server.name)
+        client = self._listed_through.get(server.name)
         for tool in tools:
             try:
                 support = task_support(client, tool) if client is not None else "forbidden"

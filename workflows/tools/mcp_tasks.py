@@ -43,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.messages import ToolUseBlock
     from turnkeeper.workflows.activity_calls import AnswerModel, CarryOn, execute
     from turnkeeper.workflows.failures import cause_message
+    from turnkeeper.workflows.fleet import fairness as tenant_fairness
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.turn_state import Turn
 
@@ -101,7 +102,7 @@ async def follow(
     except BaseException as err:
         if is_cancelled_exception(err):
             # The turn stops waiting (interrupt or cancel): the server is told before it goes on.
-            await _cancel(use, task, "the turn stopped waiting for it")
+            await _cancel(turn, use, task, "the turn stopped waiting for it")
         raise
 
 
@@ -117,7 +118,7 @@ async def _poll_until_settled(
     while True:
         remaining = (deadline - workflow.now()).total_seconds()
         if remaining <= 0:
-            await _cancel(use, task, f"it did not end within the tool's {spec.timeout_s:g} s")
+            await _cancel(turn, use, task, f"it did not end within the tool's {spec.timeout_s:g} s")
             return (
                 f"MCP task {task.task_id!r} of tool {use.name!r} did not finish within "
                 f"{spec.timeout_s:g} s (the tool's timeout); it was cancelled."
@@ -173,12 +174,13 @@ async def _poll(
             # A poll is short: a worker that dies during one is noticed in seconds.
             heartbeat_timeout=POLL_HEARTBEAT,
             retry_policy=POLL_RETRY,
+            priority=tenant_fairness.priority(turn.request),
             summary=f"poll MCP task {task.task_id} · {task.server} · {use.name}",
         ),
     )
 
 
-async def _cancel(use: ToolUseBlock, task: McpTaskHandle, why: str) -> None:
+async def _cancel(turn: Turn, use: ToolUseBlock, task: McpTaskHandle, why: str) -> None:
     cancel = McpTaskInput(turn_id=workflow.info().workflow_id, call_id=use.id, task=task)
     answer = await execute(
         ACTIVITY_MCP_CANCEL_TASK,
@@ -193,6 +195,7 @@ async def _cancel(use: ToolUseBlock, task: McpTaskHandle, why: str) -> None:
         options=workflow.ActivityConfig(
             start_to_close_timeout=SHORT_CALL_TIMEOUT,
             retry_policy=CANCEL_RETRY,
+            priority=tenant_fairness.priority(turn.request),
             summary=f"cancel MCP task {task.task_id} · {task.server} · {use.name}",
         ),
     )
