@@ -213,7 +213,7 @@ class McpTaskActivities:
         if task.status == "failed":
             return f"{what} failed: {wire.failure_text(answer)}", True
         if task.status == "cancelled":
-            return f"{what} was cancelled by the server: {wire.failure_text(answer)}", True
+            return f"{what} was cancelled: {wire.failure_text(answer)}", True
         return None
 
     @activity.defn(name=ACTIVITY_MCP_CANCEL_TASK)

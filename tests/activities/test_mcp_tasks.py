@@ -162,3 +162,25 @@ async def test_a_tool_of_a_server_without_tasks_is_called_plainly(
 
     assert started.task is None and started.result is not None
     assert started.result.content == "5"
+
+
+async def test_a_2025_task_of_server_everything_is_cancelled_and_then_polled_as_cancelled(
+    activities: McpActivities,
+) -> None:
+    call = McpCallInput(
+        turn_id="turn-1",
+        call_id="toolu_1",
+        name="mcp__everything__simulate-research-query",
+        input={"topic": "tides"},
+    )
+    started = await run(activities.tasks.mcp_start_task, call)
+    assert started.task is not None and started.task.protocol == "2025-11-25"
+    followed = McpTaskInput(turn_id="turn-1", call_id="toolu_1", task=started.task)
+
+    cancelled = await run(activities.tasks.mcp_cancel_task, followed)
+    polled = await run(activities.tasks.mcp_poll_task, followed)
+
+    assert cancelled.cancelled, cancelled.detail
+    assert polled.task.status == "cancelled"
+    assert polled.result is not None and polled.result.is_error
+    assert "was cancelled" in polled.result.content
