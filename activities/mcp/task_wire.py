@@ -61,10 +61,11 @@ def task_support(client: Client, tool: Tool) -> TaskSupport:
 
 
 async def request(
-    client: Client, method: str, params: dict[str, Any], timeout_s: float, *, tasks: bool = False
+    client: Client, method: str, params: dict[str, Any], timeout_s: float
 ) -> dict[str, Any]:
-    """Sends `method` as the session sends its own requests and returns the raw answer;
-    `tasks` names the tasks extension in this request's capabilities (2026-07-28).
+    """Sends `method` as the session sends its own requests and returns the raw answer. On a
+    2026-07-28 connection the request's own capabilities name the tasks extension: only these
+    requests, which can follow a task, say that the client takes one.
 
     Raises:
         MCPError: the server answered with an error, the request timed out or the connection
@@ -75,7 +76,7 @@ async def request(
     options: dict[str, Any] = {"timeout": timeout_s}
     session._stamp(data, cast(Any, options))
     meta = data["params"].get("_meta")
-    if tasks and isinstance(meta, dict) and CLIENT_CAPABILITIES_META_KEY in meta:
+    if isinstance(meta, dict) and CLIENT_CAPABILITIES_META_KEY in meta:
         # A copy: the stamp shares one capabilities dict between all of the session's requests.
         capabilities = copy.deepcopy(meta[CLIENT_CAPABILITIES_META_KEY])
         capabilities.setdefault("extensions", {})[TASKS_EXTENSION] = {}

@@ -119,9 +119,7 @@ class McpTaskActivities:
         server, timeout_s = connection.server.name, connection.server.timeout_s
         params = wire.call_params(protocol, tool, call.input, dict(self._meta(call)))
         try:
-            answer = await wire.request(
-                connection.client, "tools/call", params, timeout_s, tasks=protocol == wire.MODERN
-            )
+            answer = await wire.request(connection.client, "tools/call", params, timeout_s)
             task = wire.created_task(protocol, answer)
             if task is None:
                 connection.succeeded()
