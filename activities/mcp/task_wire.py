@@ -74,6 +74,7 @@ async def request(
     session = client.session
     data: dict[str, Any] = {"method": method, "params": params}
     options: dict[str, Any] = {"timeout": timeout_s}
+    # `_stamp` and `_dispatcher` are the SDK's private parts (the module's docstring says why).
     session._stamp(data, cast(Any, options))
     meta = data["params"].get("_meta")
     if isinstance(meta, dict) and CLIENT_CAPABILITIES_META_KEY in meta:
