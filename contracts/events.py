@@ -24,6 +24,8 @@ EventKind = Literal[
     "text_discarded",
     "tool_call_started",
     "tool_call_finished",
+    # an MCP server answered a tool call with a task, or the task's status changed
+    "mcp_task_status",
     "approval_requested",
     "approval_decided",
     "budget_status",
@@ -80,6 +82,11 @@ class TurnEvent(ContractModel):
     """The tool call's arguments."""
     is_error: bool | None = None
     """The tool call's result is an error."""
+    mcp_task_id: str | None = None
+    """Of `mcp_task_status`: the MCP server's id of the task that answers the tool call."""
+    mcp_task_status: str | None = None
+    """Of `mcp_task_status`: the task's status (`working`, `input_required`, `completed`,
+    `failed`, `cancelled`); `text` holds what the server said of it."""
     approved: bool | None = None
     """The decision's verdict."""
     approver: str | None = None

@@ -8,9 +8,10 @@ I/O), so the workflow can tell an MCP call from a worker or external one determi
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Final, Literal
 
 from pydantic import Field, JsonValue
+from turnkeeper.contracts.activity_io import ToolCallResult
 from turnkeeper.contracts.claim_check import ClaimChecked
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.tools import ToolDefinition
@@ -19,6 +20,16 @@ from turnkeeper.contracts.turn import TOOL_NAME_PATTERN
 # Temporal activity names: never rename one after a release, in-flight histories refer to them.
 ACTIVITY_MCP_LIST_TOOLS: Final = "mcp_list_tools"
 ACTIVITY_MCP_CALL_TOOL: Final = "mcp_call_tool"
+ACTIVITY_MCP_START_TASK: Final = "mcp_start_task"
+ACTIVITY_MCP_POLL_TASK: Final = "mcp_poll_task"
+ACTIVITY_MCP_CANCEL_TASK: Final = "mcp_cancel_task"
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+"""Whether a tool's calls may be answered with a task (the 2025-11-25 `execution.taskSupport`)."""
+TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
+TaskProtocol = Literal["2025-11-25", "2026-07-28"]
+"""The protocol revision a task was created in: it decides how its result is fetched."""
+TERMINAL_TASK_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
 
 MCP_TOOL_PREFIX: Final = "mcp__"
 _SEPARATOR: Final = "__"
@@ -53,6 +64,16 @@ class McpToolSpec(ContractModel):
     idempotent_hint: bool = False
     """The server says repeating a call has no further effect (or the tool is read-only), so a
     call interrupted by a lost worker may be retried. Also a hint."""
+    task_support: TaskSupport = Field(
+        default="forbidden",
+        # Left out when it says nothing new, so that listings and carried turns without tasks
+        # keep the payloads they had (a build before tasks reads them back unchanged).
+        exclude_if=lambda support: support == "forbidden",
+    )
+    """Whether the server may answer a call with a task that the turn then polls: the tool's
+    2025-11-25 `execution.taskSupport`, or `optional` for every tool of a 2026-07-28 server that
+    advertises the `io.modelcontextprotocol/tasks` extension (the server decides per call).
+    Listings recorded before tasks have no such field and read as `forbidden`."""
 
     def definition(self) -> ToolDefinition:
         """The tool as the model is offered it."""
@@ -95,6 +116,71 @@ class McpCallInput(ContractModel, ClaimChecked):
     @property
     def idempotency_key(self) -> str:
         return f"{self.turn_id}/{self.call_id}"
+
+
+class McpTaskHandle(ContractModel):
+    """A task an MCP server answered a call with: what a poll needs, kept in history so that a
+    worker that restarts polls the same task."""
+
+    server: str
+    """The server's name in the worker's MCP configuration."""
+    tool: str
+    """The qualified name of the tool whose call it is."""
+    task_id: str
+    """The server's id of the task."""
+    protocol: TaskProtocol
+    """The revision it was created in: 2025-11-25 fetches the result with `tasks/result`,
+    2026-07-28 finds it in the `tasks/get` answer."""
+    status: TaskStatus = "working"
+    """The status the server last reported."""
+    status_message: str | None = None
+    """What the server last said of it, for people watching the turn."""
+    poll_interval_ms: int | None = None
+    """How often the server asks to be polled; the turn bounds it."""
+
+
+class McpTaskStartResult(ContractModel, ClaimChecked):
+    """The `mcp_start_task` activity's result: a task to poll, or the call's result when the
+    server answered at once or could not be reached (then exactly as `mcp_call_tool`'s)."""
+
+    task: McpTaskHandle | None = None
+    """The task, when the server answered with one."""
+    result: ToolCallResult | None = None
+    """The stored `tool_result` block otherwise."""
+
+
+class McpTaskInput(ContractModel):
+    """The input of `mcp_poll_task` and `mcp_cancel_task`: one task of one call of the turn."""
+
+    turn_id: str = ""
+    """Only to correlate the worker's logs with the turn."""
+    call_id: str
+    """The id of the tool call the task answers."""
+    task: McpTaskHandle
+    """The task."""
+
+
+class McpTaskPollResult(ContractModel, ClaimChecked):
+    """The `mcp_poll_task` activity's result: the task's status and, once it ended (or the
+    server's answer could not be read), the stored `tool_result` block the model gets."""
+
+    task: McpTaskHandle
+    """The task with the status, message and poll interval the server reported."""
+    result: ToolCallResult | None = None
+    """Set when the call is settled: the task completed, failed or was cancelled, or the
+    server's answer was not a task the turn can follow (an `is_error` result)."""
+    input_requests: dict[str, JsonValue] | None = None
+    """What the server asks of the client while the task is `input_required` (2026-07-28
+    `inputRequests`), for the elicitation path to answer."""
+
+
+class McpTaskCancelResult(ContractModel):
+    """The `mcp_cancel_task` activity's result."""
+
+    cancelled: bool
+    """The server acknowledged `tasks/cancel`."""
+    detail: str = ""
+    """Why it did not, when it did not (the task had ended, the server was down)."""
 
 
 def validate_server_name(server: str) -> str:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from mcp import Client
 from mcp.types import Tool
 from turnkeeper.activities.mcp.config import McpServerConfig, unknown_server
 from turnkeeper.activities.mcp.connections import McpConnections
@@ -22,7 +23,8 @@ from turnkeeper.activities.mcp.failures import (
     is_connection_lost,
     root_cause,
 )
-from turnkeeper.contracts.mcp import McpListToolsResult, McpToolSpec, qualified_name
+from turnkeeper.activities.mcp.task_wire import task_support
+from turnkeeper.contracts.mcp import McpListToolsResult, McpToolSpec, TaskSupport, qualified_name
 
 # A server whose pagination never ends must not hang a turn's start.
 _MAX_PAGES = 100
@@ -52,6 +54,9 @@ class McpToolCatalog:
         self._ttl_s = ttl_s
         self._listings: dict[str, tuple[float, _Listing]] = {}
         self._tool_names: dict[str, str] = {}
+        # The client each server was last listed through: what it negotiated says whether the
+        # server runs calls as tasks.
+        self._listed_through: dict[str, Client] = {}
 
     async def list_tools(self, servers: list[str] | None) -> McpListToolsResult:
         """The tools of `servers` (None: all), and one error sentence per server that failed."""
@@ -99,6 +104,7 @@ class McpToolCatalog:
 
     async def _fetch(self, server: str) -> list[Tool]:
         connection = await self._connections.borrow(server)
+        self._listed_through[server] = connection.client
         tools: list[Tool] = []
         cursor: str | None = None
         try:
@@ -118,9 +124,11 @@ class McpToolCatalog:
     def _offerable(self, server: McpServerConfig, tools: list[Tool]) -> _Listing:
         listing = _Listing(tools=[])
         taken: dict[str, str] = {}
+        client = self._listed_through.get(server.name)
         for tool in tools:
             try:
-                spec = tool_spec(server, tool)
+                support = task_support(client, tool) if client is not None else "forbidden"
+                spec = tool_spec(server, tool, support)
             except ValueError as err:
                 listing.problems.append(str(err))
                 continue
@@ -146,8 +154,10 @@ def call_activity_timeout_s(server: McpServerConfig) -> float:
     return 3 * server.connect_timeout_s + server.timeout_s + CALL_GUARD_S + 5.0
 
 
-def tool_spec(server: McpServerConfig, tool: Tool) -> McpToolSpec:
-    """`tool` as offered to the model.
+def tool_spec(
+    server: McpServerConfig, tool: Tool, support: TaskSupport = "forbidden"
+) -> McpToolSpec:
+    """`tool` as offered to the model; `support` says whether its calls may become tasks.
 
     Raises:
         ValueError: its qualified name cannot fit the model API's tool-name pattern.
@@ -164,4 +174,5 @@ def tool_spec(server: McpServerConfig, tool: Tool) -> McpToolSpec:
         activity_timeout_s=call_activity_timeout_s(server),
         read_only_hint=read_only,
         idempotent_hint=read_only or bool(hints and hints.idempotent_hint),
+        task_support=support,
     )

@@ -36,6 +36,7 @@ from turnkeeper.activities.mcp.failures import (
     root_cause,
 )
 from turnkeeper.activities.mcp.results import result_text
+from turnkeeper.activities.mcp.tasks import McpTaskActivities
 from turnkeeper.activities.tools.results import stored_result
 from turnkeeper.activities.turn_identity import bound_to_turn
 from turnkeeper.contracts.activity_io import ToolCallResult
@@ -64,7 +65,8 @@ IDEMPOTENCY_KEY_META = "turnkeeper/idempotency_key"
 
 
 class McpActivities:
-    """The worker's MCP servers as two activities; register `activities()` with the worker.
+    """The worker's MCP servers as activities (with `tasks`, those of calls answered with a task);
+    register `activities()` with the worker.
 
     Args:
         config: the servers, from `load_mcp_config`.
@@ -99,9 +101,12 @@ class McpActivities:
             probe_after_idle_s=probe_after_idle_s,
         )
         self._catalog = McpToolCatalog(config.servers, self._connections, ttl_s=discovery_ttl_s)
+        self.tasks = McpTaskActivities(
+            self, config.servers, self._connections, plain_call=_call_tool, meta=_meta
+        )
 
     def activities(self) -> list[Callable[..., Any]]:
-        return [self.mcp_list_tools, self.mcp_call_tool]
+        return [self.mcp_list_tools, self.mcp_call_tool, *self.tasks.activities()]
 
     async def aclose(self) -> None:
         """Close the servers' connections (stdio servers exit); call at worker shutdown."""
@@ -126,35 +131,47 @@ class McpActivities:
         """Run `call` on its server and put its `tool_result` block into the content store."""
         call = bound_to_turn(call)
         started = time.monotonic()
-        server = _server_of(call.name)
         text, is_error = await heartbeating(self._outcome(call))
-        text = capped(text, self._max_result_bytes)
+        return await self.stored(call, text, is_error, started)
+
+    async def stored(
+        self, call: McpCallInput, text: str, is_error: bool, started: float, **log_fields: Any
+    ) -> ToolCallResult:
+        """The `tool_result` block of `call`, capped and put into the content store."""
         return await stored_result(
             self._store,
             turn_id=call.turn_id,
             call_id=call.call_id,
             tool=call.name,
-            text=text,
+            text=capped(text, self._max_result_bytes),
             is_error=is_error,
             started=started,
-            server=server,
+            server=_server_of(call.name),
+            **log_fields,
         )
 
-    async def _outcome(self, call: McpCallInput) -> tuple[str, bool]:
-        """The result text and whether it is an error; never raises but for cancellation."""
+    async def borrowed(self, call: McpCallInput) -> tuple[McpConnection, str] | str:
+        """A connection to the server of `call` and the server's own name of its tool, or the
+        sentence that says why the call cannot be made."""
         try:
             server, sanitized = split_qualified_name(call.name)
         except ValueError as err:
-            return str(err), True
+            return str(err)
         if server not in self._servers:
-            return unknown_server_call(server), True
+            return unknown_server_call(server)
         try:
             connection = await self._connections.borrow(server)
         except McpUnavailable as err:
-            return str(err), True
+            return str(err)
         # After the borrow: a server that is down is then tried once per call, not twice.
-        tool = await self._catalog.tool_name(server, call.name, sanitized)
-        return await _call_tool(connection, tool, call)
+        return connection, await self._catalog.tool_name(server, call.name, sanitized)
+
+    async def _outcome(self, call: McpCallInput) -> tuple[str, bool]:
+        """The result text and whether it is an error; never raises but for cancellation."""
+        borrowed = await self.borrowed(call)
+        if isinstance(borrowed, str):
+            return borrowed, True
+        return await _call_tool(*borrowed, call)
 
 
 async def _call_tool(connection: McpConnection, tool: str, call: McpCallInput) -> tuple[str, bool]:

@@ -2,7 +2,8 @@
 
 The `mcp` SDK costs a worker about 25 MiB of memory on import, so a worker without MCP servers
 registers these instead: the same activity names and answers (every server is unknown, so a turn
-that names one goes on without its tools), with nothing of the SDK loaded.
+that names one goes on without its tools, and a task it follows ends as an error result), with
+nothing of the SDK loaded.
 """
 
 from __future__ import annotations
@@ -18,10 +19,17 @@ from turnkeeper.activities.turn_identity import bound_to_turn
 from turnkeeper.contracts.activity_io import ToolCallResult
 from turnkeeper.contracts.mcp import (
     ACTIVITY_MCP_CALL_TOOL,
+    ACTIVITY_MCP_CANCEL_TASK,
     ACTIVITY_MCP_LIST_TOOLS,
+    ACTIVITY_MCP_POLL_TASK,
+    ACTIVITY_MCP_START_TASK,
     McpCallInput,
     McpListToolsInput,
     McpListToolsResult,
+    McpTaskCancelResult,
+    McpTaskInput,
+    McpTaskPollResult,
+    McpTaskStartResult,
     split_qualified_name,
 )
 
@@ -33,7 +41,13 @@ class NoMcpServers:
         self._store = store
 
     def activities(self) -> list[Callable[..., Any]]:
-        return [self.mcp_list_tools, self.mcp_call_tool]
+        return [
+            self.mcp_list_tools,
+            self.mcp_call_tool,
+            self.mcp_start_task,
+            self.mcp_poll_task,
+            self.mcp_cancel_task,
+        ]
 
     async def aclose(self) -> None:
         pass  # nothing was connected
@@ -64,3 +78,16 @@ class NoMcpServers:
             started=started,
             server=server,
         )
+
+    @activity.defn(name=ACTIVITY_MCP_START_TASK)
+    async def mcp_start_task(self, call: McpCallInput) -> McpTaskStartResult:
+        return McpTaskStartResult(result=await self.mcp_call_tool(call))
+
+    @activity.defn(name=ACTIVITY_MCP_POLL_TASK)
+    async def mcp_poll_task(self, poll: McpTaskInput) -> McpTaskPollResult:
+        call = McpCallInput(turn_id=poll.turn_id, call_id=poll.call_id, name=poll.task.tool)
+        return McpTaskPollResult(task=poll.task, result=await self.mcp_call_tool(call))
+
+    @activity.defn(name=ACTIVITY_MCP_CANCEL_TASK)
+    async def mcp_cancel_task(self, cancel: McpTaskInput) -> McpTaskCancelResult:
+        return McpTaskCancelResult(cancelled=False, detail=unknown_server_call(cancel.task.server))

@@ -1,17 +1,25 @@
-"""The demo MCP server as a streamable-HTTP subprocess on a loopback port, which a test can kill
-and start again on the same port (a server restart, as the worker would see it)."""
+"""The demo MCP server (or the tasks server, `TASK_SERVER`) as a streamable-HTTP subprocess on
+a loopback port, which a test can kill and start again on the same port (a server restart, as
+the worker would see it)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import TextContent
 
 from tests.fakes import MCP_DEMO_SERVER as DEMO_SERVER
+
+TASK_SERVER = Path(__file__).parent / "mcp_task_server.py"
 
 
 def free_port() -> int:
@@ -21,8 +29,17 @@ def free_port() -> int:
 
 
 class HttpServerProcess:
-    def __init__(self, port: int | None = None, *, bearer_file: Path | None = None) -> None:
+    """`script` (the demo server by default) serving streamable HTTP on `port`."""
+
+    def __init__(
+        self,
+        port: int | None = None,
+        script: Path = DEMO_SERVER,
+        *,
+        bearer_file: Path | None = None,
+    ) -> None:
         self.port = port or free_port()
+        self._script = script
         # Every request must then carry the token this file holds (`--bearer-file`).
         self.bearer_file = bearer_file
         self._process: asyncio.subprocess.Process | None = None
@@ -43,7 +60,7 @@ class HttpServerProcess:
         guard = ["--bearer-file", str(self.bearer_file)] if self.bearer_file else []
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
-            str(DEMO_SERVER),
+            str(self._script),
             "--http",
             str(self.port),
             *guard,
@@ -75,3 +92,13 @@ class HttpServerProcess:
             self._process.kill()
             await self._process.wait()
         self._process = None
+
+
+async def task_stats(url: str) -> dict[str, Any]:
+    """What the tasks server at `url` saw (tasks created, cancelled, polls), asked through an MCP
+    client of the test's own."""
+    async with Client(streamable_http_client(url)) as mcp:
+        result = await mcp.call_tool("task_stats", {})
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return json.loads(block.text)

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import dataclasses
 import inspect
+import json
 import sys
 import tempfile
 import uuid
@@ -75,6 +76,7 @@ from tests.fakes import openai_replies as openai
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 from tests.support.golden_keys import golden_converter
+from tests.support.mcp_http_process import TASK_SERVER, HttpServerProcess
 from tests.support.skill_folders import REFUND_POLICY, REFUNDS, skills_worker
 from turnkeeper.client.sessions import start_session
 from turnkeeper.client.signatures import signed_intervention
@@ -629,6 +631,35 @@ async def loads_a_skill(
     return handle
 
 
+async def follows_an_mcp_task(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """An MCP server (the 2026-07-28 tasks extension) answers a tool call with a task: the turn
+    polls it between timers to its result, on a worker of its own that has the server."""
+    fake_api.script(
+        "golden-mcp-task",
+        [
+            fake.tool_calls(("mcp__lab__research", {"topic": "tides", "seconds": 1.5})),
+            fake.text("Researched."),
+        ],
+    )
+    request = scripted_request("golden-mcp-task", agent={"tools": ["mcp__lab__research"]})
+    server = HttpServerProcess(script=TASK_SERVER)
+    await server.start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            config = Path(tmp) / "mcp.json"
+            config.write_text(json.dumps({"servers": {"lab": {"url": server.url}}}))
+            settings = make_settings(Path(tmp), f"golden-mcp-{uuid.uuid4()}")
+            settings = dataclasses.replace(settings, mcp_config=config)
+            async with running_worker(client, settings, fake_api):
+                handle = await _start(client, request, settings.task_queue, workflow_id)
+                await handle.result()
+    finally:
+        await server.kill()
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -658,6 +689,7 @@ SCENARIOS = (
     rate_limited,
     loads_a_skill,
     signed_cancel,
+    follows_an_mcp_task,
 )
 
 

@@ -129,6 +129,10 @@ def describe(event: TurnEvent) -> Text | None:
         case "tool_call_finished":
             outcome = "error" if event.is_error else "ok"
             return Text(f"{at}   ✓ {event.tool} {outcome}", style="red" if event.is_error else "")
+        case "mcp_task_status":
+            said = f": {_clip(event.text)}" if event.text else ""
+            task = f"MCP task {event.mcp_task_id} {event.mcp_task_status}"
+            return Text(f"{at}   … {event.tool} {task}{said}", style="dim")
         case "approval_requested":
             return Text(f"{at}   ⏸ {event.tool} waits for approval ({event.call_id})", "yellow")
         case "approval_decided":

@@ -22,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.activity_io import ModelCallResult
     from turnkeeper.contracts.budget_extension import BudgetExtension, BudgetRequest
     from turnkeeper.contracts.compaction import CompactionSpec
+    from turnkeeper.contracts.mcp import McpTaskHandle
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.signals import DecisionRecord
     from turnkeeper.contracts.steering import Intervention
@@ -185,6 +186,14 @@ class TurnObserver:
     def tool_call_finished(self, turn: Turn, use: ToolUseBlock, result: ToolResultBlock) -> None:
         self.view.event(
             "tool_call_finished", turn, call_id=use.id, tool=use.name, is_error=result.is_error
+        )
+
+    def mcp_task_changed(self, turn: Turn, use: ToolUseBlock, task: McpTaskHandle) -> None:
+        """An MCP server answered the call with a task, or the task's status changed."""
+        fields = {"call_id": use.id, "tool": use.name, "mcp_task_id": task.task_id}
+        record.emit("mcp_task_status", status=task.status, server=task.server, **fields)
+        self.view.event(
+            "mcp_task_status", turn, mcp_task_status=task.status, text=task.status_message, **fields
         )
 
     def subagent_started(self, turn: Turn, use: ToolUseBlock, workflow_id: str) -> None:

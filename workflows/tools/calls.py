@@ -39,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.fleet import fairness as tenant_fairness
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.subagents.calls import TASK_SCHEMA, SubagentCalls, subagent_of
-    from turnkeeper.workflows.tools import skills
+    from turnkeeper.workflows.tools import mcp_tasks, skills
     from turnkeeper.workflows.tools.retries import interrupted_call_text, tool_retry_policy
     from turnkeeper.workflows.turn_state import Settled, Turn
 
@@ -181,19 +181,25 @@ class ToolCalls:
                 ACTIVITY_TOOL_CALL, call, told, result_type=ToolCallResult, local=options
             )
         else:
-            result = await execute(
-                ACTIVITY_MCP_CALL_TOOL if mcp else ACTIVITY_TOOL_CALL,
-                _mcp_call(call) if mcp else call,
-                told,
-                result_type=ToolCallResult,
-                options=workflow.ActivityConfig(
-                    start_to_close_timeout=_tool_timeout(traits),
-                    heartbeat_timeout=TOOL_HEARTBEAT,
-                    retry_policy=retry,
-                    summary=summary,
-                    priority=tenant_fairness.priority(turn.request),
-                ),
+            remote = workflow.ActivityConfig(
+                start_to_close_timeout=_tool_timeout(traits),
+                heartbeat_timeout=TOOL_HEARTBEAT,
+                retry_policy=retry,
+                summary=summary,
+                priority=tenant_fairness.priority(turn.request),
             )
+            if mcp and mcp_tasks.may_answer_with_task(turn, use.name):
+                # Only where the recorded listing allows tasks: other calls keep their commands.
+                follow = mcp_tasks.follow(turn, use, _mcp_call(call), told, remote, self._observer)
+                result = await follow
+            else:
+                result = await execute(
+                    ACTIVITY_MCP_CALL_TOOL if mcp else ACTIVITY_TOOL_CALL,
+                    _mcp_call(call) if mcp else call,
+                    told,
+                    result_type=ToolCallResult,
+                    options=remote,
+                )
         if isinstance(result, str):  # the call did not complete: the model is told so
             settled = _error(use, result)
             self._observer.tool_call_finished(turn, use, settled)
