@@ -35,7 +35,7 @@ TurnState = Literal[
     "failed",
     "cancelled",
 ]
-PendingKind = Literal["approval", "external"]
+PendingKind = Literal["approval", "external", "elicitation"]
 
 
 ALL_PENDING = "*"
@@ -188,7 +188,9 @@ class PendingCall(ContractModel):
     input: dict[str, JsonValue]
     """The call's arguments, as the model sent them."""
     kind: PendingKind
-    """`approval`: waits for a decision; `external`: waits for `submit_tool_result`."""
+    """`approval`: waits for a decision; `external`: waits for `submit_tool_result`;
+    `elicitation`: the call's MCP server asked a question (`message`, `requested_schema`), which
+    `decide` answers (contracts/mcp_elicitation.py)."""
     since: datetime
     """When it began to wait."""
     workflow_id: str | None = None
@@ -199,6 +201,10 @@ class PendingCall(ContractModel):
     first_run_id: str | None = None
     """Of a sub-agent's call, where the child verifies signing format 3: the child's first run
     id, which a signed decision on it binds."""
+    message: str | None = None
+    """Of kind `elicitation`: what the MCP server asks, as it wrote it."""
+    requested_schema: dict[str, JsonValue] | None = None
+    """Of kind `elicitation`: the JSON Schema the answer (`decide`'s `input`) must fit."""
 
 
 class SubagentPending(ContractModel):

@@ -26,12 +26,14 @@ import os
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 from turnkeeper.activities.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
+from turnkeeper.activities.mcp.elicitation import ElicitationRouter
 from turnkeeper.activities.mcp.failures import McpUnavailable, describe_unreachable, root_cause
 
 from turnkeeper.ground.logs import get_logger
@@ -64,6 +66,8 @@ class McpConnection:
         self._task: asyncio.Task[None] | None = None
         self._last_ok = time.monotonic()
         self._suspect = False
+        # The server's questions during a call go to that call (activities/mcp/elicitation.py).
+        self.elicitations = ElicitationRouter()
 
     @property
     def client(self) -> Client:
@@ -129,7 +133,9 @@ class McpConnection:
                 # The owner times its own handshake, so that a connection nobody waits for
                 # any more (the activity was cancelled) cannot hang on a silent server.
                 async with asyncio.timeout(self.server.connect_timeout_s):
-                    client = await stack.enter_async_context(_connected(self.server, self._environ))
+                    client = await stack.enter_async_context(
+                        _connected(self.server, self._environ, self.elicitations)
+                    )
                 self._opened.set_result(client)
                 await self._closing.wait()
         except TimeoutError as err:
@@ -158,15 +164,19 @@ class McpConnection:
 
 
 @asynccontextmanager
-async def _connected(server: McpServerConfig, environ: Mapping[str, str]) -> AsyncIterator[Client]:
+async def _connected(
+    server: McpServerConfig, environ: Mapping[str, str], elicitations: ElicitationRouter
+) -> AsyncIterator[Client]:
     async with AsyncExitStack() as stack:
         if isinstance(server, StdioServerConfig):
-            target = _stdio_parameters(server, environ)
-            client = Client(target, client_info=_CLIENT_INFO, cache=None)
+            target: Any = _stdio_parameters(server, environ)
         else:
             http = await stack.enter_async_context(_http_client(server, environ))
-            transport = streamable_http_client(server.url, http_client=http)
-            client = Client(transport, client_info=_CLIENT_INFO, cache=None)
+            target = streamable_http_client(server.url, http_client=http)
+        # The callback also tells the server that this client answers questions (elicitation).
+        client = Client(
+            target, client_info=_CLIENT_INFO, cache=None, elicitation_callback=elicitations.callback
+        )
         yield await stack.enter_async_context(client)
 
 
