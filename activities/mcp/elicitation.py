@@ -36,8 +36,8 @@ from mcp.types import (
     ErrorData,
     InputRequiredResult,
 )
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types.jsonrpc import HEADER_MISMATCH
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from temporalio import activity
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
