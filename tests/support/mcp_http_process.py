@@ -7,6 +7,7 @@ import asyncio
 import socket
 import sys
 import time
+from pathlib import Path
 
 from tests.fakes import MCP_DEMO_SERVER as DEMO_SERVER
 
@@ -18,8 +19,9 @@ def free_port() -> int:
 
 
 class HttpServerProcess:
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, script: Path = DEMO_SERVER) -> None:
         self.port = port or free_port()
+        self.script = script  # another SDK server with the demo's `--http PORT` argument
         self._process: asyncio.subprocess.Process | None = None
 
     @property
@@ -37,7 +39,7 @@ class HttpServerProcess:
         assert self._process is None, "the demo server is already running"
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
-            str(DEMO_SERVER),
+            str(self.script),
             "--http",
             str(self.port),
             stdout=asyncio.subprocess.DEVNULL,

@@ -6,6 +6,7 @@ a pending call of kind `elicitation` and `decide` answers it (accept, decline, c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import uuid
@@ -15,34 +16,49 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client, WorkflowHandle
-from turnkeeper.client.client import DecisionRefused, TurnHandle
 from turnkeeper.contracts.mcp_elicitation import ELICITATION_CANCEL
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import QUERY_STATUS
 from turnkeeper.contracts.signals import PendingCall, TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
-from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
-from tests.conftest import wait_for_pending
+from tests.conftest import (
+    TurnRunner,
+    make_settings,
+    new_key,
+    running_worker,
+    scripted_request,
+    wait_for_pending,
+)
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.interop import npm_bin
+from turnkeeper.client.client import DecisionRefused, TurnHandle
 
 TOOL = "mcp__every__trigger-elicitation-request"
 QUESTION = "Please provide inputs for the following fields:"
+
+
+@contextlib.asynccontextmanager
+async def _everything_worker(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path, task_queue: str | None = None
+) -> AsyncIterator[TurnRunner]:
+    """A worker whose MCP server `every` is server-everything over stdio."""
+    config = tmp_path / "mcp.json"
+    command = [str(npm_bin("mcp-server-everything")), "stdio"]
+    config.write_text(json.dumps({"servers": {"every": {"command": command}}}))
+    queue = task_queue or f"tq-{uuid.uuid4()}"
+    settings = dataclasses.replace(make_settings(tmp_path, queue), mcp_config=config)
+    async with running_worker(client, settings, fake_anthropic):
+        yield TurnRunner(client, settings.task_queue, settings, fake_anthropic)
 
 
 @pytest.fixture
 async def everything(
     client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> AsyncIterator[TurnRunner]:
-    """A worker whose MCP server `every` is server-everything over stdio."""
-    config = tmp_path / "mcp.json"
-    command = [str(npm_bin("mcp-server-everything")), "stdio"]
-    config.write_text(json.dumps({"servers": {"every": {"command": command}}}))
-    settings = dataclasses.replace(make_settings(tmp_path, f"tq-{uuid.uuid4()}"), mcp_config=config)
-    async with running_worker(client, settings, fake_anthropic):
-        yield TurnRunner(client, settings.task_queue, settings, fake_anthropic)
+    async with _everything_worker(client, fake_anthropic, tmp_path) as runner:
+        yield runner
 
 
 async def _asking_turn(runner: TurnRunner, **agent: Any) -> tuple[WorkflowHandle, PendingCall]:
@@ -148,3 +164,22 @@ async def test_the_time_budget_stops_while_the_person_thinks(everything: TurnRun
     assert during.elapsed_ms == before.elapsed_ms
     report = await handle.result()
     assert report.outcome == "completed" and report.output == "done"
+
+
+async def test_a_question_whose_worker_died_is_not_left_listed(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    # The session, and the server's question with it, die with the worker: the tool is not
+    # idempotent, so the model is told the call was interrupted, and nothing stays pending.
+    key = new_key()
+    fake_anthropic.script(key, [fake.tool_calls((TOOL, {})), fake.text("done")])
+    request = scripted_request(key, agent={"tools": [TOOL]})
+    async with _everything_worker(client, fake_anthropic, tmp_path) as runner:
+        handle = await runner.start(request)
+        await wait_for_pending(handle)
+    async with _everything_worker(client, fake_anthropic, tmp_path, runner.task_queue):
+        report = AgentReport.model_validate(await handle.result())
+        status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
+
+    assert _result(report).is_error and "did not complete" in _result(report).text()
+    assert status.pending == []

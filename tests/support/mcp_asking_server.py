@@ -1,0 +1,57 @@
+"""A real MCP server, written with the official SDK's `MCPServer`, whose tool asks the person
+for input before it answers (a `Resolve` dependency that returns `Elicit`). Over 2026-07-28 the
+SDK sends the question as an `InputRequiredResult` with a signed `requestState`; before, as an
+`elicitation/create` request in the middle of the call.
+
+Run as `python tests/support/mcp_asking_server.py --http PORT` (streamable HTTP on 127.0.0.1)
+or without arguments for stdio.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Annotated
+
+from mcp.server.mcpserver import Elicit, ElicitationResult, MCPServer, Resolve
+from pydantic import BaseModel
+
+server = MCPServer("turnkeeper-asking")
+
+QUESTION = "Where should the order go?"
+
+
+class Shipping(BaseModel):
+    """The answer the server asks for."""
+
+    address: str
+    express: bool = False
+
+
+def ask_shipping() -> Elicit[Shipping]:
+    """Asks the person where to ship."""
+    return Elicit(QUESTION, Shipping)
+
+
+@server.tool()
+def order(
+    item: str, shipping: Annotated[ElicitationResult[Shipping], Resolve(ask_shipping)]
+) -> str:
+    """Orders `item`; the server asks the person for the shipping address."""
+    if shipping.action != "accept":
+        return f"order of {item} not placed: the person chose {shipping.action}"
+    express = " by express" if shipping.data.express else ""
+    return f"{item} ships to {shipping.data.address}{express}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
+    args = parser.parse_args()
+    if args.http is None:
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
+
+
+if __name__ == "__main__":
+    main()
