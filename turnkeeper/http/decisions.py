@@ -26,6 +26,10 @@ from turnkeeper.http.turns import ApiError, StartedTurn, Turns
 PASSPHRASE_ENV: Final = "TURNKEEPER_KEY_PASSPHRASE"
 
 
+# The pending kinds a decision settles: a call's approval, or its MCP server's question.
+_DECIDED: Final = ("approval", "elicitation")
+
+
 class DecisionBody(ContractModel):
     """`POST /v1/turns/{id}/decisions`: the approver is who the token says, not a field."""
 
@@ -39,7 +43,9 @@ class DecisionBody(ContractModel):
     reason: str = ""
     """Why; a rejection's reason reaches the model."""
     input: dict[str, JsonValue] | None = None
-    """An edited input for the call (approvals only), checked against the tool's schema."""
+    """An edited input for the call (approvals only), checked against the tool's schema; for a
+    server's question (kind `elicitation`), the answer, checked against its requested schema.
+    `approved: false` declines the question, and with `reason: "cancel"` cancels it."""
     remember: bool = False
     """Approve later calls of this tool by this agent without asking."""
 
@@ -209,7 +215,7 @@ def _check_decides(identity: Identity, turn: StartedTurn) -> None:
 
 async def _check_waiting(turns: Turns, workflow_id: str, call_id: str) -> None:
     status = await turns.status(workflow_id)
-    if any(c.call_id == call_id and c.kind == "approval" for c in status.pending):
+    if any(c.call_id == call_id and c.kind in _DECIDED for c in status.pending):
         return
     if any(d.call_id == call_id for d in await turns.decisions(workflow_id)):
         raise ApiError(409, f"call {call_id!r} of {workflow_id!r} is already decided")
