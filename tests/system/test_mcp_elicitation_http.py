@@ -18,7 +18,7 @@ from tests.fakes import fake_anthropic as fake
 from tests.support.browser import find_chromium, headless_chromium
 from tests.support.interop import npm_bin
 from tests.support.waiting import until
-from tests.system.conftest import SystemStack
+from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.driving import agent, task
 from tests.system.serving import serving
 from tests.system.test_http_api import ARTIFACTS, add_token
@@ -28,15 +28,18 @@ CHROMIUM = find_chromium()
 
 
 @pytest.fixture
-async def served(stack: SystemStack) -> AsyncIterator[tuple[str, dict[str, str]]]:
-    """The URL of `turnkeeper serve` for a worker with server-everything, and alice's headers."""
+async def served(
+    stack: SystemStack,
+) -> AsyncIterator[tuple[str, dict[str, str], WorkerProcess]]:
+    """The URL of `turnkeeper serve` for a worker with server-everything, alice's headers, and
+    the worker (for more tokens)."""
     config = stack.tmp_path / "mcp.json"
     command = [str(npm_bin("mcp-server-everything")), "stdio"]
     config.write_text(json.dumps({"servers": {"every": {"command": command}}}))
     worker = await stack.start_worker(env={"TURNKEEPER_MCP_CONFIG": str(config)})
     token = await add_token(stack, worker, "alice")
     async with serving(stack, worker) as url:
-        yield url, {"Authorization": f"Bearer {token}"}
+        yield url, {"Authorization": f"Bearer {token}"}, worker
 
 
 async def _asking(
@@ -65,9 +68,9 @@ async def _told(stack: SystemStack, key: str) -> str:
 
 
 async def test_a_question_is_listed_and_answered_over_http(
-    stack: SystemStack, served: tuple[str, dict[str, str]]
+    stack: SystemStack, served: tuple[str, dict[str, str], WorkerProcess]
 ) -> None:
-    url, alice = served
+    url, alice, worker = served
     key = new_key()
     async with httpx.AsyncClient(base_url=url, headers=alice, timeout=30) as http:
         workflow_id, question = await _asking(stack, http, key)
@@ -76,6 +79,16 @@ async def test_a_question_is_listed_and_answered_over_http(
         assert question["requested_schema"]["required"] == ["name"]
         decisions = f"/v1/turns/{workflow_id}/decisions"
 
+        # An operator sees every turn, but is no approver of this agent.
+        bob = await add_token(stack, worker, "bob", "--role", "operator")
+        not_his = await http.post(
+            decisions,
+            json={"call_id": question["call_id"], "approved": True, "input": {"name": "Bob"}},
+            headers={"Authorization": f"Bearer {bob}"},
+        )
+        assert not_his.status_code == 403, not_his.text
+        empty = await http.post(decisions, json={"call_id": question["call_id"], "approved": True})
+        assert empty.status_code == 422 and "missing required argument 'name'" in empty.text
         wrong = await http.post(
             decisions, json={"call_id": question["call_id"], "approved": True, "input": {"name": 5}}
         )
@@ -95,9 +108,9 @@ async def test_a_question_is_listed_and_answered_over_http(
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (Debian: chromium)")
 async def test_the_inbox_shows_the_question_as_a_form_and_sends_the_answer(
-    stack: SystemStack, served: tuple[str, dict[str, str]]
+    stack: SystemStack, served: tuple[str, dict[str, str], WorkerProcess]
 ) -> None:
-    url, alice = served
+    url, alice, _ = served
     key = new_key()
     assert CHROMIUM is not None
     async with headless_chromium(CHROMIUM) as page:

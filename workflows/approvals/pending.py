@@ -92,7 +92,7 @@ class PendingCalls:
         if call_id in self._settled or (waiting is not None and waiting.settled):
             return "already decided"
         if waiting is not None:
-            wanted = "a decision" if waiting.kind == "approval" else "a result"
+            wanted = "a result" if waiting.kind == "external" else "a decision"
             return f"the call waits for {wanted}"
         return "no such pending call"
 
