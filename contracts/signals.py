@@ -64,7 +64,9 @@ class ApproveInput(ContractModel):
     call_id: str = Field(min_length=1)
     """The waiting call, or "*": every call of the turn waiting for approval."""
     approved: bool
-    """The verdict; a rejection gives the model an `is_error` result carrying `reason`."""
+    """The verdict; a rejection gives the model an `is_error` result carrying `reason`. On an
+    MCP server's question (kind `elicitation`): true accepts with `input` as the answer, false
+    declines, and false with `reason: "cancel"` cancels."""
     reason: str = ""
     """Why."""
     remember: bool = False
@@ -74,7 +76,8 @@ class ApproveInput(ContractModel):
     """Who decides; must be one of `agent.approvers` when that is set."""
     input: dict[str, JsonValue] | None = None
     """Replacement arguments for the call (edit before approve); checked against its schema.
-    The model is told of the edit."""
+    The model is told of the edit. On an MCP server's question: the answer, checked against the
+    server's requested schema."""
     signature: Signature | None = None
     """Required when the agent's approvers have public keys (contracts/decision_signing.py)."""
 

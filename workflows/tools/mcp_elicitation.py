@@ -79,6 +79,14 @@ class McpElicitations:
         most `approval_timeout_s`, then the question is cancelled) and returns the answer. The
         time budget's clock stops meanwhile. A question replaced by a later attempt's, or whose
         call ended, returns `cancel` to no one."""
+        answer, _ = await self._ask(turn, use, asked, attempt)
+        return answer
+
+    async def _ask(
+        self, turn: Turn, use: ToolUseBlock, asked: ElicitationAsked, attempt: int
+    ) -> tuple[ElicitationAnswer, bool]:
+        """`ask_person`'s answer, and whether it settled the question (a decision or the
+        timeout) rather than being dropped (replaced, or its call ended)."""
         now = workflow.now()
         waiting = self._pending.open(use, "elicitation", now)
         waiting.asked, waiting.attempt = asked, attempt
@@ -89,13 +97,13 @@ class McpElicitations:
             await workflow.wait_condition(lambda: self._settled(waiting), timeout=timeout_s)
         except TimeoutError:
             self._record(turn, use, approved=False, reason=ELICITATION_TIMED_OUT)
-            return self._finish(turn, waiting, ElicitationAnswer(action="cancel"))
+            return self._finish(turn, waiting, ElicitationAnswer(action="cancel")), True
         decision = waiting.decision
         if decision is None:  # replaced or abandoned: nobody waits for this answer
-            return self._finish(turn, waiting, ElicitationAnswer(action="cancel"))
+            return self._finish(turn, waiting, ElicitationAnswer(action="cancel")), False
         self._record(turn, use, decision.approved, decision.reason, decision.approver)
         answer = answer_of(decision.approved, decision.reason, decision.input)
-        return self._finish(turn, waiting, answer)
+        return self._finish(turn, waiting, answer), True
 
     async def call(
         self,
@@ -142,8 +150,9 @@ class McpElicitations:
             return given.answer  # asked again by a retry: the person answered it already
         use = _running_use(turn, ask.call_id)
         assert use is not None  # the validator checked it, in this same activation
-        answer = await self.ask_person(turn, use, ask.asked, ask.attempt)
-        self._given[ask.call_id] = _Given(ask.attempt, ask.asked, answer)
+        answer, settled = await self._ask(turn, use, ask.asked, ask.attempt)
+        if settled:  # kept for a retry of the call, should this attempt die before it answers
+            self._given[ask.call_id] = _Given(ask.attempt, ask.asked, answer)
         return answer
 
     def ask_problem(self, turn: Turn | None, ask: McpElicitationInput) -> str | None:
