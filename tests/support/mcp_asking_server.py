@@ -4,7 +4,9 @@ SDK sends the question as an `InputRequiredResult` with a signed `requestState`;
 `elicitation/create` request in the middle of the call.
 
 Run as `python tests/support/mcp_asking_server.py --http PORT` (streamable HTTP on 127.0.0.1)
-or without arguments for stdio.
+or without arguments for stdio. Never import it in a test process: building an `MCPServer`
+installs the SDK's rich logging handler on the root logger, which workflow code in the sandbox
+then cannot use.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ from pathlib import Path
 
 from tests.fakes import MCP_DEMO_SERVER as DEMO_SERVER
 
+# An SDK server whose tool asks the person for input (run as a process, never imported).
+ASKING_SERVER = Path(__file__).with_name("mcp_asking_server.py")
+
 
 def free_port() -> int:
     with socket.socket() as probe:

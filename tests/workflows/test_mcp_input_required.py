@@ -26,13 +26,12 @@ from tests.conftest import (
 )
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
-from tests.support.mcp_asking_server import QUESTION
-from tests.support.mcp_http_process import HttpServerProcess
+from tests.support.mcp_http_process import ASKING_SERVER, HttpServerProcess
 from turnkeeper.client.client import DecisionRefused, TurnHandle
 from turnkeeper.worker.settings import Settings
 
-ASKING_SERVER = Path(__file__).parents[1] / "support" / "mcp_asking_server.py"
 TOOL = "mcp__shop__order"
+QUESTION = "Where should the order go?"  # as the asking server words it
 
 
 @pytest.fixture
