@@ -11,11 +11,12 @@ then cannot use.
 
 from __future__ import annotations
 
-import argparse
 from typing import Annotated
 
 from mcp.server.mcpserver import Elicit, ElicitationResult, MCPServer, Resolve
 from pydantic import BaseModel
+
+from turnkeeper.testing.mcp_demo_server import main
 
 server = MCPServer("turnkeeper-asking")
 
@@ -45,15 +46,5 @@ def order(
     return f"{item} ships to {shipping.data.address}{express}"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
-    args = parser.parse_args()
-    if args.http is None:
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
-
-
 if __name__ == "__main__":
-    main()
+    main(server)

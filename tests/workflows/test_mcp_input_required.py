@@ -12,9 +12,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import WORKFLOW_TYPE
+from turnkeeper.contracts.signals import PendingCall
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import (
@@ -47,6 +48,19 @@ async def shop(tmp_path: Path) -> AsyncIterator[Settings]:
         await server.kill()
 
 
+async def _ordering_tea(
+    client: Client, fake_anthropic: FakeAnthropic, shop: Settings
+) -> tuple[WorkflowHandle, PendingCall]:
+    """A turn that orders tea, once the server's question waits (a worker must run)."""
+    key = new_key()
+    fake_anthropic.script(key, [fake.tool_calls((TOOL, {"item": "tea"})), fake.text("done")])
+    request = scripted_request(key, agent={"tools": [TOOL]})
+    workflow = await client.start_workflow(
+        WORKFLOW_TYPE, request, id=f"turn-{uuid.uuid4()}", task_queue=shop.task_queue
+    )
+    return workflow, (await wait_for_pending(workflow)).pending[0]
+
+
 def _result(report: AgentReport) -> ToolResultBlock:
     return next(b for b in report.messages[2].content if isinstance(b, ToolResultBlock))
 
@@ -54,14 +68,8 @@ def _result(report: AgentReport) -> ToolResultBlock:
 async def test_the_answer_given_after_a_worker_restart_reaches_the_server(
     client: Client, fake_anthropic: FakeAnthropic, shop: Settings
 ) -> None:
-    key = new_key()
-    fake_anthropic.script(key, [fake.tool_calls((TOOL, {"item": "tea"})), fake.text("done")])
-    request = scripted_request(key, agent={"tools": [TOOL]})
     async with running_worker(client, shop, fake_anthropic):
-        workflow = await client.start_workflow(
-            WORKFLOW_TYPE, request, id=f"turn-{uuid.uuid4()}", task_queue=shop.task_queue
-        )
-        pending = (await wait_for_pending(workflow)).pending[0]
+        workflow, pending = await _ordering_tea(client, fake_anthropic, shop)
     # The worker is gone; the question is workflow state.
     assert (pending.kind, pending.message) == ("elicitation", QUESTION)
     assert pending.requested_schema is not None
@@ -81,14 +89,8 @@ async def test_the_answer_given_after_a_worker_restart_reaches_the_server(
 async def test_a_declined_question_reaches_the_server_as_declined(
     client: Client, fake_anthropic: FakeAnthropic, shop: Settings
 ) -> None:
-    key = new_key()
-    fake_anthropic.script(key, [fake.tool_calls((TOOL, {"item": "tea"})), fake.text("done")])
-    request = scripted_request(key, agent={"tools": [TOOL]})
     async with running_worker(client, shop, fake_anthropic):
-        workflow = await client.start_workflow(
-            WORKFLOW_TYPE, request, id=f"turn-{uuid.uuid4()}", task_queue=shop.task_queue
-        )
-        pending = (await wait_for_pending(workflow)).pending[0]
+        workflow, pending = await _ordering_tea(client, fake_anthropic, shop)
         await TurnHandle(client, workflow).reject(pending.call_id, reason="no address")
         report = AgentReport.model_validate(await workflow.result())
 

@@ -95,14 +95,16 @@ def weird_name() -> str:
     return "weird ok"
 
 
-def main() -> None:
+def main(app: MCPServer = server) -> None:
+    """Serves `app` (another test server may pass its own) over stdio, or streamable HTTP on
+    127.0.0.1 with `--http PORT`."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
     args = parser.parse_args()
     if args.http is None:
-        server.run("stdio")
+        app.run("stdio")
     else:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
+        app.run("streamable-http", host="127.0.0.1", port=args.http)
 
 
 if __name__ == "__main__":

@@ -115,16 +115,19 @@ function renderQuestion(call) {
 function fieldOf(name, field, required) {
   const label = document.createElement("label");
   label.append(visible((field.title || name) + (required ? " *" : "")) + " ");
-  const options = field.enum || (field.oneOf || []).map((o) => o.const) || [];
-  const items = field.items ? field.items.enum || (field.items.anyOf || []).map((o) => o.const) : [];
+  // Choices as [value, label]: a titled enum (`oneOf`/`anyOf` of `const` + `title`) shows its titles.
+  const choices = (plain, titled) => plain ? plain.map((v, i) => [v, (field.enumNames || [])[i] || v])
+    : (titled || []).map((o) => [o.const, o.title || o.const]);
+  const options = choices(field.enum, field.oneOf);
+  const items = field.items ? choices(field.items.enum, field.items.anyOf) : [];
   let control;
   if (field.type === "boolean") {
-    control = selectOf(["", "true", "false"], field.default === undefined ? "" : String(field.default));
+    control = selectOf([["", ""], ["true", "true"], ["false", "false"]], field.default === undefined ? "" : String(field.default));
   } else if (field.type === "array" && items.length) {
     control = selectOf(items, null); control.multiple = true;
     for (const option of control.options) option.selected = (field.default || []).includes(option.value);
   } else if (options.length) {
-    control = selectOf(["", ...options], field.default === undefined ? "" : String(field.default));
+    control = selectOf([["", ""], ...options], field.default === undefined ? "" : String(field.default));
   } else {
     control = document.createElement("input");
     control.type = field.type === "number" || field.type === "integer" ? "number" : "text";
@@ -137,11 +140,11 @@ function fieldOf(name, field, required) {
   return label;
 }
 
-function selectOf(values, chosen) {
+function selectOf(choices, chosen) {
   const select = document.createElement("select");
-  for (const value of values) {
+  for (const [value, label] of choices) {
     const option = document.createElement("option");
-    option.value = value; option.textContent = visible(value); option.selected = value === chosen;
+    option.value = value; option.textContent = visible(label); option.selected = value === chosen;
     select.append(option);
   }
   return select;
