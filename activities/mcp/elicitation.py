@@ -19,6 +19,7 @@ and the question with it; the call's retry asks again (workflows/tools/mcp_elici
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -39,7 +40,7 @@ from mcp.types import (
 from mcp_types.jsonrpc import HEADER_MISMATCH
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from temporalio import activity
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client, RPCTimeoutOrCancelledError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 from turnkeeper.contracts.mcp import McpCallInput
 from turnkeeper.contracts.mcp_elicitation import (
@@ -86,7 +87,7 @@ class CallAsker:
                 answer = await handle.execute_update(
                     UPDATE_MCP_ELICITATION, question, result_type=ElicitationAnswer
                 )
-        except (WorkflowUpdateFailedError, RPCError) as err:
+        except (WorkflowUpdateFailedError, RPCError, RPCTimeoutOrCancelledError) as err:
             log.warning("mcp_elicitation_refused", call_id=self._call_id, error=type(err).__name__)
             return ErrorData(code=INTERNAL_ERROR, message="the question could not be asked")
         return ElicitResult(action=answer.action, content=answer.content)
@@ -105,7 +106,8 @@ class CallAsker:
         try:
             yield
         finally:
-            deadline.reschedule(loop.time() + left)
+            with contextlib.suppress(RuntimeError):  # the call ended (cancelled) meanwhile
+                deadline.reschedule(loop.time() + left)
 
 
 def _temporal_client() -> Client | None:

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from temporalio.client import Client, WorkflowHandle
+from turnkeeper.contracts.decision_signing import public_key_line
 from turnkeeper.contracts.mcp_elicitation import ELICITATION_CANCEL
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import QUERY_STATUS
@@ -183,3 +185,17 @@ async def test_a_question_whose_worker_died_is_not_left_listed(
 
     assert _result(report).is_error and "did not complete" in _result(report).text()
     assert status.pending == []
+
+
+async def test_a_keyed_agents_answer_must_be_signed(everything: TurnRunner) -> None:
+    alice = Ed25519PrivateKey.generate()
+    approvers = [{"name": "alice", "public_key": public_key_line(alice)}]
+    handle, pending = await _asking_turn(everything, approvers=approvers)
+    turn = TurnHandle(everything.client, handle)
+
+    with pytest.raises(DecisionRefused, match="the decision is not signed"):
+        await turn.approve(pending.call_id, approver="alice", input={"name": "Forged"})
+
+    decided = await turn.approve(pending.call_id, approver="alice", key=alice, input={"name": "Al"})
+    assert decided[0].signed
+    assert "Name: Al" in _result(await handle.result()).text()
