@@ -294,8 +294,11 @@ def decide_commands(workflow_id: str, call: PendingCall, target: Target) -> list
 def _answer_commands(workflow_id: str, call: PendingCall, target: Target) -> list[str]:
     """A server's question: declined or cancelled with ours, answered through the `decide`
     update with the answer (a field per property of its schema) as `input`."""
-    fields = (call.requested_schema or {}).get("properties") or {}
-    answer = {name: "…" for name in fields} if isinstance(fields, dict) else {}
+    schema = call.requested_schema or {}
+    fields = schema.get("properties") or {}
+    # The required fields (else all): the shortest answer the server may take.
+    wanted = schema.get("required") or (list(fields) if isinstance(fields, dict) else [])
+    answer = {str(name): "…" for name in wanted} if isinstance(wanted, list) else {}
     payload = {"call_id": call.call_id, "approved": True, "input": answer}
     return [
         target.ours("reject", workflow_id, call.call_id, "--reason", "cancel"),
