@@ -1,5 +1,6 @@
 """`turnkeeper pending` and `status` on an MCP server's question: what it asks, and the commands
-that cancel it or answer it through `decide` (ours has no answer option)."""
+that cancel it or answer it through `decide` (ours has no answer option); `turnkeeper reject`
+names it by its call id."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ import json
 import shlex
 from datetime import UTC, datetime
 
+import pytest
 from rich.console import Console
-from turnkeeper.contracts.signals import PendingCall
+from turnkeeper.contracts.signals import PendingCall, TurnStatus
 
+from turnkeeper.client.errors import TurnUnavailable
+from turnkeeper.client.turns import waiting_calls
 from turnkeeper.console import render
 from turnkeeper.console.target import Target
 
@@ -40,3 +44,11 @@ def test_the_question_is_shown_with_the_commands_that_answer_it() -> None:
     assert words[words.index("--name") + 1] == "decide"
     assert payload["call_id"] == "toolu_1" and payload["input"] == {"address": "…"}
     assert "submit_tool_result" not in text
+
+
+def test_a_decision_names_the_question_by_its_call_id_but_all_leaves_it_alone() -> None:
+    status = TurnStatus(state="awaiting_approval", pending=[QUESTION])
+
+    assert waiting_calls(status, "approval", "toolu_1") == [QUESTION]
+    with pytest.raises(TurnUnavailable, match="Nothing in this turn waits for approval"):
+        waiting_calls(status, "approval", "all")
