@@ -199,3 +199,34 @@ async def test_a_keyed_agents_answer_must_be_signed(everything: TurnRunner) -> N
     decided = await turn.approve(pending.call_id, approver="alice", key=alice, input={"name": "Al"})
     assert decided[0].signed
     assert "Name: Al" in _result(await handle.result()).text()
+
+
+async def test_a_sub_agents_question_is_listed_and_answered_at_the_root(
+    everything: TurnRunner,
+) -> None:
+    key, child = new_key(), new_key()
+    everything.fake.script(
+        key, [fake.tool_calls(("helper", {"task": "ask the person"})), fake.text("done")]
+    )
+    everything.fake.script(child, [fake.tool_calls((TOOL, {})), fake.text("asked")])
+    helper = {
+        "name": "helper",
+        "description": "Asks the person.",
+        "agent": {
+            "id": "helper-agent",
+            "model": "anthropic:claude-sonnet-4-6",
+            "system_prompt": f"You help. {fake.script_marker(child)}",
+            "tools": [TOOL],
+        },
+    }
+    handle = await everything.start(scripted_request(key, agent={"subagents": [helper]}))
+    [pending] = (await wait_for_pending(handle)).pending
+    assert (pending.kind, pending.message) == ("elicitation", QUESTION)
+    assert pending.workflow_id is not None and pending.workflow_id != handle.id
+
+    await TurnHandle(everything.client, handle).approve(pending.call_id, input={"name": "Root"})
+
+    report = await handle.result()
+    assert [ran.outcome for ran in report.subagents] == ["completed"]
+    told = everything.fake.requests_for(child)[1].body["messages"][-1]  # the child's model
+    assert "Name: Root" in json.dumps(told)
