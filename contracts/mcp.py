@@ -14,6 +14,7 @@ from pydantic import Field, JsonValue
 from turnkeeper.contracts.activity_io import ToolCallResult
 from turnkeeper.contracts.claim_check import ClaimChecked
 from turnkeeper.contracts.contract_model import ContractModel
+from turnkeeper.contracts.mcp_elicitation import ElicitationAnswer
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import TOOL_NAME_PATTERN
 
@@ -112,6 +113,10 @@ class McpCallInput(ContractModel, ClaimChecked):
     """The qualified name, as the model called it."""
     input: dict[str, JsonValue] = Field(default_factory=dict)
     """The arguments."""
+    input_responses: dict[str, ElicitationAnswer] | None = None
+    """2026-07-28: the answers to the server's questions of the previous round, by their key."""
+    request_state: str | None = None
+    """2026-07-28: the server's `requestState` of the previous round, echoed."""
 
     @property
     def idempotency_key(self) -> str:

@@ -35,7 +35,7 @@ TurnState = Literal[
     "failed",
     "cancelled",
 ]
-PendingKind = Literal["approval", "external"]
+PendingKind = Literal["approval", "external", "elicitation"]
 
 
 ALL_PENDING = "*"
@@ -64,7 +64,9 @@ class ApproveInput(ContractModel):
     call_id: str = Field(min_length=1)
     """The waiting call, or "*": every call of the turn waiting for approval."""
     approved: bool
-    """The verdict; a rejection gives the model an `is_error` result carrying `reason`."""
+    """The verdict; a rejection gives the model an `is_error` result carrying `reason`. On an
+    MCP server's question (kind `elicitation`): true accepts with `input` as the answer, false
+    declines, and false with `reason: "cancel"` cancels."""
     reason: str = ""
     """Why."""
     remember: bool = False
@@ -74,7 +76,8 @@ class ApproveInput(ContractModel):
     """Who decides; must be one of `agent.approvers` when that is set."""
     input: dict[str, JsonValue] | None = None
     """Replacement arguments for the call (edit before approve); checked against its schema.
-    The model is told of the edit."""
+    The model is told of the edit. On an MCP server's question: the answer, checked against the
+    server's requested schema."""
     signature: Signature | None = None
     """Required when the agent's approvers have public keys (contracts/decision_signing.py)."""
 
@@ -188,7 +191,9 @@ class PendingCall(ContractModel):
     input: dict[str, JsonValue]
     """The call's arguments, as the model sent them."""
     kind: PendingKind
-    """`approval`: waits for a decision; `external`: waits for `submit_tool_result`."""
+    """`approval`: waits for a decision; `external`: waits for `submit_tool_result`;
+    `elicitation`: the call's MCP server asked a question (`message`, `requested_schema`), which
+    `decide` answers (contracts/mcp_elicitation.py)."""
     since: datetime
     """When it began to wait."""
     workflow_id: str | None = None
@@ -199,6 +204,10 @@ class PendingCall(ContractModel):
     first_run_id: str | None = None
     """Of a sub-agent's call, where the child verifies signing format 3: the child's first run
     id, which a signed decision on it binds."""
+    message: str | None = None
+    """Of kind `elicitation`: what the MCP server asks, as it wrote it."""
+    requested_schema: dict[str, JsonValue] | None = None
+    """Of kind `elicitation`: the JSON Schema the answer (`decide`'s `input`) must fit."""
 
 
 class SubagentPending(ContractModel):

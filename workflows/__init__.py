@@ -42,6 +42,7 @@ tools/          Tool calls, settled one `tool_result` each.
     calls.py                 Settling one response's tool calls: run, wait, or refuse each.
     retries.py               When a worker tool may run again, and what the model is told.
     mcp.py                   MCP tools: discovered at the start, called as activities.
+    mcp_elicitation.py       An MCP server's question mid-call: the turn waits for a person.
     mcp_tasks.py             An MCP call answered with a task: polled between timers.
     skills.py                `agent.skills`: described once, their tools and prompt part.
 

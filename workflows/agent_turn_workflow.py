@@ -22,6 +22,11 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.activity_io import ModelCallResult
     from turnkeeper.contracts.budget_extension import ExtendBudgetInput, ExtendBudgetResult
     from turnkeeper.contracts.claim_check import ClaimChecked
+    from turnkeeper.contracts.mcp_elicitation import (
+        UPDATE_MCP_ELICITATION,
+        ElicitationAnswer,
+        McpElicitationInput,
+    )
     from turnkeeper.contracts.messages import Message, ToolUseBlock
     from turnkeeper.contracts.names import (
         QUERY_DECISIONS,
@@ -438,11 +443,13 @@ class AgentTurnWorkflow:
         relayed = self._pending.relayed(decision.call_id)
         if relayed is not None:
             return await self._decide_below(relayed, decision)
+        before = len(self._decisions())
         decided = self._apply(decision)
-        # Wait until the turn has recorded them, so the result is the decision as applied.
-        await workflow.wait_condition(lambda: decided <= self._recorded_decisions())
+        # Wait until the turn has recorded them, so the result is the decision as applied (only
+        # records from now on: a call's approval comes before its server's question's answer).
+        await workflow.wait_condition(lambda: decided <= self._recorded_decisions(before))
         return DecideResult(
-            decisions=[d for d in self._decisions() if d.call_id in decided],
+            decisions=[d for d in self._decisions()[before:] if d.call_id in decided],
         )
 
     async def _decide_below(self, call: PendingCall, decision: ApproveInput) -> DecideResult:
@@ -478,8 +485,26 @@ class AgentTurnWorkflow:
     def _decisions(self) -> list[DecisionRecord]:
         return list(self._turn.approvals.decisions) if self._turn else []
 
-    def _recorded_decisions(self) -> set[str]:
-        return {d.call_id for d in self._decisions()}
+    def _recorded_decisions(self, since: int = 0) -> set[str]:
+        return {d.call_id for d in self._decisions()[since:]}
+
+    @workflow.update(name=UPDATE_MCP_ELICITATION)
+    async def mcp_elicitation(self, raw: RawValue) -> ElicitationAnswer:
+        """From an MCP call's own activity: its server asked a question mid-call (handshake
+        era); the answer once a person gave it (workflows/tools/mcp_elicitation.py)."""
+        ask = inputs.parsed(raw, McpElicitationInput, "question")
+        # Checked again: an earlier update of this activation may have changed the call.
+        problem = self._tools.elicitations.ask_problem(self._turn, ask)
+        if self._turn is None or problem:
+            raise ApplicationError(problem or "the turn has not begun", non_retryable=True)
+        return await self._tools.elicitations.asked_during_call(self._turn, ask)
+
+    @mcp_elicitation.validator
+    def _validate_mcp_elicitation(self, raw: RawValue) -> None:
+        ask = inputs.update_input(raw, McpElicitationInput, "question", UPDATE_MCP_ELICITATION)
+        problem = self._tools.elicitations.ask_problem(self._turn, ask)
+        if problem:
+            raise ValueError(problem)
 
     @workflow.update(name=UPDATE_EXTEND_BUDGET)
     async def extend_budget(self, raw: RawValue) -> ExtendBudgetResult:

@@ -26,6 +26,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 import httpx2
 from mcp import Client, StdioServerParameters
@@ -34,6 +35,7 @@ from mcp.types import Implementation
 from turnkeeper.activities.credentials import RotatingCredential
 from turnkeeper.activities.mcp.bearer_auth import RotatingBearerAuth
 from turnkeeper.activities.mcp.config import HttpServerConfig, McpServerConfig, StdioServerConfig
+from turnkeeper.activities.mcp.elicitation import ElicitationRouter
 from turnkeeper.activities.mcp.failures import McpUnavailable, describe_unreachable, root_cause
 
 from turnkeeper.ground.logs import get_logger
@@ -72,6 +74,8 @@ class McpConnection:
         self._task: asyncio.Task[None] | None = None
         self._last_ok = time.monotonic()
         self._suspect = False
+        # The server's questions during a call go to that call (activities/mcp/elicitation.py).
+        self.elicitations = ElicitationRouter()
 
     @property
     def client(self) -> Client:
@@ -137,7 +141,9 @@ class McpConnection:
                 # The owner times its own handshake, so that a connection nobody waits for
                 # any more (the activity was cancelled) cannot hang on a silent server.
                 async with asyncio.timeout(self.server.connect_timeout_s):
-                    connected = _connected(self.server, self._environ, self._bearer)
+                    connected = _connected(
+                        self.server, self._environ, self._bearer, self.elicitations
+                    )
                     client = await stack.enter_async_context(connected)
                 self._opened.set_result(client)
                 await self._closing.wait()
@@ -168,16 +174,21 @@ class McpConnection:
 
 @asynccontextmanager
 async def _connected(
-    server: McpServerConfig, environ: Mapping[str, str], bearer: RotatingCredential | None
+    server: McpServerConfig,
+    environ: Mapping[str, str],
+    bearer: RotatingCredential | None,
+    elicitations: ElicitationRouter,
 ) -> AsyncIterator[Client]:
     async with AsyncExitStack() as stack:
         if isinstance(server, StdioServerConfig):
-            target = _stdio_parameters(server, environ)
-            client = Client(target, client_info=_CLIENT_INFO, cache=None)
+            target: Any = _stdio_parameters(server, environ)
         else:
             http = await stack.enter_async_context(_http_client(server, environ, bearer))
-            transport = streamable_http_client(server.url, http_client=http)
-            client = Client(transport, client_info=_CLIENT_INFO, cache=None)
+            target = streamable_http_client(server.url, http_client=http)
+        # The callback also tells the server that this client answers questions (elicitation).
+        client = Client(
+            target, client_info=_CLIENT_INFO, cache=None, elicitation_callback=elicitations.callback
+        )
         yield await stack.enter_async_context(client)
 
 

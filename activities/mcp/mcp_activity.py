@@ -17,7 +17,6 @@ own errors leave the activities.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -26,7 +25,8 @@ from typing import Any, cast
 from mcp.types import RequestParamsMeta
 from temporalio import activity
 from turnkeeper.activities.heartbeating import heartbeating
-from turnkeeper.activities.mcp.catalog import CALL_GUARD_S, McpToolCatalog
+from turnkeeper.activities.mcp import elicitation
+from turnkeeper.activities.mcp.catalog import McpToolCatalog
 from turnkeeper.activities.mcp.config import McpConfig, unknown_server_call
 from turnkeeper.activities.mcp.connections import McpConnection, McpConnections
 from turnkeeper.activities.mcp.failures import (
@@ -48,6 +48,7 @@ from turnkeeper.contracts.mcp import (
     McpListToolsResult,
     split_qualified_name,
 )
+from turnkeeper.contracts.mcp_elicitation import McpCallOutcome, McpInputRequired
 from turnkeeper.contracts.result_limits import (
     DEFAULT_MAX_RESULT_BYTES,
     MAX_RESULT_BYTES,
@@ -127,11 +128,16 @@ class McpActivities:
         return result
 
     @activity.defn(name=ACTIVITY_MCP_CALL_TOOL)
-    async def mcp_call_tool(self, call: McpCallInput) -> ToolCallResult:
+    async def mcp_call_tool(self, call: McpCallInput) -> ToolCallResult | McpCallOutcome:
         """Run `call` on its server and put its `tool_result` block into the content store."""
         call = bound_to_turn(call)
         started = time.monotonic()
-        text, is_error = await heartbeating(self._outcome(call))
+        outcome = await heartbeating(self._outcome(call))
+        if isinstance(outcome, McpInputRequired):  # the workflow asks a person, then calls again
+            return McpCallOutcome(
+                block_ref="", is_error=False, content="", duration_ms=0, input_required=outcome
+            )
+        text, is_error = outcome
         return await self.stored(call, text, is_error, started)
 
     async def stored(
@@ -166,26 +172,29 @@ class McpActivities:
         # After the borrow: a server that is down is then tried once per call, not twice.
         return connection, await self._catalog.tool_name(server, call.name, sanitized)
 
-    async def _outcome(self, call: McpCallInput) -> tuple[str, bool]:
-        """The result text and whether it is an error; never raises but for cancellation."""
+    async def _outcome(self, call: McpCallInput) -> tuple[str, bool] | McpInputRequired:
+        """The result text and whether it is an error, or the server's questions; never raises
+        but for cancellation."""
         borrowed = await self.borrowed(call)
         if isinstance(borrowed, str):
             return borrowed, True
         return await _call_tool(*borrowed, call)
 
 
-async def _call_tool(connection: McpConnection, tool: str, call: McpCallInput) -> tuple[str, bool]:
+async def _call_tool(
+    connection: McpConnection, tool: str, call: McpCallInput
+) -> tuple[str, bool] | McpInputRequired:
     server, timeout_s = connection.server.name, connection.server.timeout_s
     try:
-        async with asyncio.timeout(timeout_s + CALL_GUARD_S):
-            result = await connection.client.call_tool(
-                tool, call.input, read_timeout_seconds=timeout_s, meta=_meta(call)
-            )
+        # The call's own deadline (not the SDK's read timeout) stops while a person answers.
+        result = await elicitation.call_tool(connection, tool, call, timeout_s, _meta(call))
     except Exception as err:
         connection.failed()
         _log_failure(call, server, err)
         return describe_call_failure(server, tool, timeout_s, err), True
     connection.succeeded()
+    if isinstance(result, McpInputRequired):
+        return result
     return result_text(tool, result)
 
 

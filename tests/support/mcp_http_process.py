@@ -20,6 +20,8 @@ from mcp.types import TextContent
 from tests.fakes import MCP_DEMO_SERVER as DEMO_SERVER
 
 TASK_SERVER = Path(__file__).parent / "mcp_task_server.py"
+# An SDK server whose tool asks the person for input (run as a process, never imported).
+ASKING_SERVER = Path(__file__).with_name("mcp_asking_server.py")
 
 
 def free_port() -> int:
@@ -39,7 +41,7 @@ class HttpServerProcess:
         bearer_file: Path | None = None,
     ) -> None:
         self.port = port or free_port()
-        self._script = script
+        self.script = script  # another SDK server with the demo's `--http PORT` argument
         # Every request must then carry the token this file holds (`--bearer-file`).
         self.bearer_file = bearer_file
         self._process: asyncio.subprocess.Process | None = None
@@ -60,7 +62,7 @@ class HttpServerProcess:
         guard = ["--bearer-file", str(self.bearer_file)] if self.bearer_file else []
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
-            str(self._script),
+            str(self.script),
             "--http",
             str(self.port),
             *guard,

@@ -76,7 +76,8 @@ from tests.fakes import openai_replies as openai
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 from tests.support.golden_keys import golden_converter
-from tests.support.mcp_http_process import TASK_SERVER, HttpServerProcess
+from tests.support.interop import npm_bin
+from tests.support.mcp_http_process import ASKING_SERVER, TASK_SERVER, HttpServerProcess
 from tests.support.skill_folders import REFUND_POLICY, REFUNDS, skills_worker
 from turnkeeper.client.sessions import start_session
 from turnkeeper.client.signatures import signed_intervention
@@ -657,6 +658,50 @@ async def follows_an_mcp_task(
                 await handle.result()
     finally:
         await server.kill()
+
+
+async def answered_mcp_questions(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """Two MCP calls in parallel whose servers ask a person: a 2026-07-28 server (the SDK's
+    `MCPServer`, an `InputRequiredResult`) answered with an edit refused first, and a
+    handshake-era one (server-everything, `elicitation/create` mid-call, the activity's
+    `mcp_elicitation` update) declined; on a worker of their own that has both servers."""
+    order, ask = "mcp__shop__order", "mcp__every__trigger-elicitation-request"
+    fake_api.script(
+        "golden-mcp-questions",
+        [fake.tool_calls((order, {"item": "tea"}), (ask, {})), fake.text("Ordered.")],
+    )
+    request = scripted_request("golden-mcp-questions", agent={"tools": [order, ask]})
+    with tempfile.TemporaryDirectory() as tmp:
+        servers = {
+            "shop": {"command": [sys.executable, str(ASKING_SERVER)]},
+            "every": {"command": [str(npm_bin("mcp-server-everything")), "stdio"]},
+        }
+        config = Path(tmp) / "mcp.json"
+        config.write_text(json.dumps({"servers": servers}))
+        asking = dataclasses.replace(
+            make_settings(Path(tmp), f"golden-mcp-{uuid.uuid4()}"), mcp_config=config
+        )
+        async with running_worker(client, asking, fake_api):
+            handle = await _start(client, request, asking.task_queue, workflow_id)
+            pending = (await wait_for_pending(handle, count=2)).pending
+            by_tool = {call.tool: call for call in pending}
+            with contextlib.suppress(WorkflowUpdateFailedError):  # refused: it does not fit
+                await handle.execute_update(
+                    UPDATE_DECIDE,
+                    {"call_id": by_tool[order].call_id, "approved": True, "input": {}},
+                )
+            address = {"address": "1 Main St", "express": True}
+            await handle.execute_update(
+                UPDATE_DECIDE,
+                {"call_id": by_tool[order].call_id, "approved": True, "input": address},
+            )
+            await handle.execute_update(
+                UPDATE_DECIDE,
+                {"call_id": by_tool[ask].call_id, "approved": False, "reason": "not now"},
+            )
+            await handle.result()
     return handle
 
 
@@ -690,6 +735,7 @@ SCENARIOS = (
     loads_a_skill,
     signed_cancel,
     follows_an_mcp_task,
+    answered_mcp_questions,
 )
 
 

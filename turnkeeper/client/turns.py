@@ -194,6 +194,9 @@ def waiting_calls(status: TurnStatus, kind: PendingKind, call_id: str) -> list[P
     """
     of_kind = [call for call in status.pending if call.kind == kind]
     chosen = of_kind if call_id == "all" else [c for c in of_kind if c.call_id == call_id]
+    if not chosen and kind == "approval" and call_id != "all":
+        # A decision on one call also answers its MCP server's question (never with `all`).
+        chosen = [c for c in status.pending if c.kind == "elicitation" and c.call_id == call_id]
     if chosen:
         return chosen
     wanted = "approval" if kind == "approval" else "an external result"

@@ -26,6 +26,7 @@ from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, T
 from turnkeeper.contracts.names import (
     SIGNAL_APPROVE,
     SIGNAL_SUBMIT_TOOL_RESULT,
+    UPDATE_DECIDE,
     UPDATE_EXTEND_BUDGET,
 )
 from turnkeeper.contracts.signals import PendingCall, RefusedDecision, TurnStatus
@@ -176,7 +177,7 @@ def pending(
     """Each waiting call and the commands that decide it; its input on one line, abridged, or
     with `full` every argument whole (what an approver approves)."""
     for call in calls:
-        verb = "approval" if call.kind == "approval" else "an external result"
+        verb = _AWAITED[call.kind]
         # A sub-agent's call is decided in the child that waits (an ancestor would pass it on).
         waits_in = waiting_in(call, workflow_id)
         console.print(
@@ -189,6 +190,8 @@ def pending(
             ),
             soft_wrap=True,
         )
+        if call.message is not None:  # a server's question: what it asks comes first
+            console.print(Text(f"  asks: {call.message}"), soft_wrap=True)
         if full:
             console.print(whole_input(call.input), soft_wrap=True)
         else:
@@ -228,22 +231,37 @@ def extend_commands(workflow_id: str, request: BudgetRequest, target: Target) ->
     payload = {field: json.loads(amount), "approver": local_user(), "reason": ""}
     return [
         target.ours("extend", workflow_id, "--" + field.replace("_", "-"), amount),
-        target.temporal_cli(
-            "workflow",
-            "update",
-            "execute",
-            "--workflow-id",
-            workflow_id,
-            "--name",
-            UPDATE_EXTEND_BUDGET,
-            "--input",
-            json.dumps(payload),
-        ),
+        _update_command(target, workflow_id, UPDATE_EXTEND_BUDGET, payload),
     ]
+
+
+def _update_command(target: Target, workflow_id: str, update: str, payload: Any) -> str:
+    """The plain `temporal` CLI command that sends `update` with the contract's JSON."""
+    return target.temporal_cli(
+        "workflow",
+        "update",
+        "execute",
+        "--workflow-id",
+        workflow_id,
+        "--name",
+        update,
+        "--input",
+        json.dumps(payload),
+    )
+
+
+# What a pending call of each kind waits for, as `pending` says it.
+_AWAITED = {
+    "approval": "approval",
+    "external": "an external result",
+    "elicitation": "an answer to its server's question",
+}
 
 
 def decide_commands(workflow_id: str, call: PendingCall, target: Target) -> list[str]:
     """Ours, then the plain `temporal` CLI signal with the contract's JSON."""
+    if call.kind == "elicitation":
+        return _answer_commands(workflow_id, call, target)
     if call.kind == "approval":
         payload: dict[str, Any] = {
             "call_id": call.call_id,
@@ -271,6 +289,21 @@ def decide_commands(workflow_id: str, call: PendingCall, target: Target) -> list
         json.dumps(payload),
     )
     return [*ours, temporal]
+
+
+def _answer_commands(workflow_id: str, call: PendingCall, target: Target) -> list[str]:
+    """A server's question: declined or cancelled with ours, answered through the `decide`
+    update with the answer (a field per property of its schema) as `input`."""
+    schema = call.requested_schema or {}
+    fields = schema.get("properties") or {}
+    # The required fields (else all): the shortest answer the server may take.
+    wanted = schema.get("required") or (list(fields) if isinstance(fields, dict) else [])
+    answer = {str(name): "…" for name in wanted} if isinstance(wanted, list) else {}
+    payload = {"call_id": call.call_id, "approved": True, "input": answer}
+    return [
+        target.ours("reject", workflow_id, call.call_id, "--reason", "cancel"),
+        _update_command(target, workflow_id, UPDATE_DECIDE, payload | {"approver": local_user()}),
+    ]
 
 
 def summarize(value: dict[str, Any], limit: int = SUMMARY_CHARS) -> str:

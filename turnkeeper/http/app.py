@@ -18,7 +18,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.events import TurnEvent
-from turnkeeper.contracts.signals import DecisionRecord, TurnState, TurnStatus
+from turnkeeper.contracts.signals import DecisionRecord, PendingKind, TurnState, TurnStatus
 from turnkeeper.contracts.tenants import TENANT_NAME_PATTERN, TenantCaps, TenantSpend
 from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.contracts.turn_ids import turn_id_problem
@@ -125,6 +125,13 @@ class Approval(ContractModel):
     """When it started waiting."""
     cost_usd: float
     """The turn's cost so far."""
+    kind: PendingKind = "approval"
+    """`approval`: decide the call; `elicitation`: answer its MCP server's question (`message`)
+    with an `input` that fits `requested_schema`, decline, or cancel."""
+    message: str | None = None
+    """Of an `elicitation`: what the server asks."""
+    requested_schema: dict[str, Any] | None = None
+    """Of an `elicitation`: the JSON Schema the answer must fit."""
 
 
 def _caller(request: Request) -> Identity:

@@ -17,13 +17,17 @@ from pydantic import ConfigDict, JsonValue
 
 from turnkeeper.client.errors import DecisionRefused
 from turnkeeper.contracts.contract_model import ContractModel
-from turnkeeper.contracts.signals import ApproveInput, DecisionRecord
+from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, PendingKind
 from turnkeeper.http.access import check_visible, may_decide, visible_turn
 from turnkeeper.http.tokens import Identity
 from turnkeeper.http.turns import ApiError, StartedTurn, Turns
 
 # The same variable `turnkeeper approve --key` reads, for a key that has a passphrase.
 PASSPHRASE_ENV: Final = "TURNKEEPER_KEY_PASSPHRASE"
+
+
+# The pending kinds a decision settles: a call's approval, or its MCP server's question.
+_DECIDED: Final = ("approval", "elicitation")
 
 
 class DecisionBody(ContractModel):
@@ -39,7 +43,9 @@ class DecisionBody(ContractModel):
     reason: str = ""
     """Why; a rejection's reason reaches the model."""
     input: dict[str, JsonValue] | None = None
-    """An edited input for the call (approvals only), checked against the tool's schema."""
+    """An edited input for the call (approvals only), checked against the tool's schema; for a
+    server's question (kind `elicitation`), the answer, checked against its requested schema.
+    `approved: false` declines the question, and with `reason: "cancel"` cancels it."""
     remember: bool = False
     """Approve later calls of this tool by this agent without asking."""
 
@@ -193,10 +199,11 @@ async def _send(
     try:
         return await turns.decide(workflow_id, decision, key, turn.chain)
     except DecisionRefused as err:
-        await _check_waiting(turns, workflow_id, body.call_id)
-        # The call waits, so the edit does not fit the tool, or the signature does not count
-        # (a rejection's input is dropped: it was no edit).
-        raise ApiError(422 if decision.input is not None else 409, str(err)) from None
+        kind = await _check_waiting(turns, workflow_id, body.call_id)
+        # The call waits, so the edit (or the answer to its server's question) does not fit the
+        # schema, or the signature does not count (a rejection's input is dropped: no edit).
+        unfit = decision.input is not None or (kind == "elicitation" and decision.approved)
+        raise ApiError(422 if unfit else 409, str(err)) from None
     except ApiError as err:
         raise _Unreached(err) from None
 
@@ -207,10 +214,16 @@ def _check_decides(identity: Identity, turn: StartedTurn) -> None:
         raise ApiError(403, f"{identity.name!r} is not an approver of agent {agent.id!r}")
 
 
-async def _check_waiting(turns: Turns, workflow_id: str, call_id: str) -> None:
+async def _check_waiting(turns: Turns, workflow_id: str, call_id: str) -> PendingKind:
+    """The kind of the waiting call `call_id`.
+
+    Raises:
+        ApiError: 409 for a call decided already, 404 for one that does not wait.
+    """
     status = await turns.status(workflow_id)
-    if any(c.call_id == call_id and c.kind == "approval" for c in status.pending):
-        return
+    for call in status.pending:
+        if call.call_id == call_id and call.kind in _DECIDED:
+            return call.kind
     if any(d.call_id == call_id for d in await turns.decisions(workflow_id)):
         raise ApiError(409, f"call {call_id!r} of {workflow_id!r} is already decided")
     raise ApiError(404, f"no call {call_id!r} waits for approval in {workflow_id!r}")

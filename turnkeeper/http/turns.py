@@ -33,7 +33,7 @@ from turnkeeper.contracts.names import (
     WORKFLOW_TYPE,
 )
 from turnkeeper.contracts.search_attributes import AGENT_ID, COST_USD_KEY, STARTED_BY, TURN_STATE
-from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
+from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, PendingKind, TurnStatus
 from turnkeeper.contracts.tenants import TenantCaps, TenantSpend
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
 from turnkeeper.http.errors import ApiError, rpc_error
@@ -76,6 +76,9 @@ class WaitingApproval:
     cost_usd: float
     approvers: list[str] | None
     started_by: str | None
+    kind: PendingKind = "approval"
+    message: str | None = None
+    requested_schema: dict[str, JsonValue] | None = None
 
 
 class Turns(Protocol):
@@ -243,9 +246,12 @@ class TurnService:
                     cost_usd=found.status.cost_usd,
                     approvers=approvers,
                     started_by=origin.started_by,
+                    kind=call.kind,
+                    message=call.message,
+                    requested_schema=call.requested_schema,
                 )
                 for call in found.status.pending
-                if call.kind == "approval"
+                if call.kind in ("approval", "elicitation")
             )
         return waiting
 

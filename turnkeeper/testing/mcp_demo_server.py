@@ -135,14 +135,16 @@ async def _answer(send: Any, status: int, body: bytes, challenge: bytes | None =
     await send({"type": "http.response.body", "body": body})
 
 
-def _serve_with_bearer(port: int, token_file: Path) -> None:
+def _serve_with_bearer(mcp_server: MCPServer, port: int, token_file: Path) -> None:
     import uvicorn
 
-    app = bearer_required(server.streamable_http_app(host="127.0.0.1"), token_file)
+    app = bearer_required(mcp_server.streamable_http_app(host="127.0.0.1"), token_file)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
-def main() -> None:
+def main(app: MCPServer = server) -> None:
+    """Serves `app` (another test server may pass its own) over stdio, or streamable HTTP on
+    127.0.0.1 with `--http PORT`."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT")
     parser.add_argument(
@@ -150,11 +152,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.http is None:
-        server.run("stdio")
+        app.run("stdio")
     elif args.bearer_file is not None:
-        _serve_with_bearer(args.http, args.bearer_file)
+        _serve_with_bearer(app, args.http, args.bearer_file)
     else:
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
+        app.run("streamable-http", host="127.0.0.1", port=args.http)
 
 
 if __name__ == "__main__":

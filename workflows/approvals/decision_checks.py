@@ -52,6 +52,8 @@ def _edit_problem(turn: Turn | None, pending: PendingCalls, decision: ApproveInp
     waiting = pending.get(decision.call_id)
     if waiting is None or turn is None or decision.input is None:
         return None
+    if waiting.asked is not None:
+        return None  # an answer to a server's question, checked against its schema (pending.py)
     schema = schema_of(turn, waiting.use.name)
     problems = validation_problems(schema, decision.input) if schema is not None else []
     if problems:

@@ -8,6 +8,7 @@ from datetime import datetime
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from turnkeeper.contracts.mcp_elicitation import ElicitationAsked, answer_problem
     from turnkeeper.contracts.messages import ToolUseBlock
     from turnkeeper.contracts.signals import (
         ALL_PENDING,
@@ -26,10 +27,13 @@ class Waiting:
     since: datetime
     decision: ApproveInput | None = None
     result: SubmitToolResultInput | None = None
+    # Of kind `elicitation`: the server's question, and the activity attempt that asked it.
+    asked: ElicitationAsked | None = None
+    attempt: int = 0
 
     @property
     def settled(self) -> bool:
-        return (self.decision if self.kind == "approval" else self.result) is not None
+        return (self.result if self.kind == "external" else self.decision) is not None
 
 
 class PendingCalls:
@@ -77,16 +81,18 @@ class PendingCalls:
         return [call for calls in self._relayed.values() for call in calls]
 
     def why_not(self, call_id: str, kind: PendingKind) -> str | None:
-        """None when a signal of `kind` for `call_id` applies now, else the reason it does not."""
+        """None when a signal of `kind` for `call_id` applies now, else the reason it does not.
+        A decision (`approval`) applies to a server's question (`elicitation`) too."""
         if call_id == ALL_PENDING and kind == "approval":
             return None if self._open_approvals() else "no call waits for approval"
         waiting = self._waiting.get(call_id)
-        if waiting is not None and waiting.kind == kind and not waiting.settled:
+        kinds = {kind, "elicitation"} if kind == "approval" else {kind}
+        if waiting is not None and waiting.kind in kinds and not waiting.settled:
             return None
         if call_id in self._settled or (waiting is not None and waiting.settled):
             return "already decided"
         if waiting is not None:
-            wanted = "a decision" if waiting.kind == "approval" else "a result"
+            wanted = "a result" if waiting.kind == "external" else "a decision"
             return f"the call waits for {wanted}"
         return "no such pending call"
 
@@ -101,6 +107,12 @@ class PendingCalls:
             return f"{who} may not decide calls of this agent (approvers: {', '.join(approvers)})"
         if decision.input is not None and decision.call_id == ALL_PENDING:
             return "an edited input applies to one call; name its call_id instead of '*'"
+        waiting = self._waiting.get(decision.call_id)
+        if waiting is not None and waiting.asked is not None:
+            problem = answer_problem(
+                waiting.asked, decision.approved, decision.remember, decision.input
+            )
+            return f"call {decision.call_id!r}: {problem}" if problem else None
         return None
 
     def decide(self, decision: ApproveInput) -> list[Waiting]:
@@ -125,16 +137,21 @@ class PendingCalls:
     def state(self) -> TurnState:
         kinds = {waiting.kind for waiting in self._waiting.values()}
         kinds |= {call.kind for call in self._relayed_calls()}
-        if "approval" in kinds:
+        if "approval" in kinds or "elicitation" in kinds:  # both wait for a person's decision
             return "awaiting_approval"
         if "external" in kinds:
             return "awaiting_external"
         return "running"
 
     def listing(self) -> list[PendingCall]:
-        return [
-            PendingCall(
-                call_id=w.use.id, tool=w.use.name, input=w.use.input, kind=w.kind, since=w.since
-            )
-            for w in self._waiting.values()
-        ] + self._relayed_calls()
+        return [_listed(w) for w in self._waiting.values()] + self._relayed_calls()
+
+
+def _listed(waiting: Waiting) -> PendingCall:
+    use, asked = waiting.use, waiting.asked
+    call = PendingCall(
+        call_id=use.id, tool=use.name, input=use.input, kind=waiting.kind, since=waiting.since
+    )
+    if asked is not None:
+        call.message, call.requested_schema = asked.message, asked.requested_schema
+    return call

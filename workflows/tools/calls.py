@@ -15,7 +15,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts import errors
     from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult, ToolTraits
     from turnkeeper.contracts.approvals import SignedGrant
-    from turnkeeper.contracts.mcp import ACTIVITY_MCP_CALL_TOOL, McpCallInput
+    from turnkeeper.contracts.mcp import McpCallInput
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
     from turnkeeper.contracts.result_limits import DEFAULT_MAX_RESULT_BYTES, capped
@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.subagents.calls import TASK_SCHEMA, SubagentCalls, subagent_of
     from turnkeeper.workflows.tools import mcp_tasks, skills
+    from turnkeeper.workflows.tools.mcp_elicitation import McpElicitations
     from turnkeeper.workflows.tools.retries import interrupted_call_text, tool_retry_policy
     from turnkeeper.workflows.turn_state import Settled, Turn
 
@@ -55,6 +56,7 @@ class ToolCalls:
         self._observer = observer
         self._subagents = SubagentCalls(pending, observer)
         self._subagent_share = 1  # sub-agent calls of the answer being settled side by side
+        self.elicitations = McpElicitations(pending, observer)
 
     async def dispatch(
         self, turn: Turn, uses: list[ToolUseBlock], offered: list[str]
@@ -181,7 +183,7 @@ class ToolCalls:
                 ACTIVITY_TOOL_CALL, call, told, result_type=ToolCallResult, local=options
             )
         else:
-            remote = workflow.ActivityConfig(
+            options = workflow.ActivityConfig(
                 start_to_close_timeout=_tool_timeout(traits),
                 heartbeat_timeout=TOOL_HEARTBEAT,
                 retry_policy=retry,
@@ -190,15 +192,14 @@ class ToolCalls:
             )
             if mcp and mcp_tasks.may_answer_with_task(turn, use.name):
                 # Only where the recorded listing allows tasks: other calls keep their commands.
-                follow = mcp_tasks.follow(turn, use, _mcp_call(call), told, remote, self._observer)
+                call_input = McpCallInput(call_id=use.id, name=use.name, input=use.input)
+                follow = mcp_tasks.follow(turn, use, call_input, told, options, self._observer)
                 result = await follow
+            elif mcp:  # the server may ask a person for input before it answers
+                result = await self.elicitations.call(turn, use, told, options)
             else:
                 result = await execute(
-                    ACTIVITY_MCP_CALL_TOOL if mcp else ACTIVITY_TOOL_CALL,
-                    _mcp_call(call) if mcp else call,
-                    told,
-                    result_type=ToolCallResult,
-                    options=remote,
+                    ACTIVITY_TOOL_CALL, call, told, result_type=ToolCallResult, options=options
                 )
         if isinstance(result, str):  # the call did not complete: the model is told so
             settled = _error(use, result)
@@ -290,10 +291,6 @@ def _reused_text(use: ToolUseBlock) -> str:
         f"Not run: the tool-call id {use.id!r} was used already by an earlier call in this "
         "turn, and a call needs an id of its own. Ask for the call again."
     )
-
-
-def _mcp_call(call: ToolCallInput) -> McpCallInput:
-    return McpCallInput(call_id=call.call_id, name=call.tool, input=call.input)
 
 
 def _needs_approval(turn: Turn, use: ToolUseBlock) -> bool:

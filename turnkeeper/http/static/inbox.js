@@ -67,6 +67,7 @@ async function refresh() {
 function keyOf(call) { return call.workflow_id + "\n" + call.call_id; }
 
 function render(call) {
+  if (call.kind === "elicitation") return renderQuestion(call);
   const box = document.createElement("section");
   box.className = "call";
   box.dataset.key = keyOf(call);
@@ -84,6 +85,92 @@ function render(call) {
   box.querySelector(".approve").onclick = () => decide(box, call, true, original);
   box.querySelector(".reject").onclick = () => decide(box, call, false, original);
   return box;
+}
+
+// An MCP server's question (kind `elicitation`): its message, a form with a field per property
+// of its requested schema (MCP allows a flat object of strings, numbers, booleans and enums), and
+// Answer / Decline / Cancel. The turn checks the answer against the schema and says what is wrong.
+function renderQuestion(call) {
+  const box = document.createElement("section");
+  box.className = "call question";
+  box.dataset.key = keyOf(call);
+  box.innerHTML = `<h2></h2><p class="meta"></p><p class="asks"></p><form class="answer"></form>
+    <p><button class="approve">Answer</button><button class="reject">Decline</button><button class="cancel">Cancel</button></p>
+    <p class="error"></p>`;
+  box.querySelector("h2").textContent = visible(call.tool) + " asks";
+  box.querySelector(".meta").textContent = visible(
+    `turn ${call.workflow_id} · agent ${call.agent_id} · waiting since ${new Date(call.since).toLocaleString()}`);
+  box.querySelector(".asks").textContent = visible(call.message || "");
+  const schema = call.requested_schema || {};
+  const required = new Set(schema.required || []);
+  const form = box.querySelector("form");
+  for (const [name, field] of Object.entries(schema.properties || {})) form.append(fieldOf(name, field, required.has(name)));
+  form.addEventListener("submit", (e) => e.preventDefault());
+  box.querySelector(".approve").onclick = () => answer(box, call, { approved: true, input: answerOf(form, schema) });
+  box.querySelector(".reject").onclick = () => answer(box, call, { approved: false, reason: "declined" });
+  box.querySelector(".cancel").onclick = () => answer(box, call, { approved: false, reason: "cancel" });
+  return box;
+}
+
+function fieldOf(name, field, required) {
+  const label = document.createElement("label");
+  label.append(visible((field.title || name) + (required ? " *" : "")) + " ");
+  // Choices as [value, label]: a titled enum (`oneOf`/`anyOf` of `const` + `title`) shows its titles.
+  const choices = (plain, titled) => plain ? plain.map((v, i) => [v, (field.enumNames || [])[i] || v])
+    : (titled || []).map((o) => [o.const, o.title || o.const]);
+  const options = choices(field.enum, field.oneOf);
+  const items = field.items ? choices(field.items.enum, field.items.anyOf) : [];
+  let control;
+  if (field.type === "boolean") {
+    control = selectOf([["", ""], ["true", "true"], ["false", "false"]], field.default === undefined ? "" : String(field.default));
+  } else if (field.type === "array" && items.length) {
+    control = selectOf(items, null); control.multiple = true;
+    for (const option of control.options) option.selected = (field.default || []).includes(option.value);
+  } else if (options.length) {
+    control = selectOf([["", ""], ...options], field.default === undefined ? "" : String(field.default));
+  } else {
+    control = document.createElement("input");
+    control.type = field.type === "number" || field.type === "integer" ? "number" : "text";
+    if (field.default !== undefined) control.value = String(field.default);
+  }
+  control.name = name;
+  control.dataset.type = field.type || "string";
+  label.append(control);
+  if (field.description) { const hint = document.createElement("small"); hint.textContent = " " + visible(field.description); label.append(hint); }
+  return label;
+}
+
+function selectOf(choices, chosen) {
+  const select = document.createElement("select");
+  for (const [value, label] of choices) {
+    const option = document.createElement("option");
+    option.value = value; option.textContent = visible(label); option.selected = value === chosen;
+    select.append(option);
+  }
+  return select;
+}
+
+// The form as the answer's JSON: empty fields are left out, numbers and booleans typed.
+function answerOf(form, schema) {
+  const input = {};
+  for (const control of form.querySelectorAll("input, select")) {
+    const type = control.dataset.type;
+    if (control.multiple) { const chosen = [...control.selectedOptions].map((o) => o.value); if (chosen.length) input[control.name] = chosen; continue; }
+    if (control.value === "") continue;
+    if (type === "boolean") input[control.name] = control.value === "true";
+    else if (type === "number" || type === "integer") input[control.name] = Number(control.value);
+    else input[control.name] = control.value;
+  }
+  return input;
+}
+
+async function answer(box, call, decision) {
+  const response = await api(`/v1/turns/${encodeURIComponent(call.workflow_id)}/decisions`,
+    { method: "POST", body: JSON.stringify({ call_id: call.call_id, reason: "", ...decision }) });
+  if (!response.ok) { box.querySelector(".error").textContent = await detail(response); return; }
+  box.remove();
+  const what = decision.approved ? "Answered" : decision.reason === "cancel" ? "Cancelled" : "Declined";
+  $("message").textContent = visible(`${what} the question of ${call.tool} (${call.call_id}).`);
 }
 
 // A line diff (longest common subsequence): the edit an approver is about to send, line by line.
