@@ -5,7 +5,7 @@ Python MCP client over HTTP in either era, signed in with a bearer token."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,8 @@ from mcp_types import (
 )
 from pydantic import ConfigDict
 
+from tests.fakes import fake_anthropic as fake
+from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.driving import agent
 from tests.system.serving import serving
@@ -82,12 +84,15 @@ async def mcp_client(
     """The SDK's client of `url` in `era` (`legacy`: the 2025-11-25 handshake); with `tasks`,
     a 2026 client that names the tasks extension in its requests' capabilities."""
     extensions = [TasksClaim()] if tasks else None
+    # 2026: as a client meets a server it does not know, `server/discover` first.
+    mode = "legacy" if era == "legacy" else "auto"
     async with (
         http_client(token) as http,
         Client(
-            streamable_http_client(url, http_client=http), mode=era, extensions=extensions
+            streamable_http_client(url, http_client=http), mode=mode, extensions=extensions
         ) as client,
     ):
+        assert (client.protocol_version == MODERN) == (era == MODERN), client.protocol_version
         yield client
 
 
@@ -110,28 +115,29 @@ class TasksClaim(ClientExtension):
 
     identifier = TASKS
 
-    def result_claims(self) -> list[ResultClaim[Any]]:
+    def claims(self) -> list[ResultClaim[Any]]:
         return [ResultClaim(result_type="task", model=CreatedTask, resolve=_unresolved)]
 
 
-class TaskParams(RequestParams):
-    task_id: str
+class _Params(RequestParams):
+    model_config = ConfigDict(extra="allow")
 
 
-class TaskRequest(Request[TaskParams, str]):
-    """`tasks/get`, `tasks/result`, `tasks/cancel`: one shape, the method named per call (the
-    SDK has no task requests of its own)."""
-
-
-async def task_request(client: Client, method: str, task_id: str) -> dict[str, Any]:
-    """`method` for `task_id`; the result as sent (a `ValueError` for an MCP error)."""
-    request = TaskRequest(method=method, params=TaskParams(task_id=task_id))
-    result = await client.session.send_request(request, _Raw)
-    return result.model_dump(by_alias=True, mode="json")
+class TaskRequest(Request[_Params, str]):
+    """`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`: one shape, the method named
+    per call (the SDK has no task requests of its own)."""
 
 
 class _Raw(Result):
     model_config = ConfigDict(extra="allow")
+
+
+async def task_request(client: Client, method: str, **params: Any) -> dict[str, Any]:
+    """`method` with `params` (wire names: `taskId`); the result as sent (an MCP error raises
+    `MCPError`)."""
+    request = TaskRequest(method=method, params=_Params.model_validate(params))
+    result = await client.session.send_request(request, _Raw)
+    return result.model_dump(by_alias=True, mode="json")
 
 
 async def legacy_task_call(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -143,3 +149,41 @@ async def legacy_task_call(client: Client, name: str, arguments: dict[str, Any])
     data = CallToolRequest(params=params).model_dump(by_alias=True, mode="json", exclude_none=True)
     dispatcher = client.session._dispatcher
     return await dispatcher.send_raw_request("tools/call", data["params"], {})
+
+
+def approval_agent(stack: SystemStack, folder: Path, key: str, agent_id: str) -> Path:
+    """An agent that writes `out.md`, a call that waits for approval, then answers "Done."."""
+    write = fake.tool_calls(("write_file", {"path": "out.md", "content": "hi"}))
+    stack.fake.script(key, [write, fake.text("Done.")])
+    constraints = {"require_approval": ["write_file"]}
+    return write_agent(folder, key, agent_id, tools=["write_file"], constraints=constraints)
+
+
+async def polled(
+    client: Client, task_id: str, done: Callable[[dict[str, Any]], bool], what: str
+) -> dict[str, Any]:
+    """`tasks/get` until `done` holds of its answer."""
+    return await until(lambda: task_request(client, "tasks/get", taskId=task_id), done, what)
+
+
+async def approve_over_http(served: Served, name: str, workflow_id: str) -> None:
+    """Approves the turn's waiting call as `name`, through the HTTP API."""
+    headers = {"Authorization": f"Bearer {served.tokens[name]}"}
+    async with httpx.AsyncClient(base_url=served.url, headers=headers, timeout=30) as http:
+        status = (await http.get(f"/v1/turns/{workflow_id}")).json()
+        [call] = status["pending"]
+        body = {"call_id": call["call_id"], "approved": True}
+        decided = await http.post(f"/v1/turns/{workflow_id}/decisions", json=body)
+        assert decided.status_code == 200, decided.text
+
+
+@asynccontextmanager
+async def served_client(
+    stack: SystemStack, folder: Path, name: str, era: Era, *, tasks: bool = False
+) -> AsyncIterator[tuple[Served, Client]]:
+    """`serving_agents` for the identity `name`, and its client in `era`."""
+    async with (
+        serving_agents(stack, folder, (name,)) as served,
+        mcp_client(served.mcp_url, served.tokens[name], era, tasks=tasks) as client,
+    ):
+        yield served, client
