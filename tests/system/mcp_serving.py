@@ -25,6 +25,7 @@ from mcp_types import (
 )
 from pydantic import ConfigDict
 
+from tests.conftest import new_key
 from tests.fakes import fake_anthropic as fake
 from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess
@@ -187,3 +188,12 @@ async def served_client(
         mcp_client(served.mcp_url, served.tokens[name], era, tasks=tasks) as client,
     ):
         yield served, client
+
+
+def writer_folder(stack: SystemStack, tmp_path: Path) -> tuple[Path, str]:
+    """An agents folder holding `writer` (`approval_agent`), and a caller's name of the test's
+    own (the dev server holds every test's turns)."""
+    key = new_key()
+    folder = tmp_path / "agents"
+    approval_agent(stack, folder, key, "writer")
+    return folder, f"alice-{key}"

@@ -20,10 +20,10 @@ from tests.system.driving import connect_like
 from tests.system.mcp_serving import (
     ERAS,
     Era,
-    approval_agent,
     approve_over_http,
     served_client,
     write_agent,
+    writer_folder,
 )
 from tests.system.test_http_api import add_token
 
@@ -74,10 +74,7 @@ async def _call_over_stdio(environment: dict[str, str], command: list[str], era:
 async def test_a_plain_call_sends_the_turns_events_as_progress(
     stack: SystemStack, tmp_path: Path, era: Era
 ) -> None:
-    key = new_key()
-    folder = tmp_path / "agents"
-    approval_agent(stack, folder, key, "writer")
-    alice = f"alice-{key}"
+    folder, alice = writer_folder(stack, tmp_path)
     progress: list[tuple[float, str | None]] = []
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
