@@ -197,3 +197,10 @@ def writer_folder(stack: SystemStack, tmp_path: Path) -> tuple[Path, str]:
     folder = tmp_path / "agents"
     approval_agent(stack, folder, key, "writer")
     return folder, f"alice-{key}"
+
+
+def audit_lines(stack: SystemStack, action: str) -> list[dict[str, Any]]:
+    """The audit lines (`api_call`) of `action` in the log of `turnkeeper serve`."""
+    lines = (stack.tmp_path / "serve.log").read_text().splitlines()
+    audited = [json.loads(line) for line in lines if '"api_call"' in line]
+    return [line for line in audited if line["action"] == action]

@@ -22,6 +22,7 @@ from tests.system.mcp_serving import (
     MODERN,
     Era,
     Served,
+    audit_lines,
     legacy_task_call,
     mcp_client,
     polled,
@@ -128,4 +129,6 @@ async def test_a_task_id_that_is_no_turn_or_another_callers_is_not_found(
         assert error.code == INVALID_PARAMS, error
         assert error.message == f"Failed to retrieve task: Task not found: {task_id!r}"
     assert undeclared.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+    refusals = [(a["identity"], a["status"]) for a in audit_lines(stack, "mcp:interrupt")]
+    assert refusals == [(alice, 404)] * 4
     assert alices == []

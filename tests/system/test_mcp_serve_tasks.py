@@ -19,6 +19,7 @@ from tests.system.mcp_serving import (
     Served,
     approval_agent,
     approve_over_http,
+    audit_lines,
     legacy_task_call,
     mcp_client,
     polled,
@@ -117,6 +118,8 @@ async def test_cancelling_a_task_interrupts_its_turn_and_answers_its_partial_rep
     assert modern["result"]["isError"] is True
     assert "interrupted" in modern["result"]["content"][0]["text"]
     assert not (served.worker.workspace / "out.md").exists()
+    cancels = [(a["turn"], a["status"]) for a in audit_lines(stack, "mcp:interrupt")]
+    assert cancels == [(legacy_id, 200), (task.task_id, 200)]
 
 
 async def test_a_task_is_found_by_a_new_server_after_the_first_was_killed(

@@ -39,6 +39,7 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from turnkeeper.http import audit
 from turnkeeper.http.access import MAX_PAGE
 from turnkeeper.http.decisions import intervene
 from turnkeeper.http.errors import ApiError
@@ -59,6 +60,8 @@ from turnkeeper.http.turns import UPDATE_INTERRUPT
 # The era of the core `tasks` utility.
 LEGACY_TASKS_VERSION: Final = "2025-11-25"
 CANCEL_REASON: Final = "the MCP task was cancelled"
+# The audit line's action of a task cancelled through the MCP endpoint (`audit.line`).
+AUDIT_INTERRUPT: Final = "mcp:interrupt"
 # How long a 2025 `tasks/cancel` waits for the turn to stop before it answers the task as it is.
 CANCEL_WAIT_S: Final = 10.0
 
@@ -181,12 +184,13 @@ class TurnTasks(Extension):
         an acknowledgement at once."""
         self._check_extension(ctx)
         identity = self.serving.identity(ctx)
-        await self.serving.visible(identity, params.task_id)
         payload = {"reason": CANCEL_REASON, "author": identity.name}
         try:
             await intervene(self.serving.turns, params.task_id, UPDATE_INTERRUPT, payload, identity)
         except ApiError as error:
+            audit.line(identity, AUDIT_INTERRUPT, params.task_id, error.status)
             raise mcp_error(error, params.task_id) from None
+        audit.line(identity, AUDIT_INTERRUPT, params.task_id, 200)
         if _modern(ctx):
             return {}  # the extension's acknowledgement: cancelling is eventually consistent
         # 2025: the answer is the task, which says `cancelled` once the turn has stopped at
