@@ -12,7 +12,7 @@ import httpx2 as httpx
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
 
 from tests.conftest import new_key
 from tests.fakes import fake_anthropic as fake
@@ -121,6 +121,11 @@ async def test_a_task_id_that_is_no_turn_or_another_callers_is_not_found(
                         )
         async with mcp_client(served.mcp_url, served.tokens[bob], MODERN) as client:
             undeclared = await refused(task_request(client, "tasks/get", taskId=bobs))
+            # The 2025-11-25 methods that the 2026 extension dropped.
+            dropped = [
+                await refused(task_request(client, "tasks/result", taskId=bobs)),
+                await refused(task_request(client, "tasks/list")),
+            ]
         alices = await turns_of(served, alice)
 
     assert len(answers) == 10
@@ -129,6 +134,7 @@ async def test_a_task_id_that_is_no_turn_or_another_callers_is_not_found(
         assert error.code == INVALID_PARAMS, error
         assert error.message == f"Failed to retrieve task: Task not found: {task_id!r}"
     assert undeclared.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert [error.code for error in dropped] == [METHOD_NOT_FOUND, METHOD_NOT_FOUND]
     refusals = [(a["identity"], a["status"]) for a in audit_lines(stack, "mcp:interrupt")]
     assert refusals == [(alice, 404)] * 4
     assert alices == []
