@@ -1,4 +1,4 @@
-"""Approvals over MCP (turnkeeper/http/mcp_approvals.py) over the fake turns: who is asked, what
+"""Approvals over MCP (turnkeeper.http.mcp.approvals.py) over the fake turns: who is asked, what
 the question says, how each answer reads, and that a malformed answer decides nothing."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from turnkeeper.contracts.signals import PendingCall
 
 from tests.unit.builders import request
 from tests.unit.http.fake_turns import SINCE, TURN_ID, FakeTurns
-from turnkeeper.http.mcp_approvals import (
+from turnkeeper.http.mcp.approvals import (
     APPROVAL_SCHEMA,
     INPUT_SHOWN_CHARS,
     Verdict,

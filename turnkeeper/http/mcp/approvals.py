@@ -90,13 +90,20 @@ class Verdict:
 
 
 async def questions(turns: Turns, workflow_id: str, identity: Identity) -> list[ApprovalQuestion]:
-    """The approvals of `workflow_id` (its sub-agents' included) that `identity` is asked:
-    none when it may not decide them, or cannot sign where the approvers have keys.
+    """The approvals of `workflow_id` that `identity` is asked, read from the turn now
+    (`asked_of`).
 
     Raises:
         ApiError: 404 for a turn `identity` may not see (as the API says it).
     """
     turn, status = await visible_status(turns, workflow_id, identity)
+    return asked_of(identity, turn, status)
+
+
+def asked_of(identity: Identity, turn: StartedTurn, status: TurnStatus) -> list[ApprovalQuestion]:
+    """The calls waiting for approval in `status` (its sub-agents' included) that `identity` is
+    asked about: none when it may not decide them, or cannot sign where the approvers have
+    keys."""
     if not may_answer(identity, turn):
         return []
     return [question(turn, call) for call in status.pending if call.kind == "approval"]
