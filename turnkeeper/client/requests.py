@@ -5,7 +5,9 @@ checks the workflow applies, so a typo is reported before anything starts (and b
 fails on the worker with `InvalidTurnRequest`).
 
 An agent file is a JSON object shaped like the contract's `agent`, optionally with a
-`constraints` object that becomes the task's default constraints. Flags override the file.
+`constraints` object that becomes the task's default constraints, and a `description` (what the
+agent does, for those who call it as a tool: `turnkeeper serve --agents`). Flags override the
+file.
 """
 
 from __future__ import annotations
@@ -167,20 +169,44 @@ def read_agent_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return _agent_file(path)
 
 
-def _agent_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The agent definition and its default constraints."""
-    agent = _read_json(path, "--agent")
+@dataclass(frozen=True)
+class AgentFile:
+    """An agent file's parts: the agent definition, its default constraints, its description."""
+
+    agent: dict[str, Any]
+    constraints: dict[str, Any]
+    description: str | None
+
+
+def read_agent_definition(path: Path, flag: str = "--agent") -> AgentFile:
+    """The agent file at `path` in its parts (`flag` names the option it came from in errors).
+
+    Raises:
+        RequestError: The file is missing, is not JSON, is not an agent object, or its
+            `constraints` is not an object or its `description` not a string.
+    """
+    agent = _read_json(path, flag)
     if not isinstance(agent, dict):
         raise RequestError(
-            f"--agent {path}: expected a JSON object (the agent definition), "
-            f"got {_json_kind(agent)}"
+            f"{flag} {path}: expected a JSON object (the agent definition), got {_json_kind(agent)}"
         )
     constraints = agent.pop("constraints", None) or {}
     if not isinstance(constraints, dict):
         raise RequestError(
-            f"--agent {path}: 'constraints' must be a JSON object, got {_json_kind(constraints)}"
+            f"{flag} {path}: 'constraints' must be a JSON object, got {_json_kind(constraints)}"
         )
-    return agent, constraints
+    description = agent.pop("description", None)
+    if description is not None and not isinstance(description, str):
+        raise RequestError(
+            f"{flag} {path}: 'description' must be a string, got {_json_kind(description)}"
+        )
+    return AgentFile(agent, constraints, description)
+
+
+def _agent_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The agent definition and its default constraints."""
+    parts = read_agent_definition(path)
+    return parts.agent, parts.constraints
 
 
 def _external_tools_file(path: Path) -> Any:

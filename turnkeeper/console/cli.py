@@ -31,6 +31,7 @@ from turnkeeper.console import (
     extend_command,
     fork_command,
     http_commands,
+    mcp_command,
     replay_command,
     steer_command,
     tenants_command,
@@ -638,6 +639,7 @@ keys_app = typer.Typer(help="Encryption keys for TURNKEEPER_ENCRYPTION_KEYS.", n
 app.add_typer(keys_app, name="keys")
 app.add_typer(http_commands.tokens_app, name="tokens")
 app.command("serve")(http_commands.serve_command)
+app.command("mcp")(mcp_command.mcp_command)
 
 
 @keys_app.command("new")

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.text import Text
@@ -15,6 +16,7 @@ from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.console.terminal import err, out
 from turnkeeper.http.deadline import DEFAULT_REQUEST_TIMEOUT_S
 from turnkeeper.http.edge import DEFAULT_MAX_BODY_BYTES
+from turnkeeper.http.mcp import AgentFileError
 from turnkeeper.http.serve import DEFAULT_HOST, DEFAULT_PORT, serve
 from turnkeeper.http.tokens import MEMBER, ROLES, TokenFileError, TokenStore
 
@@ -22,12 +24,20 @@ TokenFile = Annotated[
     Path, typer.Option("--file", help="The token file (created if missing; keep it private)")
 ]
 
+# The connection options of the servers (`serve`, `mcp`).
+TemporalAddress = Annotated[
+    str | None, typer.Option(help="Temporal host:port (default: TEMPORAL_ADDRESS)")
+]
+TemporalNamespace = Annotated[
+    str | None, typer.Option(help="Temporal namespace (default: TEMPORAL_NAMESPACE)")
+]
+
 tokens_app = typer.Typer(
     help="Bearer tokens of `turnkeeper serve`: one per identity.", no_args_is_help=True
 )
 
 
-def _fail(error: Exception, code: int = 1) -> typer.Exit:
+def fail(error: Exception, code: int = 1) -> typer.Exit:
     err.print(Text(f"error: {error}", style="red"), soft_wrap=True)
     return typer.Exit(code)
 
@@ -63,7 +73,7 @@ def tokens_add(
     try:
         token = TokenStore(file).add(name, key, role=role, tenant=tenant)
     except TokenFileError as error:
-        raise _fail(error, 2) from None
+        raise fail(error, 2) from None
     out.print(f"token for {name!r} (shown only now; {file} keeps its hash):", soft_wrap=True)
     out.print(token, soft_wrap=True, highlight=False)
 
@@ -74,7 +84,7 @@ def tokens_list(file: TokenFile) -> None:
     try:
         identities = TokenStore(file).identities()
     except TokenFileError as error:
-        raise _fail(error, 2) from None
+        raise fail(error, 2) from None
     for identity in identities:
         tenant = f"tenant {identity.tenant}" if identity.tenant else "no tenant"
         signing = f"  key {identity.key_file}" if identity.key_file else ""
@@ -95,7 +105,7 @@ def tokens_revoke(
     try:
         TokenStore(file).revoke(name)
     except TokenFileError as error:
-        raise _fail(error, 2) from None
+        raise fail(error, 2) from None
     out.print(f"revoked the token of {name!r}", soft_wrap=True)
 
 
@@ -128,33 +138,47 @@ def serve_command(
             help="Seconds a client has to send a whole request (head and body); later: 408",
         ),
     ] = DEFAULT_REQUEST_TIMEOUT_S,
-    address: Annotated[
-        str | None, typer.Option(help="Temporal host:port (default: TEMPORAL_ADDRESS)")
-    ] = None,
-    namespace: Annotated[
-        str | None, typer.Option(help="Temporal namespace (default: TEMPORAL_NAMESPACE)")
+    address: TemporalAddress = None,
+    namespace: TemporalNamespace = None,
+    agents: Annotated[
+        Path | None,
+        typer.Option(
+            help="A folder of agent files (*.json), each served as an MCP tool at /mcp "
+            "(docs/mcp-serve.md)",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
-    """The HTTP API and the approval inbox (docs/http-api.md)."""
-    try:
+    """The HTTP API and the approval inbox (docs/http-api.md); with --agents, the agents as
+    MCP tools at /mcp (docs/mcp-serve.md)."""
+
+    def serving() -> Coroutine[Any, Any, int]:
         TokenStore(tokens)  # a broken token file is said before anything listens
-        code = asyncio.run(
-            serve(
-                tokens=tokens,
-                host=host,
-                port=port,
-                cors_origins=cors_origin,
-                forwarded_allow_ips=forwarded_allow_ips,
-                max_body_bytes=max_body_bytes,
-                request_timeout_s=request_timeout,
-                address=address,
-                namespace=namespace,
-            )
+        return serve(
+            tokens=tokens,
+            host=host,
+            port=port,
+            cors_origins=cors_origin,
+            forwarded_allow_ips=forwarded_allow_ips,
+            max_body_bytes=max_body_bytes,
+            request_timeout_s=request_timeout,
+            address=address,
+            namespace=namespace,
+            agents=agents,
         )
-    except TokenFileError as error:
-        raise _fail(error, 2) from None
+
+    run_server(serving)
+
+
+def run_server(server: Callable[[], Coroutine[Any, Any, int]]) -> NoReturn:
+    """Runs a server command (`serve`, `mcp`) until it stops; what a user can act on (a token
+    file, an agent file, Temporal out of reach) as one line and an exit code."""
+    try:
+        code = asyncio.run(server())
+    except (TokenFileError, AgentFileError) as error:
+        raise fail(error, 2) from None
     except (TemporalUnreachableError, SettingsError) as error:
-        raise _fail(error) from None
+        raise fail(error) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     raise typer.Exit(code)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Final
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from turnkeeper.client.connection import connect
 from turnkeeper.http.app import create_app
+from turnkeeper.http.auth import FailedSignIns
 from turnkeeper.http.deadline import DEFAULT_REQUEST_TIMEOUT_S, request_deadline_protocol
 from turnkeeper.http.edge import DEFAULT_MAX_BODY_BYTES, guard_edge
+from turnkeeper.http.mcp import McpEndpoint, load_agents, served, with_mcp
 from turnkeeper.http.tokens import TokenStore
 from turnkeeper.http.turns import TurnService
 
@@ -29,6 +33,7 @@ async def serve(
     request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
     address: str | None = None,
     namespace: str | None = None,
+    agents: Path | None = None,
 ) -> int:
     """Serves until SIGINT or SIGTERM (uvicorn's own handling).
 
@@ -41,10 +46,22 @@ async def serve(
         max_body_bytes: Larger request bodies are answered 413 (`edge`).
         request_timeout_s: A request not received whole within this is answered 408
             (`deadline`).
+        agents: A folder of agent files served as MCP tools at `/mcp` (docs/mcp-serve.md);
+            None: no `/mcp`.
+
+    Raises:
+        AgentFileError: An agent file of `agents` cannot be served (before anything listens).
     """
+    agents_found = load_agents(agents) if agents is not None else None
     store = TokenStore(tokens)
     client = await connect(address=address, namespace=namespace)
-    app = create_app(TurnService(client), store, cors_origins=cors_origins)
+    turns = TurnService(client)
+    failures = FailedSignIns()  # one count of failed sign-ins for the API and `/mcp` alike
+    app: ASGIApp = create_app(turns, store, cors_origins=cors_origins, failures=failures)
+    endpoint = None
+    if agents_found is not None:
+        endpoint = McpEndpoint(served(agents_found, turns), store, failures)
+        app = with_mcp(app, endpoint)
     trusted = (forwarded_allow_ips or "").strip()
     config = uvicorn.Config(
         guard_edge(app, max_body_bytes=max_body_bytes),
@@ -57,5 +74,8 @@ async def serve(
         forwarded_allow_ips=trusted or None,
         log_level="info",
     )
-    await uvicorn.Server(config).serve()
+    async with AsyncExitStack() as running:
+        if endpoint is not None:
+            await running.enter_async_context(endpoint.run())
+        await uvicorn.Server(config).serve()
     return 0

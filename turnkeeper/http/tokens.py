@@ -134,13 +134,9 @@ class TokenStore:
             TokenFileError: An empty name, a key file that does not exist, a role that is not
                 one, or a tenant that is not a tenant name.
         """
-        if not name.strip():
-            raise TokenFileError("an identity needs a name")
-        # A name goes into visibility queries (`StartedBy = '<name>'`), logs and terminals.
-        if any(char in name for char in "'\"\\") or not name.isprintable():
-            raise TokenFileError(
-                f"{name!r}: a name has no quotes, backslashes or control characters"
-            )
+        problem = name_problem(name)
+        if problem:
+            raise TokenFileError(problem)
         problem = _grant_problem(role, tenant)
         if problem:
             raise TokenFileError(problem)
@@ -178,6 +174,16 @@ class TokenStore:
             if hmac.compare_digest(identity.token_sha256, digest):
                 return identity
         return None
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot be an identity's name, or None."""
+    if not name.strip():
+        return "an identity needs a name"
+    # A name goes into visibility queries (`StartedBy = '<name>'`), logs and terminals.
+    if any(char in name for char in "'\"\\") or not name.isprintable():
+        return f"{name!r}: a name has no quotes, backslashes or control characters"
+    return None
 
 
 def _grant_problem(role: str, tenant: str | None) -> str | None:
