@@ -1,41 +1,29 @@
-"""What the tests of approvals over MCP share (docs/mcp-serve.md, Approvals over MCP): an agent
-whose turn writes a file and waits for approval first, the elicitation answers a client gives,
-and the turn's waiting call and decisions as the HTTP API shows them."""
+"""What the tests of approvals over MCP share (docs/mcp-serve.md, Approvals over MCP): the
+answers a client gives to an approval question, the call that waits as the HTTP API lists it,
+and the reports of the turns a test's worker ran."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
 import pytest
-from mcp import Client
-from mcp_types import ElicitRequestParams, ElicitResult, Request, Result
-from pydantic import ConfigDict
+from mcp_types import ElicitRequestParams, ElicitResult
 from turnkeeper.contracts.turn import AgentReport
 
 import turnkeeper
-from tests.conftest import new_key
-from tests.fakes import fake_anthropic as fake
 from tests.support.waiting import until
-from tests.system.conftest import SystemStack
 from tests.system.driving import connect_like
-from tests.system.mcp_serving import Served, TaskParams, write_agent
+from tests.system.mcp_serving import Served
 
 APPROVE = ElicitResult(action="accept", content={"approve": True, "reason": "fine"})
 MALFORMED = ElicitResult(action="accept", content={"approve": "yes"})
 
 
-def writing_agent(stack: SystemStack, folder: Path, agent_id: str, **fields: Any) -> str:
-    """An agent file whose turn writes `notes.md` (its `write_file` waits for approval), then
-    answers "Written."; the fake's script key."""
-    key = new_key()
-    write = fake.tool_calls(("write_file", {"path": "notes.md", "content": "hello"}))
-    stack.fake.script(key, [write, fake.text("Written.")])
-    constraints = {"require_approval": ["write_file"]}
-    write_agent(folder, key, agent_id, tools=["write_file"], constraints=constraints, **fields)
-    return key
+def wire(answer: ElicitResult) -> dict[str, Any]:
+    """An answer as a client sends it (`inputResponses` of a retry or of `tasks/update`)."""
+    return answer.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 def answering(
@@ -50,31 +38,17 @@ def answering(
     return callback
 
 
-def headers(served: Served, name: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {served.tokens[name]}"}
-
-
 async def waiting_call(served: Served, name: str) -> dict[str, Any]:
-    """The one call waiting for approval that `name` sees in `GET /v1/approvals`, once there."""
-    async with httpx.AsyncClient(base_url=served.url, headers=headers(served, name)) as http:
+    """The one call waiting for approval that `name` may decide (`GET /v1/approvals`), once
+    there."""
+    headers = {"Authorization": f"Bearer {served.tokens[name]}"}
+    async with httpx.AsyncClient(base_url=served.url, headers=headers, timeout=30) as http:
 
         async def waiting() -> list[dict[str, Any]]:
             return list((await http.get("/v1/approvals")).json())
 
         [call] = await until(waiting, bool, "a call to wait for approval")
         return call
-
-
-async def decide_over_http(
-    served: Served, name: str, workflow_id: str, call_id: str, approved: bool = True
-) -> None:
-    """`POST /v1/turns/{id}/decisions` as `name`."""
-    async with httpx.AsyncClient(base_url=served.url, headers=headers(served, name)) as http:
-        answer = await http.post(
-            f"/v1/turns/{workflow_id}/decisions",
-            json={"call_id": call_id, "approved": approved, "reason": "from the inbox"},
-        )
-        assert answer.status_code == 200, answer.text
 
 
 async def reports(served: Served, monkeypatch: pytest.MonkeyPatch) -> dict[str, AgentReport]:
@@ -85,30 +59,3 @@ async def reports(served: Served, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     found = [execution.id async for execution in client.list_workflows(query)]
     ended = [await turnkeeper.turn(client, workflow_id).result() for workflow_id in found]
     return {report.agent_id: report for report in ended}
-
-
-class UpdateParams(TaskParams):
-    """`tasks/update`'s params: the task, and the answers to its `inputRequests`."""
-
-    input_responses: dict[str, Any]
-
-
-class UpdateRequest(Request[UpdateParams, str]):
-    """`tasks/update` (its params typed as its own: pydantic dumps a field by its declared
-    type, and `TaskRequest`'s would drop `inputResponses`)."""
-
-
-class Acknowledged(Result):
-    """`tasks/update`'s (empty) result, as sent."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-async def update_task(client: Client, task_id: str, responses: dict[str, Any]) -> dict[str, Any]:
-    """`tasks/update` with `responses` as `inputResponses`; its result as sent (an `MCPError`
-    for a refusal)."""
-    params = UpdateParams(task_id=task_id, input_responses=responses)
-    result = await client.session.send_request(
-        UpdateRequest(method="tasks/update", params=params), Acknowledged
-    )
-    return dict(result.model_dump(by_alias=True, mode="json", exclude_none=True))

@@ -12,30 +12,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitRequestParams
 
-from tests.support.waiting import until
+from tests.conftest import new_key
 from tests.system.conftest import SystemStack
-from tests.system.mcp_asking import (
-    APPROVE,
-    MALFORMED,
-    answering,
-    decide_over_http,
-    reports,
-    update_task,
-    waiting_call,
-    writing_agent,
-)
+from tests.system.mcp_asking import APPROVE, MALFORMED, answering, reports, waiting_call, wire
 from tests.system.mcp_serving import (
     ERAS,
     MODERN,
+    CreatedTask,
     Era,
+    approval_agent,
+    approve_over_http,
     legacy_task_call,
     mcp_client,
+    polled,
     serving_agents,
     task_request,
 )
+from tests.system.test_mcp_serve_tasks import status_is
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 
@@ -45,7 +42,7 @@ async def test_the_caller_is_asked_and_its_answer_is_its_decision(
     stack: SystemStack, tmp_path: Path, era: Era, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "agents"
-    writing_agent(stack, folder, "writer")
+    approval_agent(stack, folder, new_key(), "writer")
     asked: list[ElicitRequestParams] = []
     async with serving_agents(stack, folder, ("alice",)) as served:
         callback = answering(APPROVE, asked)
@@ -55,14 +52,14 @@ async def test_the_caller_is_asked_and_its_answer_is_its_decision(
             result = await client.call_tool("writer", {"task": "Write the notes."})
         report = (await reports(served, monkeypatch))["writer"]
 
-    assert not result.is_error and result.content[0].text == "Written."
+    assert not result.is_error and result.content[0].text == "Done."
     [question] = asked
-    assert "write_file" in question.message and '"path": "notes.md"' in question.message
+    assert "write_file" in question.message and '"path": "out.md"' in question.message
     assert "Why: this agent's calls of write_file wait for approval" in question.message
     assert question.requested_schema["required"] == ["approve"]
     [decision] = report.decisions
     assert (decision.approver, decision.approved, decision.reason) == ("alice", True, "fine")
-    assert (served.worker.workspace / "notes.md").read_text() == "hello"
+    assert (served.worker.workspace / "out.md").read_text() == "hi"
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -70,7 +67,7 @@ async def test_a_malformed_answer_is_refused_and_decides_nothing(
     stack: SystemStack, tmp_path: Path, era: Era
 ) -> None:
     folder = tmp_path / "agents"
-    writing_agent(stack, folder, "writer")
+    approval_agent(stack, folder, new_key(), "writer")
     asked: list[ElicitRequestParams] = []
     async with serving_agents(stack, folder, ("alice",)) as served:
         callback = answering(MALFORMED, asked)
@@ -81,7 +78,7 @@ async def test_a_malformed_answer_is_refused_and_decides_nothing(
                 await client.call_tool("writer", {"task": "Write the notes."})
         # Nothing was decided: the call still waits, and the inbox can still decide it.
         waiting = await waiting_call(served, "alice")
-        await decide_over_http(served, "alice", waiting["workflow_id"], waiting["call_id"])
+        await approve_over_http(served, "alice", waiting["workflow_id"])
 
     assert len(asked) == 1
     assert "needs `approve`: true or false" in refused.value.message
@@ -93,7 +90,7 @@ async def test_an_identity_that_is_not_an_approver_is_not_asked(
     stack: SystemStack, tmp_path: Path
 ) -> None:
     folder = tmp_path / "agents"
-    writing_agent(stack, folder, "guarded", approvers=["ada"])
+    approval_agent(stack, folder, new_key(), "guarded", approvers=["ada"])
     asked: list[ElicitRequestParams] = []
     async with serving_agents(stack, folder, ("alice",), ("ada",)) as served:
         callback = answering(APPROVE, asked)
@@ -103,15 +100,15 @@ async def test_an_identity_that_is_not_an_approver_is_not_asked(
             calling = asyncio.create_task(client.call_tool("guarded", {"task": "Write."}))
             waiting = await waiting_call(served, "ada")
             assert not calling.done()
-            await decide_over_http(served, "ada", waiting["workflow_id"], waiting["call_id"])
+            await approve_over_http(served, "ada", waiting["workflow_id"])
             result = await calling
 
-    assert asked == [] and result.content[0].text == "Written."
+    assert asked == [] and result.content[0].text == "Done."
 
 
 async def test_a_2025_task_asks_through_tasks_result(stack: SystemStack, tmp_path: Path) -> None:
     folder = tmp_path / "agents"
-    writing_agent(stack, folder, "writer")
+    approval_agent(stack, folder, new_key(), "writer")
     asked: list[ElicitRequestParams] = []
     async with serving_agents(stack, folder, ("alice",)) as served:
         callback = answering(APPROVE, asked)
@@ -120,14 +117,10 @@ async def test_a_2025_task_asks_through_tasks_result(stack: SystemStack, tmp_pat
         ) as client:
             created = await legacy_task_call(client, "writer", {"task": "Write the notes."})
             task_id = created["task"]["taskId"]
+            await polled(client, task_id, status_is("input_required"), "the task to need input")
+            result = await task_request(client, "tasks/result", taskId=task_id)
 
-            async def status() -> str:
-                return str((await task_request(client, "tasks/get", task_id))["status"])
-
-            await until(status, lambda s: s == "input_required", "the task to need input")
-            result = await task_request(client, "tasks/result", task_id)
-
-    assert result["content"][0]["text"] == "Written."
+    assert result["content"][0]["text"] == "Done."
     [question] = asked
     assert question.meta is not None and question.meta[RELATED_TASK] == {"taskId": task_id}
 
@@ -136,31 +129,32 @@ async def test_a_2026_task_lists_its_question_and_takes_the_answer_by_update(
     stack: SystemStack, tmp_path: Path
 ) -> None:
     folder = tmp_path / "agents"
-    writing_agent(stack, folder, "writer")
+    approval_agent(stack, folder, new_key(), "writer")
+    callback = answering(APPROVE, [])
     async with (
         serving_agents(stack, folder, ("alice",)) as served,
-        mcp_client(served.mcp_url, served.tokens["alice"], MODERN, tasks=True) as client,
+        mcp_client(
+            served.mcp_url, served.tokens["alice"], MODERN, tasks=True, elicitation=callback
+        ) as client,
     ):
-        created = await client.session.call_tool(
-            "writer", {"task": "Write the notes."}, allow_claimed=True
-        )
-        task_id = created.model_dump()["task_id"]
-
-        async def got() -> dict[str, Any]:
-            return await task_request(client, "tasks/get", task_id)
-
-        asking = await until(got, lambda t: t["status"] == "input_required", "a question")
+        created = await client.session.call_tool("writer", {"task": "W."}, allow_claimed=True)
+        assert isinstance(created, CreatedTask)
+        task_id = created.task_id
+        asking = await polled(client, task_id, status_is("input_required"), "a question")
         [(key, request)] = asking["inputRequests"].items()
-        bad = {key: MALFORMED.model_dump(by_alias=True, mode="json", exclude_none=True)}
         with pytest.raises(MCPError, match="nothing was decided"):
-            await update_task(client, task_id, bad)
-        still = await got()
-        good = {key: APPROVE.model_dump(by_alias=True, mode="json", exclude_none=True)}
-        acknowledged = await update_task(client, task_id, good)
-        done = await until(got, lambda t: t["status"] == "completed", "the task to complete")
+            await update(client, task_id, {key: wire(MALFORMED)})
+        still = await task_request(client, "tasks/get", taskId=task_id)
+        acknowledged = await update(client, task_id, {key: wire(APPROVE)})
+        done = await polled(client, task_id, status_is("completed"), "the task to complete")
 
     assert request["method"] == "elicitation/create"
     assert "write_file" in request["params"]["message"]
     assert still["status"] == "input_required" and key in still["inputRequests"]
     assert acknowledged["resultType"] == "complete"
-    assert done["result"]["content"][0]["text"] == "Written."
+    assert done["result"]["content"][0]["text"] == "Done."
+
+
+async def update(client: Client, task_id: str, responses: dict[str, Any]) -> dict[str, Any]:
+    """`tasks/update` with `responses` as its `inputResponses`."""
+    return await task_request(client, "tasks/update", taskId=task_id, inputResponses=responses)

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import new_key
 from tests.support.interop import INTEROP, node, npm_bin
 from tests.system.conftest import SystemStack
-from tests.system.mcp_asking import decide_over_http, reports, waiting_call, writing_agent
-from tests.system.mcp_serving import Served, serving_agents
+from tests.system.mcp_asking import reports, waiting_call
+from tests.system.mcp_serving import Served, approval_agent, approve_over_http, serving_agents
 
 CLIENT_SCRIPT = INTEROP / "mcp_client.mjs"
 # A Node process's bound: a call that waits for a person returns within it once decided.
@@ -64,8 +65,8 @@ async def test_the_typescript_sdk_lists_calls_and_answers_approvals(
     stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "agents"
-    writing_agent(stack, folder, "writer", description="Writes notes.")
-    writing_agent(stack, folder, "decliner")
+    approval_agent(stack, folder, new_key(), "writer", description="Writes notes.")
+    approval_agent(stack, folder, new_key(), "decliner")
     async with serving_agents(stack, folder, ("alice",)) as served:
         approved = await sdk_client(
             served, "alice", "--call", "writer", "--task", "Write.", "--answer", "approve"
@@ -79,9 +80,9 @@ async def test_the_typescript_sdk_lists_calls_and_answers_approvals(
     writer = next(tool for tool in approved["tools"] if tool["name"] == "writer")
     assert writer["description"] == "Writes notes."
     assert writer["inputSchema"]["required"] == ["task"]
-    assert approved["result"]["content"][0]["text"] == "Written."
+    assert approved["result"]["content"][0]["text"] == "Done."
     [question] = approved["asked"]
-    assert "write_file" in question["message"] and "notes.md" in question["message"]
+    assert "write_file" in question["message"] and "out.md" in question["message"]
     assert question["requestedSchema"]["properties"]["approve"]["type"] == "boolean"
     [yes] = ended["writer"].decisions
     assert (yes.approver, yes.approved) == ("alice", True)
@@ -94,13 +95,13 @@ async def test_the_typescript_sdks_malformed_answer_decides_nothing(
     stack: SystemStack, tmp_path: Path
 ) -> None:
     folder = tmp_path / "agents"
-    writing_agent(stack, folder, "writer")
+    approval_agent(stack, folder, new_key(), "writer")
     async with serving_agents(stack, folder, ("alice",)) as served:
         refused = await sdk_client(
             served, "alice", "--call", "writer", "--task", "Write.", "--answer", "malformed"
         )
         waiting = await waiting_call(served, "alice")
-        await decide_over_http(served, "alice", waiting["workflow_id"], waiting["call_id"])
+        await approve_over_http(served, "alice", waiting["workflow_id"])
 
     assert "needs `approve`: true or false" in refused["error"]["message"]
     assert "nothing was decided" in refused["error"]["message"]
@@ -111,25 +112,25 @@ async def test_the_typescript_sdk_is_not_asked_where_it_is_no_approver(
     stack: SystemStack, tmp_path: Path
 ) -> None:
     folder = tmp_path / "agents"
-    writing_agent(stack, folder, "guarded", approvers=["ada"])
+    approval_agent(stack, folder, new_key(), "guarded", approvers=["ada"])
     async with serving_agents(stack, folder, ("alice",), ("ada",)) as served:
         calling = asyncio.create_task(
             sdk_client(served, "alice", "--call", "guarded", "--task", "Write.")
         )
         waiting = await waiting_call(served, "ada")
         assert not calling.done()
-        await decide_over_http(served, "ada", waiting["workflow_id"], waiting["call_id"])
+        await approve_over_http(served, "ada", waiting["workflow_id"])
         answered = await calling
 
     assert answered["asked"] == []
-    assert answered["result"]["content"][0]["text"] == "Written."
+    assert answered["result"]["content"][0]["text"] == "Done."
 
 
 async def test_the_inspector_cli_lists_and_calls_and_waits_for_the_inbox(
     stack: SystemStack, tmp_path: Path
 ) -> None:
     folder = tmp_path / "agents"
-    writing_agent(stack, folder, "writer", description="Writes notes.")
+    approval_agent(stack, folder, new_key(), "writer", description="Writes notes.")
     async with serving_agents(stack, folder, ("alice",)) as served:
         listed = await inspector(served, "alice", "--method", "tools/list")
         calling = asyncio.create_task(
@@ -146,9 +147,9 @@ async def test_the_inspector_cli_lists_and_calls_and_waits_for_the_inbox(
         )
         waiting = await waiting_call(served, "alice")
         assert not calling.done()
-        await decide_over_http(served, "alice", waiting["workflow_id"], waiting["call_id"])
+        await approve_over_http(served, "alice", waiting["workflow_id"])
         answered = await calling
 
     assert [tool["name"] for tool in listed["tools"]] == ["writer"]
     assert listed["tools"][0]["description"] == "Writes notes."
-    assert answered["content"][0]["text"] == "Written."
+    assert answered["content"][0]["text"] == "Done."

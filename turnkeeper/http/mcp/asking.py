@@ -198,10 +198,13 @@ async def resumed(
 
 
 async def input_requests(
-    identity: Identity, turn: StartedTurn, status: TurnStatus
+    ctx: ServerRequestContext[Any, Any], identity: Identity, turn: StartedTurn, status: TurnStatus
 ) -> dict[str, Any]:
     """`tasks/get`'s `inputRequests` for `identity` (2026-07-28 task): empty when it is asked
-    nothing (not an approver; no key where approvers sign)."""
+    nothing (a client without form elicitation; not an approver; no key where approvers
+    sign)."""
+    if not takes_forms(ctx):
+        return {}
     return {q.key: q.input_request for q in asked_of(identity, turn, status)}
 
 

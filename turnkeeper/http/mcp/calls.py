@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
@@ -100,27 +100,36 @@ async def start(serving: Serving, identity: Identity, agent: ServedAgent, task: 
 
 async def call_tool(
     serving: Serving, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
-) -> CallToolResult:
-    """A plain call: starts the turn and answers once it has ended."""
+) -> HandlerResult:
+    """A plain call: starts the turn (or, retried with a `requestState`, goes on with its turn)
+    and answers once it has ended, or, through `Serving.round_trip`, asks the caller first."""
     agent = called_agent(serving, params)
     problem = argument_problem(params.arguments)
     if problem:
         # An input error is the caller's model's to correct: a tool result, not a protocol error.
         return refusal(problem)
     identity = serving.identity(ctx)
-    workflow_id = await start(serving, identity, agent, task_argument(params))
-    return await answer(serving, ServedCall(ctx, identity, workflow_id, agent))
+    workflow_id = await serving.resume(identity, params) if serving.resume else None
+    if workflow_id is None:
+        workflow_id = await start(serving, identity, agent, task_argument(params))
+    call = ServedCall(ctx, identity, workflow_id, agent)
+    if serving.round_trip is not None:
+        return await serving.round_trip(call)
+    return await answer(serving, call)
 
 
 async def answer(serving: Serving, call: ServedCall) -> CallToolResult:
     """The tool result of `call`'s turn, once it has ended; its events go to the client as
     progress meanwhile (when asked for), and the waiting hook hears when it waits."""
     wants_progress = bool(call.ctx.meta and "progress_token" in call.ctx.meta)
-    async with anyio.create_task_group() as following:
-        if wants_progress or serving.on_waiting is not None:
-            following.start_soon(_follow, serving, call, wants_progress)
-        ended = await outcome(serving.turns, call.workflow_id)
-        following.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as following:
+            if wants_progress or serving.on_waiting is not None:
+                following.start_soon(_follow, serving, call, wants_progress)
+            ended = await outcome(serving.turns, call.workflow_id)
+            following.cancel_scope.cancel()
+    except* MCPError as refused:  # the waiting hook's (a malformed answer): the call's error
+        raise refused.exceptions[0] from None
     return call_result(ended, call.agent.output_schema)
 
 
