@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import new_key
-from tests.support.interop import INTEROP, node, npm_bin
+from tests.support.interop import INTEROP, NODE_MODULES, node, npm_bin
 from tests.system.conftest import SystemStack
 from tests.system.mcp_asking import reports, waiting_call
 from tests.system.mcp_serving import Served, approval_agent, approve_over_http, serving_agents
@@ -25,10 +25,13 @@ CLIENT_SCRIPT = INTEROP / "mcp_client.mjs"
 NODE_TIMEOUT_S = 120
 
 
-async def run_node(*command: str | Path) -> dict[str, Any]:
+async def run_node(*command: str | Path, cwd: Path | None = None) -> dict[str, Any]:
     """Runs a Node program to its end; its stdout's JSON (it must exit 0)."""
     process = await asyncio.create_subprocess_exec(
-        *map(str, command), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        *map(str, command),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
     )
     try:
         out, err = await asyncio.wait_for(process.communicate(), NODE_TIMEOUT_S)
@@ -47,17 +50,20 @@ async def sdk_client(served: Served, name: str, *args: str) -> dict[str, Any]:
 
 
 async def inspector(served: Served, name: str, *args: str) -> dict[str, Any]:
-    """`mcp-inspector-cli --cli --transport http …` as `name`."""
+    """`mcp-inspector-cli --cli URL --transport http …` as `name` (in CLI mode the server is
+    the first argument; `--server-url` is the web client's). From `tests/interop/node_modules`:
+    the CLI (1.0.3) finds its own package.json by `../package.json` from the working directory
+    and fails where that file is missing."""
     return await run_node(
         npm_bin("mcp-inspector-cli"),
         "--cli",
+        served.mcp_url,
         "--transport",
         "http",
-        "--server-url",
-        served.mcp_url,
         "--header",
         f"Authorization: Bearer {served.tokens[name]}",
         *args,
+        cwd=NODE_MODULES,
     )
 
 
