@@ -17,7 +17,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitRequestParams
 
 from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
 from tests.system.conftest import SystemStack
+from tests.system.driving import agent
 from tests.system.mcp_asking import APPROVE, MALFORMED, answering, reports, waiting_call, wire
 from tests.system.mcp_serving import (
     ERAS,
@@ -31,6 +33,7 @@ from tests.system.mcp_serving import (
     polled,
     serving_agents,
     task_request,
+    write_agent,
 )
 from tests.system.test_mcp_serve_tasks import status_is
 
@@ -158,3 +161,32 @@ async def test_a_2026_task_lists_its_question_and_takes_the_answer_by_update(
 async def update(client: Client, task_id: str, responses: dict[str, Any]) -> dict[str, Any]:
     """`tasks/update` with `responses` as its `inputResponses`."""
     return await task_request(client, "tasks/update", taskId=task_id, inputResponses=responses)
+
+
+async def test_a_sub_agents_approval_is_put_to_the_caller(
+    stack: SystemStack, tmp_path: Path
+) -> None:
+    lead_key, writer_key = new_key(), new_key()
+    stack.fake.script(
+        lead_key, [fake.tool_calls(("writer", {"task": "save it"})), fake.text("Done.")]
+    )
+    write = fake.tool_calls(("write_file", {"path": "out.md", "content": "hi"}))
+    stack.fake.script(writer_key, [write, fake.text("Saved.")])
+    writer = agent(writer_key, id="writer-agent", tools=["write_file"])
+    folder = tmp_path / "agents"
+    subagents = [{"name": "writer", "description": "Writes.", "agent": writer}]
+    write_agent(folder, lead_key, "lead", subagents=subagents)
+    asked: list[ElicitRequestParams] = []
+    async with serving_agents(stack, folder, ("alice",)) as served:
+        callback = answering(APPROVE, asked)
+        async with mcp_client(
+            served.mcp_url, served.tokens["alice"], "legacy", elicitation=callback
+        ) as client:
+            result = await client.call_tool("lead", {"task": "Have it saved."})
+
+    assert result.content[0].text == "Done."
+    [question] = asked
+    assert (
+        "Agent: writer-agent" in question.message and "sub-agent 'writer-agent'" in question.message
+    )
+    assert (served.worker.workspace / "out.md").read_text() == "hi"

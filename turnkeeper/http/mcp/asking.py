@@ -2,7 +2,7 @@
 in each era, through the hooks of `Serving` (`install`):
 
 - handshake era (2024-11-05 … 2025-11-25): while a plain call waits, the server sends
-  `elicitation/create` on the call's own stream (`on_waiting`); while `tasks/result` waits, the
+  `elicitation/create` on the call's own stream (`round_trip`); while `tasks/result` waits, the
   same, tagged with the task in `_meta["io.modelcontextprotocol/related-task"]` (`task_result`);
 - 2026-07-28, a plain call: it answers an `InputRequiredResult` whose `requestState` names the
   turn and the questions (`round_trip`; sealed by the SDK's `RequestStateBoundary`, so nothing
@@ -71,7 +71,6 @@ T = TypeVar("T")
 
 def install(serving: Serving) -> Any:
     """Wires the approval flow into `serving`'s hooks; the `tasks/update` handler to bind."""
-    serving.on_waiting = partial(on_waiting, serving)
     serving.input_requests = input_requests
     serving.resume = partial(resumed, serving)
     serving.round_trip = partial(round_trip, serving)
@@ -117,20 +116,6 @@ def _elicits(ctx: ServerRequestContext[Any, Any]) -> bool:
     return not _modern(ctx) and takes_forms(ctx) and ctx.session.can_send_request
 
 
-async def on_waiting(serving: Serving, call: ServedCall, status: TurnStatus) -> None:
-    """A plain call's turn waits (handshake era): asks the caller about each approval it may
-    give, and applies each answer.
-
-    Raises:
-        MCPError: A malformed answer, or one the client sent as an error (nothing decided).
-    """
-    if not _elicits(call.ctx):
-        return
-    turn = await serving.turns.known(call.workflow_id)
-    for found in asked_of(call.identity, turn, status):
-        await _ask(serving, call.ctx, call.identity, call.workflow_id, found, None)
-
-
 async def task_result(
     serving: Serving,
     ctx: ServerRequestContext[Any, Any],
@@ -138,26 +123,20 @@ async def task_result(
     task_id: str,
     ending: Awaitable[T],
 ) -> T:
-    """What `ending` (`tasks/result`'s wait for the turn's end) returns, the caller asked about
-    each approval it may give meanwhile, each question tagged with the task (2025-11-25)."""
-    if not _elicits(ctx):
-        return await ending
-
-    async def ask() -> NoReturn:
-        asked: set[str] = set()
-        while True:
-            for found in await _next_questions(serving, task_id, identity, asked):
-                asked.add(found.key)
-                await _ask(serving, ctx, identity, task_id, found, task_id)
-
-    return await _first(ending, ask())
+    """`tasks/result` (2025-11-25): what `ending` (its wait for the turn's end) returns, the
+    caller asked meanwhile, each question tagged with the task."""
+    return await _elicit_until(serving, ctx, identity, task_id, ending, task_id)
 
 
 async def round_trip(serving: Serving, call: ServedCall) -> CallToolResult | InputRequiredResult:
-    """A 2026-07-28 plain call: the turn's tool result, or, when an approval the caller may
-    give comes first, the `InputRequiredResult` that asks for it."""
-    if not _modern(call.ctx) or not takes_forms(call.ctx):
-        return await answer(serving, call)
+    """A plain call's answer: the turn's tool result, the caller asked meanwhile (handshake
+    era), or, in 2026-07-28, the `InputRequiredResult` that asks it when an approval it may
+    give comes before the turn's end."""
+    ending = answer(serving, call)
+    if not _modern(call.ctx):
+        return await _elicit_until(serving, call.ctx, call.identity, call.workflow_id, ending, None)
+    if not takes_forms(call.ctx):
+        return await ending
 
     async def ask() -> InputRequiredResult:
         found = await _next_questions(serving, call.workflow_id, call.identity, set())
@@ -169,7 +148,36 @@ async def round_trip(serving: Serving, call: ServedCall) -> CallToolResult | Inp
             }
         )
 
-    result: CallToolResult | InputRequiredResult = await _first(answer(serving, call), ask())
+    result: CallToolResult | InputRequiredResult = await _first(ending, ask())
+    return result
+
+
+async def _elicit_until(
+    serving: Serving,
+    ctx: ServerRequestContext[Any, Any],
+    identity: Identity,
+    workflow_id: str,
+    ending: Awaitable[T],
+    task_id: str | None,
+) -> T:
+    """What `ending` returns, the caller asked about each approval it may give while it waits
+    (handshake era), once each: the turn's own calls and its sub-agents' alike, since the
+    turn's status lists both.
+
+    Raises:
+        MCPError: A malformed answer, or one the client sent as an error (nothing decided).
+    """
+    if not _elicits(ctx):
+        return await ending
+
+    async def ask() -> NoReturn:
+        asked: set[str] = set()
+        while True:
+            for found in await _next_questions(serving, workflow_id, identity, asked):
+                asked.add(found.key)
+                await _ask(serving, ctx, identity, workflow_id, found, task_id)
+
+    result: T = await _first(ending, ask())
     return result
 
 

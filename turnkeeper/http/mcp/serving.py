@@ -56,8 +56,8 @@ ResumeHook = Callable[[Identity, CallToolRequestParams], Awaitable[str | None]]
 names the turn the call goes on waiting for (None: a first call, which starts one)."""
 
 RoundTripHook = Callable[["ServedCall"], Awaitable[HandlerResult]]
-"""A plain call's answer in place of waiting for the turn's end alone (2026-07-28: an
-`InputRequiredResult` when the caller is to be asked first)."""
+"""A plain call's answer in place of `answer` alone: the turn's result, the caller asked about
+its approvals while it waits (`elicitation/create`; in 2026-07-28, an `InputRequiredResult`)."""
 
 TaskResultHook = Callable[
     [ServerRequestContext[Any, Any], Identity, str, Awaitable[Any]], Awaitable[Any]
