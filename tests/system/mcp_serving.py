@@ -26,6 +26,7 @@ from mcp_types import (
 )
 from pydantic import ConfigDict
 
+from tests.conftest import new_key
 from tests.fakes import fake_anthropic as fake
 from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess
@@ -202,3 +203,19 @@ async def served_client(
         mcp_client(served.mcp_url, served.tokens[name], era, tasks=tasks) as client,
     ):
         yield served, client
+
+
+def writer_folder(stack: SystemStack, tmp_path: Path) -> tuple[Path, str]:
+    """An agents folder holding `writer` (`approval_agent`), and a caller's name of the test's
+    own (the dev server holds every test's turns)."""
+    key = new_key()
+    folder = tmp_path / "agents"
+    approval_agent(stack, folder, key, "writer")
+    return folder, f"alice-{key}"
+
+
+def audit_lines(stack: SystemStack, action: str) -> list[dict[str, Any]]:
+    """The audit lines (`api_call`) of `action` in the log of `turnkeeper serve`."""
+    lines = (stack.tmp_path / "serve.log").read_text().splitlines()
+    audited = [json.loads(line) for line in lines if '"api_call"' in line]
+    return [line for line in audited if line["action"] == action]

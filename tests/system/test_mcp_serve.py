@@ -18,6 +18,7 @@ from tests.system.driving import connect_like
 from tests.system.mcp_serving import (
     ERAS,
     Era,
+    audit_lines,
     mcp_client,
     serving_agents,
     write_agent,
@@ -70,6 +71,10 @@ async def test_agent_files_are_tools_and_a_call_answers_with_the_report(
     assert sorted(t["agent_id"] for t in listed_turns) == ["helper", "titler"]
     assert all(t["workflow_id"].startswith("mcp-") for t in listed_turns)
     assert {(r.started_by, r.tenant) for r in reports} == {(bob, tenant)}
+    # And audited as the API's starts are: who, which turn, the status.
+    audited = audit_lines(stack, "mcp:start")
+    assert [(a["identity"], a["status"]) for a in audited] == [(bob, 201), (bob, 201)]
+    assert sorted(a["turn"] for a in audited) == sorted(t["workflow_id"] for t in listed_turns)
 
 
 async def test_mcp_refuses_a_caller_without_a_valid_token(

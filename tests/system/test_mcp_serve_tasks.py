@@ -19,6 +19,7 @@ from tests.system.mcp_serving import (
     Served,
     approval_agent,
     approve_over_http,
+    audit_lines,
     legacy_task_call,
     mcp_client,
     polled,
@@ -26,6 +27,7 @@ from tests.system.mcp_serving import (
     serving_agents,
     task_request,
     write_agent,
+    writer_folder,
 )
 from tests.system.serving import serving
 
@@ -62,10 +64,7 @@ async def test_a_2025_task_is_created_at_once_polled_listed_and_its_result_read(
 async def test_a_2026_task_polls_through_an_approval_to_its_result(
     stack: SystemStack, tmp_path: Path
 ) -> None:
-    key = new_key()
-    folder = tmp_path / "agents"
-    approval_agent(stack, folder, key, "writer")
-    alice = f"alice-{key}"
+    folder, alice = writer_folder(stack, tmp_path)
     async with served_client(stack, folder, alice, MODERN, tasks=True) as (served, client):
         assert "io.modelcontextprotocol/tasks" in (client.server_capabilities.extensions or {})
         created = await client.session.call_tool(
@@ -111,22 +110,22 @@ async def test_cancelling_a_task_interrupts_its_turn_and_answers_its_partial_rep
             acknowledged = await task_request(client, "tasks/cancel", taskId=task.task_id)
             modern = await polled(client, task.task_id, status_is("cancelled"), "cancelled")
 
-    assert cancelled["taskId"] == legacy_id and ended["status"] == "cancelled"
+    assert cancelled["taskId"] == legacy_id and cancelled["status"] == "cancelled"
+    assert ended["status"] == "cancelled"
     assert legacy_result["isError"] is True
     assert "interrupted" in legacy_result["content"][0]["text"]
     assert acknowledged == {"resultType": "complete", "_meta": acknowledged.get("_meta")}
     assert modern["result"]["isError"] is True
     assert "interrupted" in modern["result"]["content"][0]["text"]
     assert not (served.worker.workspace / "out.md").exists()
+    cancels = [(a["turn"], a["status"]) for a in audit_lines(stack, "mcp:interrupt")]
+    assert cancels == [(legacy_id, 200), (task.task_id, 200)]
 
 
 async def test_a_task_is_found_by_a_new_server_after_the_first_was_killed(
     stack: SystemStack, tmp_path: Path
 ) -> None:
-    key = new_key()
-    folder = tmp_path / "agents"
-    approval_agent(stack, folder, key, "writer")
-    alice = f"alice-{key}"
+    folder, alice = writer_folder(stack, tmp_path)
     async with serving_agents(stack, folder, (alice,)) as first:
         token = first.tokens[alice]
         async with mcp_client(first.mcp_url, token, "legacy") as client:

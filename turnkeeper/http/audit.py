@@ -50,14 +50,34 @@ def record(request: Request, identity: Identity | None, status: int) -> None:
     template = getattr(route, "path", None)
     params: dict[str, str] = request.scope.get("path_params") or {}
     action = ACTIONS.get((request.method, template or ""))
+    line(
+        identity,
+        # Before sign-in nothing is routed yet: the path stands for the route.
+        action or f"{request.method} {template or request.url.path}",
+        # A started turn's id is known only once the endpoint chose it.
+        params.get("workflow_id") or getattr(request.state, "turn", None),
+        status,
+        tenant=params.get("name"),
+    )
+
+
+def line(
+    identity: Identity | None,
+    action: str,
+    turn: str | None,
+    status: int,
+    *,
+    tenant: str | None = None,
+) -> None:
+    """Logs one audit line: also of the calls that change something through another door than
+    a `/v1/` route (the MCP endpoint's, `mcp:start` and `mcp:interrupt`, with the HTTP status
+    the same call would have been answered with)."""
     log.info(
         AUDIT_EVENT,
         identity=identity.name if identity else None,
         role=identity.role if identity else None,
-        # Before sign-in nothing is routed yet: the path stands for the route.
-        action=action or f"{request.method} {template or request.url.path}",
-        # A started turn's id is known only once the endpoint chose it.
-        turn=params.get("workflow_id") or getattr(request.state, "turn", None),
-        tenant=params.get("name"),
+        action=action,
+        turn=turn,
+        tenant=tenant,
         status=status,
     )

@@ -25,6 +25,7 @@ from temporalio.service import RPCError
 
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.ground.logs import get_logger
+from turnkeeper.http import audit
 from turnkeeper.http.access import billed_request
 from turnkeeper.http.errors import ApiError
 from turnkeeper.http.mcp.agents import TASK_ARGUMENT, ServedAgent
@@ -35,6 +36,8 @@ from turnkeeper.http.tokens import Identity
 
 log = get_logger(__name__)
 
+# The audit line's action of a turn started through the MCP endpoint (`audit.line`).
+AUDIT_START = "mcp:start"
 # Events after which a turn may wait for a person: the waiting hook is offered its status then.
 _MAY_WAIT = frozenset({"approval_requested", "budget_exhausted", "tool_call_started"})
 
@@ -94,7 +97,9 @@ async def start(serving: Serving, identity: Identity, agent: ServedAgent, task: 
     try:
         await serving.turns.start(billed_request(request, identity), workflow_id, identity.name)
     except ApiError as error:
+        audit.line(identity, AUDIT_START, workflow_id, error.status)
         raise mcp_error(error, workflow_id) from None
+    audit.line(identity, AUDIT_START, workflow_id, 201)
     return workflow_id
 
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
+import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding, RequestHandler
 from mcp.server.lowlevel import Server
@@ -38,6 +39,7 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from turnkeeper.http import audit
 from turnkeeper.http.access import MAX_PAGE
 from turnkeeper.http.decisions import intervene
 from turnkeeper.http.errors import ApiError
@@ -58,6 +60,10 @@ from turnkeeper.http.turns import UPDATE_INTERRUPT
 # The era of the core `tasks` utility.
 LEGACY_TASKS_VERSION: Final = "2025-11-25"
 CANCEL_REASON: Final = "the MCP task was cancelled"
+# The audit line's action of a task cancelled through the MCP endpoint (`audit.line`).
+AUDIT_INTERRUPT: Final = "mcp:interrupt"
+# How long a 2025 `tasks/cancel` waits for the turn to stop before it answers the task as it is.
+CANCEL_WAIT_S: Final = 10.0
 
 
 class TurnTasks(Extension):
@@ -176,17 +182,24 @@ class TurnTasks(Extension):
         self, ctx: ServerRequestContext[Any, Any], params: CancelTaskRequestParams
     ) -> HandlerResult:
         """`tasks/cancel`: the turn's `interrupt`, as the caller (who must be one who may
-        steer it, as over the API); it ends with its partial report, its task `cancelled`."""
+        steer it, as over the API); it ends with its partial report, its task `cancelled`.
+        2025-11-25 answers the task once the turn stopped (`CANCEL_WAIT_S` at most), 2026-07-28
+        an acknowledgement at once."""
         self._check_extension(ctx)
         identity = self.serving.identity(ctx)
-        await self.serving.visible(identity, params.task_id)
         payload = {"reason": CANCEL_REASON, "author": identity.name}
         try:
             await intervene(self.serving.turns, params.task_id, UPDATE_INTERRUPT, payload, identity)
         except ApiError as error:
+            audit.line(identity, AUDIT_INTERRUPT, params.task_id, error.status)
             raise mcp_error(error, params.task_id) from None
+        audit.line(identity, AUDIT_INTERRUPT, params.task_id, 200)
         if _modern(ctx):
-            return {}
+            return {}  # the extension's acknowledgement: cancelling is eventually consistent
+        # 2025: the answer is the task, which says `cancelled` once the turn has stopped at
+        # its next safe point (at once for a turn that waits for a person).
+        with anyio.move_on_after(CANCEL_WAIT_S):
+            await outcome(self.serving.turns, params.task_id)
         return task_wire.legacy_view(await self._view(params.task_id))
 
     async def _view(self, workflow_id: str) -> Any:
