@@ -4,18 +4,23 @@ and the reports of the turns a test's worker ran."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
 import pytest
+from mcp import Client
 from mcp_types import ElicitRequestParams, ElicitResult
 from turnkeeper.contracts.turn import AgentReport
 
 import turnkeeper
 from tests.support.waiting import until
+from tests.system.conftest import SystemStack
 from tests.system.driving import connect_like
-from tests.system.mcp_serving import Served
+from tests.system.mcp_serving import Era, Served, mcp_client, serving_agents
 
 APPROVE = ElicitResult(action="accept", content={"approve": True, "reason": "fine"})
 MALFORMED = ElicitResult(action="accept", content={"approve": "yes"})
@@ -59,3 +64,38 @@ async def reports(served: Served, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     found = [execution.id async for execution in client.list_workflows(query)]
     ended = [await turnkeeper.turn(client, workflow_id).result() for workflow_id in found]
     return {report.agent_id: report for report in ended}
+
+
+@dataclass
+class Asked:
+    """A served folder, alice's client that answers every question with `reply`, and the
+    questions it was asked."""
+
+    served: Served
+    client: Client
+    questions: list[ElicitRequestParams] = field(default_factory=list)
+
+
+@asynccontextmanager
+async def answering_client(
+    stack: SystemStack,
+    folder: Path,
+    era: Era,
+    reply: ElicitResult,
+    *identities: tuple[str, ...],
+    tasks: bool = False,
+) -> AsyncIterator[Asked]:
+    """`serving_agents` for alice (and `identities`), and alice's client in `era` answering
+    every approval question with `reply`."""
+    questions: list[ElicitRequestParams] = []
+    async with (
+        serving_agents(stack, folder, ("alice",), *identities) as served,
+        mcp_client(
+            served.mcp_url,
+            served.tokens["alice"],
+            era,
+            tasks=tasks,
+            elicitation=answering(reply, questions),
+        ) as client,
+    ):
+        yield Asked(served, client, questions)
