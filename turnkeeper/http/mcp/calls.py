@@ -23,6 +23,7 @@ from mcp_types import (
 )
 from temporalio.service import RPCError
 
+from turnkeeper.client.turns import TurnOutcome
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.ground.logs import get_logger
 from turnkeeper.http import audit
@@ -130,9 +131,19 @@ async def answer(serving: Serving, call: ServedCall) -> CallToolResult:
     async with anyio.create_task_group() as following:
         if wants_progress or serving.on_waiting is not None:
             following.start_soon(_follow, serving, call, wants_progress)
-        ended = await outcome(serving.turns, call.workflow_id)
+        ended = await _ended(serving, call.workflow_id)
         following.cancel_scope.cancel()
+    # Raised here, outside the task group, which would wrap it in an exception group.
+    if isinstance(ended, ApiError):
+        raise mcp_error(ended, call.workflow_id)
     return call_result(ended, call.agent.output_schema)
+
+
+async def _ended(serving: Serving, workflow_id: str) -> TurnOutcome | ApiError:
+    try:
+        return await outcome(serving.turns, workflow_id)
+    except ApiError as error:
+        return error
 
 
 async def _follow(serving: Serving, call: ServedCall, wants_progress: bool) -> None:

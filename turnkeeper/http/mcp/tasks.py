@@ -19,6 +19,7 @@ deliberately absent").
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -198,8 +199,8 @@ class TurnTasks(Extension):
             return {}  # the extension's acknowledgement: cancelling is eventually consistent
         # 2025: the answer is the task, which says `cancelled` once the turn has stopped at
         # its next safe point (at once for a turn that waits for a person).
-        with anyio.move_on_after(CANCEL_WAIT_S):
-            await outcome(self.serving.turns, params.task_id)
+        with anyio.move_on_after(CANCEL_WAIT_S), suppress(ApiError):
+            await outcome(self.serving.turns, params.task_id)  # `_view` says what failed
         return task_wire.legacy_view(await self._view(params.task_id))
 
     async def _view(self, workflow_id: str) -> Any:

@@ -12,9 +12,10 @@ from typing import Final
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError
 
+from turnkeeper.client.errors import TurnUnavailable
 from turnkeeper.client.turns import TurnOutcome, outcome_of, turn_handle
 from turnkeeper.contracts.signals import TurnStatus
-from turnkeeper.http.errors import rpc_error
+from turnkeeper.http.errors import ApiError, rpc_error
 from turnkeeper.http.mcp.results import TASK_STATUS, TaskStatus, outcome_status
 from turnkeeper.http.turns import TurnService
 
@@ -47,8 +48,8 @@ async def outcome(turns: TurnService, workflow_id: str) -> TurnOutcome:
     await asyncio.wait({result})
     try:
         return outcome_of(workflow_id, result)
-    except RPCError as err:  # outcome_of names other failures TurnUnavailable itself
-        raise rpc_error(err, workflow_id) from None
+    except TurnUnavailable as err:  # Temporal refused to say (outcome_of's wording)
+        raise ApiError(502, str(err)) from None
 
 
 # Turn states a running workflow reports while it closes, between its last step and its result.
