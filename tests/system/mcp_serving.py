@@ -14,6 +14,7 @@ from typing import Any, Literal
 import httpx2 as httpx
 from mcp import Client
 from mcp.client.extension import ClientExtension, ResultClaim
+from mcp.client.session import ElicitationFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import (
     CallToolRequest,
@@ -80,17 +81,26 @@ def http_client(token: str | None) -> httpx.AsyncClient:
 
 @asynccontextmanager
 async def mcp_client(
-    url: str, token: str | None, era: Era, *, tasks: bool = False
+    url: str,
+    token: str | None,
+    era: Era,
+    *,
+    tasks: bool = False,
+    elicitation: ElicitationFnT | None = None,
 ) -> AsyncIterator[Client]:
     """The SDK's client of `url` in `era` (`legacy`: the 2025-11-25 handshake); with `tasks`,
-    a 2026 client that names the tasks extension in its requests' capabilities."""
+    a 2026 client that names the tasks extension in its requests' capabilities; with
+    `elicitation`, one that answers the server's questions with it."""
     extensions = [TasksClaim()] if tasks else None
     # 2026: as a client meets a server it does not know, `server/discover` first.
     mode = "legacy" if era == "legacy" else "auto"
     async with (
         http_client(token) as http,
         Client(
-            streamable_http_client(url, http_client=http), mode=mode, extensions=extensions
+            streamable_http_client(url, http_client=http),
+            mode=mode,
+            extensions=extensions,
+            elicitation_callback=elicitation,
         ) as client,
     ):
         assert (client.protocol_version == MODERN) == (era == MODERN), client.protocol_version
@@ -152,12 +162,17 @@ async def legacy_task_call(client: Client, name: str, arguments: dict[str, Any])
     return await dispatcher.send_raw_request("tools/call", data["params"], {})
 
 
-def approval_agent(stack: SystemStack, folder: Path, key: str, agent_id: str) -> Path:
-    """An agent that writes `out.md`, a call that waits for approval, then answers "Done."."""
+def approval_agent(
+    stack: SystemStack, folder: Path, key: str, agent_id: str, **fields: Any
+) -> Path:
+    """An agent that writes `out.md`, a call that waits for approval, then answers "Done."
+    (`fields`: more of the agent file, its `approvers` say)."""
     write = fake.tool_calls(("write_file", {"path": "out.md", "content": "hi"}))
     stack.fake.script(key, [write, fake.text("Done.")])
     constraints = {"require_approval": ["write_file"]}
-    return write_agent(folder, key, agent_id, tools=["write_file"], constraints=constraints)
+    return write_agent(
+        folder, key, agent_id, tools=["write_file"], constraints=constraints, **fields
+    )
 
 
 async def polled(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
@@ -106,16 +106,22 @@ async def start(serving: Serving, identity: Identity, agent: ServedAgent, task: 
 
 async def call_tool(
     serving: Serving, ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
-) -> CallToolResult:
-    """A plain call: starts the turn and answers once it has ended."""
+) -> HandlerResult:
+    """A plain call: starts the turn (or, retried with a `requestState`, goes on with its turn)
+    and answers once it has ended, or, through `Serving.round_trip`, asks the caller first."""
     agent = called_agent(serving, params)
     problem = argument_problem(params.arguments)
     if problem:
         # An input error is the caller's model's to correct: a tool result, not a protocol error.
         return refusal(problem)
     identity = serving.identity(ctx)
-    workflow_id = await start(serving, identity, agent, task_argument(params))
-    return await answer(serving, ServedCall(ctx, identity, workflow_id, agent))
+    workflow_id = await serving.resume(identity, params) if serving.resume else None
+    if workflow_id is None:
+        workflow_id = await start(serving, identity, agent, task_argument(params))
+    call = ServedCall(ctx, identity, workflow_id, agent)
+    if serving.round_trip is not None:
+        return await serving.round_trip(call)
+    return await answer(serving, call)
 
 
 async def answer(serving: Serving, call: ServedCall) -> CallToolResult:

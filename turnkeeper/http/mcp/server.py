@@ -24,6 +24,7 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from turnkeeper.http.mcp.agents import ServedAgent
+from turnkeeper.http.mcp.asking import install, state_boundary
 from turnkeeper.http.mcp.calls import list_tools
 from turnkeeper.http.mcp.serving import Serving
 from turnkeeper.http.mcp.tasks import TurnTasks, bind
@@ -72,7 +73,11 @@ def served(
 ) -> AgentsServer:
     """The server of `agents` over `turns` (`local_identity`: the caller of every request,
     over stdio): the one place where `/mcp` and `turnkeeper mcp` put it together."""
-    return agents_server(Serving(agents, turns, local_identity))
+    serving = Serving(agents, turns, local_identity)
+    server = agents_server(serving, install(serving))
+    # Outermost: a retried call's `requestState` is opened (and checked) before anything reads it.
+    server.middleware.insert(0, state_boundary(serving, SERVER_NAME))
+    return server
 
 
 def agents_server(serving: Serving, update: RequestHandler | None = None) -> AgentsServer:

@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolRequestParams
 
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.http.access import visible_turn
@@ -45,9 +45,24 @@ WaitingHook = Callable[[ServedCall, TurnStatus], Awaitable[None]]
 what): the place where the caller may be asked. Returns when it has done what it can; the call
 goes on waiting for the turn's end either way."""
 
-InputRequestsHook = Callable[[Identity, StartedTurn, TurnStatus], Awaitable[dict[str, Any]]]
+InputRequestsHook = Callable[
+    [ServerRequestContext[Any, Any], Identity, StartedTurn, TurnStatus], Awaitable[dict[str, Any]]
+]
 """For a 2026-07-28 task in `input_required`: the `inputRequests` to show the caller (keyed by
 an id unique over the task's life); an empty map when nothing is the caller's to answer."""
+
+ResumeHook = Callable[[Identity, CallToolRequestParams], Awaitable[str | None]]
+"""For a 2026-07-28 `tools/call` retried with `requestState`: applies its `inputResponses` and
+names the turn the call goes on waiting for (None: a first call, which starts one)."""
+
+RoundTripHook = Callable[["ServedCall"], Awaitable[HandlerResult]]
+"""A plain call's answer in place of `answer` alone: the turn's result, the caller asked about
+its approvals while it waits (`elicitation/create`; in 2026-07-28, an `InputRequiredResult`)."""
+
+TaskResultHook = Callable[
+    [ServerRequestContext[Any, Any], Identity, str, Awaitable[Any]], Awaitable[Any]
+]
+"""`tasks/result` (2025-11-25): awaits its wait for the turn's end, asking the caller meanwhile."""
 
 
 @dataclass
@@ -60,6 +75,9 @@ class Serving:
     """Over stdio: the identity every request is made by. None over HTTP."""
     on_waiting: WaitingHook | None = None
     input_requests: InputRequestsHook | None = None
+    resume: ResumeHook | None = None
+    round_trip: RoundTripHook | None = None
+    task_result: TaskResultHook | None = None
 
     def identity(self, ctx: ServerRequestContext[Any, Any]) -> Identity:
         """Who makes the request: the signed-in identity of its HTTP request, else the local

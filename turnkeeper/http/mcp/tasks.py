@@ -136,16 +136,19 @@ class TurnTasks(Extension):
             return task_wire.legacy_view(current)
         requests: dict[str, Any] = {}
         if current.turn_status is not None and self.serving.input_requests is not None:
-            requests = await self.serving.input_requests(identity, turn, current.turn_status)
+            requests = await self.serving.input_requests(ctx, identity, turn, current.turn_status)
         return task_wire.modern_view(current, turn.request.agent.output_schema, requests)
 
     async def result(
         self, ctx: ServerRequestContext[Any, Any], params: GetTaskPayloadRequestParams
     ) -> HandlerResult:
         """`tasks/result` (2025-11-25): waits for the turn's end; its tool result."""
-        turn = await self.serving.visible(self.serving.identity(ctx), params.task_id)
+        identity = self.serving.identity(ctx)
+        turn = await self.serving.visible(identity, params.task_id)
+        ending = outcome(self.serving.turns, params.task_id)
+        asking = self.serving.task_result
         try:
-            ended = await outcome(self.serving.turns, params.task_id)
+            ended = await (asking(ctx, identity, params.task_id, ending) if asking else ending)
         except ApiError as error:
             raise mcp_error(error, params.task_id) from None
         result = call_result(ended, turn.request.agent.output_schema)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Final
 
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError
@@ -51,6 +52,10 @@ async def outcome(turns: TurnService, workflow_id: str) -> TurnOutcome:
         raise ApiError(502, str(err)) from None
 
 
+# Turn states a running workflow reports while it closes, between its last step and its result.
+_ENDING: Final = frozenset({"completed", "interrupted", "failed", "cancelled"})
+
+
 async def view(turns: TurnService, workflow_id: str) -> TurnView:
     """The turn as it stands now (a running turn's status query, an ended one's outcome).
 
@@ -64,17 +69,20 @@ async def view(turns: TurnService, workflow_id: str) -> TurnView:
     created = described.start_time
     if described.status == WorkflowExecutionStatus.RUNNING:
         status = await turns.status(workflow_id)
-        since = [call.since for call in status.pending]
-        return TurnView(
-            workflow_id,
-            TASK_STATUS[status.state],
-            _doing(status),
-            created,
-            max(since) if since else created,
-            turn_status=status,
-        )
+        if status.state not in _ENDING:
+            since = [call.since for call in status.pending]
+            return TurnView(
+                workflow_id,
+                TASK_STATUS[status.state],
+                _doing(status),
+                created,
+                max(since) if since else created,
+                turn_status=status,
+            )
+        # The turn has decided how it ends and is closing: its outcome is moments away, and a
+        # task must not say `completed` without its result.
     ended = await outcome(turns, workflow_id)
-    updated = described.close_time or created
+    updated = described.close_time or datetime.now(UTC)
     return TurnView(
         workflow_id, outcome_status(ended), _ended(ended), created, updated, outcome=ended
     )

@@ -1,0 +1,1 @@
+"""Unit tests of the MCP endpoint (turnkeeper/http/mcp)."""
