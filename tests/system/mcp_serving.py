@@ -64,13 +64,18 @@ class Served:
 
 @asynccontextmanager
 async def serving_agents(
-    stack: SystemStack, folder: Path, *identities: tuple[str, ...], log_name: str = "serve.log"
+    stack: SystemStack,
+    folder: Path,
+    *identities: tuple[str, ...],
+    log_name: str = "serve.log",
+    options: tuple[str, ...] = (),
 ) -> AsyncIterator[Served]:
-    """`turnkeeper serve --tokens tokens.json --agents FOLDER` for a new worker; `identities`
-    are `tokens add` arguments (`("alice",)`, `("bob", "--tenant", "acme")`)."""
+    """`turnkeeper serve --tokens tokens.json --agents FOLDER [options]` for a new worker;
+    `identities` are `tokens add` arguments (`("alice",)`, `("bob", "--tenant", "acme")`)."""
     worker = await stack.start_worker()
     tokens = {args[0]: await add_token(stack, worker, *args) for args in identities}
-    async with serving(stack, worker, "--agents", str(folder), log_name=log_name) as url:
+    serve_options = ("--agents", str(folder), *options)
+    async with serving(stack, worker, *serve_options, log_name=log_name) as url:
         yield Served(stack, worker, url, tokens)
 
 

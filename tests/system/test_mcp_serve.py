@@ -77,17 +77,43 @@ async def test_agent_files_are_tools_and_a_call_answers_with_the_report(
     assert sorted(a["turn"] for a in audited) == sorted(t["workflow_id"] for t in listed_turns)
 
 
-async def test_mcp_refuses_a_caller_without_a_valid_token(
+async def test_mcp_refuses_a_caller_without_a_valid_token_or_from_a_foreign_page(
     stack: SystemStack, tmp_path: Path
 ) -> None:
     folder = tmp_path / "agents"
     write_agent(folder, new_key(), "helper")
-    async with serving_agents(stack, folder, ("alice",)) as served, httpx.AsyncClient() as http:
+    allowed = "https://inbox.example"
+    served_at = serving_agents(stack, folder, ("alice",), options=("--cors-origin", allowed))
+    async with served_at as served, httpx.AsyncClient() as http:
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
         missing = await http.post(served.mcp_url, json=body)
         wrong = await http.post(
             served.mcp_url, json=body, headers={"Authorization": "Bearer tk_wrong"}
         )
+        signed_in = {"Authorization": f"Bearer {served.tokens['alice']}"}
+        # A page of another site (a DNS-rebinding attack, or any foreign page holding a token).
+        foreign = await http.post(
+            served.mcp_url, json=body, headers={**signed_in, "Origin": "http://evil.example"}
+        )
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "inbox-page", "version": "1"},
+            },
+        }
+        accept = {"Accept": "application/json, text/event-stream"}
+        own_page = await http.post(
+            served.mcp_url, json=hello, headers={**signed_in, **accept, "Origin": allowed}
+        )
+        turns = await http.get(served.url + "/v1/turns", headers=signed_in)
     assert missing.status_code == 401 and wrong.status_code == 401
     assert missing.headers["www-authenticate"] == "Bearer"
     assert "invalid token" in wrong.json()["detail"]
+    assert foreign.status_code == 403
+    assert foreign.json() == {"detail": "origin 'http://evil.example' may not call /mcp"}
+    assert own_page.status_code == 200, own_page.text  # an origin `--cors-origin` names
+    assert turns.json() == []

@@ -60,7 +60,9 @@ async def serve(
     app: ASGIApp = create_app(turns, store, cors_origins=cors_origins, failures=failures)
     endpoint = None
     if agents_found is not None:
-        endpoint = McpEndpoint(served(agents_found, turns), store, failures)
+        endpoint = McpEndpoint(
+            served(agents_found, turns), store, failures, allowed_origins=cors_origins
+        )
         app = with_mcp(app, endpoint)
     trusted = (forwarded_allow_ips or "").strip()
     config = uvicorn.Config(

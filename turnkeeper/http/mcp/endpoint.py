@@ -35,9 +35,17 @@ MCP_PATH: Final = "/mcp"
 class McpEndpoint:
     """The ASGI app of `/mcp`; `run()` must be entered around the server's life."""
 
-    def __init__(self, server: Server[Any], tokens: TokenStore, failures: FailedSignIns) -> None:
+    def __init__(
+        self,
+        server: Server[Any],
+        tokens: TokenStore,
+        failures: FailedSignIns,
+        allowed_origins: list[str] | None = None,
+    ) -> None:
         self.tokens = tokens
         self.failures = failures
+        # The browser origins `serve --cors-origin` allows, as for `/v1/…`.
+        self.allowed_origins = frozenset(allowed_origins or ())
         # SSE answers (not JSON): a plain call's progress notifications ride its answer.
         self.manager = StreamableHTTPSessionManager(app=server)
 
@@ -47,6 +55,12 @@ class McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin is not None and origin not in self.allowed_origins:
+            # The transport's rule against DNS rebinding: a page of another site (a browser
+            # sends its Origin) never reaches the server. Programs send no Origin.
+            await _refuse(ApiError(403, f"origin {origin!r} may not call /mcp"), send)
+            return
         client = scope.get("client")
         address = client[0] if client else "unknown"
         try:
