@@ -13,6 +13,10 @@ by the tool's timeout (on expiry the task is cancelled and the model gets an `is
 When the turn stops waiting (an interrupt, a cancel of the turn), `mcp_cancel_task` tells the
 server with `tasks/cancel` before the stop goes on.
 
+A task that reports `input_required` is waiting for a person: its questions are asked and the
+answers given back by `TaskQuestions` (mcp_task_questions.py), and the time that takes is added
+to the task's deadline.
+
 Tools whose spec does not allow tasks, and every listing recorded before tasks existed (their
 specs read as `forbidden`), keep the `mcp_call_tool` path and its commands unchanged.
 """
