@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client, WorkflowHandle
-from turnkeeper.contracts.names import WORKFLOW_TYPE
+from turnkeeper.contracts.names import UPDATE_DECIDE, WORKFLOW_TYPE
 from turnkeeper.contracts.signals import PendingCall
 from turnkeeper.contracts.turn import AgentReport
 
@@ -117,22 +117,32 @@ async def test_a_2026_task_question_survives_a_worker_restart(
     assert stats["created"] == 1 and stats["updates"] == 1
 
 
+@pytest.mark.parametrize(
+    ("answer", "heard"),
+    [
+        ({"approved": True, "input": {"interpretation": "snake"}}, "**Clarification**: snake"),
+        ({"approved": False, "reason": "not now"}, "User declined - using default"),
+        ({"approved": False, "reason": "cancel"}, "User cancelled - using default"),
+    ],
+)
 async def test_a_2025_task_of_server_everything_asks_through_tasks_result(
-    client: Client, fake_anthropic: FakeAnthropic, lab: Settings
+    client: Client,
+    fake_anthropic: FakeAnthropic,
+    lab: Settings,
+    answer: dict[str, object],
+    heard: str,
 ) -> None:
     query = (RESEARCH, {"topic": "python", "ambiguous": True})
     async with running_worker(client, lab, fake_anthropic):
         workflow, pending = await _asking(client, fake_anthropic, lab, query)
         assert pending.kind == "elicitation"
         assert pending.message is not None and "python" in pending.message
-        await TurnHandle(client, workflow).approve(
-            pending.call_id, input={"interpretation": "snake"}
-        )
+        await workflow.execute_update(UPDATE_DECIDE, {"call_id": pending.call_id, **answer})
         report = AgentReport.model_validate(await workflow.result())
 
     result = the_result(report)
     assert not result.is_error, result.text()
     assert "# Research Report: python" in result.text()
-    assert "**Clarification**: snake" in result.text()
+    assert heard in result.text()
     assert report.tool_calls == 1
     assert "mcp_task_input" in await activity_types(workflow)
