@@ -7,6 +7,7 @@ restart while the 2026-07-28 question waits loses nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import uuid
@@ -105,7 +106,9 @@ async def test_a_2026_task_question_survives_a_worker_restart(
 ) -> None:
     async with running_worker(client, lab, fake_anthropic):
         workflow, pending = await _asking(client, fake_anthropic, lab, (CLARIFY, {"topic": "tea"}))
-    # The worker is gone; the question and the task's id are in the turn's history.
+    # The worker is gone; the question and the task's id are in the turn's history. The person
+    # takes longer than the tool's timeout (8 s), which does not count their time.
+    await asyncio.sleep(9)
 
     async with running_worker(client, lab, fake_anthropic):
         await TurnHandle(client, workflow).approve(pending.call_id, input={"meaning": "green"})
