@@ -44,6 +44,7 @@ tools/          Tool calls, settled one `tool_result` each.
     mcp.py                   MCP tools: discovered at the start, called as activities.
     mcp_elicitation.py       An MCP server's question mid-call: the turn waits for a person.
     mcp_tasks.py             An MCP call answered with a task: polled between timers.
+    mcp_task_questions.py    A question asked inside a task: a person answers, the task goes on.
     skills.py                `agent.skills`: described once, their tools and prompt part.
 
 approvals/      What approvers do in a running turn.

@@ -34,6 +34,7 @@ from turnkeeper.activities.mcp.failures import (
     root_cause,
 )
 from turnkeeper.activities.mcp.results import result_text
+from turnkeeper.activities.mcp.task_questions import McpTaskQuestions
 from turnkeeper.activities.turn_identity import bound_to_turn
 from turnkeeper.contracts.mcp import (
     ACTIVITY_MCP_CANCEL_TASK,
@@ -86,7 +87,14 @@ class McpTaskActivities:
         self._meta = meta
 
     def activities(self) -> list[Callable[..., Any]]:
-        return [self.mcp_start_task, self.mcp_poll_task, self.mcp_cancel_task]
+        # A task's questions are answered by activities of their own (task_questions.py).
+        questions = McpTaskQuestions(self._calls, self._servers, self._connections)
+        return [
+            self.mcp_start_task,
+            self.mcp_poll_task,
+            self.mcp_cancel_task,
+            *questions.activities(),
+        ]
 
     @activity.defn(name=ACTIVITY_MCP_START_TASK)
     async def mcp_start_task(self, call: McpCallInput) -> McpTaskStartResult:

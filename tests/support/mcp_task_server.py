@@ -42,11 +42,14 @@ class _Task:
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     job: asyncio.Task[None] | None = None
+    asking: dict[str, Any] = field(default_factory=dict)
+    answers: dict[str, Any] = field(default_factory=dict)
+    answered: asyncio.Event = field(default_factory=asyncio.Event)
     updated_at: str = field(default_factory=lambda: _now())
 
 
 _tasks: dict[str, _Task] = {}
-_stats: dict[str, Any] = {"created": 0, "cancelled": [], "polls": 0, "by_tool": {}}
+_stats: dict[str, Any] = {"created": 0, "cancelled": [], "polls": 0, "by_tool": {}, "updates": 0}
 
 
 def _now() -> str:
@@ -59,9 +62,15 @@ class TaskIdParams(RequestParams):
     taskId: str
 
 
+class TaskUpdateParams(TaskIdParams):
+    """The params of `tasks/update`: answers to the task's `inputRequests`, by key."""
+
+    inputResponses: dict[str, Any]
+
+
 class Tasks(Extension):
-    """Runs `research`, `doomed`, `garbled` and `wobbly` as tasks for clients that ask for the
-    extension."""
+    """Runs `research`, `clarify`, `doomed`, `garbled` and `wobbly` as tasks for clients that
+    ask for the extension."""
 
     identifier = TASKS_EXTENSION
 
@@ -69,6 +78,7 @@ class Tasks(Extension):
         return (
             MethodBinding("tasks/get", TaskIdParams, _get),
             MethodBinding("tasks/cancel", TaskIdParams, _cancel),
+            MethodBinding("tasks/update", TaskUpdateParams, _answer),
         )
 
     async def intercept_tool_call(
@@ -109,6 +119,8 @@ def _wire(task: _Task, *, detailed: bool) -> dict[str, Any]:
         answer["result"] = task.result
     if detailed and task.error is not None:
         answer["error"] = task.error
+    if detailed and task.status == "input_required":
+        answer["inputRequests"] = task.asking
     return answer
 
 
@@ -133,6 +145,22 @@ async def _cancel(ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> 
     return {"resultType": "complete"}
 
 
+async def _answer(ctx: ServerRequestContext[Any, Any], params: TaskUpdateParams) -> HandlerResult:
+    """Takes answers to outstanding questions only: a second answer to a key is refused."""
+    _stats["updates"] += 1
+    task = _tasks.get(params.taskId)
+    if task is None:
+        raise MCPError(INVALID_PARAMS, f"no task {params.taskId!r}")
+    stale = set(params.inputResponses) - set(task.asking)
+    if stale:
+        raise MCPError(INVALID_PARAMS, f"no outstanding input requests {sorted(stale)}")
+    task.answers.update(params.inputResponses)
+    task.asking = {}
+    task.answered.set()
+    _update(task, "working", "answered")
+    return {"resultType": "complete"}
+
+
 def _update(task: _Task, status: str, message: str) -> None:
     task.status, task.message, task.updated_at = status, message, _now()
 
@@ -150,7 +178,41 @@ async def _doomed(task: _Task, arguments: dict[str, Any]) -> None:
     _update(task, "failed", "the research database is gone")
 
 
-_JOBS = {"research": _research, "doomed": _doomed, "garbled": _research, "wobbly": _research}
+async def _clarify(task: _Task, arguments: dict[str, Any]) -> None:
+    await asyncio.sleep(0.3)
+    task.asking = {
+        "scope": {
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": f"Which {arguments.get('topic', '?')} do you mean?",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"meaning": {"type": "string"}},
+                    "required": ["meaning"],
+                },
+            },
+        }
+    }
+    _update(task, "input_required", "which one?")
+    await task.answered.wait()
+    answer = task.answers["scope"]
+    if answer.get("action") == "accept":
+        text = f"report on {arguments.get('topic')} as {answer['content']['meaning']}"
+    else:
+        text = f"no report: the person chose {answer.get('action')}"
+    await asyncio.sleep(0.3)
+    task.result = {"content": [{"type": "text", "text": text}], "isError": False}
+    _update(task, "completed", "done")
+
+
+_JOBS = {
+    "clarify": _clarify,
+    "research": _research,
+    "doomed": _doomed,
+    "garbled": _research,
+    "wobbly": _research,
+}
 
 server = MCPServer("turnkeeper-tasks-demo", extensions=[Tasks()])
 
@@ -158,6 +220,12 @@ server = MCPServer("turnkeeper-tasks-demo", extensions=[Tasks()])
 @server.tool()
 def research(topic: str, seconds: float = 2.0) -> str:
     """Researches `topic` for `seconds` (as a task where the client takes tasks)."""
+    return f"report on {topic}"
+
+
+@server.tool()
+def clarify(topic: str) -> str:
+    """Researches `topic` as a task that first asks which meaning of it is wanted."""
     return f"report on {topic}"
 
 

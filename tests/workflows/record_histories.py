@@ -658,6 +658,59 @@ async def follows_an_mcp_task(
                 await handle.result()
     finally:
         await server.kill()
+    return handle
+
+
+async def asks_inside_mcp_tasks(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """Two MCP calls in parallel answered with tasks that ask a person: a 2026-07-28 task
+    (`inputRequests` in `tasks/get`, answered with `tasks/update`) accepted, and a 2025-11-25 one
+    (server-everything, `elicitation/create` on `tasks/result`) declined; on a worker of their
+    own that has both servers."""
+    clarify, query = "mcp__lab__clarify", "mcp__every__simulate-research-query"
+    fake_api.script(
+        "golden-mcp-task-questions",
+        [
+            fake.tool_calls(
+                (clarify, {"topic": "tides"}), (query, {"topic": "x", "ambiguous": True})
+            ),
+            fake.text("Researched."),
+        ],
+    )
+    request = scripted_request("golden-mcp-task-questions", agent={"tools": [clarify, query]})
+    server = HttpServerProcess(script=TASK_SERVER)
+    await server.start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            servers = {
+                "lab": {"url": server.url},
+                "every": {"command": [str(npm_bin("mcp-server-everything")), "stdio"]},
+            }
+            config = Path(tmp) / "mcp.json"
+            config.write_text(json.dumps({"servers": servers}))
+            settings = make_settings(Path(tmp), f"golden-mcp-{uuid.uuid4()}")
+            settings = dataclasses.replace(settings, mcp_config=config)
+            async with running_worker(client, settings, fake_api):
+                handle = await _start(client, request, settings.task_queue, workflow_id)
+                pending = (await wait_for_pending(handle, count=2)).pending
+                by_tool = {call.tool: call for call in pending}
+                await handle.execute_update(
+                    UPDATE_DECIDE,
+                    {
+                        "call_id": by_tool[clarify].call_id,
+                        "approved": True,
+                        "input": {"meaning": "ocean"},
+                    },
+                )
+                await handle.execute_update(
+                    UPDATE_DECIDE,
+                    {"call_id": by_tool[query].call_id, "approved": False, "reason": "not now"},
+                )
+                await handle.result()
+    finally:
+        await server.kill()
+    return handle
 
 
 async def answered_mcp_questions(
@@ -736,6 +789,7 @@ SCENARIOS = (
     signed_cancel,
     follows_an_mcp_task,
     answered_mcp_questions,
+    asks_inside_mcp_tasks,
 )
 
 

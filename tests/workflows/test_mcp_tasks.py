@@ -206,4 +206,4 @@ async def test_a_plain_mcp_tool_keeps_the_plain_call(task_turns: TurnRunner) -> 
 async def test_stats_of_a_fresh_task_server_are_empty(task_server: HttpServerProcess) -> None:
     # The server-side counts the tests above rely on start at zero in each server process.
     stats = await task_stats(task_server.url)
-    assert stats == {"created": 0, "cancelled": [], "polls": 0, "by_tool": {}}
+    assert stats == {"created": 0, "cancelled": [], "polls": 0, "by_tool": {}, "updates": 0}

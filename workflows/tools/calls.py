@@ -193,7 +193,9 @@ class ToolCalls:
             if mcp and mcp_tasks.may_answer_with_task(turn, use.name):
                 # Only where the recorded listing allows tasks: other calls keep their commands.
                 call_input = McpCallInput(call_id=use.id, name=use.name, input=use.input)
-                follow = mcp_tasks.follow(turn, use, call_input, told, options, self._observer)
+                follow = mcp_tasks.follow(
+                    turn, use, call_input, told, options, self._observer, self.elicitations
+                )
                 result = await follow
             elif mcp:  # the server may ask a person for input before it answers
                 result = await self.elicitations.call(turn, use, told, options)

@@ -15,8 +15,9 @@ returns the answer. Three paths use it:
   server's question with it: the call is retried (or the model told, for a tool that is not
   idempotent); a retry's identical question gets an answer already given, and a question of a
   dead attempt is replaced, never left listed.
-- A durable MCP task in status `input_required` (activities poll it): its questions are asked
-  with `ask_person` like any other.
+- A durable MCP task in status `input_required` (activities poll it): its 2026-07-28 questions
+  are asked with `ask_person` and answered with `tasks/update`; a 2025-11-25 task's come through
+  the `mcp_elicitation` update during a `tasks/result` (workflows/tools/mcp_task_questions.py).
 
 The call stays one tool call for the budgets; the time the person takes does not count.
 """

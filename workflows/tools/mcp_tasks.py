@@ -13,6 +13,10 @@ by the tool's timeout (on expiry the task is cancelled and the model gets an `is
 When the turn stops waiting (an interrupt, a cancel of the turn), `mcp_cancel_task` tells the
 server with `tasks/cancel` before the stop goes on.
 
+A task that reports `input_required` is waiting for a person: its questions are asked and the
+answers given back by `TaskQuestions` (mcp_task_questions.py), and the time that takes is added
+to the task's deadline.
+
 Tools whose spec does not allow tasks, and every listing recorded before tasks existed (their
 specs read as `forbidden`), keep the `mcp_call_tool` path and its commands unchanged.
 """
@@ -45,6 +49,8 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.failures import cause_message
     from turnkeeper.workflows.fleet import fairness as tenant_fairness
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
+    from turnkeeper.workflows.tools.mcp_elicitation import McpElicitations
+    from turnkeeper.workflows.tools.mcp_task_questions import TaskQuestions
     from turnkeeper.workflows.turn_state import Turn
 
 # A server's poll interval is honoured within these bounds: polls cost history events (a timer
@@ -81,10 +87,12 @@ async def follow(
     told: AnswerModel[str],
     options: workflow.ActivityConfig,
     observer: TurnObserver,
+    elicitations: McpElicitations | None = None,
 ) -> ToolCallResult | str:
     """The result of `call`: the server's answer when it gave one at once, else the result of
     the task it started, followed to its end. A string when the call did not complete (as
-    `execute` with `told` gives it), for the model to read."""
+    `execute` with `told` gives it), for the model to read. With `elicitations`, the task's
+    questions are put to a person (mcp_task_questions.py); without, it is only polled."""
     spec = turn.tools.mcp_tools[use.name]
     deadline = workflow.now() + timedelta(seconds=spec.timeout_s)
     started = await execute(
@@ -97,13 +105,20 @@ async def follow(
         return started.result
     task = started.task
     observer.mcp_task_changed(turn, use, task)
+    questions = None
+    if elicitations is not None:
+        polls = workflow.ActivityConfig(heartbeat_timeout=POLL_HEARTBEAT, retry_policy=POLL_RETRY)
+        questions = TaskQuestions(turn, use, elicitations, spec, polls)
     try:
-        return await _poll_until_settled(turn, use, task, spec, deadline, observer)
+        return await _poll_until_settled(turn, use, task, spec, deadline, observer, questions)
     except BaseException as err:
         if is_cancelled_exception(err):
             # The turn stops waiting (interrupt or cancel): the server is told before it goes on.
             await _cancel(turn, use, task, "the turn stopped waiting for it")
         raise
+    finally:
+        if questions is not None:
+            questions.ended()
 
 
 async def _poll_until_settled(
@@ -113,6 +128,7 @@ async def _poll_until_settled(
     spec: McpToolSpec,
     deadline: datetime,
     observer: TurnObserver,
+    questions: TaskQuestions | None = None,
 ) -> ToolCallResult | str:
     began = workflow.now()
     while True:
@@ -136,22 +152,25 @@ async def _poll_until_settled(
         task = polled.task
         if polled.result is not None:
             return polled.result
-        if task.status == "input_required":
-            await on_input_required(turn, use, polled)
+        if task.status == "input_required" and questions is not None:
+            waited = questions.waited
+            answered = await questions.answer(polled)
+            # The person's time (and the answer's) does not count against the tool's timeout.
+            deadline += questions.waited - waited
+            if isinstance(answered, str):
+                return answered
+            if answered is not None:
+                if _changed(task, answered.task):
+                    observer.mcp_task_changed(turn, use, answered.task)
+                task = answered.task
+                if answered.result is not None:
+                    return answered.result
 
 
 def poll_interval_s(task: McpTaskHandle, age_s: float) -> float:
     """How long to wait before the next poll of `task`, which has run for `age_s`."""
     asked = task.poll_interval_ms / 1000 if task.poll_interval_ms is not None else DEFAULT_POLL_S
     return min(MAX_POLL_S, max(MIN_POLL_S, asked, age_s * POLL_AGE_SHARE))
-
-
-async def on_input_required(turn: Turn, use: ToolUseBlock, polled: McpTaskPollResult) -> None:
-    """Called after each poll that finds the task `input_required` (its `input_requests` are
-    what the server asks, in 2026-07-28): the hook where the elicitation path (a pending call
-    of kind `elicitation`, answered through `decide`) answers the server. Until it does, the
-    turn keeps polling at the task's interval, and the server's own timeout applies; the status
-    change is already on the event stream (`mcp_task_status`)."""
 
 
 async def _poll(
