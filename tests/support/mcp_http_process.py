@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import psutil
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
@@ -73,14 +74,12 @@ class HttpServerProcess:
         while time.monotonic() < deadline:
             if self._process.returncode is not None:
                 raise RuntimeError(f"the demo server exited with {self._process.returncode}")
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", self.port)
-            except OSError:
-                await asyncio.sleep(0.05)
-                continue
-            writer.close()
-            await writer.wait_closed()
-            return
+            # Ready when OUR process listens: a port that answers may be another test's server
+            # that took the port between `free_port` and the bind (the suite runs many at once),
+            # and a request sent there fails in ways that look like the client's fault.
+            if _listens(self._process.pid, self.port):
+                return
+            await asyncio.sleep(0.05)
         raise TimeoutError(f"the demo server did not listen on port {self.port}")
 
     async def refusals(self) -> int:
@@ -94,6 +93,14 @@ class HttpServerProcess:
             self._process.kill()
             await self._process.wait()
         self._process = None
+
+
+def _listens(pid: int, port: int) -> bool:
+    try:
+        sockets = psutil.Process(pid).net_connections(kind="tcp")
+    except psutil.Error:  # exited meanwhile: the caller sees its return code
+        return False
+    return any(s.status == psutil.CONN_LISTEN and s.laddr.port == port for s in sockets)
 
 
 async def task_stats(url: str) -> dict[str, Any]:
