@@ -83,14 +83,17 @@ async def test_mcp_refuses_a_caller_without_a_valid_token_or_from_a_foreign_page
     folder = tmp_path / "agents"
     write_agent(folder, new_key(), "helper")
     allowed = "https://inbox.example"
-    served_at = serving_agents(stack, folder, ("alice",), options=("--cors-origin", allowed))
+    # An identity of this test's own: the operator's `GET /v1/turns` lists every test's turns.
+    served_at = serving_agents(
+        stack, folder, ("origin-checker",), options=("--cors-origin", allowed)
+    )
     async with served_at as served, httpx.AsyncClient() as http:
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
         missing = await http.post(served.mcp_url, json=body)
         wrong = await http.post(
             served.mcp_url, json=body, headers={"Authorization": "Bearer tk_wrong"}
         )
-        signed_in = {"Authorization": f"Bearer {served.tokens['alice']}"}
+        signed_in = {"Authorization": f"Bearer {served.tokens['origin-checker']}"}
         # A page of another site (a DNS-rebinding attack, or any foreign page holding a token).
         foreign = await http.post(
             served.mcp_url, json=body, headers={**signed_in, "Origin": "http://evil.example"}
@@ -116,4 +119,4 @@ async def test_mcp_refuses_a_caller_without_a_valid_token_or_from_a_foreign_page
     assert foreign.status_code == 403
     assert foreign.json() == {"detail": "origin 'http://evil.example' may not call /mcp"}
     assert own_page.status_code == 200, own_page.text  # an origin `--cors-origin` names
-    assert turns.json() == []
+    assert [t for t in turns.json() if t["started_by"] == "origin-checker"] == []
