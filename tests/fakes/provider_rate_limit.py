@@ -34,6 +34,12 @@ class ProviderRateLimit:
         self.refused.append(now)
         return inside[len(inside) - self.requests] + self.window_s - now
 
+    def spend_elsewhere(self, for_s: float) -> None:
+        """Another application fills the window for the next `for_s` seconds: every call before
+        then is refused, however long a loaded machine takes to send it."""
+        at = time.monotonic() + for_s - self.window_s
+        self.admitted.extend([at] * self.requests)
+
     def most_in_any_window(self) -> int:
         """The most calls admitted in any `window_s` seconds (never above `requests`)."""
         times = sorted(self.admitted)

@@ -117,7 +117,7 @@ async def test_a_429_holds_back_every_caller_of_the_key(client: Client, tmp_path
         async with running_worker(client, settings, fake_api):
             ledger = await start_ledger(client, model, settings.task_queue, window_ms=2_000)
             # Another application spends the key's capacity: the first call gets a 429.
-            fake_api.rate_limit.admit()
+            fake_api.rate_limit.spend_elsewhere(for_s=5)
             first = await start_turns(client, settings.task_queue, fake_api, model, 1)
             await _until_backed_off(ledger)
             # These turns never got a 429 themselves: they wait for the one the first got.

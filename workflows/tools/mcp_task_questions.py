@@ -80,13 +80,15 @@ class TaskQuestions:
         if not workflow.patched(TASK_QUESTIONS_PATCH):
             return None  # a turn that began before: it keeps polling, as it did
         began = workflow.now()
-        try:
-            if polled.task.protocol == HANDSHAKE:
-                return await self._through_result(polled)
+        # Not a `finally`: when a worker evicts the turn mid-answer, Python closes this coroutine
+        # outside the workflow's event loop, where reading the clock raises.
+        settled = None
+        if polled.task.protocol == HANDSHAKE:
+            settled = await self._through_result(polled)
+        else:
             await self._by_update(polled)
-            return None
-        finally:
-            self.waited += workflow.now() - began
+        self.waited += workflow.now() - began
+        return settled
 
     def ended(self) -> None:
         """The call is settled: answers kept for a retried `mcp_task_input` are dropped."""
