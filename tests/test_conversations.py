@@ -50,7 +50,8 @@ async def test_a_conversation_is_its_starters_and_so_are_its_turns(
     assert started.typed_search_attributes.get(STARTED_BY) == "ada"
     # The API's own access rules see the turn as Ada's: hers to read and decide, not Bob's.
     service = TurnService(turns.client)
-    assert (await visible_turn(service, first, ADA)).started_by == "ada"
+    seen = await visible_turn(service, first, ADA)
+    assert (seen.started_by, seen.request.agent.stream) == ("ada", True)
     with pytest.raises(ApiError) as hidden:
         await visible_turn(service, first, BOB)
     assert hidden.value.status == 404

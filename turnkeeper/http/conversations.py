@@ -89,7 +89,8 @@ class Conversations:
 
     async def send(self, identity: Identity, agent_id: str, conversation_id: str, text: str) -> str:
         """Starts the conversation's next turn on `text` (and the conversation, when new, owned
-        by `identity` and billed as `POST /v1/turns` would bill its turn); its workflow id.
+        by `identity`, billed as `POST /v1/turns` would bill its turn, its model calls
+        streamed whatever the agent file says); its workflow id.
 
         Raises:
             ApiError: 404 for an unknown agent or someone else's conversation; 409 while a turn
@@ -166,7 +167,8 @@ class Conversations:
         _, probe = agent.turn("probe")
         billed = billed_request(probe, identity)  # 403 as the API refuses the turn
         request = SessionRequest(
-            agent=billed.agent,
+            # Every chat protocol shows the answer as it is written: model calls stream.
+            agent=billed.agent.model_copy(update={"stream": True}),
             session_id=workflow_id,
             constraints=billed.task.constraints,
             tenant=billed.tenant,
