@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import new_key
-from tests.support.typescript_example import built_cli
+from tests.fakes import fake_anthropic as fake
+from tests.support.typescript_example import EXAMPLE, built_cli
 from tests.system.conftest import SystemStack, WorkerProcess, user_environment
 from tests.system.driving import agent, history, metadata, payloads, readable, task
 from tests.system.test_approvals_and_budgets import script_a_write
@@ -138,3 +139,35 @@ async def test_a_typescript_client_starts_reads_decides_and_waits_for_a_turn(
         assert phrase not in readable(shown) and "alice" not in readable(shown)
         assert {metadata(p) for p in sealed} == {"binary/encrypted"}
         assert {metadata(p, "encryption-key-id") for p in sealed} == {key_id}
+
+
+async def test_the_readme_s_run_command_approves_each_call_and_prints_the_report(
+    stack: SystemStack, tmp_path: Path
+) -> None:
+    worker = await stack.start_worker()
+    key = new_key()
+    stack.fake.script(
+        key,
+        [
+            fake.tool_calls(("write_file", {"path": "notes.md", "content": "hello\n"})),
+            fake.tool_calls(("write_file", {"path": "more.md", "content": "again\n"})),
+            fake.text("Wrote both notes."),
+        ],
+    )
+    # The README's request as it is, the fake's script named in its task.
+    request = json.loads((EXAMPLE / "request.json").read_text())
+    request["task"]["input"] += f" [script:{key}]"
+    (tmp_path / "request.json").write_text(json.dumps(request))
+
+    async with client_environment(stack, worker, "plain", tmp_path) as env:
+        ran = await answer(
+            env, "run", "--request", str(tmp_path / "request.json"), "--approver", "alice"
+        )
+
+    report = ran["report"]
+    assert ran["workflow_id"].startswith("turn-note-taker-")
+    assert (report["outcome"], report["output"], report["tool_calls"]) == (
+        "completed", "Wrote both notes.", 2,
+    )  # fmt: skip
+    assert [(d["approver"], d["approved"]) for d in report["decisions"]] == [("alice", True)] * 2
+    assert (worker.workspace / "more.md").read_text() == "again\n"
