@@ -14,9 +14,19 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
+import type { Client } from '@temporalio/client';
+
 import { connect } from './connection.js';
-import type { TurnRequest } from './contract.js';
-import { DecisionRefused, TurnFailed, decide, startTurn, turnResult, turnStatus, waitForStatus } from './turns.js';
+import type { TurnRequest, TurnStatus } from './contract.js';
+import {
+  DecisionRefused,
+  TurnFailed,
+  decide,
+  startTurn,
+  turnResult,
+  turnStatus,
+  waitForStatus,
+} from './turns.js';
 
 const ENDED = new Set(['completed', 'interrupted', 'failed', 'cancelled']);
 
@@ -58,20 +68,29 @@ async function main(argv: string[]): Promise<unknown> {
     case 'run':
       return run(client, settings.taskQueue, request(values.request), values.approver ?? '');
     default:
-      throw new Error(`unknown command ${JSON.stringify(command)}: start, status, wait, decide, result or run`);
+      throw new Error(`unknown command ${JSON.stringify(command)}: start, status, wait, decide, result, run`);
   }
 }
 
 /** The whole loop: start, approve each call the turn waits for, then its report. */
-async function run(client: Awaited<ReturnType<typeof connect>>['client'], taskQueue: string, turn: TurnRequest, approver: string) {
+async function run(client: Client, taskQueue: string, turn: TurnRequest, approver: string) {
   const workflowId = await startTurn(client, taskQueue, turn);
+  const decided = new Set<string>();
+  const undecided = (status: TurnStatus) =>
+    status.pending.filter((call) => call.kind === 'approval' && !decided.has(call.call_id));
   for (;;) {
-    const status = await waitForStatus(client, workflowId, (s) => s.state === 'awaiting_approval' || ENDED.has(s.state));
-    if (status.state !== 'awaiting_approval') break;
-    for (const call of status.pending.filter((p) => p.kind === 'approval')) {
-      await decide(client, workflowId, { call_id: call.call_id, approved: true, reason: 'approved from TypeScript', approver });
+    // The status may still list a call just decided; only a new one is waited for.
+    const status = await waitForStatus(
+      client,
+      workflowId,
+      (s) => undecided(s).length > 0 || ENDED.has(s.state),
+    );
+    if (ENDED.has(status.state)) break;
+    for (const call of undecided(status)) {
+      const reason = 'approved from TypeScript';
+      await decide(client, workflowId, { call_id: call.call_id, approved: true, reason, approver });
+      decided.add(call.call_id);
     }
-    await waitForStatus(client, workflowId, (s) => !s.pending.some((p) => p.kind === 'approval'));
   }
   return { workflow_id: workflowId, report: await turnResult(client, workflowId) };
 }

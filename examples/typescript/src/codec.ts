@@ -69,7 +69,9 @@ export class EncryptionCodec implements PayloadCodec {
     const keyId = text(metadata[KEY_ID_METADATA]);
     const key = this.keys.get(keyId);
     if (key === undefined) {
-      throw new Error(`content is encrypted with key '${keyId}', which TURNKEEPER_ENCRYPTION_KEYS does not list here`);
+      throw new Error(
+        `content is encrypted with key '${keyId}', which TURNKEEPER_ENCRYPTION_KEYS does not list here`,
+      );
     }
     const data = Buffer.from(payload.data ?? new Uint8Array());
     const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, NONCE_BYTES));

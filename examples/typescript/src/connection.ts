@@ -36,7 +36,9 @@ export function codecs(namespace: string, env: NodeJS.ProcessEnv = process.env):
   return [];
 }
 
-export async function connect(env: NodeJS.ProcessEnv = process.env): Promise<{ client: Client; settings: Settings }> {
+export async function connect(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ client: Client; settings: Settings }> {
   const chosen = settings(env);
   const connection = await Connection.connect({ address: chosen.address });
   const client = new Client({

@@ -36,8 +36,15 @@ export class TurnFailed extends Error {
 }
 
 /** Starts `request` as a turn; its workflow id (by default `turn-<agent id>-<8 hex digits>`). */
-export async function startTurn(client: Client, taskQueue: string, request: TurnRequest, id?: string): Promise<string> {
-  const workflowId = id ?? `turn-${request.agent.id.replace(/[^A-Za-z0-9._:@-]/g, '-')}-${randomBytes(4).toString('hex')}`;
+export async function startTurn(
+  client: Client,
+  taskQueue: string,
+  request: TurnRequest,
+  id?: string,
+): Promise<string> {
+  // Characters a turn id may not have become `-`, as turnkeeper's own clients do it.
+  const agent = request.agent.id.replace(/[^A-Za-z0-9._:@-]/g, '-');
+  const workflowId = id ?? `turn-${agent}-${randomBytes(4).toString('hex')}`;
   await client.workflow.start(WORKFLOW_TYPE, { taskQueue, workflowId, args: [request] });
   return workflowId;
 }
@@ -46,12 +53,13 @@ export async function turnStatus(client: Client, workflowId: string): Promise<Tu
   return client.workflow.getHandle(workflowId).query<TurnStatus>(STATUS_QUERY);
 }
 
-/** Polls the status until `done` holds for it (every 250 ms, at most `timeoutMs`). */
+/** Polls the status until `done` holds for it (every 250 ms, at most `timeoutMs`: a real model
+ * may think for minutes between two approvals). */
 export async function waitForStatus(
   client: Client,
   workflowId: string,
   done: (status: TurnStatus) => boolean,
-  timeoutMs = 60_000,
+  timeoutMs = 600_000,
 ): Promise<TurnStatus> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -84,7 +92,8 @@ export async function turnResult(client: Client, workflowId: string): Promise<Ag
   } catch (error) {
     const cause = error instanceof WorkflowFailedError ? error.cause : undefined;
     if (cause instanceof ApplicationFailure) {
-      throw new TurnFailed(cause.type ?? 'ApplicationFailure', cause.message, cause.details?.[0] as AgentReport | undefined);
+      const report = cause.details?.[0] as AgentReport | undefined;
+      throw new TurnFailed(cause.type ?? 'ApplicationFailure', cause.message, report);
     }
     throw error;
   }
