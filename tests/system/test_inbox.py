@@ -23,7 +23,8 @@ from tests.system.test_http_api import served  # noqa: F401 (a fixture)
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 CHROMIUM = find_chromium()
 NOTES_NOW = "# Lighthouse log\nThe lamp was lit at dusk.\nOil: low.\n"
-NOTES_AFTER = "# Lighthouse log\nThe lamp was lit at dusk.\nOil: refilled, 2 litres.\nWind: NE.\n"
+# Markup in what a model writes is shown as its characters, never run or rendered.
+NOTES_AFTER = "# Lighthouse log\nThe lamp was lit at dusk.\nOil: refilled, 2 litres.\n<b>NE</b>\n"
 SAID = "The oil was refilled this morning, so I am updating the log."
 HANDOVER = "Shift handover\n\nAll quiet; the fog horn was tested at 06:00.\n"
 
@@ -96,6 +97,7 @@ async def test_the_inbox_shows_what_an_approver_needs_and_decides_from_the_keybo
         assert below["workflow_id"] == lead["id"] and below["waits_in"] == f"{lead['id']}/writer-1"
         assert below["root_task"] == "Prepare the shift handover."
         assert below["task"] == "Write the shift handover note."
+
         async def child_waits() -> bool:
             listing = await http.get("/v1/turns", params={"state": "awaiting_approval"})
             return any(t["workflow_id"] == below["waits_in"] for t in listing.json())
@@ -117,6 +119,7 @@ async def test_the_inbox_shows_what_an_approver_needs_and_decides_from_the_keybo
         # The file's content as text, and the diff against the file in the worker's workspace.
         assert "Changes to notes.md" in text and "New file handover.md" in text
         assert "-Oil: low." in text and "+Oil: refilled, 2 litres." in text
+        assert "+<b>NE</b>" in text and await page.count(".call b") == 0
         assert "All quiet; the fog horn was tested at 06:00." in text
         assert "\\n" not in text
         await page.screenshot(DOCS / "inbox.png")
