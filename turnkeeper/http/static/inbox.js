@@ -49,27 +49,38 @@ async function refresh() {
   if (!response.ok) { $("message").textContent = await detail(response); return; }
   const calls = await response.json();
   $("empty").hidden = calls.length > 0;
-  // Boxes already shown stay as they are (an edit in progress survives a refresh).
+  // Boxes and turns already shown stay as they are (an edit in progress survives a refresh).
   const shown = new Map([...document.querySelectorAll(".call")].map((box) => [box.dataset.key, box]));
+  const turns = new Map([...document.querySelectorAll(".turn")].map((group) => [group.dataset.key, group]));
   const groups = new Map();
   for (const call of calls) {
-    if (!groups.has(call.workflow_id)) groups.set(call.workflow_id, groupOf(call));
-    groups.get(call.workflow_id).append(shown.get(keyOf(call)) || render(call));
+    if (!groups.has(call.workflow_id)) groups.set(call.workflow_id, { group: turns.get(call.workflow_id) || groupOf(call), boxes: [] });
+    groups.get(call.workflow_id).boxes.push(shown.get(keyOf(call)) || render(call));
   }
-  $("calls").replaceChildren(...groups.values());
+  for (const { group, boxes } of groups.values()) place(group.querySelector(".calls"), boxes);
+  place($("calls"), [...groups.values()].map(({ group }) => group));
   if (!document.querySelector(".call.selected")) select(document.querySelector(".call"), false);
   for (const call of calls) follow(call.workflow_id);
 }
 
 function keyOf(call) { return call.workflow_id + "\n" + call.call_id; }
 
+// Puts `children` into `parent` in this order, moving only the nodes out of place: a node moved
+// in the document loses the focus, and the approver may be typing in it.
+function place(parent, children) {
+  children.forEach((child, i) => { if (parent.children[i] !== child) parent.insertBefore(child, parent.children[i] || null); });
+  while (parent.children.length > children.length) parent.lastElementChild.remove();
+}
+
 // One turn a person started, with its task: its own calls and its sub-agents' calls under it
 // (the API lists a sub-agent's call at its root, which passes the decision on).
 function groupOf(call) {
   const group = el("section", "turn");
+  group.dataset.key = call.workflow_id;
   group.append(el("h2", "", "Turn " + call.workflow_id));
   const task = call.root_task || call.task;
   if (task) group.append(quoteView("Task", task, "task"));
+  group.append(el("div", "calls"));
   return group;
 }
 
@@ -165,7 +176,7 @@ async function decide(box, call, approved, original) {
 function settled(box) {
   const calls = [...document.querySelectorAll(".call")];
   const at = calls.indexOf(box);
-  const group = box.parentElement;
+  const group = box.closest(".turn");
   box.remove();
   if (group && !group.querySelector(".call")) group.remove();
   if (box.classList.contains("selected")) select(calls[at + 1] || calls[at - 1] || null, true);
