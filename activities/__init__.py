@@ -10,7 +10,8 @@ What every activity wrapper uses
 
 llm/            The model-call activity and the steps of a call.
 providers/      The model providers behind it: one `ModelProvider` per API, cassettes, endpoints.
-tools/          Worker tools: the registry, the built-in workspace tools, the tool-call activity.
+tools/          Worker tools: the registry, the built-in workspace tools, the tool-call and
+                write-preview activities.
 mcp/            MCP servers as tools of a turn: configuration, connections, their activities.
 skills/         Skills on the worker: the catalog, `describe_skills`, the built-in skill tools.
 output/         The worker's checks of a final answer (`agent.output_validators`), as an activity.

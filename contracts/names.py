@@ -39,6 +39,8 @@ ACTIVITY_DESCRIBE_SKILLS: Final = "describe_skills"
 # A workflow cannot request its own cancellation (the server answers "not found"): an accepted
 # `cancel` update asks for it through this activity, so the turn ends as any cancellation ends it.
 ACTIVITY_CANCEL_TURN: Final = "cancel_turn"
+# The difference a `write_file` call would make, read where the file lives before it waits.
+ACTIVITY_WRITE_PREVIEW: Final = "write_preview"
 
 SA_AGENT_ID: Final = "AgentId"
 SA_TASK_ID: Final = "TaskId"

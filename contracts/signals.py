@@ -21,6 +21,7 @@ from turnkeeper.contracts.decision_signing import (
 from turnkeeper.contracts.rate_limits import CapacityWait
 from turnkeeper.contracts.steering import Intervention
 from turnkeeper.contracts.subagents import SubagentRecord
+from turnkeeper.contracts.write_preview import WritePreview
 
 if TYPE_CHECKING:  # cryptography is imported once, by decision_signing (see there why)
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -208,6 +209,12 @@ class PendingCall(ContractModel):
     """Of kind `elicitation`: what the MCP server asks, as it wrote it."""
     requested_schema: dict[str, JsonValue] | None = None
     """Of kind `elicitation`: the JSON Schema the answer (`decide`'s `input`) must fit."""
+    said: str | None = None
+    """The text the model wrote before the call, in the same answer (its last words before
+    it; the last `MAX_SAID_CHARS` characters). None: it wrote none."""
+    preview: WritePreview | None = None
+    """Of a built-in `write_file` call that waits for approval: the file's difference, as the
+    worker saw it when the call began to wait."""
 
 
 class SubagentPending(ContractModel):

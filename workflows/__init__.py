@@ -41,6 +41,7 @@ answer/         The final answer's checks.
 tools/          Tool calls, settled one `tool_result` each.
     calls.py                 Settling one response's tool calls: run, wait, or refuse each.
     retries.py               When a worker tool may run again, and what the model is told.
+    approval_view.py         What an approver reads beside a call: words before it, a diff.
     mcp.py                   MCP tools: discovered at the start, called as activities.
     mcp_elicitation.py       An MCP server's question mid-call: the turn waits for a person.
     mcp_tasks.py             An MCP call answered with a task: polled between timers.

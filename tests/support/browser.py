@@ -2,7 +2,7 @@
 
 Playwright launches the system's Chromium (`executable_path`), so nothing is downloaded and no
 `playwright install` runs: the Node driver that speaks to the browser ships inside the wheel. Only
-what the tests need: open a page, read its text (frames included), screenshot.
+what the tests need: open a page, read its text (frames included), type and press keys, screenshot.
 """
 
 from __future__ import annotations
@@ -72,9 +72,26 @@ class Page:
     async def click(self, selector: str) -> None:
         await self._page.click(selector)
 
-    async def screenshot(self, path: Path) -> None:
+    async def press(self, key: str) -> None:
+        """Presses `key` (a Playwright key name: `a`, `ArrowDown`, `Escape`) as a person would,
+        on whatever has the focus."""
+        await self._page.keyboard.press(key)
+
+    async def text_of(self, selector: str) -> str:
+        """The rendered text of the first element `selector` names."""
+        return await self._page.locator(selector).first.inner_text()
+
+    async def count(self, selector: str) -> int:
+        """How many elements `selector` names."""
+        return await self._page.locator(selector).count()
+
+    async def screenshot(self, path: Path, selector: str | None = None) -> None:
+        """The page's viewport, or only the first element `selector` names."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        await self._page.screenshot(path=path)
+        if selector is None:
+            await self._page.screenshot(path=path)
+        else:
+            await self._page.locator(selector).first.screenshot(path=path)
 
 
 async def _frame_text(frame: Frame) -> str:

@@ -125,6 +125,7 @@ async def test_the_inbox_signs_in_shows_a_call_and_approves_an_edit(
             assert started.status_code == 201, started.text
         # The page was open before the call waited: it appears without a reload.
         await page.wait_for_text("write_file")
+        await page.press("e")  # the editor of the input as JSON opens on its key
         edited = '{\n  "path": "note.md",\n  "content": "final"\n}'
         await page.fill("textarea", edited)
         shown = await page.wait_for_text('+   "content": "final"')

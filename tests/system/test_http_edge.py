@@ -241,6 +241,7 @@ async def test_the_inbox_works_under_its_policy_and_shows_bidi_controls(
         shown = await page.value("textarea")
         assert RLO not in shown
         assert '"path": "invoice\\u202efdp.exe"' in shown
+        await page.click("details.edit summary")
         await page.fill("textarea", shown.replace("0001", "0002"))
         diff = await page.wait_for_text('+   "content": "pay 0002"')
         assert RLO not in diff

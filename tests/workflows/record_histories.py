@@ -169,6 +169,24 @@ async def decided_with_an_edit(
     return handle
 
 
+async def previews_a_write(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A write_file call with words before it: its diff against notes.md is read on the worker
+    before it waits (`write_preview`), then it is approved."""
+    write = ("write_file", {"path": "notes.md", "content": "# Notes\nThe light was kept.\n"})
+    fake_api.script(
+        "golden13", [fake.tool_calls(write, text="Adding the log line."), fake.text("Saved.")]
+    )
+    handle = await _start(client, scripted_request("golden13"), queue, workflow_id)
+    [pending] = (await wait_for_pending(handle)).pending
+    assert pending.preview is not None and "+The light was kept." in pending.preview.diff
+    assert pending.said == "Adding the log line."
+    await handle.execute_update(UPDATE_DECIDE, {"call_id": pending.call_id, "approved": True})
+    await handle.result()
+    return handle
+
+
 async def signed_decisions(
     client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
 ) -> Any:
@@ -815,6 +833,7 @@ SCENARIOS = (
     answered_mcp_questions,
     asks_inside_mcp_tasks,
     owned_session,
+    previews_a_write,
 )
 
 

@@ -22,6 +22,7 @@ from turnkeeper.contracts.signals import DecisionRecord, PendingKind, TurnState,
 from turnkeeper.contracts.tenants import TENANT_NAME_PATTERN, TenantCaps, TenantSpend
 from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.contracts.turn_ids import turn_id_problem
+from turnkeeper.contracts.write_preview import WritePreview
 from turnkeeper.http import audit
 from turnkeeper.http.access import (
     DEFAULT_PAGE,
@@ -34,6 +35,7 @@ from turnkeeper.http.access import (
     visible_turn,
     visible_turns,
 )
+from turnkeeper.http.approvals import ApprovalBudget
 from turnkeeper.http.auth import FailedSignIns, sign_in
 from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.decisions import DecisionBody, cancel_as, decide, intervene
@@ -133,6 +135,21 @@ class Approval(ContractModel):
     """Of an `elicitation`: what the server asks."""
     requested_schema: dict[str, Any] | None = None
     """Of an `elicitation`: the JSON Schema the answer must fit."""
+    task: str = ""
+    """The task of the turn where the call waits (`waits_in`, else `workflow_id`)."""
+    said: str | None = None
+    """What the model wrote before the call, in the same answer (its end, when long)."""
+    preview: WritePreview | None = None
+    """Of a built-in `write_file` call: its diff against the file as the worker saw it."""
+    waits_in: str | None = None
+    """Of a sub-agent's call: the sub-agent's turn where it waits. The call is listed and
+    decided at `workflow_id`, the turn a person started, which passes the decision on."""
+    depth: int = 0
+    """How many sub-agent levels below `workflow_id` the call waits (0: in it)."""
+    root_task: str = ""
+    """The task of `workflow_id` (for a sub-agent's call, `task` is the sub-agent's)."""
+    budget: ApprovalBudget | None = None
+    """Where the turn where the call waits stands against its budgets."""
 
 
 def _caller(request: Request) -> Identity:

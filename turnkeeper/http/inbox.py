@@ -2,7 +2,7 @@
 
 The page is answered with a Content-Security-Policy that lets it load and run only what this
 server sends, and lets no other site frame it (a framed inbox could be clicked through by a page
-the approver did not mean to act on). That is why its script and styles are files of their own.
+the approver did not mean to act on). That is why its scripts and styles are files of their own.
 """
 
 from __future__ import annotations
@@ -32,12 +32,23 @@ async def inbox_script() -> Response:
     return Response(_static("inbox.js"), media_type="text/javascript")
 
 
+async def inbox_views() -> Response:
+    """The inbox's views (what a call shows), loaded before its script."""
+    return Response(_static("inbox-view.js"), media_type="text/javascript")
+
+
 async def inbox_styles() -> Response:
     """The inbox's styles."""
     return Response(_static("inbox.css"), media_type="text/css")
 
 
 def add_inbox(app: FastAPI) -> None:
-    """Adds the inbox's three routes to `app`, outside its OpenAPI document."""
-    for path, endpoint in (("/", inbox), ("/inbox.js", inbox_script), ("/inbox.css", inbox_styles)):
+    """Adds the inbox's routes to `app`, outside its OpenAPI document."""
+    routes = (
+        ("/", inbox),
+        ("/inbox-view.js", inbox_views),
+        ("/inbox.js", inbox_script),
+        ("/inbox.css", inbox_styles),
+    )
+    for path, endpoint in routes:
         app.add_api_route(path, endpoint, methods=["GET"], include_in_schema=False)

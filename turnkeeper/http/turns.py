@@ -7,7 +7,6 @@ answers with.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -15,7 +14,6 @@ from datetime import datetime, timedelta
 from typing import Any, Final, Protocol
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from pydantic import JsonValue
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError
 
@@ -33,11 +31,12 @@ from turnkeeper.contracts.names import (
     WORKFLOW_TYPE,
 )
 from turnkeeper.contracts.search_attributes import AGENT_ID, COST_USD_KEY, STARTED_BY, TURN_STATE
-from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, PendingKind, TurnStatus
+from turnkeeper.contracts.signals import ApproveInput, DecisionRecord, TurnStatus
 from turnkeeper.contracts.tenants import TenantCaps, TenantSpend
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
+from turnkeeper.http.approvals import WaitingApproval, waiting_approvals
 from turnkeeper.http.errors import ApiError, rpc_error
-from turnkeeper.http.origins import HISTORIES_AT_ONCE, Origins, StartedTurn
+from turnkeeper.http.origins import Origins, StartedTurn
 
 # How soon the API's event stream polls again after events arrive. A decision's event comes
 # right after the `approval_requested` the client decides on: at the stream's default (100 ms) it
@@ -61,24 +60,6 @@ class TurnSummary:
     cost_usd: float
     started_by: str | None
     started: datetime
-
-
-@dataclass(frozen=True)
-class WaitingApproval:
-    """One call waiting for a human's decision, with what the inbox shows beside it."""
-
-    workflow_id: str
-    agent_id: str
-    call_id: str
-    tool: str
-    input: dict[str, JsonValue]
-    since: datetime
-    cost_usd: float
-    approvers: list[str] | None
-    started_by: str | None
-    kind: PendingKind = "approval"
-    message: str | None = None
-    requested_schema: dict[str, JsonValue] | None = None
 
 
 class Turns(Protocol):
@@ -219,41 +200,7 @@ class TurnService:
             raise rpc_error(err, workflow_id) from None
 
     async def waiting_approvals(self) -> list[WaitingApproval]:
-        waiting: list[WaitingApproval] = []
-        found_turns = [found for found in await list_waiting(self.client) if found.status]
-        reading = asyncio.Semaphore(HISTORIES_AT_ONCE)
-
-        async def started(workflow_id: str) -> StartedTurn | None:
-            async with reading:
-                try:
-                    return await self.started(workflow_id)
-                except ApiError:
-                    return None  # ended or gone since the listing
-
-        origins = await asyncio.gather(*(started(found.workflow_id) for found in found_turns))
-        for found, origin in zip(found_turns, origins, strict=True):
-            if found.status is None or origin is None:
-                continue
-            approvers = origin.request.agent.approver_names()
-            waiting.extend(
-                WaitingApproval(
-                    workflow_id=found.workflow_id,
-                    agent_id=found.agent_id,
-                    call_id=call.call_id,
-                    tool=call.tool,
-                    input=call.input,
-                    since=call.since,
-                    cost_usd=found.status.cost_usd,
-                    approvers=approvers,
-                    started_by=origin.started_by,
-                    kind=call.kind,
-                    message=call.message,
-                    requested_schema=call.requested_schema,
-                )
-                for call in found.status.pending
-                if call.kind in ("approval", "elicitation")
-            )
-        return waiting
+        return await waiting_approvals(await list_waiting(self.client), self.started)
 
     def events(self, workflow_id: str, after: int | None) -> AsyncIterator[tuple[int, TurnEvent]]:
         return turn_event_items(self.client, workflow_id, after, EVENTS_POLL_COOLDOWN)

@@ -31,6 +31,7 @@ from turnkeeper.activities.store.conversation_store import ConversationStore
 from turnkeeper.activities.tools.registry import ToolRegistry, WorkerTool
 from turnkeeper.activities.tools.tool_activity import ToolActivities
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
+from turnkeeper.activities.tools.write_preview import WritePreviews
 from turnkeeper.contracts import decision_signing
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.stores import open_store
@@ -82,6 +83,7 @@ def build_activities(
         stored.store_conversation,
         # On every worker: an approver's `cancel` asks Temporal for the cancellation through it.
         cancel_turn,
+        WritePreviews(Workspace(settings.workspace)).write_preview,
         *mcp.activities(),
     ]
     if client is not None:

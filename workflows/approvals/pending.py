@@ -18,6 +18,7 @@ with workflow.unsafe.imports_passed_through():
         SubmitToolResultInput,
         TurnState,
     )
+    from turnkeeper.contracts.write_preview import WritePreview
 
 
 @dataclass
@@ -30,6 +31,9 @@ class Waiting:
     # Of kind `elicitation`: the server's question, and the activity attempt that asked it.
     asked: ElicitationAsked | None = None
     attempt: int = 0
+    # What the approver reads beside the call: the model's words before it, a write's diff.
+    said: str | None = None
+    preview: WritePreview | None = None
 
     @property
     def settled(self) -> bool:
@@ -46,8 +50,16 @@ class PendingCalls:
         # Calls that wait in this turn's sub-agents (and theirs), by the child that told us.
         self._relayed: dict[str, list[PendingCall]] = {}
 
-    def open(self, use: ToolUseBlock, kind: PendingKind, now: datetime) -> Waiting:
-        waiting = Waiting(use=use, kind=kind, since=now)
+    def open(
+        self,
+        use: ToolUseBlock,
+        kind: PendingKind,
+        now: datetime,
+        *,
+        said: str | None = None,
+        preview: WritePreview | None = None,
+    ) -> Waiting:
+        waiting = Waiting(use=use, kind=kind, since=now, said=said, preview=preview)
         self._waiting[use.id] = waiting
         return waiting
 
@@ -150,7 +162,13 @@ class PendingCalls:
 def _listed(waiting: Waiting) -> PendingCall:
     use, asked = waiting.use, waiting.asked
     call = PendingCall(
-        call_id=use.id, tool=use.name, input=use.input, kind=waiting.kind, since=waiting.since
+        call_id=use.id,
+        tool=use.name,
+        input=use.input,
+        kind=waiting.kind,
+        since=waiting.since,
+        said=waiting.said,
+        preview=waiting.preview,
     )
     if asked is not None:
         call.message, call.requested_schema = asked.message, asked.requested_schema

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         SignedCall,
     )
     from turnkeeper.contracts.tool_validation import corrective_message, validation_problems
+    from turnkeeper.contracts.write_preview import WritePreview
     from turnkeeper.workflows.activity_calls import AnswerModel, execute
     from turnkeeper.workflows.activity_options import (
         TOOL_CALL_TIMEOUT,
@@ -40,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.subagents.calls import TASK_SCHEMA, SubagentCalls, subagent_of
     from turnkeeper.workflows.tools import mcp_tasks, skills
+    from turnkeeper.workflows.tools.approval_view import said_before, write_preview
     from turnkeeper.workflows.tools.mcp_elicitation import McpElicitations
     from turnkeeper.workflows.tools.retries import interrupted_call_text, tool_retry_policy
     from turnkeeper.workflows.turn_state import Settled, Turn
@@ -221,7 +223,8 @@ class ToolCalls:
         Returns the decision and, when the approver edited the call, its new arguments."""
         edited_input = None
         timeout_s = turn.request.task.constraints.approval_timeout_s
-        waiting = self._open(turn, use, "approval")
+        preview = await write_preview(turn, use)
+        waiting = self._open(turn, use, "approval", preview)
         self._observer.approval_requested(turn, use)
         try:
             await workflow.wait_condition(lambda: waiting.settled, timeout=timeout_s)
@@ -263,8 +266,11 @@ class ToolCalls:
         self._observer.tool_call_finished(turn, use, block)
         return block
 
-    def _open(self, turn: Turn, use: ToolUseBlock, kind: PendingKind) -> Waiting:
-        waiting = self._pending.open(use, kind, workflow.now())
+    def _open(
+        self, turn: Turn, use: ToolUseBlock, kind: PendingKind, preview: WritePreview | None = None
+    ) -> Waiting:
+        said = said_before(turn, use)
+        waiting = self._pending.open(use, kind, workflow.now(), said=said, preview=preview)
         turn.start_waiting(workflow.now())
         self._observer.call_waits(turn)
         return waiting

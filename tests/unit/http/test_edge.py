@@ -126,11 +126,15 @@ def test_the_inbox_has_its_policy_and_nothing_inline(edge: Edge) -> None:
     assert CONTENT_SECURITY_POLICY == "default-src 'self'; frame-ancestors 'none'"  # the contract
     html = page.text
     # Under default-src 'self' an inline script, style or handler would not run: there is none.
-    assert re.findall(r"<script[^>]*>", html) == ['<script src="/inbox.js" defer>']
+    scripts = ['<script src="/inbox-view.js" defer>', '<script src="/inbox.js" defer>']
+    assert re.findall(r"<script[^>]*>", html) == scripts
     assert "<style" not in html and " style=" not in html
     assert not re.search(r"\son[a-z]+=", html)
-    script = edge.http.get("/inbox.js")
-    assert script.headers["content-type"].startswith("text/javascript")
-    assert "sessionStorage" in script.text and "\\u202A-\\u202E" in script.text
+    script, views = edge.http.get("/inbox.js"), edge.http.get("/inbox-view.js")
+    for answer in (script, views):
+        assert answer.headers["content-type"].startswith("text/javascript")
+        assert "style=" not in answer.text  # no inline style made by the scripts either
+        # Data is only ever set as text: nothing the page shows is parsed as HTML.
+        assert "innerHTML" not in answer.text and "insertAdjacentHTML" not in answer.text
+    assert "sessionStorage" in script.text and "\\u202A-\\u202E" in views.text
     assert edge.http.get("/inbox.css").headers["content-type"].startswith("text/css")
-    assert "style=" not in script.text  # no inline style made by the script either

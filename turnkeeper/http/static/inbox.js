@@ -1,21 +1,10 @@
 // The approval inbox (inbox.html): sign in with a token, list the calls the identity may decide,
-// show each input as editable JSON with a diff of the edit, and send the decision.
+// grouped under the turn a person started (a sub-agent's call under its root), each with what
+// its approver reads (inbox-view.js), and send the decision, by button or key.
 "use strict";
 const KEY = "turnkeeper.token";
 const $ = (id) => document.getElementById(id);
 const streams = new Map();  // workflow id -> AbortController of its event stream
-
-// Bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C) reorder the text
-// around them, so that what an approver reads is not what is sent ("report<U+202E>fdp.exe" shows as
-// "reportexe.pdf").
-// Everything shown here comes from callers and models: each such character is shown as a marker
-// (<U+202E>), and in the editable input as its JSON escape (\u202e), which parses back to it.
-const BIDI = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g;
-const codePoint = (c) => c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
-function visible(text) { return String(text).replace(BIDI, (c) => `<U+${codePoint(c)}>`); }
-function editableJson(value) {
-  return JSON.stringify(value, null, 2).replace(BIDI, (c) => "\\u" + codePoint(c).toLowerCase());
-}
 
 function token() { return sessionStorage.getItem(KEY); }
 
@@ -34,6 +23,7 @@ function signOut(text) {
   $("calls").replaceChildren();
   $("who").textContent = "";
   $("empty").hidden = true;
+  $("keys").hidden = true;
   $("signin").hidden = false;
   $("message").textContent = text || "";
 }
@@ -44,6 +34,7 @@ async function signIn(value) {
   if (!response.ok) { signOut(await detail(response)); return; }
   const me = await response.json();
   $("signin").hidden = true;
+  $("keys").hidden = false;
   $("who").textContent = "signed in as " + visible(me.name);
   await refresh();
 }
@@ -58,142 +49,112 @@ async function refresh() {
   if (!response.ok) { $("message").textContent = await detail(response); return; }
   const calls = await response.json();
   $("empty").hidden = calls.length > 0;
-  // Boxes already shown stay as they are (an edit in progress survives a refresh).
-  const shown = new Map([...$("calls").children].map((box) => [box.dataset.key, box]));
-  $("calls").replaceChildren(...calls.map((call) => shown.get(keyOf(call)) || render(call)));
+  // Boxes and turns already shown stay as they are (an edit in progress survives a refresh).
+  const shown = new Map([...document.querySelectorAll(".call")].map((box) => [box.dataset.key, box]));
+  const turns = new Map([...document.querySelectorAll(".turn")].map((group) => [group.dataset.key, group]));
+  const groups = new Map();
+  for (const call of calls) {
+    if (!groups.has(call.workflow_id)) groups.set(call.workflow_id, { group: turns.get(call.workflow_id) || groupOf(call), boxes: [] });
+    groups.get(call.workflow_id).boxes.push(shown.get(keyOf(call)) || render(call));
+  }
+  for (const { group, boxes } of groups.values()) place(group.querySelector(".calls"), boxes);
+  place($("calls"), [...groups.values()].map(({ group }) => group));
+  if (!document.querySelector(".call.selected")) select(document.querySelector(".call"), false);
   for (const call of calls) follow(call.workflow_id);
 }
 
 function keyOf(call) { return call.workflow_id + "\n" + call.call_id; }
 
+// Puts `children` into `parent` in this order, moving only the nodes out of place: a node moved
+// in the document loses the focus, and the approver may be typing in it.
+function place(parent, children) {
+  children.forEach((child, i) => { if (parent.children[i] !== child) parent.insertBefore(child, parent.children[i] || null); });
+  while (parent.children.length > children.length) parent.lastElementChild.remove();
+}
+
+// One turn a person started, with its task: its own calls and its sub-agents' calls under it
+// (the API lists a sub-agent's call at its root, which passes the decision on).
+function groupOf(call) {
+  const group = el("section", "turn");
+  group.dataset.key = call.workflow_id;
+  group.append(el("h2", "", "Turn " + call.workflow_id));
+  const task = call.root_task || call.task;
+  if (task) group.append(quoteView("Task", task, "task"));
+  group.append(el("div", "calls"));
+  return group;
+}
+
 function render(call) {
-  if (call.kind === "elicitation") return renderQuestion(call);
-  const box = document.createElement("section");
-  box.className = "call";
+  const box = call.kind === "elicitation" ? renderQuestion(call) : renderCall(call);
+  box.tabIndex = -1;
+  box.addEventListener("click", () => select(box, false));
+  return box;
+}
+
+function header(box, call, title) {
   box.dataset.key = keyOf(call);
+  box.append(el("h3", "", title));
+  if (call.waits_in) box.append(el("p", "subagent", `in sub-agent ${call.agent_id} (${call.waits_in}), ${call.depth} level${call.depth > 1 ? "s" : ""} below`));
+  box.append(el("p", "meta", `turn ${call.waits_in || call.workflow_id} · agent ${call.agent_id} · call ${call.call_id} · waiting since ${new Date(call.since).toLocaleString()}`));
+  if (call.budget) box.append(budgetView(call.budget));
+  else box.append(el("p", "budget", `cost so far ${dollars(call.cost_usd)}`));
+  if (call.waits_in && call.task) box.append(quoteView("Its task", call.task, "task"));
+  if (call.said) box.append(quoteView("The agent said", call.said, "said"));
+}
+
+function renderCall(call) {
+  const box = el("article", "call");
+  header(box, call, call.tool);
+  box.append(inputView(call.input));
+  if (call.preview) box.append(previewView(call.preview));
   const original = editableJson(call.input);
-  box.innerHTML = `<h2></h2><p class="meta"></p><textarea aria-label="input"></textarea>
-    <div class="diff"></div><input class="reason" placeholder="reason" size="50">
-    <p><button class="approve">Approve</button><button class="reject">Reject</button></p>
-    <p class="error"></p>`;
-  box.querySelector("h2").textContent = visible(call.tool);
-  box.querySelector(".meta").textContent = visible(
-    `turn ${call.workflow_id} · agent ${call.agent_id} · cost so far $${call.cost_usd.toFixed(4)} · waiting since ${new Date(call.since).toLocaleString()}`);
-  const editor = box.querySelector("textarea");
+  const edit = el("details", "edit");
+  const editor = el("textarea");
+  editor.setAttribute("aria-label", "input as JSON");
   editor.value = original;
-  editor.addEventListener("input", () => showDiff(box, original, editor.value));
-  box.querySelector(".approve").onclick = () => decide(box, call, true, original);
-  box.querySelector(".reject").onclick = () => decide(box, call, false, original);
+  const diff = el("div", "edit-diff");
+  editor.addEventListener("input", () => diff.replaceChildren(...(editor.value === original ? [] : [lineDiff(original, editor.value)])));
+  edit.append(el("summary", "", "Edit the input (e)"), editor, diff);
+  const reason = el("input", "reason");
+  reason.placeholder = "reason (optional)"; reason.size = 50;
+  const buttons = el("p", "buttons");
+  const approve = el("button", "approve", "Approve (a)"), reject = el("button", "reject", "Reject (r)");
+  approve.onclick = () => decide(box, call, true, original);
+  reject.onclick = () => decide(box, call, false, original);
+  buttons.append(approve, reject);
+  box.append(edit, reason, buttons, el("p", "error"));
   return box;
 }
 
 // An MCP server's question (kind `elicitation`): its message, a form with a field per property
-// of its requested schema (MCP allows a flat object of strings, numbers, booleans and enums), and
-// Answer / Decline / Cancel. The turn checks the answer against the schema and says what is wrong.
+// of its requested schema, and Answer / Decline / Cancel. The turn checks the answer against the
+// schema and says what is wrong.
 function renderQuestion(call) {
-  const box = document.createElement("section");
-  box.className = "call question";
-  box.dataset.key = keyOf(call);
-  box.innerHTML = `<h2></h2><p class="meta"></p><p class="asks"></p><form class="answer"></form>
-    <p><button class="approve">Answer</button><button class="reject">Decline</button><button class="cancel">Cancel</button></p>
-    <p class="error"></p>`;
-  box.querySelector("h2").textContent = visible(call.tool) + " asks";
-  box.querySelector(".meta").textContent = visible(
-    `turn ${call.workflow_id} · agent ${call.agent_id} · waiting since ${new Date(call.since).toLocaleString()}`);
-  box.querySelector(".asks").textContent = visible(call.message || "");
+  const box = el("article", "call question");
+  header(box, call, call.tool + " asks");
+  box.append(el("p", "asks", call.message || ""));
   const schema = call.requested_schema || {};
   const required = new Set(schema.required || []);
-  const form = box.querySelector("form");
+  const form = el("form", "answer");
   for (const [name, field] of Object.entries(schema.properties || {})) form.append(fieldOf(name, field, required.has(name)));
   form.addEventListener("submit", (e) => e.preventDefault());
-  box.querySelector(".approve").onclick = () => answer(box, call, { approved: true, input: answerOf(form, schema) });
-  box.querySelector(".reject").onclick = () => answer(box, call, { approved: false, reason: "declined" });
-  box.querySelector(".cancel").onclick = () => answer(box, call, { approved: false, reason: "cancel" });
+  const buttons = el("p", "buttons");
+  const approve = el("button", "approve", "Answer (a)"), reject = el("button", "reject", "Decline (r)"), cancel = el("button", "cancel", "Cancel");
+  approve.onclick = () => answer(box, call, { approved: true, input: answerOf(form) });
+  reject.onclick = () => answer(box, call, { approved: false, reason: "declined" });
+  cancel.onclick = () => answer(box, call, { approved: false, reason: "cancel" });
+  buttons.append(approve, reject, cancel);
+  box.append(form, buttons, el("p", "error"));
   return box;
-}
-
-function fieldOf(name, field, required) {
-  const label = document.createElement("label");
-  label.append(visible((field.title || name) + (required ? " *" : "")) + " ");
-  // Choices as [value, label]: a titled enum (`oneOf`/`anyOf` of `const` + `title`) shows its titles.
-  const choices = (plain, titled) => plain ? plain.map((v, i) => [v, (field.enumNames || [])[i] || v])
-    : (titled || []).map((o) => [o.const, o.title || o.const]);
-  const options = choices(field.enum, field.oneOf);
-  const items = field.items ? choices(field.items.enum, field.items.anyOf) : [];
-  let control;
-  if (field.type === "boolean") {
-    control = selectOf([["", ""], ["true", "true"], ["false", "false"]], field.default === undefined ? "" : String(field.default));
-  } else if (field.type === "array" && items.length) {
-    control = selectOf(items, null); control.multiple = true;
-    for (const option of control.options) option.selected = (field.default || []).includes(option.value);
-  } else if (options.length) {
-    control = selectOf([["", ""], ...options], field.default === undefined ? "" : String(field.default));
-  } else {
-    control = document.createElement("input");
-    control.type = field.type === "number" || field.type === "integer" ? "number" : "text";
-    if (field.default !== undefined) control.value = String(field.default);
-  }
-  control.name = name;
-  control.dataset.type = field.type || "string";
-  label.append(control);
-  if (field.description) { const hint = document.createElement("small"); hint.textContent = " " + visible(field.description); label.append(hint); }
-  return label;
-}
-
-function selectOf(choices, chosen) {
-  const select = document.createElement("select");
-  for (const [value, label] of choices) {
-    const option = document.createElement("option");
-    option.value = value; option.textContent = visible(label); option.selected = value === chosen;
-    select.append(option);
-  }
-  return select;
-}
-
-// The form as the answer's JSON: empty fields are left out, numbers and booleans typed.
-function answerOf(form, schema) {
-  const input = {};
-  for (const control of form.querySelectorAll("input, select")) {
-    const type = control.dataset.type;
-    if (control.multiple) { const chosen = [...control.selectedOptions].map((o) => o.value); if (chosen.length) input[control.name] = chosen; continue; }
-    if (control.value === "") continue;
-    if (type === "boolean") input[control.name] = control.value === "true";
-    else if (type === "number" || type === "integer") input[control.name] = Number(control.value);
-    else input[control.name] = control.value;
-  }
-  return input;
 }
 
 async function answer(box, call, decision) {
   const response = await api(`/v1/turns/${encodeURIComponent(call.workflow_id)}/decisions`,
     { method: "POST", body: JSON.stringify({ call_id: call.call_id, reason: "", ...decision }) });
   if (!response.ok) { box.querySelector(".error").textContent = await detail(response); return; }
-  box.remove();
+  settled(box);
   const what = decision.approved ? "Answered" : decision.reason === "cancel" ? "Cancelled" : "Declined";
   $("message").textContent = visible(`${what} the question of ${call.tool} (${call.call_id}).`);
-}
-
-// A line diff (longest common subsequence): the edit an approver is about to send, line by line.
-function showDiff(box, before, after) {
-  const target = box.querySelector(".diff");
-  if (before === after) { target.replaceChildren(); return; }
-  const a = before.split("\n"), b = after.split("\n");
-  const n = a.length, m = b.length;
-  const lcs = Array.from({ length: n + 1 }, () => new Array(m + 1).fill(0));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--)
-    lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-  const pre = document.createElement("pre");
-  const line = (cls, sign, text) => {
-    const span = document.createElement("span");
-    span.className = cls; span.textContent = sign + " " + visible(text) + "\n"; pre.append(span);
-  };
-  let i = 0, j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && a[i] === b[j]) { line("same", " ", a[i]); i++; j++; }
-    else if (i < n && (j >= m || lcs[i + 1][j] >= lcs[i][j + 1])) { line("del", "-", a[i]); i++; }
-    else { line("add", "+", b[j]); j++; }
-  }
-  target.replaceChildren(pre);
 }
 
 async function decide(box, call, approved, original) {
@@ -207,9 +168,50 @@ async function decide(box, call, approved, original) {
   const response = await api(`/v1/turns/${encodeURIComponent(call.workflow_id)}/decisions`,
     { method: "POST", body: JSON.stringify(body) });
   if (!response.ok) { error.textContent = await detail(response); return; }
-  box.remove();
+  settled(box);
   $("message").textContent = visible(`${approved ? "Approved" : "Rejected"} ${call.tool} (${call.call_id}).`);
 }
+
+// A decided call leaves; the next one (else the previous) is selected, and an emptied turn goes.
+function settled(box) {
+  const calls = [...document.querySelectorAll(".call")];
+  const at = calls.indexOf(box);
+  const group = box.closest(".turn");
+  box.remove();
+  if (group && !group.querySelector(".call")) group.remove();
+  if (box.classList.contains("selected")) select(calls[at + 1] || calls[at - 1] || null, true);
+  $("empty").hidden = document.querySelector(".call") !== null;
+}
+
+function select(box, focus) {
+  for (const other of document.querySelectorAll(".call.selected")) { other.classList.remove("selected"); other.removeAttribute("aria-current"); }
+  if (!box) return;
+  box.classList.add("selected");
+  box.setAttribute("aria-current", "true");
+  if (focus) { box.focus(); box.scrollIntoView({ block: "nearest" }); }
+}
+
+// Keys (the page's header lists them): j / k or the arrows move between calls, a approves (or
+// answers), r rejects (or declines), e opens the input's editor; Escape leaves a field. Keys
+// typed into a field are the field's.
+document.addEventListener("keydown", (event) => {
+  const typing = event.target.closest && event.target.closest("input, textarea, select");
+  if (event.key === "Escape" && typing) { const box = typing.closest(".call"); typing.blur(); select(box, true); return; }
+  if (typing || event.ctrlKey || event.metaKey || event.altKey || !token()) return;
+  const calls = [...document.querySelectorAll(".call")];
+  const current = document.querySelector(".call.selected");
+  const step = { j: 1, ArrowDown: 1, k: -1, ArrowUp: -1 }[event.key];
+  if (step) {
+    const at = calls.indexOf(current);
+    select(calls[Math.min(calls.length - 1, Math.max(0, at + step))] || null, true);
+  } else if (current && event.key === "a") current.querySelector("button.approve").click();
+  else if (current && event.key === "r") current.querySelector("button.reject").click();
+  else if (current && event.key === "e" && current.querySelector("details.edit")) {
+    const edit = current.querySelector("details.edit");
+    edit.open = true; edit.querySelector("textarea").focus();
+  } else return;
+  event.preventDefault();
+});
 
 // Each turn's event stream through fetch (EventSource cannot send the Authorization header);
 // any approval requested or decided there refreshes the list; a dropped stream resumes from the
