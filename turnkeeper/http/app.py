@@ -261,13 +261,7 @@ def create_app(
         found = await visible_turns(turns, identity, state, limit)
         return [ListedTurn.model_validate(t, from_attributes=True) for t in found]
 
-    @app.get("/v1/turns/{workflow_id}")
-    async def status(workflow_id: str, identity: Caller) -> TurnStatus:
-        """The turn's status query."""
-        _, turn_status = await visible_status(turns, workflow_id, identity)
-        return turn_status
-
-    @app.get("/v1/turns/{workflow_id}/events")
+    @app.get("/v1/turns/{workflow_id:path}/events")
     async def events(
         workflow_id: str,
         identity: Caller,
@@ -282,6 +276,13 @@ def create_app(
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 
+    # After the routes under it: a `path` id would take their suffix in (`<id>/events`).
+    @app.get("/v1/turns/{workflow_id:path}")
+    async def status(workflow_id: str, identity: Caller) -> TurnStatus:
+        """The turn's status query."""
+        _, turn_status = await visible_status(turns, workflow_id, identity)
+        return turn_status
+
     @app.get("/v1/approvals")
     async def approvals(identity: Caller) -> list[Approval]:
         """Every pending approval the caller may decide, across turns."""
@@ -291,26 +292,26 @@ def create_app(
             if may_decide(identity, w.approvers, w.started_by)
         ]
 
-    @app.post("/v1/turns/{workflow_id}/decisions")
+    @app.post("/v1/turns/{workflow_id:path}/decisions")
     async def decisions(
         workflow_id: str, body: DecisionBody, identity: Caller
     ) -> list[DecisionRecord]:
         """Approve or reject a waiting call as the token's identity."""
         return await decide(turns, workflow_id, body, identity)
 
-    @app.post("/v1/turns/{workflow_id}/steer")
+    @app.post("/v1/turns/{workflow_id:path}/steer")
     async def steer(workflow_id: str, body: SteerBody, identity: Caller) -> Any:
         """Add a message to the conversation before the turn's next model call."""
         payload = {"message": body.message, "author": identity.name}
         return await intervene(turns, workflow_id, UPDATE_STEER, payload, identity)
 
-    @app.post("/v1/turns/{workflow_id}/interrupt")
+    @app.post("/v1/turns/{workflow_id:path}/interrupt")
     async def interrupt(workflow_id: str, body: InterruptBody, identity: Caller) -> Any:
         """Stop the turn at its next safe point; it completes with outcome `interrupted`."""
         payload = {"reason": body.reason, "author": identity.name}
         return await intervene(turns, workflow_id, UPDATE_INTERRUPT, payload, identity)
 
-    @app.post("/v1/turns/{workflow_id}/cancel", status_code=202)
+    @app.post("/v1/turns/{workflow_id:path}/cancel", status_code=202)
     async def cancel(workflow_id: str, identity: Caller) -> dict[str, str]:
         """Cancel the turn (its partial report stays readable)."""
         await cancel_as(turns, workflow_id, identity)

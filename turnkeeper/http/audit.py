@@ -47,7 +47,8 @@ def record(request: Request, identity: Identity | None, status: int) -> None:
     if request.method not in STATE_CHANGING or not request.url.path.startswith("/v1/"):
         return
     route = request.scope.get("route")
-    template = getattr(route, "path", None)
+    # Without converters (`{workflow_id:path}` is `{workflow_id}`): the route as documented.
+    template = getattr(route, "path_format", None)
     params: dict[str, str] = request.scope.get("path_params") or {}
     action = ACTIONS.get((request.method, template or ""))
     line(

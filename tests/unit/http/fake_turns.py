@@ -25,7 +25,7 @@ TURN_ID = "turn-1"
 
 
 class FakeTurns:
-    """One turn, `TURN_ID`, started by `started_by`, whose call `call-1` (`write_file`) waits
+    """One turn, `turn_id` (`TURN_ID` unless given), started by `started_by`, whose call `call-1` (`write_file`) waits
     for approval; `listed`: what the visibility listing finds (with `requests` by run)."""
 
     def __init__(
@@ -33,7 +33,9 @@ class FakeTurns:
         approvers: list[Any] | None = None,
         events: int = 5,
         started_by: str | None = None,
+        turn_id: str = TURN_ID,
     ) -> None:
+        self.turn_id = turn_id
         agent: dict[str, Any] = {"tools": ["write_file"]}
         if approvers is not None:
             agent["approvers"] = approvers
@@ -67,7 +69,7 @@ class FakeTurns:
         self.event_pause_s = 0.0
 
     def _known(self, workflow_id: str) -> None:
-        if workflow_id != TURN_ID:
+        if workflow_id != self.turn_id:
             raise no_turn(workflow_id)
 
     async def start(self, request: TurnRequest, workflow_id: str | None, started_by: str) -> str:
@@ -144,7 +146,7 @@ class FakeTurns:
     async def waiting_approvals(self) -> list[WaitingApproval]:
         return [
             WaitingApproval(
-                workflow_id=TURN_ID,
+                workflow_id=self.turn_id,
                 agent_id=self.turn_request.agent.id,
                 call_id=call.call_id,
                 tool=call.tool,

@@ -267,3 +267,18 @@ def test_tokens_never_reach_the_log(api: Api, caplog: pytest.LogCaptureFixture) 
     api.http.get("/v1/approvals", headers={"Authorization": "Bearer tk_secret_guess"})
     token = headers["Authorization"].split()[1]
     assert token not in caplog.text and "tk_secret_guess" not in caplog.text
+
+
+def test_a_nested_turn_id_is_a_path_of_its_own(tmp_path: Path) -> None:
+    """A session's or sub-agent's turn (`<parent>/turn-1`) is reached under its whole id, and a
+    suffix after it is still the route under the turn."""
+    nested = "conversation:helper:chat-1/turn-1"
+    api = Api(tmp_path, FakeTurns(approvers=["alice"], turn_id=nested))
+    alice = api.token("alice")
+    assert api.http.get(f"/v1/turns/{nested}", headers=alice).json()["state"]
+    streamed = api.http.get(f"/v1/turns/{nested}/events", headers=alice)
+    assert "event: turn_finished" in streamed.text
+    decision = {"call_id": "call-1", "approved": True}
+    decided = api.http.post(f"/v1/turns/{nested}/decisions", json=decision, headers=alice)
+    assert decided.status_code == 200, decided.json()
+    assert api.http.get("/v1/turns/conversation:helper:chat-1", headers=alice).status_code == 404
