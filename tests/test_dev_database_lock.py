@@ -15,14 +15,14 @@ import sys
 import time
 from pathlib import Path
 
-from turnkeeper.devtools.db_lock import DatabaseInUse, hold_database
-
 from tests.support.ports import free_ports
 from tests.test_devserver import REPO_ROOT, own_environment, port_is_open
+from turnkeeper.devtools.db_lock import DatabaseInUse, hold_database
 
 
 def worker_command(port: int, ui_port: int) -> list[str]:
-    return [sys.executable, "worker.py", "--dev", "--dev-port", str(port), "--ui-port", str(ui_port)]
+    ports = ["--dev-port", str(port), "--ui-port", str(ui_port)]
+    return [sys.executable, "worker.py", "--dev", *ports]
 
 
 async def test_a_second_dev_worker_in_the_same_folder_is_refused_until_the_first_server_ends(

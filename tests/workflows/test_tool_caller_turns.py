@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field
+from turnkeeper.activities.providers.tool_caller_model import PREFIX, TOOL_CALLER_MODEL
 
 import turnkeeper
 from turnkeeper.testing.pytest_plugin import EnvironmentFactory
 
-MODEL = "demo:tool-caller"
+MODEL = f"demo:{TOOL_CALLER_MODEL}"
 CALLS: list[tuple[str, dict[str, object]]] = []
 
 
@@ -56,7 +57,7 @@ async def test_each_tool_is_called_once_then_the_answer_reports_every_result(
     ]
     assert report.llm_calls == 2 and report.cost_usd == 0
     assert report.output.splitlines() == [
-        "[offline tool-caller model] I called each tool once:",
+        f"{PREFIX} I called each tool once:",
         '- lookup_order({"order_id": "1042"}) returned order 1042: delivered, 25.00 USD',
         '- track({"express": true, "parcel_ids": ["example"]}) error: the carrier did not answer',
         '- refund({"amount_usd": 1, "order_id": "example"}) returned refunded 1.00 USD on order '
@@ -83,7 +84,5 @@ async def test_a_rejected_call_is_reported_and_its_tool_never_runs(
 async def test_without_tools_it_answers_at_once(turn_env: EnvironmentFactory) -> None:
     async with turn_env(model=MODEL) as env:
         report = await (await env.start_turn("Hello there")).result()
-    assert report.output == (
-        "[offline tool-caller model] I was offered no tools to call. Your message: Hello there"
-    )
+    assert report.output == f"{PREFIX} I was offered no tools to call. Your message: Hello there"
     assert report.llm_calls == 1
