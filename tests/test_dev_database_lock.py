@@ -55,7 +55,7 @@ async def test_a_second_dev_worker_in_the_same_folder_is_refused_until_the_first
         database = tmp_path / "data" / "temporal.sqlite"
         message = " ".join(second.stderr.split())
         assert f"Refusing to start a second Temporal dev server on {database}" in message
-        assert f"process {first.pid} runs one on port {first_port}" in message
+        assert f"process {first.pid} runs one on it, on port {first_port}" in message
         assert f"start this one on port {first_port}, --dev-port" in message
         assert "TURNKEEPER_DATA_DIR" in message
         assert not port_is_open(second_port) and not port_is_open(second_ui)

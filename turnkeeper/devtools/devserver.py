@@ -392,7 +392,7 @@ class DevServer:
 
     def _database_in_use_message(self, held: DatabaseInUse) -> str:
         who = f"process {held.pid}" if held.pid else "another process"
-        where = f" on port {held.port}" if held.port else ""
+        where = f", on port {held.port}" if held.port else ""
         reuse = (
             f"use that server (start this one on port {held.port}, {self.port_flags.port}: it "
             "then uses the running server rather than starting another)"
@@ -401,7 +401,7 @@ class DevServer:
         )
         return (
             f"Refusing to start a second Temporal dev server on {self.db_path}: {who} runs "
-            f"one{where} on that file (lock {held.lock_path}). Two servers on one SQLite file "
+            f"one on it{where} (lock {held.lock_path}). Two servers on one SQLite file "
             f"fail each other's writes. Either {reuse}, stop it, or give this one a folder of "
             f"its own with TURNKEEPER_DATA_DIR."
         )
