@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import typer.main
 
+import turnkeeper
 from tests.unit.test_reference import _command_path, _tables
 from turnkeeper.console import worker_cli
 from turnkeeper.console.cli import app
@@ -135,3 +136,22 @@ def test_the_content_stores_thresholds_are_the_converters() -> None:
     converter = next(line for line in text.splitlines() if line.startswith("| data converter |"))
     thresholds = {f"{CLAIM_CHECK_BYTES // 1024} KiB", f"{LARGE_PAYLOAD_BYTES // 1024} KiB"}
     assert set(re.findall(r"\d+ KiB", converter)) == thresholds
+
+
+def test_the_tool_decorators_documented_defaults_are_a_tools() -> None:
+    """`requires_approval=` (default false), `timeout_s=` (60; …): what a bare `@tool` makes."""
+
+    @turnkeeper.tool
+    def probe() -> str:
+        """A tool with every default."""
+        return ""
+
+    row = next(row for row in _tables("names")["library"] if row[0] == "`tool`")
+    documented = re.findall(r"`(\w+)=` \((?:default )?([\w.]+)", row[1])
+    assert len(documented) >= 5
+    for option, value in documented:
+        actual = getattr(probe, option)
+        if isinstance(actual, bool):
+            assert actual == (value == "true"), option
+        else:
+            assert actual == float(value), option
