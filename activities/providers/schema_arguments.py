@@ -47,6 +47,12 @@ def arguments_for(schema: Schema) -> dict[str, JsonValue]:
     return value if isinstance(value, dict) else {}
 
 
+def example_value(schema: Schema) -> JsonValue:
+    """A value that fits `schema`, by the same rules: what the model answers when the agent
+    asks for structured output (`agent.output_schema`)."""
+    return _value(schema, schema, 0)
+
+
 def _value(schema: JsonValue, root: Schema, depth: int) -> JsonValue:
     if not isinstance(schema, dict) or depth > MAX_DEPTH:
         return None

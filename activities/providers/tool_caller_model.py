@@ -7,7 +7,8 @@ arguments made from the tool's JSON Schema (`schema_arguments`); a call that nee
 pauses the turn as any other; then the next call answers with one line per tool, its arguments
 and what came back (an error, a rejection or a timeout included). The script is read off the
 conversation, so a retried or replayed call gives the same answer, and each new user message
-(the next turn of a conversation) starts it again.
+(the next turn of a conversation) starts it again. Asked for structured output (the system
+prompt's JSON Schema, as a model reads it), it answers with a value made from that schema.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from __future__ import annotations
 import json
 from typing import Final
 
+from pydantic import JsonValue
 from turnkeeper.activities.providers.provider import ModelRequest
-from turnkeeper.activities.providers.schema_arguments import arguments_for
+from turnkeeper.activities.providers.schema_arguments import arguments_for, example_value
 from turnkeeper.contracts.messages import (
     ContentBlock,
     Message,
@@ -29,6 +31,9 @@ TOOL_CALLER_MODEL: Final = "tool-caller"
 PREFIX: Final = "[offline tool-caller model]"
 # A result longer than this is cut in the answer; the whole result stays in the transcript.
 RESULT_CHARS: Final = 300
+# How the turn asks for structured output, at the end of the system prompt
+# (`workflows/answer/structured_output.py`); read here as a model reads it.
+SCHEMA_MARK: Final = "that fits this JSON Schema:\n"
 
 
 def tool_caller_answer(request: ModelRequest) -> list[ContentBlock]:
@@ -36,6 +41,9 @@ def tool_caller_answer(request: ModelRequest) -> list[ContentBlock]:
     results summed up after the tools answered."""
     messages = request.messages
     answered = _answered_calls(messages)
+    schema = _output_schema(request.system)
+    if schema is not None and (answered is not None or not request.tools):
+        return [TextBlock(text=json.dumps(example_value(schema)))]
     if answered is not None:
         return [TextBlock(text=_summary(*answered))]
     task = messages[-1].text() if messages else ""
@@ -79,3 +87,14 @@ def _summary(uses: list[ToolUseBlock], results: Message) -> str:
             outcome = f"error: {text}" if result.is_error else f"returned {text}"
         lines.append(f"- {use.name}({arguments}) {outcome}")
     return "\n".join(lines)
+
+
+def _output_schema(system: str) -> dict[str, JsonValue] | None:
+    _, mark, rest = system.rpartition(SCHEMA_MARK)
+    if not mark:
+        return None
+    try:
+        schema, _ = json.JSONDecoder().raw_decode(rest)
+    except ValueError:
+        return None
+    return schema if isinstance(schema, dict) else None

@@ -86,3 +86,25 @@ async def test_without_tools_it_answers_at_once(turn_env: EnvironmentFactory) ->
         report = await (await env.start_turn("Hello there")).result()
     assert report.output == f"{PREFIX} I was offered no tools to call. Your message: Hello there"
     assert report.llm_calls == 1
+
+
+async def test_asked_for_structured_output_it_answers_with_a_value_of_the_schema(
+    turn_env: EnvironmentFactory,
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "order_id": {"type": "string", "examples": ["1042"]},
+            "refund_usd": {"type": "number", "minimum": 0},
+            "note": {"type": "string"},
+        },
+        "required": ["order_id", "refund_usd"],
+        "additionalProperties": False,
+    }
+    CALLS.clear()
+    async with turn_env(tools=[lookup_order], model=MODEL) as env:
+        handle = await env.start_turn("What do we refund?", agent={"output_schema": schema})
+        report = await handle.result()
+    assert CALLS == [("lookup_order", {"order_id": "1042"})]
+    assert report.structured_output == {"order_id": "1042", "refund_usd": 1}
+    assert report.llm_calls == 2
