@@ -1,11 +1,14 @@
-"""The offline demo model, `demo:workspace-summarizer`: no API key, no network, no randomness.
+"""The offline demo models, `demo:workspace-summarizer` and `demo:tool-caller`: no API key, no
+network, no randomness.
 
 It is a scripted stand-in for a real model so that the whole runtime (tool loop, parallel tool
 calls, an approval, the report) can be seen on a fresh machine. It is only ever used when a
 request names the `demo` provider; it never stands in for a real model silently. Every answer
-it writes starts with "[offline demo model]".
+of the summarizer starts with "[offline demo model]", the tool-caller's with its own prefix.
 
-Its script, read off the conversation (so a retried call gives the same answer):
+`demo:tool-caller` calls each tool it is offered once and reports what they returned
+(`tool_caller_model`). The summarizer's script, read off the conversation (so a retried call
+gives the same answer):
   0. offered sub-agents (tools whose only input is `task`): hand them the user's task, all at
      once, and answer with what they said; otherwise, offered `load_skill` with skills listed in
      the system prompt, first load them all at once (as a model would before a task they
@@ -27,6 +30,10 @@ from turnkeeper.activities.providers.provider import (
     ModelResponse,
     TextSink,
     estimate_input_tokens,
+)
+from turnkeeper.activities.providers.tool_caller_model import (
+    TOOL_CALLER_MODEL,
+    tool_caller_answer,
 )
 from turnkeeper.contracts.errors import LLM_INVALID_REQUEST
 from turnkeeper.contracts.messages import (
@@ -55,21 +62,17 @@ class DemoProvider:
     async def complete(
         self, request: ModelRequest, on_text: TextSink | None = None
     ) -> ModelResponse:
-        if request.model != DEMO_MODEL:
+        if request.model == TOOL_CALLER_MODEL:
+            content = tool_caller_answer(request)
+        elif request.model == DEMO_MODEL:
+            content = _summarizer_answer(request)
+        else:
             raise ModelCallError(
-                f"the demo provider has one model, 'demo:{DEMO_MODEL}', not 'demo:{request.model}'",
+                f"the demo provider has the models 'demo:{DEMO_MODEL}' and "
+                f"'demo:{TOOL_CALLER_MODEL}', not 'demo:{request.model}'",
                 error_type=LLM_INVALID_REQUEST,
                 retryable=False,
             )
-        offered = {tool.name for tool in request.tools}
-        delegates = sorted(tool.name for tool in request.tools if _is_subagent(tool))
-        skills = _listed_skills(request.system) if LOAD_SKILL in offered else []
-        if delegates:
-            content = _delegate(request.messages, delegates)
-        elif skills and not _loaded_skills(request.messages):
-            content = _load(skills)
-        else:
-            content = _next_step(_without_skill_loading(request.messages), offered)
         stop = "tool_use" if any(isinstance(b, ToolUseBlock) for b in content) else "end_turn"
         if on_text is not None:
             for block in content:
@@ -77,11 +80,23 @@ class DemoProvider:
                     for word in block.text.split(" "):
                         on_text(word + " ")
         return ModelResponse(
-            content=content, stop_reason=stop, usage=_usage(request, content), model=DEMO_MODEL
+            content=content, stop_reason=stop, usage=_usage(request, content), model=request.model
         )
 
     async def count_input_tokens(self, request: ModelRequest) -> int:
         return estimate_input_tokens(request)
+
+
+def _summarizer_answer(request: ModelRequest) -> list[ContentBlock]:
+    """`demo:workspace-summarizer`'s next step of its script."""
+    offered = {tool.name for tool in request.tools}
+    delegates = sorted(tool.name for tool in request.tools if _is_subagent(tool))
+    skills = _listed_skills(request.system) if LOAD_SKILL in offered else []
+    if delegates:
+        return _delegate(request.messages, delegates)
+    if skills and not _loaded_skills(request.messages):
+        return _load(skills)
+    return _next_step(_without_skill_loading(request.messages), offered)
 
 
 def _is_subagent(tool: ToolDefinition) -> bool:

@@ -10,8 +10,16 @@ Imported by `worker.py` (which runs the tools) and `client.py` (which names them
 from __future__ import annotations
 
 import os
+from typing import Annotated
+
+from pydantic import Field
 
 import turnkeeper
+
+# What a model reads about the arguments: the offline `demo:tool-caller` model sends these
+# examples, so the quick start without an API key looks up and refunds a real order.
+OrderId = Annotated[str, Field(description="the order's number", examples=["1042"])]
+AmountUsd = Annotated[float, Field(description="how much to refund, in USD", examples=[25.0])]
 
 # order id -> the order; a real team would call its order service here.
 ORDERS: dict[str, dict[str, str | float]] = {
@@ -44,7 +52,7 @@ AGENT = {
 
 
 @turnkeeper.tool
-async def lookup_order(order_id: str) -> dict[str, str | float]:
+async def lookup_order(order_id: OrderId) -> dict[str, str | float]:
     """Look an order up by its id: customer, item, total in USD and delivery status."""
     order = ORDERS.get(order_id)
     if order is None:
@@ -53,7 +61,7 @@ async def lookup_order(order_id: str) -> dict[str, str | float]:
 
 
 @turnkeeper.tool(requires_approval=True, idempotent=False)
-async def refund(order_id: str, amount_usd: float, context: turnkeeper.ToolContext) -> str:
+async def refund(order_id: OrderId, amount_usd: AmountUsd, context: turnkeeper.ToolContext) -> str:
     """Refund part or all of an order to the customer's original payment method."""
     if context.idempotency_key in REFUNDS:
         return REFUNDS[context.idempotency_key]

@@ -3,7 +3,8 @@
     python examples/support/worker.py          # against TEMPORAL_ADDRESS (default localhost:7233)
     python examples/support/worker.py --dev    # first start a local dev server with its Web UI
 
-Needs ANTHROPIC_API_KEY; polls AGENT_TASK_QUEUE (default `agent-turns`). Ctrl-C stops it.
+Needs ANTHROPIC_API_KEY for an Anthropic model (nothing for the offline `demo:tool-caller`);
+polls AGENT_TASK_QUEUE (default `agent-turns`). Ctrl-C stops it.
 """
 
 from __future__ import annotations

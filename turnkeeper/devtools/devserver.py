@@ -39,6 +39,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
+from turnkeeper.devtools.db_lock import DatabaseInUse, hold_database
 from turnkeeper.ground.logs import get_logger
 
 DEFAULT_IP: Final = "127.0.0.1"
@@ -221,6 +222,8 @@ class DevServer:
         self._log_file: IO[bytes] | None = None
         # The write end of the guard's stdin: closing it (or our death) stops the server.
         self._lifeline: int | None = None
+        # The lock on the SQLite file (`db_lock`), shared with the guard while the server runs.
+        self._db_lock: int | None = None
 
     @property
     def address(self) -> str:
@@ -322,6 +325,9 @@ class DevServer:
         if process is not None:
             await asyncio.to_thread(_wait_for_guard, process, self.stop_grace_period_s + 5.0)
             log.info("dev server stopped", address=self.address, exit_code=process.returncode)
+        if self._db_lock is not None:
+            os.close(self._db_lock)
+            self._db_lock = None
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
@@ -357,6 +363,7 @@ class DevServer:
     def _spawn(self) -> None:
         binary = find_temporal_binary()
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._hold_database()
         self._log_file = self.log_path.open("ab")
         # Not inheritable (PEP 446): no other child of ours holds the write end open.
         read_end, self._lifeline = os.pipe()
@@ -370,9 +377,34 @@ class DevServer:
                 # Its own session, so a Ctrl-C in the terminal reaches only the worker, which then
                 # drains its activities before this server is stopped under it.
                 start_new_session=True,
+                # The guard holds the database's lock too: it lives as long as the server.
+                pass_fds=() if self._db_lock is None else (self._db_lock,),
             )
         finally:
             os.close(read_end)
+
+    def _hold_database(self) -> None:
+        """Raises DevServerError when another dev server uses this SQLite file."""
+        try:
+            self._db_lock = hold_database(self.db_path, port=self.port, ui_port=self.ui_port)
+        except DatabaseInUse as held:
+            raise DevServerError(self._database_in_use_message(held)) from None
+
+    def _database_in_use_message(self, held: DatabaseInUse) -> str:
+        who = f"process {held.pid}" if held.pid else "another process"
+        where = f", on port {held.port}" if held.port else ""
+        reuse = (
+            f"use that server (start this one on port {held.port}, {self.port_flags.port}: it "
+            "then uses the running server rather than starting another)"
+            if held.port
+            else "use that server"
+        )
+        return (
+            f"Refusing to start a second Temporal dev server on {self.db_path}: {who} runs "
+            f"one on it{where} (lock {held.lock_path}). Two servers on one SQLite file "
+            f"fail each other's writes. Either {reuse}, stop it, or give this one a folder of "
+            f"its own with TURNKEEPER_DATA_DIR."
+        )
 
     async def _wait_until_ready(self) -> Client:
         deadline = time.monotonic() + self.startup_timeout_s
