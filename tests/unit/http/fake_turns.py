@@ -25,8 +25,9 @@ TURN_ID = "turn-1"
 
 
 class FakeTurns:
-    """One turn, `turn_id` (`TURN_ID` unless given), started by `started_by`, whose call `call-1` (`write_file`) waits
-    for approval; `listed`: what the visibility listing finds (with `requests` by run)."""
+    """One turn, `turn_id` (`TURN_ID` unless given), started by `started_by`, whose call
+    `call-1` (`write_file`) waits for approval; `listed`: what the visibility listing finds
+    (with `requests` by run)."""
 
     def __init__(
         self,
