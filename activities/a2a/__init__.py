@@ -1,0 +1,1 @@
+"""Remote A2A agents as tools of a turn (the worker's side)."""
