@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -28,6 +27,7 @@ from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.mcp_http_process import A2A_AGENT, HttpServerProcess
 from tests.support.waiting import until
+from tests.workflows.record_histories import answers_the_remote_question
 from tests.workflows.test_mcp_tasks import activity_types
 from turnkeeper.client.client import turn
 
@@ -112,19 +112,11 @@ async def test_a_remote_task_is_followed_to_its_artifact_as_one_tool_call(
     assert offered["input_schema"]["required"] == ["message"]
 
 
-def answer_the_question(body: dict[str, Any]) -> fake.Reply:
-    """The model reads the task id in the tool result and answers the agent's question."""
-    asked = json.dumps(body["messages"][-1]["content"])
-    task_id = re.search(r'\\"task_id\\": \\"([0-9a-f-]+)\\"', asked)
-    assert task_id, asked
-    return fake.tool_calls(lab("Paris", task_id=task_id.group(1)))
-
-
 async def test_a_task_that_asks_for_input_is_answered_by_calling_again_with_it(
     a2a_turns: TurnRunner, remote_agent: HttpServerProcess
 ) -> None:
     key = new_key()
-    steps = [fake.tool_calls(lab("ask")), answer_the_question, fake.text("sunny, then")]
+    steps = [fake.tool_calls(lab("ask")), answers_the_remote_question, fake.text("sunny, then")]
     a2a_turns.fake.script(key, steps)
 
     report = await a2a_turns.run(calling(key, "lab"))
