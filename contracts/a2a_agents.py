@@ -25,14 +25,14 @@ class A2aAgentRef(ContractModel):
     """What the model reads about the tool; empty: taken from the remote agent's card."""
 
 
-def refs_from(entries: list[str | A2aAgentRef | dict[str, object]]) -> list[A2aAgentRef]:
-    """`agent.a2a_agents` with plain names in their long form; a name twice is refused."""
-    refs = [
-        A2aAgentRef(name=e) if isinstance(e, str) else A2aAgentRef.model_validate(e)
-        for e in entries
-    ]
+def long_form(entries: object) -> object:
+    """`agent.a2a_agents` as given, with each plain name as `{"name": name}`."""
+    if not isinstance(entries, list):
+        return entries
+    return [{"name": entry} if isinstance(entry, str) else entry for entry in entries]
+
+
+def repeated_name(refs: list[A2aAgentRef]) -> str | None:
+    """A name that `refs` hold twice, if any."""
     names = [ref.name for ref in refs]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise ValueError(f"names the A2A agent {repeated[0]!r} twice")
-    return refs
+    return next((name for name in names if names.count(name) > 1), None)

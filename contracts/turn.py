@@ -14,7 +14,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from turnkeeper.contracts.a2a_agents import A2aAgentRef, refs_from
+from turnkeeper.contracts.a2a_agents import A2aAgentRef, long_form, repeated_name
 from turnkeeper.contracts.budget_extension import BudgetExtension, OnBudgetExhausted
 from turnkeeper.contracts.call_costs import PricedCall
 from turnkeeper.contracts.compaction import CompactedHistory, CompactionSpec
@@ -208,7 +208,15 @@ class AgentSpec(ContractModel):
     @field_validator("a2a_agents", mode="before")
     @classmethod
     def _a2a_long_form(cls, entries: object) -> object:
-        return refs_from(entries) if isinstance(entries, list) else entries
+        return long_form(entries)
+
+    @field_validator("a2a_agents")
+    @classmethod
+    def _a2a_once(cls, refs: list[A2aAgentRef]) -> list[A2aAgentRef]:
+        repeated = repeated_name(refs)
+        if repeated is not None:
+            raise ValueError(f"names the A2A agent {repeated!r} twice")
+        return refs
 
     @field_validator("skills")
     @classmethod
