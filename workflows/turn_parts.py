@@ -94,9 +94,8 @@ class Tools(BaseModel):
     mcp_tools: dict[str, McpToolSpec] = Field(default_factory=dict)  # discovered at the start
     # The remote A2A agents offered (their cards read at the start), and the remote tasks the
     # turn's calls started, by task id, so that a later call can answer or follow up on one.
-    # Left out when empty: carried turns without them keep the payloads they had.
-    a2a_agents: dict[str, A2aAgentInfo] = Field(default_factory=dict, exclude_if=lambda v: not v)
-    a2a_tasks: dict[str, A2aTaskHandle] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    a2a_agents: dict[str, A2aAgentInfo] = Field(default_factory=dict)
+    a2a_tasks: dict[str, A2aTaskHandle] = Field(default_factory=dict)
     # `agent.skills` as the worker described them at the start, and the skills whose
     # instructions the model has read (the `always` ones first).
     skills: list[SkillInfo] = Field(default_factory=list)
