@@ -22,7 +22,6 @@ agent answers 401.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,7 +29,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from turnkeeper.activities.credentials import CredentialError, CredentialSource, read_credential
-from turnkeeper.activities.mcp.config import expand_env
+from turnkeeper.activities.mcp.config import expand_env, read_json_file
 from turnkeeper.contracts.a2a_agents import A2A_AGENT_NAME_PATTERN
 
 _Seconds = Annotated[float, Field(gt=0)]
@@ -94,14 +93,7 @@ def load_a2a_config(path: Path | None, environ: Mapping[str, str]) -> A2aConfig:
     """
     if path is None:
         return A2aConfig()
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise A2aConfigError(f"A2A config {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise A2aConfigError(f"A2A config {path} cannot be read: {err}") from None
-    except json.JSONDecodeError as err:
-        raise A2aConfigError(f"A2A config {path} is not valid JSON: {err}") from None
+    raw = read_json_file(path, "A2A config", A2aConfigError)
     try:
         return parse_a2a_config(raw, base_dir=path.parent, environ=environ)
     except A2aConfigError as err:
