@@ -20,9 +20,17 @@ import pytest
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError
 from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.names import SIGNAL_APPROVE
 from turnkeeper.contracts.turn import AgentReport
 
-from tests.conftest import TurnRunner, make_settings, new_key, running_worker, scripted_request
+from tests.conftest import (
+    TurnRunner,
+    make_settings,
+    new_key,
+    running_worker,
+    scripted_request,
+    wait_for_pending,
+)
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.mcp_http_process import A2A_AGENT, HttpServerProcess
@@ -145,6 +153,31 @@ async def test_failed_rejected_and_auth_required_tasks_are_error_results(
     assert "sign in at the portal" in auth.text()
     assert not hello.is_error and hello.text() == "hello yourself"
     assert report.outcome == "completed" and report.tool_calls == 3
+
+
+async def test_a_call_that_needs_approval_sends_nothing_until_approved(
+    a2a_turns: TurnRunner, remote_agent: HttpServerProcess
+) -> None:
+    key = new_key()
+    calls = fake.tool_calls(lab("research 0 refused"), lab("research 0 approved"))
+    a2a_turns.fake.script(key, [calls, fake.text("ok")])
+    request = calling(key, "lab") | {
+        "task": {"id": key, "input": "go", "constraints": {"require_approval": ["lab"]}}
+    }
+    handle = await a2a_turns.start(request)
+
+    pending = (await wait_for_pending(handle, count=2)).pending
+    assert (await seen(remote_agent))["message_ids"] == []
+    refused, approved = sorted(pending, key=lambda call: call.call_id)
+    await handle.signal(SIGNAL_APPROVE, {"call_id": refused.call_id, "approved": False})
+    await handle.signal(SIGNAL_APPROVE, {"call_id": approved.call_id, "approved": True})
+    report = await handle.result()
+
+    rejected, ran = results(report)
+    assert rejected.is_error and "rejected" in rejected.text()
+    assert "report on approved" in ran.text()
+    stats = await seen(remote_agent)
+    assert stats["message_ids"] == [f"turnkeeper:{handle.id}/{approved.call_id}"]
 
 
 async def test_a_task_id_the_turn_never_saw_is_an_error_and_nothing_is_sent(
