@@ -9,6 +9,10 @@ from a2a.utils.errors import A2AError, TaskNotFoundError
 from google.protobuf.json_format import ParseError
 
 
+class ElsewhereCard(ValueError):
+    """A card whose endpoints are on another origin than the configured URL (`remote.py`)."""
+
+
 def is_unreachable(err: BaseException) -> bool:
     """Whether `err` means the agent could not be reached or did not answer in time (as opposed
     to answering something wrong)."""
@@ -25,6 +29,8 @@ def describe_failure(agent: str, what: str, err: BaseException) -> str:
         why = f"it could not be reached ({_detail(err)})"
     elif isinstance(err, TaskNotFoundError):
         why = "it no longer knows the task"
+    elif isinstance(err, ElsewhereCard):
+        why = str(err)
     elif isinstance(err, KeyError):
         why = "it is not configured on this worker"
     elif isinstance(err, ParseError | ValueError) or isinstance(

@@ -15,11 +15,13 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import httpx
 from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.types.a2a_pb2 import AgentCard
 from turnkeeper.activities.a2a.config import A2aAgentConfig, A2aConfig
+from turnkeeper.activities.a2a.failures import ElsewhereCard
 from turnkeeper.activities.credentials import RotatingCredential
 from turnkeeper.activities.mcp.bearer_auth import RotatingBearerAuth
 
@@ -100,6 +102,7 @@ class RemoteAgents:
             http = self._http_client(agent)
             base, card_path = agent.card_location()
             card = await A2ACardResolver(http, base).get_agent_card(relative_card_path=card_path)
+            _same_origin(agent, card)
             factory = ClientFactory(ClientConfig(httpx_client=http, streaming=False, polling=True))
             known = _Known(card, factory.create(card), time.monotonic() + CARD_TTL_S)
             self._known[name] = known
@@ -119,3 +122,26 @@ class RemoteAgents:
             )
             self._http[agent.name] = http
         return http
+
+
+def _same_origin(agent: A2aAgentConfig, card: AgentCard) -> None:
+    """Refuses a card that sends the client to another origin than the configured URL: the
+    worker's credential for this agent goes with every request, and a card that a third party
+    changed must not carry it elsewhere.
+
+    Raises:
+        ElsewhereCard: an interface's URL has another scheme, host or port.
+    """
+    configured = _origin(agent.url)
+    for interface in card.supported_interfaces:
+        if _origin(interface.url) != configured:
+            raise ElsewhereCard(
+                f"its card sends requests to {interface.url!r}, not to {configured}, where "
+                "the worker's configuration says the agent is; give that URL in the config"
+            )
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    return f"{parts.scheme}://{parts.hostname}:{parts.port or default}"

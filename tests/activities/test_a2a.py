@@ -118,6 +118,25 @@ async def test_a_send_run_again_carries_the_same_message_id(tmp_path: Path) -> N
         await remote.kill()
 
 
+async def test_a_card_that_sends_requests_elsewhere_is_refused(tmp_path: Path) -> None:
+    remote = HttpServerProcess(script=A2A_AGENT)
+    await remote.start()
+    url = f"{remote.base_url}/elsewhere/agent-card.json"
+    lab = activities(tmp_path, A2aAgentConfig(name="lab", url=url, headers={"X-Key": "k"}))
+    try:
+        refs = [A2aAgentRef(name="lab")]
+        described = await ActivityEnvironment().run(
+            lab.a2a_describe_agents, A2aDescribeInput(agents=refs)
+        )
+        assert await message_ids(remote) == []
+    finally:
+        await lab.aclose()
+        await remote.kill()
+    [error] = described.errors
+    assert f"its card sends requests to 'http://localhost:{remote.port}/'" in error
+    assert f"not to http://127.0.0.1:{remote.port}" in error
+
+
 async def test_a_worker_without_agents_answers_every_call_as_unknown(tmp_path: Path) -> None:
     none = NoA2aAgents(LocalFolderStore(tmp_path / "store"))
     env = ActivityEnvironment()

@@ -14,8 +14,9 @@ What the agent does is chosen by the first word of the message:
 
 `GET /stats` says what it saw (message ids, tasks started, cancels). Beside the agent the app
 serves broken ones for the bad-input tests: `/not-a-card.json` (HTML), `/empty/agent-card.json`
-(JSON that is no card), and `/garbled/agent-card.json`, a card whose endpoint answers every
-request with a task that has no id.
+(JSON that is no card), `/garbled/agent-card.json`, a card whose endpoint answers every
+request with a task that has no id, and `/elsewhere/agent-card.json`, a card that sends its
+requests to another origin (`localhost` instead of `127.0.0.1`).
 """
 
 from __future__ import annotations
@@ -122,6 +123,10 @@ def app(port: int, bearer_file: Path | None) -> Starlette:
         agent_executor=LabAgent(), task_store=InMemoryTaskStore(), agent_card=lab
     )
     garbled = card(port, "/garbled")
+    # The same agent's card, but sending requests to another origin (the same port, by name).
+    elsewhere = AgentCard()
+    elsewhere.CopyFrom(lab)
+    elsewhere.supported_interfaces[0].url = f"http://localhost:{port}/"
 
     async def stats(_: Request) -> Response:
         return JSONResponse(STATS)
@@ -141,6 +146,7 @@ def app(port: int, bearer_file: Path | None) -> Starlette:
         *create_agent_card_routes(lab),
         *create_jsonrpc_routes(handler, rpc_url="/"),
         *create_agent_card_routes(garbled, card_url="/garbled/agent-card.json"),
+        *create_agent_card_routes(elsewhere, card_url="/elsewhere/agent-card.json"),
         Route("/garbled/", garbled_rpc, methods=["POST"]),
         Route("/stats", stats),
         Route("/not-a-card.json", not_a_card),

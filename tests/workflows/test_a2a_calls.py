@@ -39,7 +39,11 @@ from tests.workflows.record_histories import answers_the_remote_question
 from tests.workflows.test_mcp_tasks import activity_types
 from turnkeeper.client.client import turn
 
-BROKEN = {"html": "/not-a-card.json", "empty": "/empty/agent-card.json"}
+BROKEN = {
+    "html": "/not-a-card.json",
+    "empty": "/empty/agent-card.json",
+    "elsewhere": "/elsewhere/agent-card.json",
+}
 
 
 @pytest.fixture
@@ -226,7 +230,8 @@ async def test_agents_that_cannot_be_read_cost_their_tool_and_the_turn_goes_on(
     report = await a2a_turns.run(calling(key, *names))
 
     offered = [tool["name"] for tool in a2a_turns.fake.requests_for(key)[0].body["tools"]]
-    assert offered == ["lab", "garbled"]  # an unreachable card, HTML, a non-card, unknown: not
+    # An unreachable card, HTML, a non-card, a card pointing elsewhere, an unknown name: not.
+    assert offered == ["lab", "garbled"]
     [result] = results(report)
     assert result.is_error and "answered wrongly: its task has no id" in result.text()
     assert report.outcome == "completed"
