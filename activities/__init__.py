@@ -13,6 +13,7 @@ providers/      The model providers behind it: one `ModelProvider` per API, cass
 tools/          Worker tools: the registry, the built-in workspace tools, the tool-call and
                 write-preview activities.
 mcp/            MCP servers as tools of a turn: configuration, connections, their activities.
+a2a/            Remote A2A agents as tools of a turn: configuration, cards, their activities.
 skills/         Skills on the worker: the catalog, `describe_skills`, the built-in skill tools.
 output/         The worker's checks of a final answer (`agent.output_validators`), as an activity.
 store/          The stored conversation, as activities.

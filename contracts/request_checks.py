@@ -26,11 +26,12 @@ def _always() -> bool:
 
 
 def offered_tools(request: TurnRequest) -> list[str]:
-    """The tools the model may see: (agent tools + external tools + sub-agents) ∩
-    allowed_tools."""
+    """The tools the model may see: (agent tools + external tools + sub-agents + remote A2A
+    agents) ∩ allowed_tools."""
     allowed = request.task.constraints.allowed_tools
     names = [*request.agent.tools, *(tool.name for tool in request.external_tools)]
     names += [spec.name for spec in request.agent.subagents]
+    names += [ref.name for ref in request.agent.a2a_agents]
     return [name for name in names if allowed is None or name in allowed]
 
 
@@ -48,6 +49,7 @@ def request_problem(
     return (
         _duplicate_agent_tools(request)
         or _tool_name_clash(request)
+        or _a2a_name_clash(request)
         or _allowed_tools_unknown(request)
         or _history_shape(request)
         or _unpriced_model(request, endpoints_may_price)
@@ -79,6 +81,19 @@ def _tool_name_clash(request: TurnRequest) -> str | None:
     return None
 
 
+def _a2a_name_clash(request: TurnRequest) -> str | None:
+    taken = {name: "agent.tools" for name in request.agent.tools}
+    taken |= {tool.name: "external_tools" for tool in request.external_tools}
+    taken |= {spec.name: "agent.subagents" for spec in request.agent.subagents}
+    for ref in request.agent.a2a_agents:
+        if ref.name in taken:
+            return (
+                f"agent.a2a_agents: {ref.name!r} is also a tool name in {taken[ref.name]}; "
+                "each tool the model is offered needs a name of its own"
+            )
+    return None
+
+
 def _allowed_tools_unknown(request: TurnRequest) -> str | None:
     allowed = request.task.constraints.allowed_tools
     if allowed is None or request.agent.skills:
@@ -87,6 +102,7 @@ def _allowed_tools_unknown(request: TurnRequest) -> str | None:
         return None
     known = set(request.agent.tools) | {tool.name for tool in request.external_tools}
     known |= {spec.name for spec in request.agent.subagents}
+    known |= {ref.name for ref in request.agent.a2a_agents}
     unknown = [name for name in allowed if name not in known]
     if unknown:
         return (

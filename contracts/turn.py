@@ -14,6 +14,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from turnkeeper.contracts.a2a_agents import A2aAgentRef, long_form, repeated_name
 from turnkeeper.contracts.budget_extension import BudgetExtension, OnBudgetExhausted
 from turnkeeper.contracts.call_costs import PricedCall
 from turnkeeper.contracts.compaction import CompactedHistory, CompactionSpec
@@ -183,6 +184,16 @@ class AgentSpec(ContractModel):
     use: each is listed by name and description in the system prompt, its tools join the
     agent's, and the model reads its instructions with the built-in tool `load_skill`; an entry
     `{"name": …, "always": true}` appends them to the system prompt at the start instead."""
+    a2a_agents: list[A2aAgentRef] = Field(
+        default_factory=list,
+        # Left out when empty, so that a request without remote agents keeps the payload an
+        # older worker (whose AgentSpec forbids unknown fields) accepts.
+        exclude_if=lambda agents: not agents,
+    )
+    """Remote A2A agents of the worker's `TURNKEEPER_A2A_CONFIG` this agent may call: each is
+    offered to the model as a tool of its `name` with input `{"message", "task_id"?}`, and a
+    call sends the message and follows the remote task to its end (`workflows/tools/a2a.py`).
+    An entry may be a plain name or `{"name", "description"}`."""
 
     @field_validator("model")
     @classmethod
@@ -193,6 +204,19 @@ class AgentSpec(ContractModel):
     @classmethod
     def _check_fallbacks(cls, models: list[str | FallbackModel]) -> list[str | FallbackModel]:
         return [_check_model(model) if isinstance(model, str) else model for model in models]
+
+    @field_validator("a2a_agents", mode="before")
+    @classmethod
+    def _a2a_long_form(cls, entries: object) -> object:
+        return long_form(entries)
+
+    @field_validator("a2a_agents")
+    @classmethod
+    def _a2a_once(cls, refs: list[A2aAgentRef]) -> list[A2aAgentRef]:
+        repeated = repeated_name(refs)
+        if repeated is not None:
+            raise ValueError(f"names the A2A agent {repeated!r} twice")
+        return refs
 
     @field_validator("skills")
     @classmethod

@@ -46,6 +46,7 @@ tools/          Tool calls, settled one `tool_result` each.
     mcp_elicitation.py       An MCP server's question mid-call: the turn waits for a person.
     mcp_tasks.py             An MCP call answered with a task: polled between timers.
     mcp_task_questions.py    A question asked inside a task: a person answers, the task goes on.
+    a2a.py                   Remote A2A agents: cards read at the start, each call a task followed.
     skills.py                `agent.skills`: described once, their tools and prompt part.
 
 approvals/      What approvers do in a running turn.

@@ -85,6 +85,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.observation.turn_view import TurnView
     from turnkeeper.workflows.subagents import relay as subagent_relay
+    from turnkeeper.workflows.tools import a2a as a2a_tools
     from turnkeeper.workflows.tools import mcp as mcp_tools
     from turnkeeper.workflows.tools import skills
     from turnkeeper.workflows.tools.calls import ToolCalls
@@ -332,12 +333,14 @@ class AgentTurnWorkflow:
 
     async def _discover_mcp_tools(self, turn: Turn) -> None:
         await mcp_tools.discover(turn)
+        await a2a_tools.describe(turn)
         self._offered = self._offer(turn)
 
     def _offer(self, turn: Turn) -> list[str]:
         """The tools model calls offer: the request's (`offered_tools`), MCP entries expanded to
         the tools discovered, then what the agent's skills bring."""
         names = mcp_tools.expand(offered_tools(turn.request), turn.tools.mcp_tools)
+        names = a2a_tools.offered(names, turn)
         return skills.offered(names, turn.tools.skills, turn.request.task.constraints.allowed_tools)
 
     async def _sent_back_for_correction(self, turn: Turn) -> bool:
@@ -371,6 +374,7 @@ class AgentTurnWorkflow:
         request = turn.request
         known = set(request.agent.tools) | {tool.name for tool in request.external_tools}
         known |= set(turn.tools.mcp_tools) | {spec.name for spec in request.agent.subagents}
+        known |= set(turn.tools.a2a_agents)
         known |= skills.tool_names(turn)
         for use in uses:
             if use.name in known and use.name not in self._offered:

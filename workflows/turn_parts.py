@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from turnkeeper.contracts.a2a import A2aAgentInfo, A2aTaskHandle
     from turnkeeper.contracts.activity_io import ModelCallResult, ToolTraits
     from turnkeeper.contracts.budget_extension import (
         BudgetExtension,
@@ -91,6 +92,10 @@ class Tools(BaseModel):
     tool_traits: dict[str, ToolTraits] = Field(default_factory=dict)  # of worker tools
     traits_loaded: bool = False
     mcp_tools: dict[str, McpToolSpec] = Field(default_factory=dict)  # discovered at the start
+    # The remote A2A agents offered (their cards read at the start), and the remote tasks the
+    # turn's calls started, by task id, so that a later call can answer or follow up on one.
+    a2a_agents: dict[str, A2aAgentInfo] = Field(default_factory=dict)
+    a2a_tasks: dict[str, A2aTaskHandle] = Field(default_factory=dict)
     # `agent.skills` as the worker described them at the start, and the skills whose
     # instructions the model has read (the `always` ones first).
     skills: list[SkillInfo] = Field(default_factory=list)
@@ -111,6 +116,15 @@ class Tools(BaseModel):
         """The MCP tools the turn offers, found at its start, and how each one runs."""
         self.mcp_tools = specs
         self.tool_traits.update(traits)
+
+    def described_a2a_agents(self, agents: list[A2aAgentInfo], traits: list[ToolTraits]) -> None:
+        """The remote agents the turn offers, found at its start, and how their calls run."""
+        self.a2a_agents = {agent.name: agent for agent in agents}
+        self.tool_traits.update({t.name: t for t in traits})
+
+    def followed_a2a_task(self, task: A2aTaskHandle) -> None:
+        """A call started or continued `task`, which is now in the state it says."""
+        self.a2a_tasks[task.task_id] = task
 
     def described_skills(self, skills: list[SkillInfo], always: set[str]) -> None:
         """The worker described the agent's skills: those `always` loaded are read already."""

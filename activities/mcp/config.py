@@ -121,18 +121,24 @@ def load_mcp_config(path: Path | None, environ: Mapping[str, str]) -> McpConfig:
     """
     if path is None:
         return McpConfig()
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise McpConfigError(f"MCP config {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise McpConfigError(f"MCP config {path} cannot be read: {err}") from None
-    except json.JSONDecodeError as err:
-        raise McpConfigError(f"MCP config {path} is not valid JSON: {err}") from None
+    raw = read_json_file(path, "MCP config", McpConfigError)
     try:
         return parse_mcp_config(raw, base_dir=path.parent, environ=environ)
     except McpConfigError as err:
         raise McpConfigError(f"MCP config {path}: {err}") from None
+
+
+def read_json_file(path: Path, what: str, error: type[ValueError]) -> Any:
+    """The decoded JSON of a worker's config file; `error` (its message naming `what` and the
+    file) when it is missing, unreadable or not JSON. Shared with the A2A config."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise error(f"{what} {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise error(f"{what} {path} cannot be read: {err}") from None
+    except json.JSONDecodeError as err:
+        raise error(f"{what} {path} is not valid JSON: {err}") from None
 
 
 def parse_mcp_config(raw: Any, *, base_dir: Path, environ: Mapping[str, str]) -> McpConfig:

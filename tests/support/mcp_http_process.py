@@ -23,6 +23,8 @@ from tests.fakes import MCP_DEMO_SERVER as DEMO_SERVER
 TASK_SERVER = Path(__file__).parent / "mcp_task_server.py"
 # An SDK server whose tool asks the person for input (run as a process, never imported).
 ASKING_SERVER = Path(__file__).with_name("mcp_asking_server.py")
+# Not MCP: a remote A2A agent on a2a-sdk's server, started the same way (`base_url`).
+A2A_AGENT = Path(__file__).with_name("a2a_remote_agent.py")
 
 
 def free_port() -> int:
@@ -50,6 +52,10 @@ class HttpServerProcess:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
     async def start(self, timeout_s: float = 30.0) -> None:
         try:

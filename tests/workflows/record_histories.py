@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import inspect
 import json
+import re
 import sys
 import tempfile
 import uuid
@@ -81,7 +82,12 @@ from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
 from tests.support.golden_keys import golden_converter
 from tests.support.interop import npm_bin
-from tests.support.mcp_http_process import ASKING_SERVER, TASK_SERVER, HttpServerProcess
+from tests.support.mcp_http_process import (
+    A2A_AGENT,
+    ASKING_SERVER,
+    TASK_SERVER,
+    HttpServerProcess,
+)
 from tests.support.skill_folders import REFUND_POLICY, REFUNDS, skills_worker
 from turnkeeper.client.sessions import SessionHandle, start_session
 from turnkeeper.client.signatures import signed_intervention
@@ -703,6 +709,48 @@ async def follows_an_mcp_task(
     return handle
 
 
+def answers_the_remote_question(body: dict[str, Any]) -> fake.Reply:
+    """The model reads the task id in the remote agent's question (the last tool results) and
+    answers it into the same task."""
+    asked = json.dumps(body["messages"][-1]["content"])
+    task_id = re.search(r'\\"task_id\\": \\"([0-9a-f-]+)\\"', asked)
+    assert task_id, asked
+    return fake.tool_calls(("lab", {"message": "Paris", "task_id": task_id.group(1)}))
+
+
+async def calls_a_remote_a2a_agent(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """Two calls of a remote A2A agent (a2a-sdk's own server) in parallel: a task followed
+    between timers to its artifact, and one that asks for input, answered by the model's next
+    call into the same task; on a worker of its own that has the agent."""
+    fake_api.script(
+        "golden-a2a",
+        [
+            fake.tool_calls(
+                ("lab", {"message": "research 1.5 tides"}), ("lab", {"message": "ask"})
+            ),
+            answers_the_remote_question,
+            fake.text("Researched, and it is sunny in Paris."),
+        ],
+    )
+    request = scripted_request("golden-a2a", agent={"tools": [], "a2a_agents": ["lab"]})
+    server = HttpServerProcess(script=A2A_AGENT)
+    await server.start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            config = Path(tmp) / "a2a.json"
+            config.write_text(json.dumps({"agents": {"lab": {"url": f"{server.base_url}/"}}}))
+            settings = make_settings(Path(tmp), f"golden-a2a-{uuid.uuid4()}")
+            settings = dataclasses.replace(settings, a2a_config=config)
+            async with running_worker(client, settings, fake_api):
+                handle = await _start(client, request, settings.task_queue, workflow_id)
+                await handle.result()
+    finally:
+        await server.kill()
+    return handle
+
+
 async def asks_inside_mcp_tasks(
     client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
 ) -> Any:
@@ -832,6 +880,7 @@ SCENARIOS = (
     follows_an_mcp_task,
     answered_mcp_questions,
     asks_inside_mcp_tasks,
+    calls_a_remote_a2a_agent,
     owned_session,
     previews_a_write,
 )

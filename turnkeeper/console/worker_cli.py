@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import Sequence
 from typing import NoReturn
 
+from turnkeeper.activities.a2a.config import A2aConfigError
 from turnkeeper.activities.mcp.config import McpConfigError
 from turnkeeper.activities.providers.endpoints import ProvidersConfigError
 from turnkeeper.client.connection import TemporalUnreachableError
@@ -135,6 +136,7 @@ def _run(argv: Sequence[str] | None) -> None:
         WorkerLacksKeyError,
         ProvidersConfigError,
         McpConfigError,
+        A2aConfigError,
         VersioningConfigError,
     ) as err:
         # A sentence for the person who started the worker, not a traceback.

@@ -22,6 +22,7 @@ from temporalio.plugin import SimplePlugin
 from temporalio.worker import ReplayerConfig, WorkerConfig, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
+from turnkeeper.activities.a2a.config import load_a2a_config
 from turnkeeper.activities.mcp.config import load_mcp_config
 from turnkeeper.activities.output.validators import OutputValidator, OutputValidators
 from turnkeeper.activities.providers.cassette_file import CassetteFormatError
@@ -127,6 +128,7 @@ class TurnkeeperPlugin(SimplePlugin):
         # A configuration that cannot work fails here, in one line, before anything connects.
         check_required_encryption(settings, keyring)
         load_mcp_config(settings.mcp_config, os.environ)
+        load_a2a_config(settings.a2a_config, os.environ)
         self._providers = _with_cassette(
             dict(providers) if providers is not None else default_providers(), settings
         )

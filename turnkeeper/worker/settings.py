@@ -38,6 +38,7 @@ WORKSPACE_ENV = "AGENT_WORKSPACE"
 MAX_TOOL_RESULT_BYTES_ENV = "TURNKEEPER_MAX_TOOL_RESULT_BYTES"
 MAX_WRITE_BYTES_ENV = "TURNKEEPER_MAX_WRITE_BYTES"
 MCP_CONFIG_ENV = "TURNKEEPER_MCP_CONFIG"
+A2A_CONFIG_ENV = "TURNKEEPER_A2A_CONFIG"
 CASSETTE_ENV = "TURNKEEPER_CASSETTE"
 CASSETTE_MODE_ENV = "TURNKEEPER_CASSETTE_MODE"
 
@@ -60,6 +61,8 @@ class Settings:
         max_tool_result_bytes: Cap on one tool result; larger ones are truncated with a marker.
         max_write_bytes: Cap on the content of one write_file call; longer content is refused.
         mcp_config: JSON file of the worker's MCP servers (`activities/mcp/config.py`); None: none.
+        a2a_config: JSON file of the remote A2A agents the worker's turns may call
+            (`TURNKEEPER_A2A_CONFIG`, `activities/a2a/config.py`); None: none.
         store_url: A content store shared by every host of a cluster, `s3://bucket` or
             `s3://bucket/optional/prefix` on S3 or an S3-compatible service (needs the `s3`
             extra; endpoint, region and credentials come from boto3's `AWS_*` variables).
@@ -89,6 +92,7 @@ class Settings:
     cassette: CassetteSettings | None = None
     rate_limits: dict[str, RateLimit] = field(default_factory=dict)
     skills_dir: Path | None = None
+    a2a_config: Path | None = None
 
     @property
     def dev_server_db(self) -> Path:
@@ -127,6 +131,7 @@ class Settings:
             cassette=_cassette(source),
             rate_limits=_rate_limits(source),
             skills_dir=_optional_path(source.get(SKILLS_DIR_ENV)),
+            a2a_config=_optional_path(source.get(A2A_CONFIG_ENV)),
         )
 
 

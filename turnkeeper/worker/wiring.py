@@ -12,6 +12,8 @@ from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxRestrictions
 
+from turnkeeper.activities.a2a.config import A2aConfig, load_a2a_config
+from turnkeeper.activities.a2a.unconfigured import NoA2aAgents
 from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
 from turnkeeper.activities.llm.rate_gate import RateGate
 from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
@@ -38,6 +40,7 @@ from turnkeeper.payloads.stores import open_store
 from turnkeeper.worker.sandbox_runner import DirectContextSandboxRunner
 
 if TYPE_CHECKING:
+    from turnkeeper.activities.a2a.a2a_activity import A2aActivities
     from turnkeeper.activities.mcp.mcp_activity import McpActivities
     from turnkeeper.worker.settings import Settings
 
@@ -69,6 +72,7 @@ def build_activities(
     stored = ConversationActivities(conversations)
     tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
     mcp = _mcp_activities(load_mcp_config(settings.mcp_config, os.environ), store, cap)
+    a2a = _a2a_activities(load_a2a_config(settings.a2a_config, os.environ), store, cap)
     # Registered on every worker, with or without validators: a turn naming one this worker
     # lacks then fails with InvalidTurnRequest instead of waiting for a worker that has it.
     validation = OutputValidationActivities(output_validators or OutputValidators())
@@ -85,6 +89,7 @@ def build_activities(
         cancel_turn,
         WritePreviews(Workspace(settings.workspace)).write_preview,
         *mcp.activities(),
+        *a2a.activities(),
     ]
     if client is not None:
         cache = ApprovalCacheActivities(client)
@@ -157,6 +162,17 @@ def _mcp_activities(
     from turnkeeper.activities.mcp.mcp_activity import McpActivities
 
     return McpActivities(config, store, max_result_bytes=max_result_bytes)
+
+
+def _a2a_activities(
+    config: A2aConfig, store: ContentStore, max_result_bytes: int
+) -> A2aActivities | NoA2aAgents:
+    if not config.agents:
+        return NoA2aAgents(store)
+    # Imported only when agents are configured: the a2a SDK is a large import.
+    from turnkeeper.activities.a2a.a2a_activity import A2aActivities
+
+    return A2aActivities(config, store, max_result_bytes=max_result_bytes)
 
 
 def worker_workflows(*, versioned: bool = False) -> list[type]:

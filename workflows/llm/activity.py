@@ -22,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.fleet import fairness as tenant_fairness
     from turnkeeper.workflows.llm import fallback
     from turnkeeper.workflows.subagents.tools import subagent_tools
+    from turnkeeper.workflows.tools import a2a as a2a_tools
     from turnkeeper.workflows.tools import skills
     from turnkeeper.workflows.turn_state import Turn
 
@@ -115,6 +116,10 @@ def call_context(turn: Turn) -> CallContext:
     return CallContext(
         system_prompt=system,
         # Sub-agents reach the model as tools defined in the request, as external tools do.
-        external_tools=[*request.external_tools, *subagent_tools(request)],
+        external_tools=[
+            *request.external_tools,
+            *subagent_tools(request),
+            *a2a_tools.tool_specs(turn),
+        ],
         mcp_tools=[spec.definition() for spec in turn.tools.mcp_tools.values()],
     )

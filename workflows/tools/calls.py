@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.fleet import fairness as tenant_fairness
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
     from turnkeeper.workflows.subagents.calls import TASK_SCHEMA, SubagentCalls, subagent_of
+    from turnkeeper.workflows.tools import a2a as a2a_tools
     from turnkeeper.workflows.tools import mcp_tasks, skills
     from turnkeeper.workflows.tools.approval_view import said_before, write_preview
     from turnkeeper.workflows.tools.mcp_elicitation import McpElicitations
@@ -192,7 +193,9 @@ class ToolCalls:
                 summary=summary,
                 priority=tenant_fairness.priority(turn.request),
             )
-            if mcp and mcp_tasks.may_answer_with_task(turn, use.name):
+            if a2a_tools.is_a2a_call(turn, use.name):
+                result = await a2a_tools.call(turn, use)
+            elif mcp and mcp_tasks.may_answer_with_task(turn, use.name):
                 # Only where the recorded listing allows tasks: other calls keep their commands.
                 call_input = McpCallInput(call_id=use.id, name=use.name, input=use.input)
                 follow = mcp_tasks.follow(

@@ -47,7 +47,8 @@ LISTING_INTRO: Final = (
 def agent_tools(request: TurnRequest) -> list[str]:
     """Tool names the agent has without its skills: a skill bringing one of them is refused."""
     names = [*request.agent.tools, *(tool.name for tool in request.external_tools)]
-    return names + [spec.name for spec in request.agent.subagents]
+    names += [spec.name for spec in request.agent.subagents]
+    return names + [ref.name for ref in request.agent.a2a_agents]
 
 
 async def describe(turn: Turn) -> None:

@@ -73,6 +73,16 @@ def test_a_plain_request_has_no_problem() -> None:
             "'openai:no-such-model'",
         ),
         (
+            {"agent": {"tools": ["read_file"], "a2a_agents": ["read_file"]}},
+            "agent.a2a_agents",
+            "'read_file' is also a tool name in agent.tools",
+        ),
+        (
+            {"agent": {"a2a_agents": ["ask_user"]}, "external_tools": [WRITE]},
+            "agent.a2a_agents",
+            "'ask_user' is also a tool name in external_tools",
+        ),
+        (
             {"agent": {"output_schema": {"type": "no-such-type"}}},
             "agent.output_schema",
             "input schema is itself invalid",
@@ -153,3 +163,11 @@ def test_allowed_tools_narrow_what_the_model_is_offered() -> None:
     )
     assert offered == ["read_file", "ask_user"]
     assert offered_tools(request(agent={"tools": []}, task=constraints(allowed_tools=[]))) == []
+
+
+def test_remote_a2a_agents_are_offered_after_the_other_tools_and_narrowed_alike() -> None:
+    agent = {"tools": ["read_file"], "a2a_agents": ["research", {"name": "pricing"}]}
+    assert offered_tools(request(agent=agent)) == ["read_file", "research", "pricing"]
+    narrowed = request(agent=agent, task=constraints(allowed_tools=["pricing"]))
+    assert offered_tools(narrowed) == ["pricing"]
+    assert problem(agent=agent, task=constraints(allowed_tools=["pricing"])) is None

@@ -46,6 +46,12 @@ def refusal(payload: dict[str, Any]) -> str:
             "agent.price.input_per_mtok",
         ),
         (request_json(agent={"temperature": 0.2}), "agent.temperature\n  Extra inputs"),
+        (request_json(agent={"a2a_agents": ["has space"]}), "agent.a2a_agents.0.name"),
+        (
+            request_json(agent={"a2a_agents": [{"name": "r", "url": "http://x"}]}),
+            "a2a_agents.0.url",
+        ),
+        (request_json(agent={"a2a_agents": ["r", {"name": "r"}]}), "names the A2A agent 'r' twice"),
         (request_json(task={"input": ""}), "task.input"),
         (request_json(task={"id": ""}), "task.id"),
         (request_json(task=constraints(time_budget_ms=0)), "task.constraints.time_budget_ms"),
