@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ag_ui.core import ResumeEntry, RunAgentInput, TextPart, UserMessage
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool, StrictStr, ValidationError
 
 from turnkeeper.http.errors import ApiError
 
@@ -50,8 +50,9 @@ class ApprovalAnswer(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    approved: bool
-    reason: str = ""
+    # Strict: "yes" or 1 is not a person's yes.
+    approved: StrictBool
+    reason: StrictStr = ""
     edited_args: dict[str, JsonValue] | None = Field(default=None, alias="editedArgs")
 
 
