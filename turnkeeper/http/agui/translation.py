@@ -8,7 +8,7 @@ What maps to what (docs/ag-ui.md, What the stream says):
   its streamed text one assistant text message (`TEXT_MESSAGE_*`); a model call whose text was
   not streamed (the request asked for no deltas) sends its answer as one content event;
 - a tool call is `TOOL_CALL_START` / `ARGS` / `END` when it is proposed (its approval request
-  or its start, whichever comes first), `TOOL_CALL_RESULT` when it settles;
+  or its start, whichever comes first), `TOOL_CALL_RESULT` when it settles or is rejected;
 - a sub-agent call is a tool call and a subagent invocation (`SUBAGENT_STARTED` with the child
   turn's workflow id as its `subagentRunId`, `SUBAGENT_FINISHED` or `SUBAGENT_ERROR`);
 - `budget_status` is a `STATE_SNAPSHOT` of cost and budgets.
@@ -136,6 +136,11 @@ class Translation:
                 return self.announce(event.call_id or "", event.tool or "", event.input)
             case "tool_call_finished":
                 return [self._result(event, {"is_error": bool(event.is_error)})]
+            case "approval_decided" if event.approved is False:
+                # A rejected call never runs, so no `tool_call_finished` settles it: without a
+                # result here, a client would take it for a call left to the application.
+                rejected = {"is_error": True, "rejected": True, "reason": event.reason}
+                return [self._result(event, rejected)]
             case "subagent_started":
                 return self._subagent_started(event)
             case "subagent_finished":

@@ -117,6 +117,24 @@ def test_a_tool_call_is_announced_once_with_its_arguments_and_settles_as_a_resul
     assert json.loads(result.content) == {"tool": "write_file", "is_error": False}
 
 
+def test_a_rejected_call_settles_as_a_rejection() -> None:
+    out = translated(
+        turn_event("approval_requested", call_id="c1", tool="write_file", input={"path": "a"}),
+        turn_event(
+            "approval_decided", call_id="c1", tool="write_file", approved=False, reason="no"
+        ),
+    )
+
+    result = out[-1]
+    assert result.type == EventType.TOOL_CALL_RESULT and result.tool_call_id == "c1"
+    assert json.loads(result.content) == {
+        "tool": "write_file",
+        "is_error": True,
+        "rejected": True,
+        "reason": "no",
+    }
+
+
 def test_a_budget_status_is_a_snapshot_of_cost_and_what_is_left() -> None:
     [snapshot] = translated(
         turn_event(
