@@ -10,13 +10,12 @@
 `start_run` and `TurnRun.events()` are the run without HTTP (a benchmark's way in).
 """
 
-from turnkeeper.http.agui.route import PATH, Conversations, add_ag_ui, start_run
+from turnkeeper.http.agui.route import PATH, add_ag_ui, start_run
 from turnkeeper.http.agui.run import RunIds, TurnRun, sse
 from turnkeeper.http.agui.translation import Translation
 
 __all__ = [
     "PATH",
-    "Conversations",
     "RunIds",
     "Translation",
     "TurnRun",

@@ -12,8 +12,6 @@ fails).
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from ag_ui.core import RunAgentInput
 from fastapi import FastAPI, Request
 from fastapi.responses import StreamingResponse
@@ -22,23 +20,12 @@ from turnkeeper.http.access import visible_status
 from turnkeeper.http.agui.interrupts import apply, decisions
 from turnkeeper.http.agui.run import RunIds, TurnRun, sse
 from turnkeeper.http.agui.run_input import NewMessage, requested
+from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.errors import ApiError
 from turnkeeper.http.tokens import Identity
 from turnkeeper.http.turns import TurnService
 
 PATH = "/v1/agents/{agent_id}/ag-ui"
-
-
-class Conversations(Protocol):
-    """The conversations of served agents (`turnkeeper.http.conversations`), as a run uses
-    them."""
-
-    async def send(
-        self, identity: Identity, agent_id: str, conversation_id: str, text: str
-    ) -> str: ...
-    async def running_turn(
-        self, identity: Identity, agent_id: str, conversation_id: str
-    ) -> str | None: ...
 
 
 async def start_run(
