@@ -13,12 +13,19 @@ from typing import Any
 import pytest
 
 import turnkeeper
+from bench.ag_ui import first_token
 from tests.conftest import new_key
 from tests.fakes import fake_anthropic as fake
 from tests.system.ag_ui_serving import agui_client, of_type
 from tests.system.conftest import SystemStack
 from tests.system.driving import connect_like
-from tests.system.mcp_serving import Served, approval_agent, serving_agents, write_agent
+from tests.system.mcp_serving import (
+    Served,
+    approval_agent,
+    http_client,
+    serving_agents,
+    write_agent,
+)
 
 
 def workflow_of(run: dict[str, Any]) -> str:
@@ -115,11 +122,16 @@ async def test_a_thread_is_one_conversation_of_several_turns(
     key = new_key()
     folder = tmp_path / "agents"
     write_agent(folder, key, "talker")
-    stack.fake.script(key, [fake.text("First answer."), fake.text("Second answer.")])
+    answers = [fake.text("First answer."), fake.text("Second answer."), fake.text("Third.")]
+    stack.fake.script(key, answers)
     alice = f"alice-{key}"
     async with serving_agents(stack, folder, (alice,)) as served:
         out = await agui_client(served, alice, "talker", f"t-{key}", "Hello", "--messages", "2")
         second_request = stack.fake.requests_for(key)[-1]
+        # The benchmark's probe, a third message on the same thread.
+        async with http_client(served.tokens[alice]) as http:
+            http.base_url = served.url
+            timed = await first_token(http, "talker", f"t-{key}", "And a third?")
 
     assert "error" not in out, out.get("error")
     first, second = out["runs"]
@@ -134,6 +146,11 @@ async def test_a_thread_is_one_conversation_of_several_turns(
     sent = json.dumps(second_request.body["messages"])
     assert "First answer." in sent and "Hello (1)" in sent and "Hello (2)" in sent
     assert [m["role"] for m in out["messages"]] == ["user", "assistant", "user", "assistant"]
+    assert timed.first_token_s is not None and timed.first_token_s <= timed.finished_s
+    assert timed.workflow_id.startswith("conversation:talker:") and timed.workflow_id not in {
+        workflow_of(first),
+        workflow_of(second),
+    }
 
 
 async def test_the_npm_client_reads_a_refusal_as_an_http_error(
