@@ -12,6 +12,11 @@ SESSION_REFUSED: Final = "SessionRefused"
 # type, not InvalidTurnRequest: the sender (who lacks the keys) reads the failure's type and,
 # for this type only, its message (`contracts/plaintext.py`); other messages are encrypted.
 ENCRYPTION_REQUIRED: Final = "EncryptionRequired"
+# An update of a running turn (`decide`, `extend_budget`, `steer`, `interrupt`, `cancel`) that its
+# validator refuses: an unknown or settled call, an approver the turn does not accept, a signature
+# that does not verify, a payload that does not fit. Named, not Python's `ValueError`, so that a
+# client in any language can tell a refusal apart by type.
+DECISION_REFUSED: Final = "DecisionRefused"
 # The `messages` query of a session that just continued as new, before it read its conversation
 # back; a query carries only a message, so the message starts with this name.
 SESSION_CONVERSATION_LOADING: Final = "SessionConversationLoading"

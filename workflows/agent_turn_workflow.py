@@ -77,7 +77,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.approvals.steering import Interrupted, Steering, not_run
     from turnkeeper.workflows.budgets import checks as budgets
     from turnkeeper.workflows.budgets import extension as budget_extension
-    from turnkeeper.workflows.failures import fail, internal_error_before_turn
+    from turnkeeper.workflows.failures import decision_refused, fail, internal_error_before_turn
     from turnkeeper.workflows.inputs import handlers as inputs
     from turnkeeper.workflows.llm import calls as model_calls
     from turnkeeper.workflows.llm import conversation_compaction
@@ -472,12 +472,14 @@ class AgentTurnWorkflow:
 
     @decide.validator
     def _validate_decide(self, raw: RawValue) -> None:
-        decision = inputs.update_input(raw, ApproveInput, "decision", UPDATE_DECIDE)
+        decision = inputs.update_input(
+            raw, ApproveInput, "decision", UPDATE_DECIDE, decision_refused
+        )
         if self._pending.relayed(decision.call_id) is not None:
             return  # checked where the call waits, as its turn's approvers and keys say
         problem = self._decision_problem(decision)
         if problem:
-            raise ValueError(problem)
+            raise decision_refused(problem)
 
     def _decision_problem(self, decision: ApproveInput) -> str | None:
         return decision_checks.decision_problem(self._turn, self._pending, decision)
@@ -522,10 +524,12 @@ class AgentTurnWorkflow:
 
     @extend_budget.validator
     def _validate_extend_budget(self, raw: RawValue) -> None:
-        extension = inputs.update_input(raw, ExtendBudgetInput, "extension", UPDATE_EXTEND_BUDGET)
+        extension = inputs.update_input(
+            raw, ExtendBudgetInput, "extension", UPDATE_EXTEND_BUDGET, decision_refused
+        )
         problem = self._extension_problem(extension)
         if problem:
-            raise ValueError(problem)
+            raise decision_refused(problem)
 
     def _extension_problem(self, extension: ExtendBudgetInput) -> str | None:
         if self._turn is None:
@@ -545,10 +549,10 @@ class AgentTurnWorkflow:
 
     @steer.validator
     def _validate_steer(self, raw: RawValue) -> None:
-        steer = inputs.update_input(raw, SteerInput, "steer", UPDATE_STEER)
+        steer = inputs.update_input(raw, SteerInput, "steer", UPDATE_STEER, decision_refused)
         problem = self._steering.problem(self._turn, steer)
         if problem:
-            raise ValueError(problem)
+            raise decision_refused(problem)
 
     @workflow.update(name=UPDATE_INTERRUPT)
     def interrupt(self, raw: RawValue) -> InterruptResult:
@@ -561,10 +565,12 @@ class AgentTurnWorkflow:
 
     @interrupt.validator
     def _validate_interrupt(self, raw: RawValue) -> None:
-        interrupt = inputs.update_input(raw, InterruptInput, "interrupt", UPDATE_INTERRUPT)
+        interrupt = inputs.update_input(
+            raw, InterruptInput, "interrupt", UPDATE_INTERRUPT, decision_refused
+        )
         problem = self._steering.problem(self._turn, interrupt)
         if problem:
-            raise ValueError(problem)
+            raise decision_refused(problem)
 
     @workflow.update(name=UPDATE_CANCEL)
     async def cancel(self, raw: RawValue) -> CancelResult:
@@ -579,10 +585,10 @@ class AgentTurnWorkflow:
 
     @cancel.validator
     def _validate_cancel(self, raw: RawValue) -> None:
-        cancel = inputs.update_input(raw, CancelInput, "cancel", UPDATE_CANCEL)
+        cancel = inputs.update_input(raw, CancelInput, "cancel", UPDATE_CANCEL, decision_refused)
         problem = self._steering.problem(self._turn, cancel)
         if problem:
-            raise ValueError(problem)
+            raise decision_refused(problem)
 
     @workflow.signal(name=SIGNAL_SUBMIT_TOOL_RESULT)
     def submit_tool_result(self, raw: RawValue) -> None:

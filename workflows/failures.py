@@ -29,6 +29,12 @@ def fail(turn: Turn, error_type: str, message: str) -> NoReturn:
     raise ApplicationError(message, report, type=error_type, non_retryable=True)
 
 
+def decision_refused(problem: str) -> ApplicationError:
+    """An update validator's refusal of a turn's `decide`, `extend_budget`, `steer`, `interrupt`
+    or `cancel`. A validator leaves no history, so its error type changed without a patch."""
+    return ApplicationError(problem, type=errors.DECISION_REFUSED, non_retryable=True)
+
+
 def invalid_request(payload: Any, problem: str) -> ApplicationError:
     """The failure of a request that never became a turn; its report has what the payload had."""
     return _before_turn(payload, errors.INVALID_TURN_REQUEST, f"invalid turn request: {problem}")
