@@ -32,6 +32,7 @@ from ag_ui.core import (
     TokenUsage,
 )
 from ag_ui.encoder import EventEncoder
+from temporalio.service import RPCError
 
 from turnkeeper.client.turns import TurnOutcome
 from turnkeeper.contracts.events import TurnEvent
@@ -266,5 +267,10 @@ class _Quiet:
 async def sse(run: TurnRun) -> AsyncIterator[str]:
     """The run as Server-Sent Events, in AG-UI's own encoding."""
     encoder = EventEncoder()
-    async for event in run.events():
-        yield ": keepalive\n\n" if event is None else encoder.encode(event)
+    try:
+        async for event in run.events():
+            yield ": keepalive\n\n" if event is None else encoder.encode(event)
+    except (ApiError, RPCError) as error:
+        # Temporal failed the stream's read midway: the client learns it as AG-UI says errors,
+        # rather than as a connection cut short.
+        yield encoder.encode(RunErrorEvent(message=str(error), code="unavailable"))
