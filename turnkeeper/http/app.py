@@ -35,13 +35,14 @@ from turnkeeper.http.access import (
     visible_turn,
     visible_turns,
 )
+from turnkeeper.http.agui import add_ag_ui
 from turnkeeper.http.approvals import ApprovalBudget
 from turnkeeper.http.auth import FailedSignIns, sign_in
 from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.decisions import DecisionBody, cancel_as, decide, intervene
 from turnkeeper.http.inbox import add_inbox
 from turnkeeper.http.tokens import Identity, TokenStore
-from turnkeeper.http.turns import UPDATE_INTERRUPT, UPDATE_STEER, ApiError, Turns
+from turnkeeper.http.turns import UPDATE_INTERRUPT, UPDATE_STEER, ApiError, Turns, TurnService
 
 # Under the idle timeouts of common proxies (nginx 60 s, AWS ALB 60 s).
 KEEPALIVE_S = 15.0
@@ -235,6 +236,9 @@ def create_app(
         return response
 
     add_inbox(app)
+    if conversations is not None and isinstance(turns, TurnService):
+        # An AG-UI run ends with its turn's result, read from Temporal (a fake `Turns` has none).
+        add_ag_ui(app, turns, conversations)
 
     @app.get("/v1/whoami")
     async def whoami(identity: Caller) -> dict[str, str | None]:
