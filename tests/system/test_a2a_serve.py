@@ -7,7 +7,7 @@ server process."""
 
 from __future__ import annotations
 
-import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import httpx2 as httpx
@@ -24,7 +24,6 @@ from tests.system.a2a_serving import (
     a2a_client,
     agent_url,
     answer,
-    api,
     ask,
     events,
     last_task,
@@ -105,3 +104,34 @@ async def test_the_answer_streams_and_an_approval_is_asked_and_decided(
         (call["call_id"], True, alice)
     ]
     assert (served.worker.workspace / "out.md").read_text() == "hi"
+
+
+# Two `turnkeeper serve` processes start one after the other (each connects to Temporal).
+@pytest.mark.timeout(240)
+async def test_cancel_interrupts_the_turn_and_another_server_reads_the_task(
+    stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = new_key()
+    folder = tmp_path / "agents"
+    approval_agent(stack, folder, key, "writer")
+    carol = f"carol-{key}"
+    async with serving_agents(stack, folder, (carol,)) as served:
+        async with a2a_client(served, carol, "writer") as client:
+            waiting = last_task(await events(client, ask("Write the note.")))
+            cancelled = await client.cancel_task(CancelTaskRequest(id=waiting.id))
+        # A second server process, which never saw the task: Temporal holds it.
+        options = ("--agents", str(folder))
+        async with serving(stack, served.worker, *options, log_name="serve2.log") as other:
+            elsewhere = replace(served, url=other)
+            async with a2a_client(elsewhere, carol, "writer") as client:
+                read = await client.get_task(GetTaskRequest(id=waiting.id))
+        client_temporal = await connect_like(served.worker, monkeypatch)
+        report = await turnkeeper.turn(client_temporal, waiting.id).result()
+
+    assert waiting.status.state == INPUT_REQUIRED
+    assert cancelled.id == waiting.id and cancelled.status.state == CANCELED
+    assert read.status.state == CANCELED and read.context_id == waiting.context_id
+    # An interrupt by the caller: the turn ends `interrupted`, its call never ran.
+    assert report.outcome == "interrupted"
+    assert [i.author for i in report.interventions] == [carol]
+    assert not (served.worker.workspace / "out.md").exists()
