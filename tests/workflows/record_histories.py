@@ -32,6 +32,7 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from turnkeeper.activities.output.validators import (
@@ -43,6 +44,7 @@ from turnkeeper.contracts.decision_signing import public_key_line
 from turnkeeper.contracts.names import (
     QUERY_STATUS,
     SEARCH_ATTRIBUTES,
+    SESSION_WORKFLOW_TYPE,
     SIGNAL_APPROVE,
     SIGNAL_SUBMIT_TOOL_RESULT,
     UPDATE_CANCEL,
@@ -57,6 +59,8 @@ from turnkeeper.contracts.rate_limits import (
     RateLimiterInput,
     rate_limiter_id,
 )
+from turnkeeper.contracts.search_attributes import STARTED_BY
+from turnkeeper.contracts.session import SessionRequest
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
 from turnkeeper.contracts.steering import CancelInput, SteerInput
 from turnkeeper.contracts.tenants import TenantCaps
@@ -79,7 +83,7 @@ from tests.support.golden_keys import golden_converter
 from tests.support.interop import npm_bin
 from tests.support.mcp_http_process import ASKING_SERVER, TASK_SERVER, HttpServerProcess
 from tests.support.skill_folders import REFUND_POLICY, REFUNDS, skills_worker
-from turnkeeper.client.sessions import start_session
+from turnkeeper.client.sessions import SessionHandle, start_session
 from turnkeeper.client.signatures import signed_intervention
 from turnkeeper.client.tenants import set_caps
 
@@ -226,6 +230,26 @@ async def session_of_two_turns(
     )
     for text in ("My name is Ada.", "What is my name?"):
         await (await session.send(text)).result()
+    return await _closed(session)
+
+
+async def owned_session(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A session started with an owner (`StartedBy`), as `turnkeeper serve --agents` starts a
+    conversation: its turn is started with the same `StartedBy`."""
+    fake_api.script("golden13", [fake.text("Hello, Ada.")])
+    agent = scripted_request("golden13", agent={"id": "golden-session", "stream": True})["agent"]
+    request = SessionRequest.model_validate({"session_id": workflow_id, "agent": agent})
+    handle = await client.start_workflow(
+        SESSION_WORKFLOW_TYPE,
+        request.model_dump(mode="json", exclude_defaults=True),
+        id=workflow_id,
+        task_queue=queue,
+        search_attributes=TypedSearchAttributes([SearchAttributePair(STARTED_BY, "ada")]),
+    )
+    session = SessionHandle(client, handle)
+    await (await session.send("My name is Ada.")).result()
     return await _closed(session)
 
 
@@ -790,6 +814,7 @@ SCENARIOS = (
     follows_an_mcp_task,
     answered_mcp_questions,
     asks_inside_mcp_tasks,
+    owned_session,
 )
 
 
