@@ -23,6 +23,7 @@ from turnkeeper.contracts.tenants import TENANT_NAME_PATTERN, TenantCaps, Tenant
 from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.contracts.turn_ids import turn_id_problem
 from turnkeeper.http import audit
+from turnkeeper.http.a2a import add_a2a
 from turnkeeper.http.access import (
     DEFAULT_PAGE,
     MAX_PAGE,
@@ -218,6 +219,8 @@ def create_app(
         return response
 
     add_inbox(app)
+    if conversations is not None:
+        add_a2a(app, turns, tokens, failed, conversations)
 
     @app.get("/v1/whoami")
     async def whoami(identity: Caller) -> dict[str, str | None]:
