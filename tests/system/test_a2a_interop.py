@@ -33,7 +33,8 @@ async def test_the_javascript_sdk_streams_asks_decides_and_cancels(
         token = served.tokens[grace]
 
         async def flow(agent_id: str, name: str) -> dict:
-            url = agent_url(served, agent_id)
+            # With its trailing slash: the SDK resolves the card's path relative to it.
+            url = agent_url(served, agent_id) + "/"
             return await run_node(
                 node(), CLIENT_SCRIPT, "--url", url, "--token", token, "--flow", name
             )
@@ -53,4 +54,8 @@ async def test_the_javascript_sdk_streams_asks_decides_and_cancels(
     assert cancelled["sent"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     assert cancelled["cancelled"]["state"] == "TASK_STATE_CANCELED"
     assert stopped.outcome == "interrupted"
-    assert cancelled["missing"]["name"] == "TaskNotFoundError", cancelled["missing"]
+    missing = f"{cancelled['sent']['taskId']}-missing"
+    assert cancelled["missing"] == {
+        "name": "JsonRpcTaskNotFoundError",
+        "message": f"no task {missing!r}",
+    }
