@@ -22,6 +22,8 @@ from tests.system.test_mcp_interop import run_node
 CLIENT_SCRIPT = INTEROP / "a2a_client.mjs"
 
 
+# Two Node processes, each loading the SDK and reading the card, after a serve process starts.
+@pytest.mark.timeout(240)
 async def test_the_javascript_sdk_streams_asks_decides_and_cancels(
     stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

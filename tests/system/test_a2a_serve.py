@@ -32,7 +32,7 @@ from tests.system.a2a_serving import (
 )
 from tests.system.conftest import SystemStack
 from tests.system.driving import connect_like
-from tests.system.mcp_serving import approval_agent, serving_agents, write_agent
+from tests.system.mcp_serving import approval_agent, serving_agents, write_agent, writer_folder
 from tests.system.serving import serving
 
 
@@ -111,10 +111,7 @@ async def test_the_answer_streams_and_an_approval_is_asked_and_decided(
 async def test_cancel_interrupts_the_turn_and_another_server_reads_the_task(
     stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    key = new_key()
-    folder = tmp_path / "agents"
-    approval_agent(stack, folder, key, "writer")
-    carol = f"carol-{key}"
+    folder, carol = writer_folder(stack, tmp_path)
     async with serving_agents(stack, folder, (carol,)) as served:
         async with a2a_client(served, carol, "writer") as client:
             waiting = last_task(await events(client, ask("Write the note.")))

@@ -14,7 +14,6 @@ from a2a.types import CancelTaskRequest, GetTaskRequest, TaskNotFoundError
 from a2a.utils.errors import InvalidParamsError
 
 import turnkeeper
-from tests.conftest import new_key
 from tests.system.a2a_serving import (
     INPUT_REQUIRED,
     a2a_client,
@@ -29,7 +28,7 @@ from tests.system.a2a_serving import (
 )
 from tests.system.conftest import SystemStack
 from tests.system.driving import connect_like
-from tests.system.mcp_serving import Served, approval_agent, serving_agents
+from tests.system.mcp_serving import Served, serving_agents, writer_folder
 
 TASK_NOT_FOUND = -32001
 INVALID_PARAMS = -32602
@@ -50,10 +49,7 @@ async def _turns_of(served: Served, name: str) -> list[dict[str, Any]]:
 async def test_no_token_and_an_agent_not_served_are_refused_over_http(
     stack: SystemStack, tmp_path: Path
 ) -> None:
-    key = new_key()
-    folder = tmp_path / "agents"
-    approval_agent(stack, folder, key, "writer")
-    dana = f"dana-{key}"
+    folder, dana = writer_folder(stack, tmp_path)
     async with serving_agents(stack, folder, (dana,)) as served:
         async with httpx.AsyncClient() as http:
             card = await http.get(agent_url(served, "writer") + "/.well-known/agent-card.json")
@@ -71,10 +67,7 @@ async def test_no_token_and_an_agent_not_served_are_refused_over_http(
 async def test_a_message_that_starts_nothing_is_invalid_params(
     stack: SystemStack, tmp_path: Path
 ) -> None:
-    key = new_key()
-    folder = tmp_path / "agents"
-    approval_agent(stack, folder, key, "writer")
-    erin = f"erin-{key}"
+    folder, erin = writer_folder(stack, tmp_path)
     no_text = {
         "message": {
             "messageId": "m-1",
@@ -97,10 +90,8 @@ async def test_a_message_that_starts_nothing_is_invalid_params(
 async def test_someone_elses_task_or_context_is_not_found_and_nothing_is_decided(
     stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    key = new_key()
-    folder = tmp_path / "agents"
-    approval_agent(stack, folder, key, "writer")
-    alice, mallory = f"alice-{key}", f"mallory-{key}"
+    folder, alice = writer_folder(stack, tmp_path)
+    mallory = alice.replace("alice", "mallory")
     async with serving_agents(stack, folder, (alice,), (mallory,)) as served:
         async with a2a_client(served, alice, "writer") as client:
             waiting = last_task(await events(client, ask("Write the note.")))
@@ -135,10 +126,7 @@ async def test_someone_elses_task_or_context_is_not_found_and_nothing_is_decided
 async def test_a_decision_for_a_call_that_does_not_wait_decides_nothing(
     stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    key = new_key()
-    folder = tmp_path / "agents"
-    approval_agent(stack, folder, key, "writer")
-    frank = f"frank-{key}"
+    folder, frank = writer_folder(stack, tmp_path)
     async with serving_agents(stack, folder, (frank,)) as served:
         async with a2a_client(served, frank, "writer", streaming=False) as client:
             waiting = last_task(await events(client, ask("Write the note.")))

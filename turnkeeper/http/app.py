@@ -38,6 +38,7 @@ from turnkeeper.http.access import (
 from turnkeeper.http.auth import FailedSignIns, sign_in
 from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.decisions import DecisionBody, cancel_as, decide, intervene
+from turnkeeper.http.errors import refusal
 from turnkeeper.http.inbox import add_inbox
 from turnkeeper.http.tokens import Identity, TokenStore
 from turnkeeper.http.turns import UPDATE_INTERRUPT, UPDATE_STEER, ApiError, Turns
@@ -188,12 +189,7 @@ def create_app(
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, error: ApiError) -> JSONResponse:
-        headers = {}
-        if error.status == 401:
-            headers["WWW-Authenticate"] = "Bearer"
-        if error.retry_after_s is not None:
-            headers["Retry-After"] = str(error.retry_after_s)
-        return JSONResponse({"detail": error.message}, error.status, headers=headers)
+        return refusal(error)
 
     # Sign-in before anything else reads the request: a caller without a token learns
     # nothing, not even whether its body would validate. The audit line is written here, once

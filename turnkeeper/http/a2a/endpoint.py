@@ -31,7 +31,7 @@ from turnkeeper.http.a2a.handler import (
     TurnRequestHandler,
 )
 from turnkeeper.http.auth import FailedSignIns, sign_in
-from turnkeeper.http.errors import ApiError
+from turnkeeper.http.errors import ApiError, refusal
 from turnkeeper.http.mcp.agents import ServedAgent
 from turnkeeper.http.tokens import TokenStore
 from turnkeeper.http.turns import Turns, TurnService
@@ -87,7 +87,7 @@ class A2aEndpoint:
             if agent_id not in self.agents:
                 raise ApiError(404, f"no agent {agent_id!r} is served here")
         except ApiError as error:
-            await _refusal(error)(scope, receive, send)
+            await refusal(error)(scope, receive, send)
             return
         scope.setdefault("state", {})[IDENTITY_STATE] = identity
         request = Request(scope, receive)
@@ -99,23 +99,13 @@ class A2aEndpoint:
             await response(scope, receive, send)
         else:
             error = ApiError(404, f"no {scope['method']} {scope['path']}: POST the agent's base")
-            await _refusal(error)(scope, receive, send)
+            await refusal(error)(scope, receive, send)
 
 
 def _route(path: str) -> tuple[str, str]:
     """The agent id of a path under `/a2a/` and what follows it."""
     agent_id, _, rest = path.removeprefix(A2A_PREFIX + "/").partition("/")
     return agent_id, f"/{rest}" if rest else ""
-
-
-def _refusal(error: ApiError) -> JSONResponse:
-    """The API's own refusal: its status, `{"detail": …}`, and the headers that go with it."""
-    headers = {}
-    if error.status == 401:
-        headers["WWW-Authenticate"] = "Bearer"
-    if error.retry_after_s is not None:
-        headers["Retry-After"] = str(error.retry_after_s)
-    return JSONResponse({"detail": error.message}, error.status, headers=headers)
 
 
 def add_a2a(
