@@ -31,7 +31,7 @@ from tests.system.a2a_serving import (
     waiting_call,
 )
 from tests.system.conftest import SystemStack
-from tests.system.driving import connect_like
+from tests.system.driving import agent, connect_like
 from tests.system.mcp_serving import approval_agent, serving_agents, write_agent, writer_folder
 from tests.system.serving import serving
 
@@ -132,3 +132,32 @@ async def test_cancel_interrupts_the_turn_and_another_server_reads_the_task(
     assert report.outcome == "interrupted"
     assert [i.author for i in report.interventions] == [carol]
     assert not (served.worker.workspace / "out.md").exists()
+
+
+async def test_a_sub_agents_approval_is_input_required_of_the_task(
+    stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lead_key, writer_key = new_key(), new_key()
+    delegate = fake.tool_calls(("writer", {"task": "save it"}))
+    stack.fake.script(lead_key, [delegate, fake.text("Done.")])
+    write = fake.tool_calls(("write_file", {"path": "out.md", "content": "hi"}))
+    stack.fake.script(writer_key, [write, fake.text("Saved.")])
+    writer = agent(writer_key, id="writer-agent", tools=["write_file"])
+    folder = tmp_path / "agents"
+    subagents = [{"name": "writer", "description": "Writes.", "agent": writer}]
+    write_agent(folder, lead_key, "lead", subagents=subagents)
+    heidi = f"heidi-{lead_key}"
+    async with serving_agents(stack, folder, (heidi,)) as served:
+        async with a2a_client(served, heidi, "lead") as client:
+            waiting = last_task(await events(client, ask("Have it saved.")))
+            call = waiting_call(waiting)
+            approve = answer(waiting, {"call_id": call["call_id"], "approved": True})
+            decided = await events(client, approve)
+        client_temporal = await connect_like(served.worker, monkeypatch)
+        report = await turnkeeper.turn(client_temporal, waiting.id).result()
+
+    # The call waits in the sub-agent's turn; the task that the caller holds says so.
+    assert waiting.status.state == INPUT_REQUIRED and call["tool"] == "write_file"
+    assert last_task(decided).status.state == COMPLETED and streamed_text(decided) == "Done."
+    assert report.output == "Done." and report.started_by == heidi
+    assert (served.worker.workspace / "out.md").read_text() == "hi"

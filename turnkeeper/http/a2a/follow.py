@@ -6,6 +6,7 @@ a call waits for a decision or the state it ended in, with the whole answer."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Final
 
@@ -23,6 +24,9 @@ from turnkeeper.http.a2a.wire import (
 from turnkeeper.http.mcp.turn_view import TurnView, view
 from turnkeeper.http.turns import TurnService
 
+# How long the turn's stream may be quiet before where the turn stands is read from Temporal:
+# a sub-agent's call that waits says so in the child's stream only.
+QUIET_CHECK_S: Final = 5.0
 # The events after which the turn may have stopped: where it stands is then read from Temporal.
 _STOPS: Final = frozenset({"approval_requested", "turn_finished", "turn_failed"})
 
@@ -53,36 +57,66 @@ class Follower:
                 return
         text = ""
         waiting_for = after_call
-        async for _, event in self.turns.events(workflow_id, None):
-            if waiting_for is not None:
-                # Replayed up to the decided call's approval: its answer was sent before.
-                if event.kind == "approval_requested" and event.call_id == waiting_for:
-                    waiting_for = None
-                continue
-            if event.kind == "text_delta" and event.text:
-                yield answer_update(workflow_id, context_id, event.text, append=bool(text))
-                text += event.text
-            elif event.kind == "text_discarded" and event.discarded_chars:
-                # A retried model call takes back what its failed attempt streamed.
-                text = text[: max(0, len(text) - event.discarded_chars)]
-                yield answer_update(workflow_id, context_id, text, append=False)
-            elif event.kind in _STEPS:
-                yield working_update(workflow_id, context_id, _STEPS[event.kind](event))
-            elif event.kind in _STOPS:
+        events = self.turns.events(workflow_id, None)
+        pending = asyncio.ensure_future(anext(events, None))
+        try:
+            while True:
+                done, _ = await asyncio.wait({pending}, timeout=QUIET_CHECK_S)
+                if done:
+                    item = pending.result()
+                    if item is None:
+                        break
+                    pending = asyncio.ensure_future(anext(events, None))
+                    event = item[1]
+                    if waiting_for is not None:
+                        # Replayed up to the decided call's approval: sent before.
+                        if event.kind == "approval_requested" and event.call_id == waiting_for:
+                            waiting_for = None
+                        continue
+                    if event.kind not in _STOPS:
+                        for update in self._updates(workflow_id, context_id, event, text):
+                            yield update
+                        text = _answer_so_far(text, event)
+                        continue
+                # A stop, or quiet: a sub-agent's call waits (its approval is in the child's
+                # stream, not here), or the replay after a decision has caught up.
+                waiting_for = None
                 turn = await view(self.turns, workflow_id)
-                if turn.status == "working":
-                    continue  # decided already, or the turn is closing: its end follows
-                for last in _last(turn, context_id):
-                    yield last
-                return
+                if turn.status != "working":
+                    for last in _last(turn, context_id):
+                        yield last
+                    return
+        finally:
+            pending.cancel()
         for last in _last(await view(self.turns, workflow_id), context_id):
             yield last
+
+    @staticmethod
+    def _updates(workflow_id: str, context_id: str, event: TurnEvent, text: str) -> list[Event]:
+        """What an event of a working turn shows the caller, given the answer sent so far."""
+        if event.kind == "text_delta" and event.text:
+            return [answer_update(workflow_id, context_id, event.text, append=bool(text))]
+        if event.kind == "text_discarded" and event.discarded_chars:
+            # A retried model call takes back what its failed attempt streamed.
+            kept = _answer_so_far(text, event)
+            return [answer_update(workflow_id, context_id, kept, append=False)]
+        if event.kind in _STEPS:
+            return [working_update(workflow_id, context_id, _STEPS[event.kind](event))]
+        return []
 
     async def settled(self, workflow_id: str, context_id: str, after_call: str | None) -> Task:
         """The task once the turn has ended or waits for a decision (a blocking send)."""
         async for _ in self.stream(workflow_id, context_id, after_call):
             pass
         return task_of(await view(self.turns, workflow_id), context_id)
+
+
+def _answer_so_far(text: str, event: TurnEvent) -> str:
+    if event.kind == "text_delta" and event.text:
+        return text + event.text
+    if event.kind == "text_discarded" and event.discarded_chars:
+        return text[: max(0, len(text) - event.discarded_chars)]
+    return text
 
 
 def _last(turn: TurnView, context_id: str) -> list[Event]:
