@@ -24,6 +24,7 @@ from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.contracts.turn_ids import turn_id_problem
 from turnkeeper.contracts.write_preview import WritePreview
 from turnkeeper.http import audit
+from turnkeeper.http.a2a import add_a2a
 from turnkeeper.http.access import (
     DEFAULT_PAGE,
     MAX_PAGE,
@@ -40,6 +41,7 @@ from turnkeeper.http.approvals import ApprovalBudget
 from turnkeeper.http.auth import FailedSignIns, sign_in
 from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.decisions import DecisionBody, cancel_as, decide, intervene
+from turnkeeper.http.errors import refusal
 from turnkeeper.http.inbox import add_inbox
 from turnkeeper.http.tokens import Identity, TokenStore
 from turnkeeper.http.turns import UPDATE_INTERRUPT, UPDATE_STEER, ApiError, Turns, TurnService
@@ -205,12 +207,7 @@ def create_app(
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, error: ApiError) -> JSONResponse:
-        headers = {}
-        if error.status == 401:
-            headers["WWW-Authenticate"] = "Bearer"
-        if error.retry_after_s is not None:
-            headers["Retry-After"] = str(error.retry_after_s)
-        return JSONResponse({"detail": error.message}, error.status, headers=headers)
+        return refusal(error)
 
     # Sign-in before anything else reads the request: a caller without a token learns
     # nothing, not even whether its body would validate. The audit line is written here, once
@@ -239,6 +236,8 @@ def create_app(
     if conversations is not None and isinstance(turns, TurnService):
         # An AG-UI run ends with its turn's result, read from Temporal (a fake `Turns` has none).
         add_ag_ui(app, turns, conversations)
+    if conversations is not None:
+        add_a2a(app, turns, tokens, failed, conversations)
 
     @app.get("/v1/whoami")
     async def whoami(identity: Caller) -> dict[str, str | None]:

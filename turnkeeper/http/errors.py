@@ -3,6 +3,7 @@ that does not exist is said in one way only (`no_turn`), also for a turn the cal
 
 from __future__ import annotations
 
+from starlette.responses import JSONResponse
 from temporalio.service import RPCError, RPCStatusCode
 
 
@@ -27,3 +28,14 @@ def rpc_error(err: RPCError, workflow_id: str) -> ApiError:
     if err.status == RPCStatusCode.NOT_FOUND:
         return no_turn(workflow_id)
     return ApiError(502, f"Temporal refused the request for {workflow_id!r}: {err.message}")
+
+
+def refusal(error: ApiError) -> JSONResponse:
+    """The answer to a refused request: its status, `{"detail": …}`, and the headers that go
+    with it (how to sign in, when to retry)."""
+    headers = {}
+    if error.status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    if error.retry_after_s is not None:
+        headers["Retry-After"] = str(error.retry_after_s)
+    return JSONResponse({"detail": error.message}, error.status, headers=headers)
