@@ -4,16 +4,14 @@ and the endpoint read by hand where a test needs the wire itself."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
 
-from tests.support.interop import INTEROP, node
+from tests.support.interop import INTEROP, node, node_output
 from tests.system.mcp_serving import Served
 
 CHAT_SCRIPT = INTEROP / "chat_client.mjs"
@@ -30,24 +28,16 @@ async def chat_client(
     messages: list[dict[str, Any]] | None = None,
     url: str | None = None,
 ) -> list[dict[str, Any]]:
-    """`node tests/interop/chat_client.mjs` as `name` (its token in the environment, not on the
-    command line); what it printed after each step."""
+    """`node tests/interop/chat_client.mjs` as `name`; what it printed after each step."""
     command = [
         node(), str(CHAT_SCRIPT), "--url", url or served.url, "--agent", agent_id,
         "--chat", chat_id, "--steps", json.dumps(steps), "--messages", json.dumps(messages or []),
     ]  # fmt: skip
-    environment = {**os.environ, "TURNKEEPER_TOKEN": served.tokens[name]}
-    process = await asyncio.create_subprocess_exec(
-        *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=environment
+    # The token in the environment, not on the command line, which other users can read.
+    out = await node_output(
+        *command, timeout_s=NODE_TIMEOUT_S, env={"TURNKEEPER_TOKEN": served.tokens[name]}
     )
-    try:
-        out, err = await asyncio.wait_for(process.communicate(), NODE_TIMEOUT_S)
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-    assert process.returncode == 0, err.decode()[-3000:]
-    return [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
 def user_message(text: str) -> dict[str, Any]:
