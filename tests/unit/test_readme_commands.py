@@ -168,11 +168,14 @@ def _check_export(command: Command, words: tuple[str, ...]) -> None:
 
 def _check_curl(command: Command, words: tuple[str, ...]) -> None:
     # A URL of `turnkeeper serve`: its path is one the HTTP API's app routes.
+    from types import SimpleNamespace
     from urllib.parse import urlsplit
 
     from turnkeeper.http.app import create_app
 
-    app = create_app(turns=None, tokens=None)  # type: ignore[arg-type]  # routes only
+    # Routes only; with conversations, so that the served agents' chat routes are there too.
+    served = SimpleNamespace(client=None)
+    app = create_app(turns=None, tokens=None, conversations=served)  # type: ignore[arg-type]
     for word in words:
         if word.startswith("http://127.0.0.1:8787"):
             path = urlsplit(word).path

@@ -39,6 +39,7 @@ from turnkeeper.http.access import (
 from turnkeeper.http.agui import add_ag_ui
 from turnkeeper.http.approvals import ApprovalBudget
 from turnkeeper.http.auth import FailedSignIns, sign_in
+from turnkeeper.http.chat import add_chat
 from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.decisions import DecisionBody, cancel_as, decide, intervene
 from turnkeeper.http.errors import refusal
@@ -238,6 +239,8 @@ def create_app(
         add_ag_ui(app, turns, conversations)
     if conversations is not None:
         add_a2a(app, turns, tokens, failed, conversations)
+    if conversations is not None:
+        add_chat(app, conversations)
 
     @app.get("/v1/whoami")
     async def whoami(identity: Caller) -> dict[str, str | None]:
