@@ -77,7 +77,7 @@ async def test_a_request_that_does_not_fit_the_protocol_starts_nothing(
     assert "'file' part" in details["a file"]
     assert "send the question again" in details["regenerate"]
     assert unknown[0] == 404 and unknown[2][0]["detail"] == "no agent 'nobody' (served: writer)"
-    assert after == 404, "no conversation was started"
+    assert after == 204, "no conversation, so nothing to resume"
     assert stack.fake.requests_for(key) == []
 
 
@@ -133,6 +133,7 @@ async def test_answers_that_are_not_the_caller_s_to_give_decide_nothing(
         as_bob = await post_chat(served, bob, "writer", by_bob)
         missing = await post_chat(served, bob, "writer", by_bob | {"id": "nothing-here"})
         bob_reconnects = await reconnect_status(served, bob, "writer", chat)
+        missing_reconnects = await reconnect_status(served, bob, "writer", "nothing-here")
         # An agent whose approver is Carol: Ada owns the chat, but her answer is no decision.
         _, _, guarded = await post_chat(served, ada, "guarded", chat_body(guarded_chat, hello))
         guarded_asked = first_asked(guarded)
@@ -146,7 +147,8 @@ async def test_answers_that_are_not_the_caller_s_to_give_decide_nothing(
     assert as_bob[0] == missing[0] == 404
     words = str(as_bob[2][0]["detail"]).replace(chat, "ID")
     assert words == str(missing[2][0]["detail"]).replace("nothing-here", "ID")
-    assert bob_reconnects == 404
+    # Nothing to resume for Bob, as for a chat that does not exist: the SDK's 204.
+    assert bob_reconnects == missing_reconnects == 204
     assert still == [asked["toolCallId"]], "nothing was decided"
     assert not_approver[0] == 403 and "not an approver" in not_approver[2][0]["detail"]
     assert guarded_still == [guarded_asked["toolCallId"]], "nothing was decided"

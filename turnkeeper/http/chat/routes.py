@@ -17,6 +17,7 @@ from turnkeeper.http.chat.chunks import Chunk
 from turnkeeper.http.chat.request import ChatBody, UserText, asked, told_approvals
 from turnkeeper.http.chat.stream import STREAM_HEADERS, sse, turn_chunks
 from turnkeeper.http.conversations import Conversations
+from turnkeeper.http.errors import ApiError
 from turnkeeper.http.tokens import Identity
 from turnkeeper.http.turns import TurnService
 
@@ -63,8 +64,16 @@ def add_chat(app: FastAPI, conversations: Conversations) -> None:
     @app.get("/v1/agents/{agent_id}/chat/{chat_id}/stream", response_class=StreamingResponse)
     async def reconnect(agent_id: str, chat_id: ChatId, identity: Caller) -> Response:
         """The stream of the conversation's turn in flight, replayed from its start (the SDK's
-        reconnect); 204 when no turn runs."""
-        workflow_id = await conversations.running_turn(identity, agent_id, chat_id)
+        reconnect); 204 when no turn runs, also of a chat that has none yet or is someone
+        else's: `useChat({resume: true})` asks on every page load, a new chat's first one
+        included, and takes anything but 204 for an error."""
+        conversations.agent(agent_id)  # an unknown agent is a mistake to say: 404
+        try:
+            workflow_id = await conversations.running_turn(identity, agent_id, chat_id)
+        except ApiError as error:
+            if error.status != 404:
+                raise
+            workflow_id = None  # no conversation of the caller's: nothing to resume
         if workflow_id is None:
             return Response(status_code=204)
         return _streamed(turn_chunks(turns, workflow_id))
