@@ -1,0 +1,130 @@
+"""The chat page of `examples/chat-web/` (`@ai-sdk/react`'s `useChat`, bundled) in headless
+Chromium, against `turnkeeper serve --agents DIR --cors-origin …` as its own process beside
+`python worker.py`, the page's files served by `python -m http.server` as its README says: a
+message sent, the streamed text and the tool call shown, the call approved from its button,
+the answer and its cost shown; and a reload while the model is still answering, after which the
+page resumes the turn's stream (`GET /v1/agents/{agent_id}/chat/{chat_id}/stream`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+
+from tests.conftest import new_key
+from tests.fakes import fake_anthropic as fake
+from tests.support.browser import Page, find_chromium, headless_chromium
+from tests.support.chat_web import serving_page
+from tests.support.waiting import until
+from tests.system.conftest import SystemStack
+from tests.system.mcp_serving import Served, serving_agents, write_agent
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (Debian: chromium)")
+
+# Long enough to reload the page and see the resumed stream pick the turn up again.
+ANSWER_DELAY_S = 8.0
+
+
+def writer(stack: SystemStack, folder: Path, key: str, answer: fake.Reply) -> None:
+    """An agent `writer` whose model says a sentence and writes `out.md` (a call that waits for
+    approval), then gives `answer`; its model calls stream their text."""
+    write = fake.tool_calls(
+        ("write_file", {"path": "out.md", "content": "hello"}), text="I will save the note."
+    )
+    stack.fake.script(key, [write, answer])
+    write_agent(
+        folder,
+        key,
+        "writer",
+        tools=["write_file"],
+        constraints={"require_approval": ["write_file"]},
+        stream=True,
+    )
+
+
+@asynccontextmanager
+async def asked(stack: SystemStack, folder: Path, name: str) -> AsyncIterator[tuple[Page, Served]]:
+    """The page, served beside `turnkeeper serve --agents FOLDER --cors-origin <the page>`,
+    signed in with `name`'s token, once `writer` was asked to save a note and its call waits."""
+    assert CHROMIUM is not None
+    async with (
+        serving_page() as page_url,
+        serving_agents(stack, folder, (name,), options=("--cors-origin", page_url)) as served,
+        headless_chromium(CHROMIUM) as page,
+    ):
+        await page.goto(f"{page_url}/?server={served.url}&agent=writer")
+        await page.fill("#token", served.tokens[name])
+        await page.click("#signin button")
+        await page.fill("#message", "Save a note that says hello.")
+        await page.click("#send")
+        await page.wait_for_text("waiting for your approval")
+        yield page, served
+
+
+async def events_of(served: Served, name: str) -> list[dict[str, Any]]:
+    """The events of `name`'s one turn, as `GET /v1/turns/{id}/events` sends them."""
+    headers = {"Authorization": f"Bearer {served.tokens[name]}"}
+    async with httpx.AsyncClient(base_url=served.url, headers=headers, timeout=30) as http:
+        [turn] = (await http.get("/v1/turns")).json()
+        sent = (await http.get(f"/v1/turns/{turn['workflow_id']}/events")).text
+    return [json.loads(line[6:]) for line in sent.splitlines() if line.startswith("data: ")]
+
+
+async def test_the_page_streams_a_turn_approves_its_call_and_resumes_after_a_reload(
+    stack: SystemStack, tmp_path: Path
+) -> None:
+    key = new_key()
+    folder = tmp_path / "agents"
+    writer(stack, folder, key, fake.slow(fake.text("Saved the note to out.md."), ANSWER_DELAY_S))
+    name = f"alice-{key}"
+    async with asked(stack, folder, name) as (page, served):
+        shown = await page.text()
+        assert "I will save the note." in shown and "write_file" in shown
+        assert '"content": "hello"' in shown
+        assert "chat=" in page.url and served.tokens[name] not in page.url
+        await page.screenshot(ARTIFACTS / "chat-web-approval.png")
+
+        await page.click("button.approve")
+        await page.wait_for_text("done")  # the call's result, before the slow answer
+        # The model is still answering: a reload drops the stream, and the page resumes it.
+        await page.reload()
+        shown = await page.wait_for_text("Saved the note to out.md.", timeout_s=60)
+        assert "Save a note that says hello." in shown and "write_file" in shown
+        await page.wait_for_text("Cost: $")
+        await page.screenshot(ARTIFACTS / "chat-web.png")
+        chat_id = page.url.split("chat=")[1].split("&")[0]
+        resumed = f"GET {served.url}/v1/agents/writer/chat/{chat_id}/stream"
+        assert resumed in page.requests, page.requests
+
+        events = await events_of(served, name)
+    decided = [e for e in events if e.get("approved") is not None]
+    assert [(e["tool"], e["approved"], e["approver"]) for e in decided] == [
+        ("write_file", True, name)
+    ]
+    assert (served.worker.workspace / "out.md").read_text() == "hello"
+
+
+async def test_a_call_rejected_from_the_page_is_not_run(stack: SystemStack, tmp_path: Path) -> None:
+    key = new_key()
+    folder = tmp_path / "agents"
+    writer(stack, folder, key, fake.text("I did not save it."))
+    name = f"bob-{key}"
+    async with asked(stack, folder, name) as (page, served):
+        await page.click("button.reject")
+        shown = await page.wait_for_text("I did not save it.")
+        assert "rejected" in shown
+        await page.wait_for_text("Cost: $")
+
+        async def decisions() -> list[dict[str, Any]]:
+            return [e for e in await events_of(served, name) if e.get("approved") is not None]
+
+        [decided] = await until(decisions, bool, "the rejection to be recorded")
+    assert (decided["approved"], decided["approver"]) == (False, name)
+    assert not (served.worker.workspace / "out.md").exists()
