@@ -92,7 +92,7 @@ async def test_the_page_streams_a_turn_approves_its_call_and_resumes_after_a_rel
         await page.screenshot(ARTIFACTS / "chat-web-approval.png")
 
         await page.click("button.approve")
-        await page.wait_for_text("done")  # the call's result, before the slow answer
+        await page.wait_for_text("write_file done")  # its result, before the slow answer
         # The model is still answering: a reload drops the stream, and the page resumes it.
         await page.reload()
         shown = await page.wait_for_text("Saved the note to out.md.", timeout_s=60)

@@ -24,7 +24,11 @@ function ToolCall({ part, onDecide }) {
       <div className="tool-head">
         <code className="tool-name">{name}</code> <span className="tool-state">{OUTCOMES[part.state]}</span>
       </div>
-      {part.input !== undefined && <Json value={part.input} />}
+      {part.input !== undefined && (
+        <div className="tool-input">
+          <span className="label">input</span> <Json value={part.input} />
+        </div>
+      )}
       {part.state === "approval-requested" && (
         <div className="decision">
           <button type="button" className="approve" onClick={() => onDecide(part.approval.id, true)}>
@@ -37,7 +41,7 @@ function ToolCall({ part, onDecide }) {
       )}
       {part.state === "output-available" && (
         <div className="tool-output">
-          → <Json value={part.output} />
+          <span className="label">output</span> <Json value={part.output} />
         </div>
       )}
       {part.state === "output-error" && <p className="error">{part.errorText}</p>}
