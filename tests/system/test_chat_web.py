@@ -20,7 +20,6 @@ from tests.conftest import new_key
 from tests.fakes import fake_anthropic as fake
 from tests.support.browser import Page, find_chromium, headless_chromium
 from tests.support.chat_web import serving_page
-from tests.support.waiting import until
 from tests.system.conftest import SystemStack
 from tests.system.mcp_serving import Served, serving_agents, write_agent
 
@@ -68,13 +67,22 @@ async def asked(stack: SystemStack, folder: Path, name: str) -> AsyncIterator[tu
         yield page, served
 
 
-async def events_of(served: Served, name: str) -> list[dict[str, Any]]:
-    """The events of `name`'s one turn, as `GET /v1/turns/{id}/events` sends them."""
+async def turn_of(served: Served, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The status of `name`'s one turn once it ended, and its events, as `GET /v1/turns/{id}`
+    and `GET /v1/turns/{id}/events` (which ends with the turn) send them."""
     headers = {"Authorization": f"Bearer {served.tokens[name]}"}
     async with httpx.AsyncClient(base_url=served.url, headers=headers, timeout=30) as http:
         [turn] = (await http.get("/v1/turns")).json()
         sent = (await http.get(f"/v1/turns/{turn['workflow_id']}/events")).text
-    return [json.loads(line[6:]) for line in sent.splitlines() if line.startswith("data: ")]
+        status = (await http.get(f"/v1/turns/{turn['workflow_id']}")).json()
+    events = [json.loads(line[6:]) for line in sent.splitlines() if line.startswith("data: ")]
+    return status, events
+
+
+def decisions(events: list[dict[str, Any]]) -> list[tuple[str, bool, str]]:
+    """(tool, approved, approver) of each decision among the events."""
+    decided = [e for e in events if e.get("approved") is not None]
+    return [(e["tool"], e["approved"], e["approver"]) for e in decided]
 
 
 async def test_the_page_streams_a_turn_approves_its_call_and_resumes_after_a_reload(
@@ -97,17 +105,16 @@ async def test_the_page_streams_a_turn_approves_its_call_and_resumes_after_a_rel
         await page.reload()
         shown = await page.wait_for_text("Saved the note to out.md.", timeout_s=60)
         assert "Save a note that says hello." in shown and "write_file" in shown
-        await page.wait_for_text("Cost: $")
-        await page.screenshot(ARTIFACTS / "chat-web.png")
         chat_id = page.url.split("chat=")[1].split("&")[0]
         resumed = f"GET {served.url}/v1/agents/writer/chat/{chat_id}/stream"
         assert resumed in page.requests, page.requests
 
-        events = await events_of(served, name)
-    decided = [e for e in events if e.get("approved") is not None]
-    assert [(e["tool"], e["approved"], e["approver"]) for e in decided] == [
-        ("write_file", True, name)
-    ]
+        status, events = await turn_of(served, name)
+        assert status["state"] == "completed" and status["cost_usd"] > 0
+        # The cost of the finish chunk's metadata: the turn's own.
+        await page.wait_for_text(f"Cost: ${status['cost_usd']:.4f}")
+        await page.screenshot(ARTIFACTS / "chat-web.png")
+    assert decisions(events) == [("write_file", True, name)]
     assert (served.worker.workspace / "out.md").read_text() == "hello"
 
 
@@ -120,11 +127,7 @@ async def test_a_call_rejected_from_the_page_is_not_run(stack: SystemStack, tmp_
         await page.click("button.reject")
         shown = await page.wait_for_text("I did not save it.")
         assert "rejected" in shown
-        await page.wait_for_text("Cost: $")
-
-        async def decisions() -> list[dict[str, Any]]:
-            return [e for e in await events_of(served, name) if e.get("approved") is not None]
-
-        [decided] = await until(decisions, bool, "the rejection to be recorded")
-    assert (decided["approved"], decided["approver"]) == (False, name)
+        status, events = await turn_of(served, name)
+        await page.wait_for_text(f"Cost: ${status['cost_usd']:.4f}")
+    assert decisions(events) == [("write_file", False, name)]
     assert not (served.worker.workspace / "out.md").exists()

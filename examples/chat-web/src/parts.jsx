@@ -63,9 +63,17 @@ function Part({ part, onDecide }) {
 }
 
 function Cost({ metadata }) {
+  // The server puts the turn's figures in the message metadata as the turn goes (at its start,
+  // after each model call) and its report's at the finish: the last one wins.
   const cost = metadata?.cost_usd;
   if (typeof cost !== "number") return null;
-  return <p className="cost">Cost: ${cost.toFixed(4)}</p>;
+  const budget = metadata.cost_budget_usd;
+  return (
+    <p className="cost">
+      Cost: ${cost.toFixed(4)}
+      {typeof budget === "number" ? ` of a $${budget.toFixed(2)} budget` : ""}
+    </p>
+  );
 }
 
 export function MessageView({ message, onDecide }) {
