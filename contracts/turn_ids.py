@@ -36,6 +36,11 @@ RUNTIME_ID_PREFIXES: Final[dict[str, str]] = {
     RATE_LIMIT_ID_PREFIX: "a model's rate-limit ledger",
 }
 
+# A served agent's conversation (`turnkeeper serve --agents`): the session
+# `conversation:<agent id>:<conversation id>`, which the server starts for the caller that owns
+# it. Not in RUNTIME_ID_PREFIXES, which the workflows also check: that session is one.
+CONVERSATION_ID_PREFIX: Final = "conversation:"
+
 
 def runtime_prefixed(workflow_id: str) -> str | None:
     """Which of the runtime's own workflows `workflow_id` is named like (an approval cache, a
@@ -54,6 +59,8 @@ def runtime_owned(workflow_id: str) -> str | None:
     prefixed = runtime_prefixed(workflow_id)
     if prefixed is not None:
         return prefixed
+    if workflow_id.startswith(CONVERSATION_ID_PREFIX):
+        return f"ids starting {CONVERSATION_ID_PREFIX!r} belong to served agents' conversations"
     if NESTED_ID_SEPARATOR in workflow_id:
         return "ids with '/' belong to the runtime's sub-agent and session turns"
     return None

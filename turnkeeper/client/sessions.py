@@ -51,7 +51,7 @@ from turnkeeper.contracts.session import (
     SessionStatus,
 )
 from turnkeeper.contracts.turn import AgentSpec, Constraints
-from turnkeeper.contracts.turn_ids import runtime_prefixed
+from turnkeeper.contracts.turn_ids import runtime_owned
 
 _MESSAGES = TypeAdapter(list[Message])
 # About a minute of asking (backoff to 1 s) while a continued session reads its conversation back.
@@ -175,7 +175,7 @@ async def start_session(
         request = SessionRequest.model_validate(fields)
     except ValidationError as error:
         raise InvalidSessionRequest(f"invalid session request: {error}") from None
-    reserved = runtime_prefixed(session_id)
+    reserved = runtime_owned(session_id)
     if reserved is not None:
         raise InvalidSessionRequest(
             f"invalid session request: session_id: {session_id!r} is reserved: {reserved}"

@@ -35,6 +35,7 @@ from turnkeeper.http.access import (
     visible_turns,
 )
 from turnkeeper.http.auth import FailedSignIns, sign_in
+from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.decisions import DecisionBody, cancel_as, decide, intervene
 from turnkeeper.http.inbox import add_inbox
 from turnkeeper.http.tokens import Identity, TokenStore
@@ -160,9 +161,11 @@ def create_app(
     *,
     cors_origins: list[str] | None = None,
     failures: FailedSignIns | None = None,
+    conversations: Conversations | None = None,
 ) -> FastAPI:
     """The app over `turns`, signing callers in with `tokens`; CORS is off unless
-    `cors_origins` names the browser origins allowed to call."""
+    `cors_origins` names the browser origins allowed to call. `conversations`: the served
+    agents' (`--agents`), which the chat protocols' routes continue; None: no agents."""
     app = FastAPI(
         title="turnkeeper",
         summary="Start, follow, approve, steer and stop durable agent turns.",
@@ -172,6 +175,7 @@ def create_app(
         redoc_url=None,
     )
     failed = failures or FailedSignIns()
+    app.state.conversations = conversations
     audit.always_audited()
     if cors_origins:
         app.add_middleware(

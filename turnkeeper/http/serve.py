@@ -12,6 +12,7 @@ from starlette.types import ASGIApp
 from turnkeeper.client.connection import connect
 from turnkeeper.http.app import create_app
 from turnkeeper.http.auth import FailedSignIns
+from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.deadline import DEFAULT_REQUEST_TIMEOUT_S, request_deadline_protocol
 from turnkeeper.http.edge import DEFAULT_MAX_BODY_BYTES, guard_edge
 from turnkeeper.http.mcp import McpEndpoint, load_agents, served, with_mcp
@@ -57,7 +58,10 @@ async def serve(
     client = await connect(address=address, namespace=namespace)
     turns = TurnService(client)
     failures = FailedSignIns()  # one count of failed sign-ins for the API and `/mcp` alike
-    app: ASGIApp = create_app(turns, store, cors_origins=cors_origins, failures=failures)
+    conversations = Conversations(client, agents_found) if agents_found is not None else None
+    app: ASGIApp = create_app(
+        turns, store, cors_origins=cors_origins, failures=failures, conversations=conversations
+    )
     endpoint = None
     if agents_found is not None:
         endpoint = McpEndpoint(

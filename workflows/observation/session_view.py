@@ -12,11 +12,14 @@ with workflow.unsafe.imports_passed_through():
         COST_USD_KEY,
         SESSION_ID,
         SESSION_STATE,
+        STARTED_BY,
         TASK_ID,
         TENANT_ID,
     )
     from turnkeeper.contracts.turn import TurnRequest
     from turnkeeper.workflows.sessions.state import Session
+
+SESSION_TURNS_STARTED_BY_PATCH = "session-turns-started-by"
 
 
 def publish(session: Session) -> None:
@@ -49,6 +52,11 @@ def turn_search_attributes(request: TurnRequest, session: Session) -> TypedSearc
     ]
     if request.tenant is not None:
         pairs.append(SearchAttributePair(TENANT_ID, request.tenant))
+    # A session's turns belong to whoever started the session: the API shows and lets them
+    # decide its turns as it would their own (asked only of a session that has an owner).
+    owner = workflow.info().typed_search_attributes.get(STARTED_BY)
+    if owner is not None and workflow.patched(SESSION_TURNS_STARTED_BY_PATCH):
+        pairs.append(SearchAttributePair(STARTED_BY, owner))
     return TypedSearchAttributes(pairs)
 
 
