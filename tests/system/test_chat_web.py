@@ -33,7 +33,7 @@ ANSWER_DELAY_S = 8.0
 
 def writer(stack: SystemStack, folder: Path, key: str, answer: fake.Reply) -> None:
     """An agent `writer` whose model says a sentence and writes `out.md` (a call that waits for
-    approval), then gives `answer`; its model calls stream their text."""
+    approval), then gives `answer` (a conversation's model calls stream their text)."""
     write = fake.tool_calls(
         ("write_file", {"path": "out.md", "content": "hello"}), text="I will save the note."
     )
@@ -44,7 +44,6 @@ def writer(stack: SystemStack, folder: Path, key: str, answer: fake.Reply) -> No
         "writer",
         tools=["write_file"],
         constraints={"require_approval": ["write_file"]},
-        stream=True,
     )
 
 
