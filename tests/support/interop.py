@@ -6,7 +6,10 @@ missing, rather than skipping, so that CI cannot pass without them."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 INTEROP = Path(__file__).resolve().parents[1] / "interop"
@@ -37,3 +40,27 @@ def npm_package(name: str) -> Path:
     if not path.exists():
         raise RuntimeError(f"{path} is missing: run `{INSTALL_COMMAND}` first")
     return path
+
+
+async def node_output(
+    *command: str | Path,
+    timeout_s: float,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """Runs a Node program to its end (killed after `timeout_s`); its stdout. It must exit 0."""
+    process = await asyncio.create_subprocess_exec(
+        *map(str, command),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
+        env=None if env is None else {**os.environ, **env},
+    )
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), timeout_s)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode == 0, err.decode()[-3000:]
+    return out.decode()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import new_key
-from tests.support.interop import INTEROP, NODE_MODULES, node, npm_bin
+from tests.support.interop import INTEROP, NODE_MODULES, node, node_output, npm_bin
 from tests.system.conftest import SystemStack
 from tests.system.mcp_asking import reports, waiting_call
 from tests.system.mcp_serving import Served, approval_agent, approve_over_http, serving_agents
@@ -27,20 +27,7 @@ NODE_TIMEOUT_S = 120
 
 async def run_node(*command: str | Path, cwd: Path | None = None) -> dict[str, Any]:
     """Runs a Node program to its end; its stdout's JSON (it must exit 0)."""
-    process = await asyncio.create_subprocess_exec(
-        *map(str, command),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=cwd,
-    )
-    try:
-        out, err = await asyncio.wait_for(process.communicate(), NODE_TIMEOUT_S)
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-    assert process.returncode == 0, err.decode()[-3000:]
-    return dict(json.loads(out))
+    return dict(json.loads(await node_output(*command, timeout_s=NODE_TIMEOUT_S, cwd=cwd)))
 
 
 async def sdk_client(served: Served, name: str, *args: str) -> dict[str, Any]:

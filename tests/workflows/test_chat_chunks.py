@@ -87,9 +87,7 @@ async def test_the_stream_stops_at_an_approval_and_goes_on_after_the_decision(
     assert (await turn(turns.client, handle.id).status()).pending[0].call_id == call_id
 
     await turn(turns.client, handle.id).approve(call_id, approver="mia")
-    rest = await chunks_of(
-        service, handle.id, after=offset, told={call_id: asked["approvalId"]}
-    )
+    rest = await chunks_of(service, handle.id, after=offset, told={call_id: asked["approvalId"]})
 
     assert rest[1] == {"type": "tool-approval-response", "approvalId": asked["approvalId"],
                        "approved": True}  # fmt: skip

@@ -35,6 +35,7 @@ from turnkeeper.http.access import (
     visible_turns,
 )
 from turnkeeper.http.auth import FailedSignIns, sign_in
+from turnkeeper.http.chat import add_chat
 from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.decisions import DecisionBody, cancel_as, decide, intervene
 from turnkeeper.http.inbox import add_inbox
@@ -218,6 +219,8 @@ def create_app(
         return response
 
     add_inbox(app)
+    if conversations is not None:
+        add_chat(app, conversations)
 
     @app.get("/v1/whoami")
     async def whoami(identity: Caller) -> dict[str, str | None]:

@@ -5,24 +5,13 @@ of the caller's conversation that runs now, never on a turn the request names.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 from turnkeeper.http.chat.request import Answer
+from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.decisions import DecisionBody, decide
 from turnkeeper.http.errors import ApiError
 from turnkeeper.http.tokens import Identity
 from turnkeeper.http.turns import TurnService
-
-
-class Conversations(Protocol):
-    """The conversations of `turnkeeper serve --agents` (`turnkeeper.http.conversations`)."""
-
-    async def send(
-        self, identity: Identity, agent_id: str, conversation_id: str, text: str
-    ) -> str: ...
-    async def running_turn(
-        self, identity: Identity, agent_id: str, conversation_id: str
-    ) -> str | None: ...
 
 
 @dataclass(frozen=True)

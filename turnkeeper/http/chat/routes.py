@@ -12,10 +12,11 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, Path, Request
 from fastapi.responses import Response, StreamingResponse
 
-from turnkeeper.http.chat.approvals import Conversations, apply_answers
+from turnkeeper.http.chat.approvals import apply_answers
 from turnkeeper.http.chat.chunks import Chunk
 from turnkeeper.http.chat.request import ChatBody, UserText, asked, told_approvals
 from turnkeeper.http.chat.stream import STREAM_HEADERS, sse, turn_chunks
+from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.tokens import Identity
 from turnkeeper.http.turns import TurnService
 
@@ -29,8 +30,11 @@ Caller = Annotated[Identity, Depends(_caller)]
 ChatId = Annotated[str, Path(min_length=1, max_length=200)]
 
 
-def add_chat(app: FastAPI, turns: TurnService, conversations: Conversations) -> None:
+def add_chat(app: FastAPI, conversations: Conversations) -> None:
     """Adds the chat endpoints of the served agents to `app`."""
+    # The turn operations over the conversations' client: the stream reads what only a Temporal
+    # client can (a turn's transcript, its report), which the app's `Turns` does not offer.
+    turns = TurnService(conversations.client)
 
     @app.post("/v1/agents/{agent_id}/chat", response_class=StreamingResponse)
     async def chat(agent_id: str, body: ChatBody, identity: Caller, http: Request) -> Response:
