@@ -83,9 +83,13 @@ class Page:
     async def click(self, selector: str) -> None:
         await self._page.click(selector)
 
-    async def screenshot(self, path: Path) -> None:
+    async def screenshot(self, path: Path, selector: str | None = None) -> None:
+        """The viewport, or only the element `selector` names (a page narrower than it)."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        await self._page.screenshot(path=path)
+        if selector is None:
+            await self._page.screenshot(path=path)
+        else:
+            await self._page.locator(selector).screenshot(path=path)
 
 
 async def _frame_text(frame: Frame) -> str:

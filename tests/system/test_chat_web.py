@@ -7,21 +7,22 @@ page resumes the turn's stream (`GET /v1/agents/{agent_id}/chat/{chat_id}/stream
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx2 as httpx
 import pytest
 
+import turnkeeper
 from tests.conftest import new_key
 from tests.fakes import fake_anthropic as fake
 from tests.support.browser import Page, find_chromium, headless_chromium
 from tests.support.chat_web import serving_page
 from tests.system.conftest import SystemStack
+from tests.system.driving import connect_like
 from tests.system.mcp_serving import Served, serving_agents, write_agent
+from turnkeeper import AgentReport
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHROMIUM = find_chromium()
@@ -66,26 +67,22 @@ async def asked(stack: SystemStack, folder: Path, name: str) -> AsyncIterator[tu
         yield page, served
 
 
-async def turn_of(served: Served, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The status of `name`'s one turn once it ended, and its events, as `GET /v1/turns/{id}`
-    and `GET /v1/turns/{id}/events` (which ends with the turn) send them."""
+async def report_of(served: Served, name: str, monkeypatch: pytest.MonkeyPatch) -> AgentReport:
+    """The report of `name`'s one turn, the turn `GET /v1/turns` lists for `name`. Read with the
+    Python client: a conversation's turn ids hold a `/`, which no `/v1/turns/{id}` path takes."""
     headers = {"Authorization": f"Bearer {served.tokens[name]}"}
     async with httpx.AsyncClient(base_url=served.url, headers=headers, timeout=30) as http:
         [turn] = (await http.get("/v1/turns")).json()
-        sent = (await http.get(f"/v1/turns/{turn['workflow_id']}/events")).text
-        status = (await http.get(f"/v1/turns/{turn['workflow_id']}")).json()
-    events = [json.loads(line[6:]) for line in sent.splitlines() if line.startswith("data: ")]
-    return status, events
+    client = await connect_like(served.worker, monkeypatch)
+    return await turnkeeper.turn(client, turn["workflow_id"]).result()
 
 
-def decisions(events: list[dict[str, Any]]) -> list[tuple[str, bool, str]]:
-    """(tool, approved, approver) of each decision among the events."""
-    decided = [e for e in events if e.get("approved") is not None]
-    return [(e["tool"], e["approved"], e["approver"]) for e in decided]
+def decisions(report: AgentReport) -> list[tuple[str, bool, str]]:
+    return [(d.tool, d.approved, d.approver) for d in report.decisions]
 
 
 async def test_the_page_streams_a_turn_approves_its_call_and_resumes_after_a_reload(
-    stack: SystemStack, tmp_path: Path
+    stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     key = new_key()
     folder = tmp_path / "agents"
@@ -96,7 +93,7 @@ async def test_the_page_streams_a_turn_approves_its_call_and_resumes_after_a_rel
         assert "I will save the note." in shown and "write_file" in shown
         assert '"content": "hello"' in shown
         assert "chat=" in page.url and served.tokens[name] not in page.url
-        await page.screenshot(ARTIFACTS / "chat-web-approval.png")
+        await page.screenshot(ARTIFACTS / "chat-web-approval.png", "main")
 
         await page.click("button.approve")
         await page.wait_for_text("write_file done")  # its result, before the slow answer
@@ -108,16 +105,18 @@ async def test_the_page_streams_a_turn_approves_its_call_and_resumes_after_a_rel
         resumed = f"GET {served.url}/v1/agents/writer/chat/{chat_id}/stream"
         assert resumed in page.requests, page.requests
 
-        status, events = await turn_of(served, name)
-        assert status["state"] == "completed" and status["cost_usd"] > 0
+        report = await report_of(served, name, monkeypatch)
+        assert report.outcome == "completed" and report.cost_usd > 0
         # The cost of the finish chunk's metadata: the turn's own.
-        await page.wait_for_text(f"Cost: ${status['cost_usd']:.4f}")
-        await page.screenshot(ARTIFACTS / "chat-web.png")
-    assert decisions(events) == [("write_file", True, name)]
+        await page.wait_for_text(f"Cost: ${report.cost_usd:.4f}")
+        await page.screenshot(ARTIFACTS / "chat-web.png", "main")
+    assert decisions(report) == [("write_file", True, name)]
     assert (served.worker.workspace / "out.md").read_text() == "hello"
 
 
-async def test_a_call_rejected_from_the_page_is_not_run(stack: SystemStack, tmp_path: Path) -> None:
+async def test_a_call_rejected_from_the_page_is_not_run(
+    stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     key = new_key()
     folder = tmp_path / "agents"
     writer(stack, folder, key, fake.text("I did not save it."))
@@ -126,7 +125,7 @@ async def test_a_call_rejected_from_the_page_is_not_run(stack: SystemStack, tmp_
         await page.click("button.reject")
         shown = await page.wait_for_text("I did not save it.")
         assert "rejected" in shown
-        status, events = await turn_of(served, name)
-        await page.wait_for_text(f"Cost: ${status['cost_usd']:.4f}")
-    assert decisions(events) == [("write_file", False, name)]
+        report = await report_of(served, name, monkeypatch)
+        await page.wait_for_text(f"Cost: ${report.cost_usd:.4f}")
+    assert decisions(report) == [("write_file", False, name)]
     assert not (served.worker.workspace / "out.md").exists()
