@@ -43,6 +43,14 @@ class Page:
         self.requests: list[str] = []
         """`METHOD URL` of each request the page sent, in order."""
         page.on("request", lambda request: self.requests.append(f"{request.method} {request.url}"))
+        self.responses: list[str] = []
+        """`STATUS METHOD URL` of each response the page received, in order."""
+        page.on(
+            "response",
+            lambda response: self.responses.append(
+                f"{response.status} {response.request.method} {response.url}"
+            ),
+        )
 
     async def goto(self, url: str) -> None:
         await self._page.goto(url, wait_until="commit")

@@ -17,6 +17,24 @@ function Json({ value }) {
   return <pre>{typeof value === "string" ? value : JSON.stringify(value, null, 2)}</pre>;
 }
 
+// A call's input field by field, a string as its text: a file's content reads as the file
+// would, not as one line of JSON with `\n` in it.
+function Fields({ value }) {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return <Json value={value} />;
+  return (
+    <dl>
+      {Object.entries(value).map(([name, field]) => (
+        <div key={name}>
+          <dt>{name}</dt>
+          <dd>
+            <Json value={field} />
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
 function ToolCall({ part, onDecide }) {
   const name = getToolOrDynamicToolName(part);
   return (
@@ -26,7 +44,7 @@ function ToolCall({ part, onDecide }) {
       </div>
       {part.input !== undefined && (
         <div className="tool-input">
-          <span className="label">input</span> <Json value={part.input} />
+          <span className="label">input</span> <Fields value={part.input} />
         </div>
       )}
       {part.state === "approval-requested" && (
