@@ -16,7 +16,7 @@ from tests.conftest import new_key
 from tests.fakes import fake_anthropic as fake
 from tests.system.ai_sdk_chat import chat_client, text_of
 from tests.system.conftest import SystemStack
-from tests.system.driving import connect_like
+from tests.system.driving import agent, connect_like
 from tests.system.mcp_serving import approval_agent, serving_agents, write_agent
 from tests.system.serving import serving
 
@@ -115,3 +115,42 @@ async def test_a_reloaded_chat_resumes_the_turn_from_another_server(
     [listing] = tool_parts(message)
     assert listing["state"] == "output-available" and isinstance(listing["output"], str)
     assert message["metadata"]["outcome"] == "completed"
+
+
+async def test_a_sub_agent_s_approval_is_asked_in_the_parent_s_chat(
+    stack: SystemStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lead_key, child_key = new_key(), new_key()
+    folder = tmp_path / "agents"
+    stack.fake.script(
+        lead_key, [fake.tool_calls(("noter", {"task": "Note it."})), fake.text("Noted.")]
+    )
+    write = fake.tool_calls(("write_file", {"path": "note.md", "content": "hi"}))
+    stack.fake.script(child_key, [write, fake.text("Written.")])
+    child = agent(child_key, id="noter-agent", tools=["write_file"])
+    noter = {"name": "noter", "description": "Writes notes.", "agent": child}
+    write_agent(
+        folder, lead_key, "lead", subagents=[noter],
+        constraints={"require_approval": ["write_file"]},
+    )  # fmt: skip
+    ada, chat = f"ada-{lead_key}", f"chat-{lead_key}"
+    async with serving_agents(stack, folder, (ada,)) as served:
+        asked, answered = await chat_client(
+            served, ada, "lead", chat, [{"send": "Note it."}, {"answer": True}]
+        )
+        client = await connect_like(served.worker, monkeypatch)
+        report = await turnkeeper.turn(client, f"conversation:lead:{chat}/turn-1").result()
+
+    [waiting] = tool_parts(asked["messages"][-1])
+    assert waiting["type"] == "tool-write_file" and waiting["state"] == "approval-requested"
+    [subagent] = [p for p in asked["messages"][-1]["parts"] if p["type"] == "data-subagent"]
+    assert subagent["data"]["state"] == "running" and subagent["data"]["agent"] == "noter"
+    assert subagent["data"]["input"] == {"task": "Note it."}
+    message = answered["messages"][-1]
+    assert answered["error"] is None and text_of(message) == "Noted.", answered
+    [subagent] = [p for p in message["parts"] if p["type"] == "data-subagent"]
+    assert subagent["data"]["outcome"] == "completed" and subagent["data"]["state"] == "finished"
+    assert "Written." in subagent["data"]["output"]
+    [child_turn] = report.subagents
+    child_report = await turnkeeper.turn(client, child_turn.workflow_id).result()
+    assert [d.approver for d in child_report.decisions] == [ada]

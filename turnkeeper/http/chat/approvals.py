@@ -21,6 +21,10 @@ class Decided:
     workflow_id: str
     after: int
     """The offset of the last `approval_requested` event answered."""
+    decided: set[str]
+    """The calls answered."""
+    sub_agent_runs: bool
+    """One of them was a sub-agent's (its turn goes on, under a call the stream began before)."""
 
 
 async def apply_answers(
@@ -46,14 +50,21 @@ async def apply_answers(
         first = answers[0].call_id
         raise ApiError(404, f"no call {first!r} waits for approval in chat {chat_id!r}")
     status = await turns.status(workflow_id)
-    waiting = {c.call_id for c in status.pending if c.kind == "approval" and c.workflow_id is None}
+    # A sub-agent's calls are listed by its parent, whose `decide` reaches them.
+    asked = {c.call_id: c for c in status.pending if c.kind == "approval"}
+    waiting = set(asked)
     fresh = [answer for answer in answers if answer.call_id in waiting]
     if len(fresh) < len(answers):
         await _check_resent([a for a in answers if a.call_id not in waiting], turns, workflow_id)
     for answer in fresh:
         body = DecisionBody(call_id=answer.call_id, approved=answer.approved, reason=answer.reason)
         await decide(turns, workflow_id, body, identity)
-    return Decided(workflow_id, max(answer.offset for answer in answers))
+    return Decided(
+        workflow_id,
+        max(answer.offset for answer in answers),
+        {answer.call_id for answer in answers},
+        any(asked[answer.call_id].workflow_id is not None for answer in fresh),
+    )
 
 
 async def _check_resent(answers: list[Answer], turns: TurnService, workflow_id: str) -> None:

@@ -14,11 +14,12 @@ from typing import Final, Literal
 from pydantic import JsonValue
 
 from turnkeeper.contracts.events import TurnEvent
+from turnkeeper.contracts.signals import PendingCall
 
 Chunk = dict[str, JsonValue]
 
-# The data part that follows a sub-agent's child turn (`data-subagent`, one per call, updated in
-# place by its id): the AI SDK's own place for what its chunk types do not name.
+# The data part that follows a sub-agent call's child turn (`data-subagent`, one per call,
+# updated in place by its id): the AI SDK's own place for what its chunk types do not name.
 SUBAGENT_PART: Final = "data-subagent"
 
 FinishReason = Literal[
@@ -56,14 +57,22 @@ def finish_reason(outcome: str | None) -> FinishReason:
 class UiMessageChunks:
     """The chunks of one assistant message, the turn `message_id`, event by event."""
 
-    def __init__(self, message_id: str, told: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        message_id: str,
+        told: dict[str, str] | None = None,
+        decided: set[str] | None = None,
+    ) -> None:
         """`told`: call id → `approvalId` of the approvals the client holds already (a
-        continuation after its answer starts past their `approval_requested` events)."""
+        continuation after its answer starts past their `approval_requested` events);
+        `decided`: those of them its request decided."""
         self.message_id = message_id
         self.told_approvals: dict[str, str] = dict(told or {})
-        self.decided: set[str] = set()
+        self.decided: set[str] = set(decided or ())
         self.running: set[str] = set()
-        """Calls the client saw start and not end (tool and sub-agent calls)."""
+        """Tool calls the client saw start and not end."""
+        self.delegated: set[str] = set()
+        """Sub-agent calls the client saw start and not end."""
         self._announced: set[str] = set(self.told_approvals)
         self._step_open = False
         self._text_id: str | None = None
@@ -100,7 +109,8 @@ class UiMessageChunks:
         if kind == "tool_call_finished":
             return self._tool_output(event, output)
         if kind == "subagent_finished":
-            return [*self._tool_output(event, output), self.subagent_part(event, "finished")]
+            self.delegated.discard(event.call_id or "")
+            return [self.subagent_part(event, "finished", output=output)]
         if kind == "approval_requested":
             return self._approval_requested(offset, event)
         if kind == "approval_decided":
@@ -187,6 +197,23 @@ class UiMessageChunks:
             "input": given if isinstance(given, dict) else {},
         }
 
+    def sub_agent_asks(self, offset: int, waiting: list[PendingCall]) -> list[Chunk]:
+        """Approvals a sub-agent's turn waits for (its calls, which its parent's status lists
+        and its parent's `decide` reaches), asked of the client on a tool part each; `offset`:
+        the last event of this turn sent, where the stream goes on after the answer."""
+        chunks: list[Chunk] = []
+        for call in waiting:
+            if call.kind != "approval" or call.workflow_id is None:
+                continue
+            if call.call_id in self.told_approvals:
+                continue
+            chunks += [*self._end_text(), self._tool_input(call.call_id, call.tool, call.input)]
+            approval = approval_id(offset, call.call_id)
+            self.told_approvals[call.call_id] = approval
+            chunks.append({"type": "tool-approval-request", "approvalId": approval,
+                           "toolCallId": call.call_id})  # fmt: skip
+        return chunks
+
     def late_output(self, call_id: str, output: str) -> Chunk:
         """A result the transcript held only after its call's end was sent."""
         return {"type": "tool-output-available", "toolCallId": call_id, "output": output}
@@ -194,8 +221,9 @@ class UiMessageChunks:
     def _tool_output(self, event: TurnEvent, output: str | None) -> list[Chunk]:
         call_id = event.call_id or ""
         self.running.discard(call_id)
-        if call_id not in self._announced:
-            return []  # a call the client never saw (the stream started after it)
+        self.delegated.discard(call_id)
+        # Also of a call whose start came before this stream's first event: the client holds
+        # every part up to there (a continuation starts where its last stream stopped).
         if event.is_error:
             text = output or event.message or f"{event.tool} failed"
             return [{"type": "tool-output-error", "toolCallId": call_id, "errorText": text}]
@@ -232,21 +260,32 @@ class UiMessageChunks:
     def _subagent_started(
         self, event: TurnEvent, call_input: dict[str, JsonValue] | None
     ) -> list[Chunk]:
-        self.running.add(event.call_id or "")
-        return [
-            *self._end_text(),
-            self._tool_input(event.call_id, event.tool, call_input),
-            self.subagent_part(event, "running"),
-        ]
+        self.delegated.add(event.call_id or "")
+        return [*self._end_text(), self.subagent_part(event, "running", call_input=call_input)]
 
-    def subagent_part(self, event: TurnEvent, state: str) -> Chunk:
-        """The `data-subagent` part of a sub-agent call: its child turn and how it stands."""
+    def subagent_part(
+        self,
+        event: TurnEvent,
+        state: str,
+        call_input: dict[str, JsonValue] | None = None,
+        output: str | None = None,
+    ) -> Chunk:
+        """The `data-subagent` part of a sub-agent call: its child turn and how it stands.
+        A data part, not a tool part: a tool part in progress would keep the SDK's chat from
+        sending the answers to the approvals the child turn asks for (it waits for every tool
+        part of the step to settle)."""
         data: dict[str, JsonValue] = {
             "call_id": event.call_id,
             "agent": event.tool,
             "workflow_id": event.workflow_id,
             "state": state,
         }
+        if call_input is not None:
+            data["input"] = call_input
+        if output is not None:
+            data["output"] = output
+        if event.is_error:
+            data["is_error"] = True
         if event.outcome is not None:
             data["outcome"] = event.outcome
         if event.error_type is not None:

@@ -50,7 +50,14 @@ def add_chat(app: FastAPI, conversations: Conversations) -> None:
             decided = await apply_answers(turns, conversations, identity, agent_id, body.id, wanted)
             http.state.turn = decided.workflow_id
             told = told_approvals(body.messages[-1])
-            chunks = turn_chunks(turns, decided.workflow_id, decided.after, told)
+            chunks = turn_chunks(
+                turns,
+                decided.workflow_id,
+                decided.after,
+                told,
+                decided.decided,
+                decided.sub_agent_runs,
+            )
         return _streamed(chunks)
 
     @app.get("/v1/agents/{agent_id}/chat/{chat_id}/stream", response_class=StreamingResponse)

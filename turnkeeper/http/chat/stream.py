@@ -16,6 +16,7 @@ from pydantic import JsonValue
 from temporalio.service import RPCError
 
 from turnkeeper.contracts.events import TurnEvent
+from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.http.chat.chunks import Chunk, UiMessageChunks, finish_reason
 from turnkeeper.http.chat.transcript import Transcript
 from turnkeeper.http.errors import ApiError
@@ -36,6 +37,8 @@ KEEPALIVE_S: Final = 15.0
 QUIET_CHECK_S: Final = 1.0
 # How long the finish waits for the turn's report (its token counts) after its last event.
 REPORT_WAIT_S: Final = 10.0
+# How often a quiet stream reads the turn's status while a sub-agent runs.
+SUB_AGENT_CHECK_S: Final = 2.0
 
 
 async def turn_chunks(
@@ -43,13 +46,18 @@ async def turn_chunks(
     workflow_id: str,
     after: int | None = None,
     told: dict[str, str] | None = None,
+    decided: set[str] | None = None,
+    sub_agent_runs: bool = False,
 ) -> AsyncIterator[Chunk | None]:
     """The UI message chunks of the turn from just after offset `after` (None: its first
     event); None whenever `KEEPALIVE_S` pass without one. `told`: call id → approval id of the
-    approvals the client holds."""
-    chunks = UiMessageChunks(workflow_id, told)
+    approvals the client holds; `decided`: those its request just decided; `sub_agent_runs`:
+    one of those was a sub-agent's, whose start the stream after `after` does not show."""
+    chunks = UiMessageChunks(workflow_id, told, decided)
     results = Transcript(turns, workflow_id)
     late: list[str] = []  # finished calls whose result the transcript did not hold yet
+    follow = sub_agent_runs
+    last = -1 if after is None else after
     for chunk in chunks.start({"turn_id": workflow_id}):
         yield chunk
     events = turns.events(workflow_id, after)
@@ -57,13 +65,17 @@ async def turn_chunks(
     quiet = 0.0
     try:
         while True:
-            wait = QUIET_CHECK_S if chunks.waiting() and not chunks.running else KEEPALIVE_S
+            wait = _quiet_check(chunks, follow)
             done, _ = await asyncio.wait({pending}, timeout=wait)
             if not done:
-                if wait == QUIET_CHECK_S and await _only_asked(turns, workflow_id, chunks):
-                    for chunk in chunks.paused(await _figures(turns, workflow_id)):
+                if wait < KEEPALIVE_S:
+                    status = await turns.status(workflow_id)
+                    for chunk in chunks.sub_agent_asks(last, status.pending):
                         yield chunk
-                    return
+                    if _only_asked(status, chunks):
+                        for chunk in chunks.paused(_figures(workflow_id, status)):
+                            yield chunk
+                        return
                 quiet += wait
                 if quiet >= KEEPALIVE_S:
                     quiet = 0.0
@@ -73,7 +85,7 @@ async def turn_chunks(
             item = pending.result()
             if item is None:
                 return
-            offset, event = item
+            last, event = item
             pending = asyncio.ensure_future(_next(events))
             if event.kind in ("iteration_started", "turn_finished", "turn_failed") and late:
                 for call_id in late:
@@ -81,30 +93,50 @@ async def turn_chunks(
                     if found is not None:
                         yield chunks.late_output(call_id, found)
                 late.clear()
-            for chunk in await _translated(chunks, results, late, offset, event):
+            if event.kind == "subagent_finished":
+                follow = False  # the ones still running are in `chunks.delegated`
+            for chunk in await _translated(chunks, results, late, last, event):
                 yield chunk
             if event.kind in ("turn_finished", "turn_failed"):
                 for chunk in await _ended(turns, chunks, event):
                     yield chunk
                 return
-            if event.kind == "approval_requested" and await _only_asked(turns, workflow_id, chunks):
-                for chunk in chunks.paused(chunks.spend(event) | {"awaiting_approval": True}):
-                    yield chunk
-                return
+            if event.kind == "approval_requested":
+                status = await turns.status(workflow_id)
+                if _only_asked(status, chunks):
+                    for chunk in chunks.paused(_figures(workflow_id, status)):
+                        yield chunk
+                    return
     finally:
         pending.cancel()
+
+
+def _quiet_check(chunks: UiMessageChunks, follow: bool) -> float:
+    """How long a quiet stream waits before it reads the turn's status: soon while approvals
+    it asked for wait and no tool runs (whether they are all the turn waits for), every few
+    seconds while a sub-agent runs (its approvals reach no event of this turn), else only
+    keep-alives."""
+    if chunks.waiting() and not chunks.running:
+        return QUIET_CHECK_S
+    if chunks.delegated or follow:
+        return SUB_AGENT_CHECK_S
+    return KEEPALIVE_S
 
 
 async def sse(chunks: AsyncIterator[Chunk | None]) -> AsyncIterator[str]:
     """`chunks` as the SDK's SSE: one `data:` line each, `[DONE]` last, a comment for None."""
     try:
         async for chunk in chunks:
-            yield ": keep-alive\n\n" if chunk is None else f"data: {json.dumps(chunk)}\n\n"
+            yield ": keep-alive\n\n" if chunk is None else f"data: {_json(chunk)}\n\n"
     except (ApiError, RPCError) as err:
         # Temporal failed mid-stream (the response has begun: no status can say it now).
         text = err.message if isinstance(err, ApiError) else f"Temporal refused: {err.message}"
-        yield f"data: {json.dumps({'type': 'error', 'errorText': text})}\n\n"
+        yield f"data: {_json({'type': 'error', 'errorText': text})}\n\n"
     yield "data: [DONE]\n\n"
+
+
+def _json(chunk: Chunk) -> str:
+    return json.dumps(chunk, separators=(",", ":"))
 
 
 async def _translated(
@@ -122,22 +154,16 @@ async def _translated(
     return chunks.event(offset, event)
 
 
-async def _only_asked(turns: TurnService, workflow_id: str, chunks: UiMessageChunks) -> bool:
-    """Whether the turn waits, with no call of the client's running, only for approvals the
-    client was asked for (the turn's `status` lists what waits)."""
+def _only_asked(status: TurnStatus, chunks: UiMessageChunks) -> bool:
+    """Whether the turn waits, with no tool call of the client's running, only for approvals
+    the client was asked for (its own calls' and its sub-agents')."""
     if chunks.running:
         return False
-    status = await turns.status(workflow_id)
-    waiting = {
-        call.call_id
-        for call in status.pending
-        if call.kind == "approval" and call.workflow_id is None
-    }
+    waiting = {call.call_id for call in status.pending if call.kind == "approval"}
     return bool(waiting) and waiting <= set(chunks.told_approvals)
 
 
-async def _figures(turns: TurnService, workflow_id: str) -> dict[str, JsonValue]:
-    status = await turns.status(workflow_id)
+def _figures(workflow_id: str, status: TurnStatus) -> dict[str, JsonValue]:
     return {
         "turn_id": workflow_id,
         "cost_usd": status.cost_usd,

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from turnkeeper.contracts.events import TurnEvent
+from turnkeeper.contracts.signals import PendingCall
 
 from turnkeeper.http.chat.chunks import (
     UiMessageChunks,
@@ -109,8 +110,6 @@ def test_a_tool_call_is_a_tool_part_with_its_input_and_output() -> None:
     ]
     assert chunks.running == set()
     failed = event("tool_call_finished", call_id="c2", tool="read_file", is_error=True)
-    assert chunks.event(5, failed) == [], "a call the client never saw has no part to end"
-    chunks.event(6, event("tool_call_started", call_id="c2", tool="read_file", input={}))
     assert chunks.event(7, failed, output="no such file") == [
         {"type": "tool-output-error", "toolCallId": "c2", "errorText": "no such file"}
     ]
@@ -187,37 +186,47 @@ def test_waiting_for_answers_ends_the_step_and_the_message_for_now() -> None:
     ]
 
 
-def test_a_sub_agent_call_is_a_tool_part_and_a_data_part_updated_in_place() -> None:
+def test_a_sub_agent_call_is_one_data_part_updated_in_place() -> None:
     chunks = UiMessageChunks("turn-1")
     started = event("subagent_started", call_id="c1", tool="researcher", workflow_id="child-1")
-    sent = chunks.event(2, started, call_input={"task": "find it"})
-    assert sent == [
-        {
-            "type": "tool-input-available",
-            "toolCallId": "c1",
-            "toolName": "researcher",
-            "input": {"task": "find it"},
-        },
+    assert chunks.event(2, started, call_input={"task": "find it"}) == [
         {
             "type": "data-subagent",
             "id": "c1",
             "data": {"call_id": "c1", "agent": "researcher", "workflow_id": "child-1",
-                     "state": "running"},
+                     "state": "running", "input": {"task": "find it"}},
         },
     ]  # fmt: skip
+    assert chunks.delegated == {"c1"} and chunks.running == set()
     finished = event(
         "subagent_finished", call_id="c1", tool="researcher", workflow_id="child-1",
         outcome="completed", is_error=False,
     )  # fmt: skip
     assert chunks.event(3, finished, output="found") == [
-        {"type": "tool-output-available", "toolCallId": "c1", "output": "found"},
         {
             "type": "data-subagent",
             "id": "c1",
             "data": {"call_id": "c1", "agent": "researcher", "workflow_id": "child-1",
-                     "state": "finished", "outcome": "completed"},
+                     "state": "finished", "output": "found", "outcome": "completed"},
         },
     ]  # fmt: skip
+    assert chunks.delegated == set()
+
+
+def test_a_sub_agent_s_waiting_call_is_asked_once_on_a_tool_part_of_its_own() -> None:
+    chunks = UiMessageChunks("turn-1")
+    child = PendingCall(
+        call_id="c9", tool="write_file", input={"path": "o"}, kind="approval", since=AT,
+        workflow_id="child-1",
+    )  # fmt: skip
+    own = child.model_copy(update={"call_id": "c8", "workflow_id": None})
+    assert chunks.sub_agent_asks(6, [child, own]) == [
+        {"type": "tool-input-available", "toolCallId": "c9", "toolName": "write_file",
+         "input": {"path": "o"}},
+        {"type": "tool-approval-request", "approvalId": approval_id(6, "c9"), "toolCallId": "c9"},
+    ]  # fmt: skip
+    assert chunks.sub_agent_asks(7, [child]) == [], "asked once"
+    assert chunks.waiting() == {"c9"}
 
 
 def test_the_turn_s_spend_is_message_metadata_as_it_changes() -> None:
