@@ -40,9 +40,28 @@ class Page:
         self.console: list[str] = []
         """What the page wrote to its console (a refused script or style is reported there)."""
         page.on("console", lambda message: self.console.append(message.text))
+        self.requests: list[str] = []
+        """`METHOD URL` of each request the page sent, in order."""
+        page.on("request", lambda request: self.requests.append(f"{request.method} {request.url}"))
+        self.responses: list[str] = []
+        """`STATUS METHOD URL` of each response the page received, in order."""
+        page.on(
+            "response",
+            lambda response: self.responses.append(
+                f"{response.status} {response.request.method} {response.url}"
+            ),
+        )
 
     async def goto(self, url: str) -> None:
         await self._page.goto(url, wait_until="commit")
+
+    async def reload(self) -> None:
+        """Reloads the page as a person would (F5): the tab's sessionStorage is kept."""
+        await self._page.reload(wait_until="commit")
+
+    @property
+    def url(self) -> str:
+        return self._page.url
 
     async def text(self) -> str:
         return "\n".join([await _frame_text(frame) for frame in self._page.frames])
