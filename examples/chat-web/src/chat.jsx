@@ -8,16 +8,6 @@ import { useEffect, useMemo, useState } from "react";
 import { MessageView } from "./parts.jsx";
 import { readMessages, readToken, writeMessages } from "./settings.js";
 
-// useChat asks for the turn in flight on every page load (`resume: true`), a new chat's
-// included. The server answers 404 for a chat id it holds no conversation of, yours or not yet
-// (someone else's is answered alike, so it leaks nothing); to the page that means nothing to
-// resume, which the SDK's transport knows as 204, not as an error to show.
-async function fetchResumingNothing(input, init) {
-  const response = await fetch(input, init);
-  if (init?.method === "GET" && response.status === 404) return new Response(null, { status: 204 });
-  return response;
-}
-
 export function Chat({ server, agent, chatId, onNewChat, onSignOut }) {
   const transport = useMemo(
     () =>
@@ -25,7 +15,6 @@ export function Chat({ server, agent, chatId, onNewChat, onSignOut }) {
         api: `${server}/v1/agents/${encodeURIComponent(agent)}/chat`,
         // Read at each request, from this tab's sessionStorage: never part of the bundle.
         headers: () => ({ Authorization: `Bearer ${readToken()}` }),
-        fetch: fetchResumingNothing,
       }),
     [server, agent],
   );
