@@ -2,7 +2,8 @@
 against `turnkeeper serve` and a worker process: the task and the agent's words before each
 call, a write's diff against the file in the worker's workspace, cost and budgets left, a
 sub-agent's call once under the turn a person started, and decisions from the keyboard. The
-screenshots of the docs page are taken here."""
+screenshots of the docs page are taken here, into `test-artifacts/` (copied into docs/ by hand:
+a test run leaves the tracked files as they are)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.driving import agent
 from tests.system.test_http_api import served  # noqa: F401 (a fixture)
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHROMIUM = find_chromium()
 NOTES_NOW = "# Lighthouse log\nThe lamp was lit at dusk.\nOil: low.\n"
 # Markup in what a model writes is shown as its characters, never run or rendered.
@@ -122,9 +123,9 @@ async def test_the_inbox_shows_what_an_approver_needs_and_decides_from_the_keybo
         assert "+<b>NE</b>" in text and await page.count(".call b") == 0
         assert "All quiet; the fog horn was tested at 06:00." in text
         assert "\\n" not in text
-        await page.screenshot(DOCS / "inbox.png")
+        await page.screenshot(ARTIFACTS / "inbox.png")
         await select_call(page, "notes.md")
-        await page.screenshot(DOCS / "inbox-diff.png", ".call.selected")
+        await page.screenshot(ARTIFACTS / "inbox-diff.png", ".call.selected")
 
         await page.press("a")
         await page.wait_for_text("Approved write_file")
