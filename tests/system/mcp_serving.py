@@ -32,7 +32,7 @@ from tests.support.waiting import until
 from tests.system.conftest import SystemStack, WorkerProcess
 from tests.system.driving import agent
 from tests.system.serving import serving
-from tests.system.test_http_api import add_token
+from turnkeeper.http.tokens import MEMBER, TokenStore
 
 MODERN = "2026-07-28"
 TASKS = "io.modelcontextprotocol/tasks"
@@ -73,10 +73,21 @@ async def serving_agents(
     """`turnkeeper serve --tokens tokens.json --agents FOLDER [options]` for a new worker;
     `identities` are `tokens add` arguments (`("alice",)`, `("bob", "--tenant", "acme")`)."""
     worker = await stack.start_worker()
-    tokens = {args[0]: await add_token(stack, worker, *args) for args in identities}
+    tokens = {args[0]: stored_token(stack, *args) for args in identities}
     serve_options = ("--agents", str(folder), *options)
     async with serving(stack, worker, *serve_options, log_name=log_name) as url:
         yield Served(stack, worker, url, tokens)
+
+
+def stored_token(stack: SystemStack, name: str, *options: str) -> str:
+    """A token for `name` in the stack's token file, as `turnkeeper tokens add NAME --file
+    tokens.json [--role R] [--tenant T]` writes it, without starting that command (its own
+    tests run it): every served test would otherwise pay a Python start per identity."""
+    given = dict(zip(options[::2], options[1::2], strict=True))
+    unknown = set(given) - {"--role", "--tenant"}
+    assert not unknown, f"options the in-process token does not take: {unknown}"
+    store = TokenStore(stack.tmp_path / "tokens.json")
+    return store.add(name, role=given.get("--role", MEMBER), tenant=given.get("--tenant"))
 
 
 def http_client(token: str | None) -> httpx.AsyncClient:
