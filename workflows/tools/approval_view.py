@@ -22,6 +22,9 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.turn_state import Turn
 
 # Before it, a write_file call began to wait without a preview (no activity ran first).
+# Asked once, at the turn's first activation (`AgentTurnWorkflow._run`), never where a call
+# begins to wait: a replay may reach that point a workflow task earlier than the run did, where
+# the marker is not yet known, and fail as nondeterministic.
 WRITE_PREVIEW_PATCH = "write-preview-before-approval"
 PREVIEW_TIMEOUT = timedelta(seconds=30)
 # One retry, for a worker lost mid-read; the approver should not wait longer for a preview.
@@ -41,9 +44,6 @@ def said_before(turn: Turn, use: ToolUseBlock) -> str | None:
 async def write_preview(turn: Turn, use: ToolUseBlock) -> WritePreview | None:
     """The diff `use` would make, when it is a call of the worker's own `write_file`."""
     if not _previewed(turn, use):
-        return None
-    # Asked only for such calls: other turns' histories keep their commands, and no marker.
-    if not workflow.patched(WRITE_PREVIEW_PATCH):
         return None
     path, content = use.input["path"], use.input["content"]
     assert isinstance(path, str) and isinstance(content, str)
