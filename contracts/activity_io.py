@@ -115,6 +115,10 @@ class ToolTraits(CompactModel):
     """When one response asks for several tiers, only the highest runs."""
     local: bool = False
     """Runs as a local activity (the fast path for cheap tools)."""
+    previews_write: bool = False
+    """The workspace's own `write_file`: before a call waits for approval, the turn asks the
+    worker's `write_preview` for the diff it would make. Read from the model call's result,
+    which history keeps, so a turn whose worker predates previews replays without one."""
 
 
 class ModelCallInput(CompactModel, ClaimChecked):

@@ -88,7 +88,6 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.tools import a2a as a2a_tools
     from turnkeeper.workflows.tools import mcp as mcp_tools
     from turnkeeper.workflows.tools import skills
-    from turnkeeper.workflows.tools.approval_view import WRITE_PREVIEW_PATCH
     from turnkeeper.workflows.tools.calls import ToolCalls
     from turnkeeper.workflows.turn_state import Settled, Turn, TurnProgress
 
@@ -137,7 +136,6 @@ class AgentTurnWorkflow:
 
     async def _run(self, request: RawValue, carried: CarriedTurn | None) -> AgentReport:
         observer = self._observer
-        self._tools.previews_writes = workflow.patched(WRITE_PREVIEW_PATCH)
         try:
             turn = self._begin(request, carried)
         except ApplicationError as err:

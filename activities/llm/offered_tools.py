@@ -68,6 +68,7 @@ def tool_traits(names: list[str], tools: ToolRegistry) -> list[ToolTraits]:
                     timeout_s=tool.timeout_s,
                     priority=getattr(tool, "priority", 0),
                     local=getattr(tool, "local", False),
+                    previews_write=getattr(tool, "previews_write", False),
                 )
             )
     return traits

@@ -103,6 +103,8 @@ class WorkerTool:
             within `LOCAL_TOOL_MAX_TIMEOUT_S` (a local call holds the turn's workflow task open,
             and a worker lost mid-call means the call runs again on the next worker).
         context_parameter: the parameter that receives the `ToolContext`, if the function has one.
+        previews_write: the workspace's own `write_file` only: the approver reads the diff a
+            call would make (the `write_preview` activity) beside it.
     """
 
     name: str
@@ -115,6 +117,7 @@ class WorkerTool:
     priority: int = 0
     local: bool = False
     context_parameter: str | None = None
+    previews_write: bool = False
 
     def __post_init__(self) -> None:
         if self.local and (

@@ -13,6 +13,7 @@ A file with more than one hard link is neither read nor written: its other name 
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import errno
 import os
 import secrets
@@ -257,7 +258,8 @@ def builtin_tools(
     ) -> str:
         return workspace.write_text(path, content, max_write_bytes)
 
-    return ToolRegistry([list_files, read_file, search_files, write_file])
+    previewed_write = dataclasses.replace(write_file, previews_write=True)
+    return ToolRegistry([list_files, read_file, search_files, previewed_write])
 
 
 def _shown(parts: tuple[str, ...]) -> str:

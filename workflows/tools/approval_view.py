@@ -21,15 +21,9 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.fleet import fairness as tenant_fairness
     from turnkeeper.workflows.turn_state import Turn
 
-# Before it, a write_file call began to wait without a preview (no activity ran first).
-# Asked once, at the turn's first activation (`AgentTurnWorkflow._run`), never where a call
-# begins to wait: a replay may reach that point a workflow task earlier than the run did, where
-# the marker is not yet known, and fail as nondeterministic.
-WRITE_PREVIEW_PATCH = "write-preview-before-approval"
 PREVIEW_TIMEOUT = timedelta(seconds=30)
 # One retry, for a worker lost mid-read; the approver should not wait longer for a preview.
 PREVIEW_RETRY = RetryPolicy(maximum_attempts=2)
-WRITE_FILE = "write_file"
 
 
 def said_before(turn: Turn, use: ToolUseBlock) -> str | None:
@@ -64,10 +58,14 @@ async def write_preview(turn: Turn, use: ToolUseBlock) -> WritePreview | None:
 
 
 def _previewed(turn: Turn, use: ToolUseBlock) -> bool:
-    """A worker tool named `write_file` (not an MCP server's or the caller's), with text
-    arguments: the built-in one, whose schema the turn checked before it asks approval."""
-    if use.name != WRITE_FILE or use.name not in turn.tools.tool_traits:
-        return False
-    if use.name in turn.tools.mcp_tools:
+    """The workspace's own `write_file` (its traits say so; not an MCP server's, the caller's
+    or another worker tool of that name), with text arguments.
+
+    No `workflow.patched` guards this: the switch is the traits the first model call's result
+    recorded, so a turn whose worker predates previews keeps its commands on replay, and no
+    turn carries a marker for it. (A marker asked where a call begins to wait failed replays
+    that reached that point a workflow task earlier than the run had.)"""
+    traits = turn.tools.tool_traits.get(use.name)
+    if traits is None or not traits.previews_write or use.name in turn.tools.mcp_tools:
         return False
     return isinstance(use.input.get("path"), str) and isinstance(use.input.get("content"), str)

@@ -60,8 +60,6 @@ class ToolCalls:
         self._subagents = SubagentCalls(pending, observer)
         self._subagent_share = 1  # sub-agent calls of the answer being settled side by side
         self.elicitations = McpElicitations(pending, observer)
-        # Whether this run previews `write_file` calls before they wait (WRITE_PREVIEW_PATCH).
-        self.previews_writes = False
 
     async def dispatch(
         self, turn: Turn, uses: list[ToolUseBlock], offered: list[str]
@@ -228,7 +226,7 @@ class ToolCalls:
         Returns the decision and, when the approver edited the call, its new arguments."""
         edited_input = None
         timeout_s = turn.request.task.constraints.approval_timeout_s
-        preview = await write_preview(turn, use) if self.previews_writes else None
+        preview = await write_preview(turn, use)
         waiting = self._open(turn, use, "approval", preview)
         self._observer.approval_requested(turn, use)
         try:
