@@ -35,7 +35,7 @@ SECRET_SHAPES: Final = re.compile(
             r"\bgithub_pat_[A-Za-z0-9_]{22,}",
             r"\bxox[abprs]-[A-Za-z0-9-]{10,}",  # Slack tokens
             r"\bAIza[0-9A-Za-z_-]{35}",  # Google API keys
-            r"(?i)\bbearer\s+[A-Za-z0-9._~+/-]{20,}=*",
+            r"\b[Bb]earer\s+[A-Za-z0-9._~+/-]{20,}=*",
         )
     )
 )
