@@ -16,7 +16,6 @@ import pytest
 from temporalio.client import Client
 from turnkeeper.activities.guardrails.guardrails import Guardrails
 from turnkeeper.contracts.guardrails import GuardrailDecision
-from turnkeeper.worker.wiring import worker_guardrails
 
 import turnkeeper
 from tests.conftest import (
@@ -29,6 +28,7 @@ from tests.conftest import (
 )
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
+from turnkeeper.worker.wiring import worker_guardrails
 
 SIZE_CAP = 300  # the test worker's TURNKEEPER_GUARDRAIL_MAX_CHARS
 AWS_KEY = "AKIA" + "Q" * 16
