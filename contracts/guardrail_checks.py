@@ -17,6 +17,7 @@ class GuardedText(CompactModel, ClaimChecked):
     tool: str = ""
     """Of a tool result: the tool's name."""
     text: str = ""
+    """The text as it came: the task input, the tool result's text, or the answer."""
 
 
 class CheckGuardrailsInput(CompactModel, ClaimChecked):
@@ -25,6 +26,7 @@ class CheckGuardrailsInput(CompactModel, ClaimChecked):
     guardrails: list[GuardrailRef] = Field(default_factory=list)
     """`agent.guardrails` in long form: run in this order."""
     stage: GuardrailStage
+    """Where the texts come from: `input`, `tool_result` or `answer`."""
     texts: list[GuardedText] = Field(default_factory=list)
     """What to check (one for the input and the answer; each tool result of one response)."""
 
@@ -46,3 +48,4 @@ class CheckGuardrailsResult(CompactModel, ClaimChecked):
     """The `check_guardrails` activity's result: one outcome per text, in order."""
 
     outcomes: list[GuardedOutcome] = Field(default_factory=list)
+    """What the guardrails made of each text of the input, in its order."""
