@@ -13,6 +13,7 @@ from typing import Final
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 from turnkeeper.activities.guardrails.guardrails import Block, Guardrail, Guardrails, Redact
+from turnkeeper.activities.verdicts import clipped, judged_turn_id
 from turnkeeper.contracts.errors import INVALID_TURN_REQUEST
 from turnkeeper.contracts.guardrail_checks import (
     CheckGuardrailsInput,
@@ -61,14 +62,14 @@ class GuardrailActivities:
                 call_id=text.call_id,
                 verdict="pass" if verdict is None else _kind(verdict),
                 enforced=enforced,
-                reason=_clipped(verdict.reason) if verdict is not None else "",
+                reason=clipped(verdict.reason, MAX_REASON_CHARS) if verdict is not None else "",
             )
             outcome.decisions.append(decision)
             if verdict is not None:
                 # The guardrail and the verdict, never the text: it may be what is kept out.
                 log.info(
                     "guardrail_verdict",
-                    turn_id=_turn_id(),
+                    turn_id=judged_turn_id(),
                     guardrail=ref.name,
                     stage=stage,
                     call_id=text.call_id,
@@ -98,13 +99,3 @@ class GuardrailActivities:
 
 def _kind(verdict: Redact | Block) -> str:
     return "redact" if isinstance(verdict, Redact) else "block"
-
-
-def _turn_id() -> str:
-    return activity.info().workflow_id if activity.in_activity() else ""
-
-
-def _clipped(reason: str) -> str:
-    if len(reason) <= MAX_REASON_CHARS:
-        return reason
-    return reason[: MAX_REASON_CHARS - 1] + "…"
