@@ -7,6 +7,7 @@ What every activity wrapper uses
     heartbeating.py     Heartbeats for activities that wait on something slow.
     turn_identity.py    The turn an activity works for, from the activity's own info.
     credentials.py      Keys and tokens read from a file or a command, read again after a 401.
+    verdicts.py         What the judges of a turn's text share: the turn's id, a clipped reason.
 
 llm/            The model-call activity and the steps of a call.
 providers/      The model providers behind it: one `ModelProvider` per API, cassettes, endpoints.
@@ -16,6 +17,8 @@ mcp/            MCP servers as tools of a turn: configuration, connections, thei
 a2a/            Remote A2A agents as tools of a turn: configuration, cards, their activities.
 skills/         Skills on the worker: the catalog, `describe_skills`, the built-in skill tools.
 output/         The worker's checks of a final answer (`agent.output_validators`), as an activity.
+guardrails/     The worker's guardrails (`agent.guardrails`): `@turnkeeper.guardrail`, the built-in
+                `secrets` and `size_cap`, and the `check_guardrails` activity.
 store/          The stored conversation, as activities.
 runtime/        Activities that reach the runtime's own workflows (an agent's standing approvals,
                 a turn's cancellation) through the worker's client.

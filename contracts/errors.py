@@ -29,6 +29,9 @@ TOOL_ARGUMENTS_INVALID: Final = "ToolArgumentsInvalid"
 # An output validator raised something other than OutputRejected (or never answered): a defect
 # of the application's validator, so the turn fails instead of asking the model again.
 OUTPUT_VALIDATOR_ERROR: Final = "OutputValidatorError"
+# An enforced guardrail (`agent.guardrails`) blocked the task input (before any model call) or
+# the final answer; the message names the guardrail, the stage and its reason.
+GUARDRAIL_BLOCKED: Final = "GuardrailBlocked"
 # A defect in turnkeeper itself; the turn fails with its partial report instead of hanging.
 TURN_INTERNAL_ERROR: Final = "TurnInternalError"
 LLM_AUTH_ERROR: Final = "LLMAuthError"

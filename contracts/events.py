@@ -36,6 +36,8 @@ EventKind = Literal[
     "interrupted",  # an `interrupt` stopped the turn; `turn_finished` follows
     "subagent_started",  # a sub-agent call started its child turn (`workflow_id`)
     "subagent_finished",  # that child turn ended (`outcome`, and `error_type` when it failed)
+    # a guardrail of `agent.guardrails` judged the input, a tool result or the answer
+    "guardrail_decision",
     "turn_finished",
     "turn_failed",
 ]
@@ -128,6 +130,15 @@ class TurnEvent(ContractModel):
     """The counted input after the compaction."""
     max_input_tokens: int | None = None
     """The compaction's limit."""
+    # guardrails: `call_id` (of a tool result) and `reason` are set above
+    guardrail: str | None = None
+    """Of `guardrail_decision`: the guardrail's name."""
+    stage: str | None = None
+    """Of `guardrail_decision`: `input`, `tool_result` or `answer`."""
+    verdict: str | None = None
+    """Of `guardrail_decision`: `pass`, `redact` or `block`."""
+    enforced: bool | None = None
+    """Of `guardrail_decision`: the verdict applied (False: the guardrail is `log_only`)."""
     workflow_id: str | None = None
     """Of a sub-agent event: the child turn's workflow id (`tool` names the sub-agent)."""
     error_type: str | None = None

@@ -35,6 +35,7 @@ ACTIVITY_TOOL_CALL: Final = "tool_call"
 ACTIVITY_LOAD_CONVERSATION: Final = "load_conversation"
 ACTIVITY_STORE_CONVERSATION: Final = "store_conversation"
 ACTIVITY_VALIDATE_OUTPUT: Final = "validate_output"
+ACTIVITY_CHECK_GUARDRAILS: Final = "check_guardrails"
 ACTIVITY_DESCRIBE_SKILLS: Final = "describe_skills"
 # A workflow cannot request its own cancellation (the server answers "not found"): an accepted
 # `cancel` update asks for it through this activity, so the turn ends as any cancellation ends it.

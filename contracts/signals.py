@@ -18,6 +18,7 @@ from turnkeeper.contracts.decision_signing import (
     input_digest,
     sign,
 )
+from turnkeeper.contracts.guardrails import GuardrailDecision
 from turnkeeper.contracts.rate_limits import CapacityWait
 from turnkeeper.contracts.steering import Intervention
 from turnkeeper.contracts.subagents import SubagentRecord
@@ -278,6 +279,8 @@ class TurnStatus(ContractModel):
     """The identity that started the turn (`AgentReport.started_by`)."""
     skills_loaded: list[str] = Field(default_factory=list)
     """The skills whose instructions the model has read so far (`AgentReport.skills_loaded`)."""
+    guardrail_decisions: list[GuardrailDecision] = Field(default_factory=list)
+    """Every guardrail verdict so far (`AgentReport.guardrail_decisions`)."""
     capacity_wait_ms: int = 0
     """Time the turn's model calls waited for fleet capacity (`TURNKEEPER_RATE_LIMITS`); it
     counts in `elapsed_ms` and against `time_budget_ms`."""

@@ -20,6 +20,7 @@ from turnkeeper.contracts.call_costs import PricedCall
 from turnkeeper.contracts.compaction import CompactedHistory, CompactionSpec
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.decision_signing import parse_public_key
+from turnkeeper.contracts.guardrails import GuardrailDecision, GuardrailRef
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
 from turnkeeper.contracts.signals import DecisionRecord
@@ -149,6 +150,15 @@ class AgentSpec(ContractModel):
     """Names of the worker's output validators (`@turnkeeper.output_validator`) that check the
     final answer, in order, after `output_schema` is satisfied; a rejection goes back to the
     model as a correction. Empty: none."""
+    guardrails: list[str | GuardrailRef] = Field(
+        default_factory=list,
+        # Left out when empty, so that a request without guardrails keeps the payload an older
+        # worker (whose AgentSpec forbids unknown fields) accepts.
+        exclude_if=lambda guardrails: not guardrails,
+    )
+    """Guardrails of the worker (`@turnkeeper.guardrail`, or the built-in `secrets` and
+    `size_cap`) that check the task input, each tool result and the final answer, in order: a
+    name (`enforce` mode) or `{"name": …, "mode": "enforce" | "log_only"}`. Empty: none."""
     price: Price | None = None
     """Overrides the pricing table for `model` (a fallback entry takes its own `price`)."""
     approvers: list[ApproverEntry] | None = None
@@ -217,6 +227,21 @@ class AgentSpec(ContractModel):
         if repeated is not None:
             raise ValueError(f"names the A2A agent {repeated!r} twice")
         return refs
+
+    @field_validator("guardrails")
+    @classmethod
+    def _check_guardrails(cls, entries: list[str | GuardrailRef]) -> list[str | GuardrailRef]:
+        names = [entry if isinstance(entry, str) else entry.name for entry in entries]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"names the guardrail {repeated[0]!r} twice")
+        if "" in names:
+            raise ValueError("a guardrail's name is empty")
+        return entries
+
+    def guardrail_refs(self) -> list[GuardrailRef]:
+        """`guardrails`, each in its long form, in order."""
+        return [GuardrailRef(name=e) if isinstance(e, str) else e for e in self.guardrails]
 
     @field_validator("skills")
     @classmethod
@@ -508,6 +533,8 @@ class AgentReport(ContractModel):
     """The skills whose instructions the model read: those of `agent.skills` marked `always`
     first, then each one `load_skill` loaded, once, in order (a sub-agent's are in its own
     report)."""
+    guardrail_decisions: list[GuardrailDecision] = Field(default_factory=list)
+    """Every verdict of `agent.guardrails`, enforced or not, in the order they were reached."""
 
 
 class SubagentCancelled(ContractModel):

@@ -21,6 +21,7 @@ from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
+from turnkeeper.activities.guardrails.guardrails import Guardrails
 from turnkeeper.activities.output.validators import OutputValidators
 from turnkeeper.activities.providers.anthropic_provider import AnthropicProvider
 from turnkeeper.activities.providers.demo_provider import DemoProvider
@@ -208,6 +209,7 @@ async def running_worker(
     openai_fake: FakeOpenAI | None = None,
     output_validators: OutputValidators | None = None,
     providers: dict[str, Any] | None = None,
+    guardrails: Guardrails | None = None,
     **worker_options: Any,
 ) -> AsyncIterator[Worker]:
     worker = Worker(
@@ -222,6 +224,7 @@ async def running_worker(
             tools=tools,
             store=store,
             output_validators=output_validators,
+            guardrails=guardrails,
         ),
         **worker_options,
     )

@@ -31,6 +31,7 @@ __all__ = [
     "Agent",
     "AgentReport",
     "AutonomyBoundaryViolation",
+    "Block",
     "BudgetExtension",
     "BudgetRequest",
     "CassetteMiss",
@@ -41,6 +42,7 @@ __all__ = [
     "DecisionRefused",
     "EncryptionRequired",
     "ExtendBudgetResult",
+    "GuardrailBlocked",
     "InvalidSessionRequest",
     "InvalidTurnRequest",
     "LLMAuthError",
@@ -53,6 +55,7 @@ __all__ = [
     "OutputRejected",
     "OutputValidatorError",
     "PendingCall",
+    "Redact",
     "RuntimeIdTaken",
     "SessionHandle",
     "SessionRefused",
@@ -75,6 +78,7 @@ __all__ = [
     "WaitingTurn",
     "connect",
     "exit_without_teardown",
+    "guardrail",
     "output_validator",
     "pending",
     "run_worker",
@@ -93,6 +97,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "output_validator": ("turnkeeper.activities.output.validators", "output_validator"),
     "OutputRejected": ("turnkeeper.activities.output.validators", "OutputRejected"),
     "Skill": ("turnkeeper.activities.skills.skill", "Skill"),
+    "guardrail": ("turnkeeper.activities.guardrails.guardrails", "guardrail"),
+    "Redact": ("turnkeeper.activities.guardrails.guardrails", "Redact"),
+    "Block": ("turnkeeper.activities.guardrails.guardrails", "Block"),
     "run_worker": ("turnkeeper.worker.run", "run_worker"),
     "TurnkeeperPlugin": ("turnkeeper.worker.plugin", "TurnkeeperPlugin"),
     "connect": ("turnkeeper.client.connection", "connect"),
@@ -133,6 +140,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
             "AutonomyBoundaryViolation",
             "ToolArgumentsInvalid",
             "OutputValidatorError",
+            "GuardrailBlocked",
             "TurnInternalError",
             "LLMAuthError",
             "LLMInvalidRequest",
@@ -165,6 +173,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from turnkeeper.activities.guardrails.guardrails import Block, Redact, guardrail
     from turnkeeper.activities.output.validators import OutputRejected, output_validator
     from turnkeeper.activities.skills.skill import Skill
     from turnkeeper.activities.tools.registry import ToolContext, ToolError
@@ -176,6 +185,7 @@ if TYPE_CHECKING:
         CassetteMiss,
         DecisionRefused,
         EncryptionRequired,
+        GuardrailBlocked,
         InvalidSessionRequest,
         InvalidTurnRequest,
         LLMAuthError,

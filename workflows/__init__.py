@@ -38,6 +38,10 @@ answer/         The final answer's checks.
     structured_output.py     `agent.output_schema`: the answer must be JSON that fits it.
     validation.py            `agent.output_validators`: the worker's checks of the answer.
 
+guardrails/     `agent.guardrails`: the worker's checks of the input, tool results and answer.
+    checks.py                The three stages: the input, each response's tool results, the answer.
+    decisions.py             The turn's part that records every guardrail verdict.
+
 tools/          Tool calls, settled one `tool_result` each.
     calls.py                 Settling one response's tool calls: run, wait, or refuse each.
     retries.py               When a worker tool may run again, and what the model is told.

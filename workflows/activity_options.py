@@ -56,6 +56,9 @@ DESCRIBE_SKILLS_RETRY: Final = RetryPolicy(maximum_attempts=3)
 VALIDATE_OUTPUT_TIMEOUT: Final = timedelta(seconds=60)
 # Retries cover a lost worker only: a validator's own failure is non-retryable.
 VALIDATE_OUTPUT_RETRY: Final = RetryPolicy(maximum_attempts=3)
+# Guardrails likewise (`agent.guardrails`); one that raises blocks, so retries cover a lost worker.
+GUARDRAILS_TIMEOUT: Final = timedelta(seconds=60)
+GUARDRAILS_RETRY: Final = RetryPolicy(maximum_attempts=3)
 
 # The agent's standing approvals, two local activities: a signed grant that does not verify is
 # refused the same way on every attempt.

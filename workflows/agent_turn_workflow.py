@@ -78,6 +78,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.budgets import checks as budgets
     from turnkeeper.workflows.budgets import extension as budget_extension
     from turnkeeper.workflows.failures import decision_refused, fail, internal_error_before_turn
+    from turnkeeper.workflows.guardrails import checks as guardrail_checks
     from turnkeeper.workflows.inputs import handlers as inputs
     from turnkeeper.workflows.llm import calls as model_calls
     from turnkeeper.workflows.llm import conversation_compaction
@@ -158,6 +159,7 @@ class AgentTurnWorkflow:
         try:
             if carried is None:
                 await output_validation.check_worker_has_them(turn)
+                await guardrail_checks.check_input(turn, observer)
                 await skills.describe(turn)
                 await self._discover_mcp_tools(turn)
             report = await self._loop(turn, request)
@@ -243,15 +245,18 @@ class AgentTurnWorkflow:
             if not uses and turn.steers.queued_steers:
                 continue  # a steer came during the call: the model reads it before it ends
             if result.stop_reason == "max_tokens":
+                await guardrail_checks.check_answer(turn, self._observer)
                 return turn.report("max_tokens", workflow.now())
             if not uses:
                 if await self._sent_back_for_correction(turn):
                     continue
+                await guardrail_checks.check_answer(turn, self._observer)
                 return turn.report("completed", workflow.now())
             self._check_autonomy(turn, uses)
             offered = self._offered_to_last_call(turn)
             turn.spend.begin_tool_interaction()
             settled = await steering.interruptible(self._dispatch(turn, uses, offered))
+            settled = await guardrail_checks.check_tool_results(turn, self._observer, uses, settled)
             turn.record_tool_results(settled)
         return None
 
@@ -666,6 +671,7 @@ class AgentTurnWorkflow:
             skills_loaded=list(turn.tools.skills_loaded),
             capacity_wait_ms=turn.fleet.capacity_wait_ms,
             capacity_awaited=turn.fleet.capacity_awaited,
+            guardrail_decisions=list(turn.guardrails.guardrail_decisions),
         )
 
     @workflow.signal(name=SIGNAL_CAPACITY_WAIT)

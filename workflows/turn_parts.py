@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.skill_io import SkillInfo
     from turnkeeper.contracts.steering import Intervention
     from turnkeeper.contracts.turn import AgentReport, SubagentRecord, Usage
+    from turnkeeper.workflows.guardrails.decisions import GuardrailLog
     from turnkeeper.workflows.llm.context_window import ContextWindow
 
 # How much of a refused signal's own text the turn keeps: anyone may send one.
@@ -390,6 +391,7 @@ PARTS: dict[str, type[BaseModel]] = {
     "children": Subagents,
     "fleet": FleetWaits,
     "fallback": Cooldowns,
+    "guardrails": GuardrailLog,
 }
 
 

@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.skill_io import SkillInfo
     from turnkeeper.contracts.steering import Intervention
     from turnkeeper.contracts.turn import AgentReport, Outcome, SubagentRecord, TurnRequest, Usage
+    from turnkeeper.workflows.guardrails.decisions import GuardrailLog
     from turnkeeper.workflows.turn_parts import (
         Approvals,
         BudgetWaits,
@@ -131,6 +132,7 @@ class TurnProgress(BaseModel):
     children: Subagents = Field(default_factory=Subagents)
     fleet: FleetWaits = Field(default_factory=FleetWaits)
     fallback: Cooldowns = Field(default_factory=Cooldowns)
+    guardrails: GuardrailLog = Field(default_factory=GuardrailLog)
 
     @model_validator(mode="before")
     @classmethod
@@ -258,6 +260,19 @@ class Turn(TurnProgress):
         self.rejected = RejectedAnswer(text=self.messages[-1].text(), why=why)
         self.append_user_text(correction)
 
+    def redact_task_input(self, text: str) -> None:
+        """An enforced guardrail replaced the task input, before any model call read it."""
+        for message in (self.messages[-1], self.unsent[-1]):
+            task = message.content[-1]
+            assert isinstance(task, TextBlock)  # the opening message ends with the task
+            message.content[-1] = TextBlock(text=text)
+
+    def redact_answer(self, text: str) -> None:
+        """An enforced guardrail replaced (or withheld) the final answer: the report and the
+        transcript hold `text` instead; a structured output parsed from the answer goes too."""
+        self.messages[-1] = Message(role="assistant", content=[TextBlock(text=text)])
+        self.structured_output = None
+
     def stored_whole_conversation(self, ref: str) -> None:
         """The turn's whole conversation (not its compacted requests') is stored under `ref`."""
         self.conversation_ref = ref
@@ -360,6 +375,7 @@ class Turn(TurnProgress):
             tenant=self.request.tenant,
             started_by=self.started_by,
             skills_loaded=list(self.tools.skills_loaded),
+            guardrail_decisions=list(self.guardrails.guardrail_decisions),
         )
 
 

@@ -19,6 +19,7 @@ from turnkeeper.activities.output.validators import (
     OutputValidatorFailure,
     OutputValidators,
 )
+from turnkeeper.activities.verdicts import clipped, judged_turn_id
 from turnkeeper.contracts.errors import INVALID_TURN_REQUEST, OUTPUT_VALIDATOR_ERROR
 from turnkeeper.contracts.names import ACTIVITY_VALIDATE_OUTPUT
 from turnkeeper.contracts.output_validation import ValidateOutputInput, ValidateOutputResult
@@ -50,12 +51,14 @@ class OutputValidationActivities:
                 await validator.check(check.answer)
             except OutputRejected as rejection:
                 # The validator's name, never the reason: it may quote the answer.
-                log.info("output_rejected", turn_id=_turn_id(), validator=validator.name)
+                log.info("output_rejected", turn_id=judged_turn_id(), validator=validator.name)
                 return ValidateOutputResult(
-                    rejected_by=validator.name, reason=_clipped(rejection.reason)
+                    rejected_by=validator.name, reason=clipped(rejection.reason, MAX_REASON_CHARS)
                 )
             except OutputValidatorFailure as failure:
-                log.error("output_validator_error", turn_id=_turn_id(), validator=validator.name)
+                log.error(
+                    "output_validator_error", turn_id=judged_turn_id(), validator=validator.name
+                )
                 raise ApplicationError(
                     str(failure), type=OUTPUT_VALIDATOR_ERROR, non_retryable=True
                 ) from failure
@@ -72,13 +75,3 @@ class OutputValidationActivities:
                 non_retryable=True,
             )
         return validator
-
-
-def _turn_id() -> str:
-    return activity.info().workflow_id if activity.in_activity() else ""
-
-
-def _clipped(reason: str) -> str:
-    if len(reason) <= MAX_REASON_CHARS:
-        return reason
-    return reason[: MAX_REASON_CHARS - 1] + "…"

@@ -602,6 +602,28 @@ async def rejected_then_accepted(
     return handle
 
 
+async def guarded_by_guardrails(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A turn with `agent.guardrails` (the built-in `secrets` enforced, `size_cap` log-only):
+    a key-shaped string is redacted from the task input and the answer, and a tool result passes;
+    each check is a `check_guardrails` activity whose verdicts the turn records."""
+    key = "AKIA" + "GOLDEN" * 2 + "0000"
+    fake_api.script(
+        "golden-guardrails",
+        [fake.tool_calls(("read_file", {"path": "notes.md"})), fake.text(f"The key is {key}.")],
+    )
+    agent = {
+        "tools": ["read_file"],
+        "guardrails": ["secrets", {"name": "size_cap", "mode": "log_only"}],
+    }
+    task = {"input": f"Read notes.md; the key is {key}."}
+    request = scripted_request("golden-guardrails", agent=agent, task=task)
+    handle = await _start(client, request, queue, workflow_id)
+    await handle.result()
+    return handle
+
+
 async def tenant_paused_and_raised(
     client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
 ) -> Any:
@@ -883,6 +905,7 @@ SCENARIOS = (
     calls_a_remote_a2a_agent,
     owned_session,
     previews_a_write,
+    guarded_by_guardrails,
 )
 
 

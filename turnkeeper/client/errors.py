@@ -65,6 +65,14 @@ class OutputValidatorError(TurnError):
     type = errors.OUTPUT_VALIDATOR_ERROR
 
 
+class GuardrailBlocked(TurnError):
+    """An enforced guardrail (`agent.guardrails`) blocked the task input, before any model call,
+    or the final answer; the message names the guardrail and its reason, and the report
+    (`details`) holds every guardrail verdict."""
+
+    type = errors.GUARDRAIL_BLOCKED
+
+
 class TurnInternalError(TurnError):
     type = errors.TURN_INTERNAL_ERROR
 
@@ -149,6 +157,7 @@ _BY_TYPE: dict[str, type[TurnError]] = {
         AutonomyBoundaryViolation,
         ToolArgumentsInvalid,
         OutputValidatorError,
+        GuardrailBlocked,
         TurnInternalError,
         LLMAuthError,
         LLMInvalidRequest,

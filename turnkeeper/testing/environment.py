@@ -32,6 +32,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from turnkeeper.activities.guardrails.guardrails import Guardrail
 from turnkeeper.activities.output.validators import OutputValidator
 from turnkeeper.activities.providers.provider import ModelProvider
 from turnkeeper.activities.skills.skill import Skill
@@ -72,6 +73,8 @@ class TurnTestEnvironment:
             its `agent.output_validators` names.
         skills: Your `turnkeeper.Skill`s (beside those of `TURNKEEPER_SKILLS_DIR`, if set); a
             turn may load those its `agent.skills` names.
+        guardrails: Your `@turnkeeper.guardrail` functions (beside the built-in `secrets` and
+            `size_cap`); a turn runs those its `agent.guardrails` names.
 
     Attributes:
         client: A client with turnkeeper's data converter, connected to the server.
@@ -91,12 +94,14 @@ class TurnTestEnvironment:
         providers: Mapping[str, ModelProvider] | None = None,
         output_validators: Sequence[OutputValidator] = (),
         skills: Sequence[Skill] = (),
+        guardrails: Sequence[Guardrail] = (),
     ) -> None:
         if address and time_skipping:
             raise ValueError("time_skipping starts a test server of its own: give no address")
         self.tools = list(tools)
         self.output_validators = list(output_validators)
         self.skills = list(skills)
+        self.guardrails = list(guardrails)
         self.time_skipping = time_skipping
         self.builtin_tools = builtin_tools
         self.address = address
@@ -248,6 +253,7 @@ class TurnTestEnvironment:
             builtin_tools=self.builtin_tools,
             output_validators=self.output_validators,
             skills=self.skills,
+            guardrails=self.guardrails,
             providers={**default_providers(), **self._providers},
             settings=settings,
             keyring=Keyring.from_env(),

@@ -26,6 +26,7 @@ from turnkeeper.testing.ports import free_ports
 # Loaded by every pytest run wherever turnkeeper is installed: the worker, the SDK and the dev
 # server are imported when a test first asks for a fixture, not when pytest starts.
 if TYPE_CHECKING:
+    from turnkeeper.activities.guardrails.guardrails import Guardrail
     from turnkeeper.activities.output.validators import OutputValidator
     from turnkeeper.activities.providers.provider import ModelProvider
     from turnkeeper.activities.skills.skill import Skill
@@ -109,6 +110,7 @@ def turn_env(turnkeeper_server: SessionServer) -> EnvironmentFactory:
         providers: dict[str, ModelProvider] | None = None,
         output_validators: Sequence[OutputValidator] = (),
         skills: Sequence[Skill] = (),
+        guardrails: Sequence[Guardrail] = (),
     ) -> TurnTestEnvironment:
         from turnkeeper.testing.environment import TurnTestEnvironment
 
@@ -121,6 +123,7 @@ def turn_env(turnkeeper_server: SessionServer) -> EnvironmentFactory:
             providers=providers,
             output_validators=output_validators,
             skills=skills,
+            guardrails=guardrails,
             address=None if time_skipping else turnkeeper_server.address,
         )
 

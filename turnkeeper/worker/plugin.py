@@ -23,6 +23,7 @@ from temporalio.worker import ReplayerConfig, WorkerConfig, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from turnkeeper.activities.a2a.config import load_a2a_config
+from turnkeeper.activities.guardrails.guardrails import Guardrail
 from turnkeeper.activities.mcp.config import load_mcp_config
 from turnkeeper.activities.output.validators import OutputValidator, OutputValidators
 from turnkeeper.activities.providers.cassette_file import CassetteFormatError
@@ -45,6 +46,7 @@ from turnkeeper.worker.wiring import (
     default_providers,
     install_skills,
     tool_registry,
+    worker_guardrails,
     worker_workflows,
     workflow_runner,
 )
@@ -86,6 +88,9 @@ class TurnkeeperPlugin(SimplePlugin):
             names those that check its final answer (`agent.output_validators`).
         skills: `turnkeeper.Skill`s defined in code, beside those of `TURNKEEPER_SKILLS_DIR`;
             an agent names those it may load (`agent.skills`).
+        guardrails: Functions decorated with `@turnkeeper.guardrail`, beside the built-in
+            `secrets` and `size_cap`; an agent names those that check its texts
+            (`agent.guardrails`).
         providers: Model providers by the prefix of `agent.model` (default: `anthropic`,
             `openai`, `demo` and the endpoints of `TURNKEEPER_PROVIDERS`).
         settings: The worker's settings (default: read from the environment).
@@ -116,6 +121,7 @@ class TurnkeeperPlugin(SimplePlugin):
         mcp_config: str | Path | None = None,
         output_validators: Sequence[OutputValidator] = (),
         skills: Sequence[Skill] = (),
+        guardrails: Sequence[Guardrail] = (),
         providers: Mapping[str, ModelProvider] | None = None,
         settings: Settings | None = None,
         store: ContentStore | None = None,
@@ -133,6 +139,7 @@ class TurnkeeperPlugin(SimplePlugin):
             dict(providers) if providers is not None else default_providers(), settings
         )
         self._validators = OutputValidators(output_validators)
+        self._guardrails = worker_guardrails(settings, guardrails)
         try:
             self._tools = tool_registry(settings, tools, builtin=builtin_tools)
         except OSError as err:
@@ -192,6 +199,7 @@ class TurnkeeperPlugin(SimplePlugin):
                 store=self.store,
                 output_validators=self._validators,
                 skills=self._skills,
+                guardrails=self._guardrails,
             ),
         ]
         return config

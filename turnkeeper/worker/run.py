@@ -23,6 +23,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
+from turnkeeper.activities.guardrails.guardrails import Guardrail
 from turnkeeper.activities.output.validators import OutputValidator
 from turnkeeper.activities.skills.skill import Skill
 from turnkeeper.activities.tools.registry import WorkerTool
@@ -109,6 +110,7 @@ class WorkerOptions:
             `search_files`, `write_file`).
         output_validators: The caller's output validators (`@turnkeeper.output_validator`).
         skills: The caller's skills defined in code (`turnkeeper.Skill`).
+        guardrails: The caller's guardrails (`@turnkeeper.guardrail`).
         mcp_config: JSON file of MCP servers; None: `TURNKEEPER_MCP_CONFIG`.
         task_queue: None: `AGENT_TASK_QUEUE` or `agent-turns`.
         dev: First start the embedded dev server (and reuse one already running).
@@ -125,6 +127,7 @@ class WorkerOptions:
     builtin_tools: bool = True
     output_validators: tuple[OutputValidator, ...] = ()
     skills: tuple[Skill, ...] = ()
+    guardrails: tuple[Guardrail, ...] = ()
     mcp_config: Path | None = None
     task_queue: str | None = None
     dev: bool = False
@@ -157,6 +160,7 @@ async def run_worker(
     builtin_tools: bool = True,
     output_validators: Sequence[OutputValidator] = (),
     skills: Sequence[Skill] = (),
+    guardrails: Sequence[Guardrail] = (),
     mcp_config: str | Path | None = None,
     task_queue: str | None = None,
     dev: bool = False,
@@ -183,6 +187,9 @@ async def run_worker(
             names those that check its final answer (`agent.output_validators`).
         skills: `turnkeeper.Skill`s defined in code, beside those of the folder
             `TURNKEEPER_SKILLS_DIR`; an agent names those it may load (`agent.skills`).
+        guardrails: Functions decorated with `@turnkeeper.guardrail`, beside the built-in
+            `secrets` and `size_cap`; an agent names those that check its task input, tool
+            results and final answer (`agent.guardrails`).
         mcp_config: A JSON file of MCP servers (default: `TURNKEEPER_MCP_CONFIG`).
         task_queue: The queue to poll (default: `AGENT_TASK_QUEUE` or `agent-turns`).
         dev: First start an embedded Temporal dev server with its Web UI (no Docker).
@@ -224,6 +231,7 @@ async def run_worker(
         builtin_tools=builtin_tools,
         output_validators=tuple(output_validators),
         skills=tuple(skills),
+        guardrails=tuple(guardrails),
         mcp_config=Path(mcp_config) if mcp_config else None,
         task_queue=task_queue,
         dev=dev,
@@ -387,6 +395,7 @@ async def serve(
         builtin_tools=options.builtin_tools,
         output_validators=options.output_validators,
         skills=options.skills,
+        guardrails=options.guardrails,
         settings=settings,
         keyring=keyring,
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from turnkeeper.activities.providers.cassette_provider import CASSETTE_MODES, CassetteSettings
 from turnkeeper.client.settings_error import SettingsError
+from turnkeeper.contracts.guardrails import DEFAULT_GUARDRAIL_MAX_CHARS, GUARDRAIL_MAX_CHARS_ENV
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
 from turnkeeper.contracts.rate_limits import (
@@ -77,6 +78,8 @@ class Settings:
             `provider:*` (`TURNKEEPER_RATE_LIMITS`); empty: none.
         skills_dir: The folder of the worker's skills, one sub-folder with a `SKILL.md` each
             (`TURNKEEPER_SKILLS_DIR`); None: no skills but those given in code.
+        guardrail_max_chars: The limit of the built-in `size_cap` guardrail, in characters
+            (`TURNKEEPER_GUARDRAIL_MAX_CHARS`).
     """
 
     task_queue: str
@@ -93,6 +96,7 @@ class Settings:
     rate_limits: dict[str, RateLimit] = field(default_factory=dict)
     skills_dir: Path | None = None
     a2a_config: Path | None = None
+    guardrail_max_chars: int = DEFAULT_GUARDRAIL_MAX_CHARS
 
     @property
     def dev_server_db(self) -> Path:
@@ -132,6 +136,9 @@ class Settings:
             rate_limits=_rate_limits(source),
             skills_dir=_optional_path(source.get(SKILLS_DIR_ENV)),
             a2a_config=_optional_path(source.get(A2A_CONFIG_ENV)),
+            guardrail_max_chars=whole_number(
+                source, GUARDRAIL_MAX_CHARS_ENV, DEFAULT_GUARDRAIL_MAX_CHARS, minimum=1
+            ),
         )
 
 

@@ -14,6 +14,9 @@ from temporalio.worker.workflow_sandbox import SandboxRestrictions
 
 from turnkeeper.activities.a2a.config import A2aConfig, load_a2a_config
 from turnkeeper.activities.a2a.unconfigured import NoA2aAgents
+from turnkeeper.activities.guardrails.builtin import builtin_guardrails
+from turnkeeper.activities.guardrails.check_activity import GuardrailActivities
+from turnkeeper.activities.guardrails.guardrails import Guardrail, Guardrails
 from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
 from turnkeeper.activities.llm.rate_gate import RateGate
 from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
@@ -62,6 +65,7 @@ def build_activities(
     store: ContentStore | None = None,
     output_validators: OutputValidators | None = None,
     skills: SkillCatalog | None = None,
+    guardrails: Guardrails | None = None,
 ) -> list[Callable[..., Any]]:
     store = store or open_store(settings)
     cap = settings.max_tool_result_bytes
@@ -78,10 +82,13 @@ def build_activities(
     validation = OutputValidationActivities(output_validators or OutputValidators())
     # Likewise on every worker: a turn naming a skill this worker lacks is refused, naming it.
     described = SkillActivities(skills or SkillCatalog())
+    # Likewise, with the built-in guardrails: a turn naming one this worker lacks is refused.
+    guarded = GuardrailActivities(guardrails or worker_guardrails(settings))
     activities: list[Callable[..., Any]] = [
         model_calls.model_call,
         tool_calls.tool_call,
         validation.validate_output,
+        guarded.check_guardrails,
         described.describe_skills,
         stored.load_conversation,
         stored.store_conversation,
@@ -95,6 +102,17 @@ def build_activities(
         cache = ApprovalCacheActivities(client)
         activities += [cache.approval_cache_lookup, cache.approval_cache_remember]
     return activities
+
+
+def worker_guardrails(settings: Settings, given: Iterable[Guardrail] = ()) -> Guardrails:
+    """The worker's guardrails: the built-in `secrets` and `size_cap` (its limit from
+    `settings`), then `given`.
+
+    Raises:
+        TypeError: Something in `given` is not a `@turnkeeper.guardrail`.
+        ValueError: Two guardrails share a name, or one takes a built-in one's.
+    """
+    return Guardrails(given, builtin=builtin_guardrails(settings.guardrail_max_chars))
 
 
 def tool_registry(
@@ -112,6 +130,8 @@ def tool_registry(
             raise TypeError(
                 f"{tool.name} is an output validator, not a tool: give it as output_validators=[…]"
             )
+        if isinstance(tool, Guardrail):
+            raise TypeError(f"{tool.name} is a guardrail, not a tool: give it as guardrails=[…]")
         if not isinstance(tool, WorkerTool):
             # Else a plain function fails deep in the registry, naming an attribute it lacks.
             name = getattr(tool, "__name__", repr(tool))

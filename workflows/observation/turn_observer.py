@@ -22,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.activity_io import ModelCallResult
     from turnkeeper.contracts.budget_extension import BudgetExtension, BudgetRequest
     from turnkeeper.contracts.compaction import CompactionSpec
+    from turnkeeper.contracts.guardrails import GuardrailDecision
     from turnkeeper.contracts.mcp import McpTaskHandle
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
     from turnkeeper.contracts.signals import DecisionRecord
@@ -250,6 +251,15 @@ class TurnObserver:
         record.emit("approval_decided", waited_s=waited_s, **decision)
         turn_metrics.approval_waited(decided.tool, decided.approved, waited_s)
         self.view.event("approval_decided", turn, **decision)
+
+    # ---- guardrails -----------------------------------------------------------------------
+
+    def guardrail_decided(self, turn: Turn, decision: GuardrailDecision) -> None:
+        """A guardrail judged the input, a tool result or the answer (enforced or log-only)."""
+        fields = decision.model_dump(exclude_defaults=True)
+        record.emit("guardrail_decision", **fields)
+        self.view.event("guardrail_decision", turn, **fields)
+        self._span.guardrail_decided(turn.guardrails.guardrail_decisions)
 
     # ---- budgets --------------------------------------------------------------------------
 

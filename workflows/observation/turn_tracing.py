@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from opentelemetry import trace
     from opentelemetry.trace import Span, Status, StatusCode
     from temporalio.contrib.opentelemetry import ReplaySafeTracerProvider
+    from turnkeeper.contracts.guardrails import GuardrailDecision
     from turnkeeper.contracts.turn import AgentReport
 
 TRACER_NAME: Final = "turnkeeper.workflows"
@@ -42,6 +43,8 @@ SPAN_ATTR_MODEL_CALLS: Final = "turnkeeper.llm_calls"
 SPAN_ATTR_TOOL_CALLS: Final = "turnkeeper.tool_calls"
 SPAN_ATTR_ITERATIONS: Final = "turnkeeper.iterations"
 SPAN_ATTR_CONTINUED_AS_NEW: Final = "turnkeeper.continued_as_new"
+# Every guardrail verdict so far, one `guardrail:stage:verdict:enforced|log_only` string each.
+SPAN_ATTR_GUARDRAIL_DECISIONS: Final = "turnkeeper.guardrail_decisions"
 
 
 class TurnSpan:
@@ -62,6 +65,18 @@ class TurnSpan:
                 SPAN_ATTR_TASK_ID: task_id,
                 SPAN_ATTR_MODEL: model,
             }
+        )
+
+    def guardrail_decided(self, decisions: list[GuardrailDecision]) -> None:
+        """The turn's guardrail verdicts so far, as one attribute (rewritten at each)."""
+        if self._span is None:
+            return
+        self._span.set_attribute(
+            SPAN_ATTR_GUARDRAIL_DECISIONS,
+            [
+                f"{d.guardrail}:{d.stage}:{d.verdict}:{'enforced' if d.enforced else 'log_only'}"
+                for d in decisions
+            ],
         )
 
     def finish(self, report: AgentReport, error_type: str | None = None) -> None:
