@@ -79,6 +79,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.budgets import extension as budget_extension
     from turnkeeper.workflows.failures import decision_refused, fail, internal_error_before_turn
     from turnkeeper.workflows.inputs import handlers as inputs
+    from turnkeeper.workflows.inputs.schedule_origin import scheduled_by
     from turnkeeper.workflows.llm import calls as model_calls
     from turnkeeper.workflows.llm import conversation_compaction
     from turnkeeper.workflows.observation import turn_tracing
@@ -304,7 +305,9 @@ class AgentTurnWorkflow:
             return turn
         # From the start event, where the client that started the turn set it: whom it belongs to.
         started_by = workflow.info().typed_search_attributes.get(STARTED_BY)
-        turn = Turn.begin(request, workflow.now(), started_by=started_by)
+        turn = Turn.begin(
+            request, workflow.now(), started_by=started_by, schedule=scheduled_by(workflow.info())
+        )
         # Here, not where a decision is checked: the `decide` validator may not ask for a patch.
         self._verify_signatures(turn)
         self._turn = turn
@@ -649,6 +652,7 @@ class AgentTurnWorkflow:
             state=turn.state,
             agent_id=turn.request.agent.id,
             started_by=turn.started_by,
+            schedule=turn.schedule,
             signing_version=turn.approvals.signing_version,
             first_run_id=workflow.info().first_execution_run_id,
             iteration=turn.iteration,

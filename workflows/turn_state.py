@@ -122,6 +122,8 @@ class TurnProgress(BaseModel):
     # Whom the turn belongs to: its `StartedBy` search attribute as it started (a sub-agent's
     # turn gets its parent's). Carried, so a continued run need not trust its own start.
     started_by: str | None = None
+    # The schedule that started the turn (`TemporalScheduledById` as it started), carried so.
+    schedule: str | None = None
     spend: Spend = Field(default_factory=Spend)
     tools: Tools = Field(default_factory=Tools)
     approvals: Approvals = Field(default_factory=Approvals)
@@ -146,7 +148,13 @@ class Turn(TurnProgress):
     request: TurnRequest
 
     @classmethod
-    def begin(cls, request: TurnRequest, now: datetime, started_by: str | None = None) -> Turn:
+    def begin(
+        cls,
+        request: TurnRequest,
+        now: datetime,
+        started_by: str | None = None,
+        schedule: str | None = None,
+    ) -> Turn:
         # With history_ref the earlier conversation stays in the store: the first model call
         # appends to it, and this turn's messages (and report) hold only the new exchange.
         turn = cls(
@@ -154,6 +162,7 @@ class Turn(TurnProgress):
             started=now,
             conversation_ref=request.history_ref,
             started_by=started_by,
+            schedule=schedule,
         )
         for message in _opening_messages(request):
             turn.messages.append(message)
@@ -359,6 +368,7 @@ class Turn(TurnProgress):
             subagents=list(self.children.subagents),
             tenant=self.request.tenant,
             started_by=self.started_by,
+            schedule=self.schedule,
             skills_loaded=list(self.tools.skills_loaded),
         )
 
