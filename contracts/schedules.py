@@ -84,8 +84,8 @@ def every_text(every: timedelta) -> str:
     """`every` written as `parse_every` reads it (`1h30m`, `7d`)."""
     seconds, parts = int(every.total_seconds()), []
     for unit, size in _UNITS.items():
-        if unit == "w" and seconds % size:
-            continue  # 10 days reads better as 10d than as 1w3d
+        if unit == "w":
+            continue  # 7d reads as it was likely written; 2w as 14d is still plain
         amount, seconds = divmod(seconds, size)
         if amount:
             parts.append(f"{amount}{unit}")
