@@ -296,7 +296,7 @@ class AgentTurnWorkflow:
         request = inputs.turn_request(raw, first_run=carried is None)
         self._offered = offered_tools(request)
         if carried is not None:
-            turn = Turn.resume(request, carried.turn)
+            turn = Turn.resume(request, carried.turn, schedule=scheduled_by(workflow.info()))
             self._verify_signatures(turn)
             self._offered = self._offer(turn)
             self._steering.resumed(turn)

@@ -122,8 +122,6 @@ class TurnProgress(BaseModel):
     # Whom the turn belongs to: its `StartedBy` search attribute as it started (a sub-agent's
     # turn gets its parent's). Carried, so a continued run need not trust its own start.
     started_by: str | None = None
-    # The schedule that started the turn (`TemporalScheduledById` as it started), carried so.
-    schedule: str | None = None
     spend: Spend = Field(default_factory=Spend)
     tools: Tools = Field(default_factory=Tools)
     approvals: Approvals = Field(default_factory=Approvals)
@@ -146,6 +144,9 @@ class TurnProgress(BaseModel):
 
 class Turn(TurnProgress):
     request: TurnRequest
+    # The schedule that started the turn (`TemporalScheduledById`): not carried, as every run of
+    # a continued turn has the attribute and the id it was read from.
+    schedule: str | None = None
 
     @classmethod
     def begin(
@@ -170,9 +171,11 @@ class Turn(TurnProgress):
         return turn
 
     @classmethod
-    def resume(cls, request: TurnRequest, progress: TurnProgress) -> Turn:
+    def resume(
+        cls, request: TurnRequest, progress: TurnProgress, schedule: str | None = None
+    ) -> Turn:
         """The turn a continued run goes on with."""
-        return cls(request=request, **dict(progress))
+        return cls(request=request, schedule=schedule, **dict(progress))
 
     def progress(self) -> TurnProgress:
         """What the next run needs besides the request, when the turn continues as new."""

@@ -230,8 +230,7 @@ def create_app(
         add_a2a(app, turns, tokens, failed, conversations)
     if conversations is not None:
         add_chat(app, conversations)
-    if isinstance(turns, TurnService):  # Temporal's Schedules (a fake `Turns` has none)
-        add_schedules(app, turns.client)
+    add_schedules(app, turns)
 
     @app.get("/v1/whoami")
     async def whoami(identity: Caller) -> dict[str, str | None]:

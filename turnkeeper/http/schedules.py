@@ -75,13 +75,20 @@ async def visible_schedule(client: Client, name: str, identity: Identity) -> Tur
     return schedule
 
 
-def add_schedules(app: FastAPI, client: Client) -> None:
-    """The `/v1/schedules` routes over `client` (sign-in and the audit line are the app's)."""
+def add_schedules(app: FastAPI, turns: object) -> None:
+    """The `/v1/schedules` routes over the Temporal client of `turns` (a `TurnService`; sign-in
+    and the audit line are the app's)."""
 
     def caller(http: Request, name: str | None = None) -> Identity:
         http.state.schedule = name  # the audit line names it
         identity: Identity = http.state.identity
         return identity
+
+    def temporal() -> Client:
+        client = getattr(turns, "client", None)
+        if not isinstance(client, Client):  # a fake of the turn operations has no Temporal
+            raise ApiError(503, "this server has no Temporal client for schedules")
+        return client
 
     @app.post("/v1/schedules", status_code=201)
     async def create(body: ScheduleBody, http: Request) -> ScheduleView:
@@ -91,7 +98,7 @@ def add_schedules(app: FastAPI, client: Client) -> None:
         request = billed_request(body.turn_request(), identity)
         try:
             schedule = await schedule_turn(
-                client,
+                temporal(),
                 body.name,
                 request,
                 cron=body.cron,
@@ -111,38 +118,38 @@ def add_schedules(app: FastAPI, client: Client) -> None:
         """The schedules of turns the caller may see (an operator: every one), by name."""
         identity = caller(http)
         owner = None if identity.is_operator else identity.name
-        return await list_schedules(client, started_by=owner)
+        return await list_schedules(temporal(), started_by=owner)
 
     @app.get("/v1/schedules/{schedule}")
     async def show(schedule: ScheduleName, http: Request) -> ScheduleView:
         """The schedule: what it starts, its clock, its latest and next runs."""
-        found = await visible_schedule(client, schedule, caller(http, schedule))
+        found = await visible_schedule(temporal(), schedule, caller(http, schedule))
         return await found.describe()
 
     @app.delete("/v1/schedules/{schedule}", status_code=204)
     async def delete(schedule: ScheduleName, http: Request) -> Response:
         """Delete the schedule; runs already started go on."""
-        found = await visible_schedule(client, schedule, caller(http, schedule))
+        found = await visible_schedule(temporal(), schedule, caller(http, schedule))
         await found.delete()
         return Response(status_code=204)
 
     @app.post("/v1/schedules/{schedule}/pause")
     async def pause(schedule: ScheduleName, http: Request) -> ScheduleView:
         """Stop the clock: no tick starts a run until `resume` (`trigger` still does)."""
-        found = await visible_schedule(client, schedule, caller(http, schedule))
+        found = await visible_schedule(temporal(), schedule, caller(http, schedule))
         await found.pause(f"paused by {http.state.identity.name}")
         return await found.describe()
 
     @app.post("/v1/schedules/{schedule}/resume")
     async def resume(schedule: ScheduleName, http: Request) -> ScheduleView:
         """Start the clock again."""
-        found = await visible_schedule(client, schedule, caller(http, schedule))
+        found = await visible_schedule(temporal(), schedule, caller(http, schedule))
         await found.resume(f"resumed by {http.state.identity.name}")
         return await found.describe()
 
     @app.post("/v1/schedules/{schedule}/trigger", status_code=202)
     async def trigger(schedule: ScheduleName, http: Request) -> dict[str, str]:
         """Start one run now, as a tick would; it shows in `recent_runs` once started."""
-        found = await visible_schedule(client, schedule, caller(http, schedule))
+        found = await visible_schedule(temporal(), schedule, caller(http, schedule))
         await found.trigger()
         return {"name": schedule}
