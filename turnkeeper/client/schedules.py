@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, Final
 
-from pydantic import ValidationError
 from temporalio.client import (
     Client,
     Schedule,
@@ -43,7 +42,7 @@ from temporalio.common import Priority, SearchAttributePair, TypedSearchAttribut
 from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.client.errors import InvalidTurnRequest
-from turnkeeper.client.turns import request_payload
+from turnkeeper.client.turns import given_request, request_payload
 from turnkeeper.contracts.names import (
     DEFAULT_TASK_QUEUE,
     SA_STARTED_BY,
@@ -290,16 +289,7 @@ def _starts_turns(action: object) -> bool:
 def _turn_request(
     request: TurnRequest | Mapping[str, Any] | None, fields: dict[str, Any]
 ) -> TurnRequest:
-    if request is not None and fields:
-        raise TypeError("give the request or its fields, not both")
-    try:
-        turn = (
-            request
-            if isinstance(request, TurnRequest)
-            else TurnRequest.model_validate(fields if request is None else request)
-        )
-    except ValidationError as error:
-        raise InvalidTurnRequest(f"invalid turn request: {error}") from None
+    turn = given_request(request, fields)
     problem = request_problem(turn) or (
         "parent: is set by the runtime on a sub-agent's turn; leave it out" if turn.parent else None
     )
