@@ -277,6 +277,8 @@ class TurnStatus(ContractModel):
     """The sub-agent calls that have ended so far (`AgentReport.subagents`)."""
     started_by: str | None = None
     """The identity that started the turn (`AgentReport.started_by`)."""
+    schedule: str | None = None
+    """The schedule that started the turn (`AgentReport.schedule`)."""
     skills_loaded: list[str] = Field(default_factory=list)
     """The skills whose instructions the model has read so far (`AgentReport.skills_loaded`)."""
     guardrail_decisions: list[GuardrailDecision] = Field(default_factory=list)

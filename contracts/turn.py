@@ -529,6 +529,9 @@ class AgentReport(ContractModel):
     started_by: str | None = None
     """The identity that started the turn, as the runtime recorded it (the HTTP API's signed-in
     token; the `StartedBy` search attribute); None when it was started without one."""
+    schedule: str | None = None
+    """The name of the schedule that started the turn (`turnkeeper schedule`; Temporal's
+    `TemporalScheduledById` search attribute); None when no schedule started it."""
     skills_loaded: list[str] = Field(default_factory=list)
     """The skills whose instructions the model read: those of `agent.skills` marked `always`
     first, then each one `load_skill` loaded, once, in order (a sub-agent's are in its own

@@ -41,6 +41,10 @@ RUNTIME_ID_PREFIXES: Final[dict[str, str]] = {
 # it. Not in RUNTIME_ID_PREFIXES, which the workflows also check: that session is one.
 CONVERSATION_ID_PREFIX: Final = "conversation:"
 
+# A scheduled turn (`turnkeeper schedule create`): Temporal's scheduler starts each run at
+# `schedule:<schedule name>-<time>`. Not in RUNTIME_ID_PREFIXES either: those runs are turns.
+SCHEDULE_RUN_ID_PREFIX: Final = "schedule:"
+
 
 def runtime_prefixed(workflow_id: str) -> str | None:
     """Which of the runtime's own workflows `workflow_id` is named like (an approval cache, a
@@ -61,6 +65,8 @@ def runtime_owned(workflow_id: str) -> str | None:
         return prefixed
     if workflow_id.startswith(CONVERSATION_ID_PREFIX):
         return f"ids starting {CONVERSATION_ID_PREFIX!r} belong to served agents' conversations"
+    if workflow_id.startswith(SCHEDULE_RUN_ID_PREFIX):
+        return f"ids starting {SCHEDULE_RUN_ID_PREFIX!r} belong to the runs of scheduled turns"
     if NESTED_ID_SEPARATOR in workflow_id:
         return "ids with '/' belong to the runtime's sub-agent and session turns"
     return None

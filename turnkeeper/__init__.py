@@ -43,6 +43,7 @@ __all__ = [
     "EncryptionRequired",
     "ExtendBudgetResult",
     "GuardrailBlocked",
+    "InvalidSchedule",
     "InvalidSessionRequest",
     "InvalidTurnRequest",
     "LLMAuthError",
@@ -57,6 +58,10 @@ __all__ = [
     "PendingCall",
     "Redact",
     "RuntimeIdTaken",
+    "ScheduleNotFound",
+    "ScheduleTaken",
+    "ScheduleView",
+    "ScheduledRun",
     "SessionHandle",
     "SessionRefused",
     "SessionStatus",
@@ -73,20 +78,24 @@ __all__ = [
     "TurnHandle",
     "TurnInternalError",
     "TurnRequest",
+    "TurnSchedule",
     "TurnStatus",
     "TurnkeeperPlugin",
     "WaitingTurn",
     "connect",
     "exit_without_teardown",
     "guardrail",
+    "list_schedules",
     "output_validator",
     "pending",
     "run_worker",
+    "schedule_turn",
     "session",
     "start_session",
     "start_turn",
     "tool",
     "turn",
+    "turn_schedule",
 ]
 
 # name -> (module, attribute)
@@ -107,6 +116,15 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "start_turn": ("turnkeeper.client.client", "start_turn"),
     "turn": ("turnkeeper.client.client", "turn"),
     "pending": ("turnkeeper.client.client", "pending"),
+    "schedule_turn": ("turnkeeper.client.schedules", "schedule_turn"),
+    "turn_schedule": ("turnkeeper.client.schedules", "turn_schedule"),
+    "list_schedules": ("turnkeeper.client.schedules", "list_schedules"),
+    "TurnSchedule": ("turnkeeper.client.schedules", "TurnSchedule"),
+    "ScheduleNotFound": ("turnkeeper.client.schedules", "ScheduleNotFound"),
+    "ScheduleTaken": ("turnkeeper.client.schedules", "ScheduleTaken"),
+    "InvalidSchedule": ("turnkeeper.contracts.schedules", "InvalidSchedule"),
+    "ScheduleView": ("turnkeeper.contracts.schedules", "ScheduleView"),
+    "ScheduledRun": ("turnkeeper.contracts.schedules", "ScheduledRun"),
     "start_session": ("turnkeeper.client.sessions", "start_session"),
     "session": ("turnkeeper.client.sessions", "session"),
     "SessionHandle": ("turnkeeper.client.sessions", "SessionHandle"),
@@ -203,6 +221,14 @@ if TYPE_CHECKING:
         TurnError,
         TurnInternalError,
     )
+    from turnkeeper.client.schedules import (
+        ScheduleNotFound,
+        ScheduleTaken,
+        TurnSchedule,
+        list_schedules,
+        schedule_turn,
+        turn_schedule,
+    )
     from turnkeeper.client.sessions import SessionHandle, session, start_session
     from turnkeeper.client.turns import WaitingTurn
     from turnkeeper.contracts.budget_extension import (
@@ -214,6 +240,7 @@ if TYPE_CHECKING:
     from turnkeeper.contracts.compaction import CompactionSpec as Compaction
     from turnkeeper.contracts.events import TurnEvent
     from turnkeeper.contracts.messages import Message
+    from turnkeeper.contracts.schedules import InvalidSchedule, ScheduledRun, ScheduleView
     from turnkeeper.contracts.session import SessionStatus
     from turnkeeper.contracts.signals import DecisionRecord, PendingCall, TurnStatus
     from turnkeeper.contracts.turn import AgentReport, Constraints, TurnRequest

@@ -20,6 +20,7 @@ inputs/         What a turn or a session accepts (the request's own checks are i
     handlers.py              The handlers' payloads decoded and validated (turn and session).
     plaintext.py             Refusing what arrived unencrypted at a worker requiring encryption.
     placement.py             Where a turn may run: its workflow id and its `parent`.
+    schedule_origin.py       Which schedule started a turn (`TemporalScheduledById` and its id).
 
 budgets/        What a turn may spend, and what happens when it is spent.
     checks.py                Limits, what is left, and the checks before each model call.

@@ -80,6 +80,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.failures import decision_refused, fail, internal_error_before_turn
     from turnkeeper.workflows.guardrails import checks as guardrail_checks
     from turnkeeper.workflows.inputs import handlers as inputs
+    from turnkeeper.workflows.inputs.schedule_origin import scheduled_by
     from turnkeeper.workflows.llm import calls as model_calls
     from turnkeeper.workflows.llm import conversation_compaction
     from turnkeeper.workflows.observation import turn_tracing
@@ -300,7 +301,7 @@ class AgentTurnWorkflow:
         request = inputs.turn_request(raw, first_run=carried is None)
         self._offered = offered_tools(request)
         if carried is not None:
-            turn = Turn.resume(request, carried.turn)
+            turn = Turn.resume(request, carried.turn, schedule=scheduled_by(workflow.info()))
             self._verify_signatures(turn)
             self._offered = self._offer(turn)
             self._steering.resumed(turn)
@@ -309,7 +310,9 @@ class AgentTurnWorkflow:
             return turn
         # From the start event, where the client that started the turn set it: whom it belongs to.
         started_by = workflow.info().typed_search_attributes.get(STARTED_BY)
-        turn = Turn.begin(request, workflow.now(), started_by=started_by)
+        turn = Turn.begin(
+            request, workflow.now(), started_by=started_by, schedule=scheduled_by(workflow.info())
+        )
         # Here, not where a decision is checked: the `decide` validator may not ask for a patch.
         self._verify_signatures(turn)
         self._turn = turn
@@ -654,6 +657,7 @@ class AgentTurnWorkflow:
             state=turn.state,
             agent_id=turn.request.agent.id,
             started_by=turn.started_by,
+            schedule=turn.schedule,
             signing_version=turn.approvals.signing_version,
             first_run_id=workflow.info().first_execution_run_id,
             iteration=turn.iteration,

@@ -146,9 +146,18 @@ class TurnProgress(BaseModel):
 
 class Turn(TurnProgress):
     request: TurnRequest
+    # The schedule that started the turn (`TemporalScheduledById`): not carried, as every run of
+    # a continued turn has the attribute and the id it was read from.
+    schedule: str | None = None
 
     @classmethod
-    def begin(cls, request: TurnRequest, now: datetime, started_by: str | None = None) -> Turn:
+    def begin(
+        cls,
+        request: TurnRequest,
+        now: datetime,
+        started_by: str | None = None,
+        schedule: str | None = None,
+    ) -> Turn:
         # With history_ref the earlier conversation stays in the store: the first model call
         # appends to it, and this turn's messages (and report) hold only the new exchange.
         turn = cls(
@@ -156,6 +165,7 @@ class Turn(TurnProgress):
             started=now,
             conversation_ref=request.history_ref,
             started_by=started_by,
+            schedule=schedule,
         )
         for message in _opening_messages(request):
             turn.messages.append(message)
@@ -163,9 +173,11 @@ class Turn(TurnProgress):
         return turn
 
     @classmethod
-    def resume(cls, request: TurnRequest, progress: TurnProgress) -> Turn:
+    def resume(
+        cls, request: TurnRequest, progress: TurnProgress, schedule: str | None = None
+    ) -> Turn:
         """The turn a continued run goes on with."""
-        return cls(request=request, **dict(progress))
+        return cls(request=request, schedule=schedule, **dict(progress))
 
     def progress(self) -> TurnProgress:
         """What the next run needs besides the request, when the turn continues as new."""
@@ -374,6 +386,7 @@ class Turn(TurnProgress):
             subagents=list(self.children.subagents),
             tenant=self.request.tenant,
             started_by=self.started_by,
+            schedule=self.schedule,
             skills_loaded=list(self.tools.skills_loaded),
             guardrail_decisions=list(self.guardrails.guardrail_decisions),
         )

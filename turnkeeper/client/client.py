@@ -23,7 +23,7 @@ from datetime import timedelta
 from typing import Any, Generic, TypeVar, overload
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
+from pydantic import BaseModel, JsonValue, TypeAdapter
 from temporalio.client import (
     Client,
     WorkflowFailureError,
@@ -32,11 +32,12 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from turnkeeper.client.errors import DecisionRefused, InvalidTurnRequest, refused, turn_error
+from turnkeeper.client.errors import DecisionRefused, refused, turn_error
 from turnkeeper.client.events import turn_events
 from turnkeeper.client.signatures import signed_decision, signed_extension, signed_intervention
 from turnkeeper.client.turns import (
     WaitingTurn,
+    given_request,
     list_waiting,
     short_id,
     start_turn_workflow,
@@ -425,16 +426,7 @@ async def start_turn(
         TypeError: `output_type` is not a model that strict structured output can describe
             (the message names the field), or the request has an `output_schema` too.
     """
-    if request is not None and fields:
-        raise TypeError("give the request or its fields, not both")
-    try:
-        turn = (
-            request
-            if isinstance(request, TurnRequest)
-            else TurnRequest.model_validate(fields if request is None else request)
-        )
-    except ValidationError as error:
-        raise InvalidTurnRequest(f"invalid turn request: {error}") from None
+    turn = given_request(request, fields)
     if output_type is not None:
         turn = _with_output_type(turn, output_type)
     workflow_id = id or turn_workflow_id(turn.agent.id, short_id())

@@ -8,7 +8,7 @@ import asyncio
 import re
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
@@ -145,6 +145,25 @@ def check_caller_request(request: TurnRequest, workflow_id: str) -> None:
             "invalid turn request: parent: is set by the runtime on a sub-agent's turn; "
             "leave it out"
         )
+
+
+def given_request(
+    request: TurnRequest | Mapping[str, Any] | None, fields: Mapping[str, Any]
+) -> TurnRequest:
+    """The request a caller gave: a `TurnRequest`, its JSON, or (`request` None) its fields.
+
+    Raises:
+        TypeError: Both a request and fields.
+        InvalidTurnRequest: It does not validate (the message names the field).
+    """
+    if request is not None and fields:
+        raise TypeError("give the request or its fields, not both")
+    try:
+        if isinstance(request, TurnRequest):
+            return request
+        return TurnRequest.model_validate(fields if request is None else request)
+    except ValidationError as error:
+        raise InvalidTurnRequest(f"invalid turn request: {error}") from None
 
 
 def request_payload(request: TurnRequest) -> dict[str, Any]:

@@ -14,4 +14,5 @@ library client, the worker and the dev tools.
 - `demo`: `turnkeeper demo`, the whole runtime offline.
 - `demo_revisit`: what the demo prints last, to come back to its run.
 - `worker_cli`: `python worker.py [--dev]`, the worker's command line.
+- `schedule_command`: `turnkeeper schedule …`, turns on a clock (Temporal Schedules).
 """

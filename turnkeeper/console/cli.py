@@ -33,6 +33,7 @@ from turnkeeper.console import (
     http_commands,
     mcp_command,
     replay_command,
+    schedule_command,
     steer_command,
     tenants_command,
 )
@@ -908,3 +909,6 @@ def _execute(command: Coroutine[Any, Any, int]) -> None:
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     raise typer.Exit(code)
+
+
+app.add_typer(schedule_command.schedule_app(_execute), name="schedule")

@@ -13,14 +13,12 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import ConfigDict, Field, ValidationInfo, field_validator
-from pydantic.json_schema import SkipJsonSchema
+from pydantic import ConfigDict, Field, field_validator
 
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.signals import DecisionRecord, PendingKind, TurnState, TurnStatus
 from turnkeeper.contracts.tenants import TENANT_NAME_PATTERN, TenantCaps, TenantSpend
-from turnkeeper.contracts.turn import TurnRequest
 from turnkeeper.contracts.turn_ids import turn_id_problem
 from turnkeeper.contracts.write_preview import WritePreview
 from turnkeeper.http import audit
@@ -39,11 +37,13 @@ from turnkeeper.http.access import (
 from turnkeeper.http.agui import add_ag_ui
 from turnkeeper.http.approvals import ApprovalBudget
 from turnkeeper.http.auth import FailedSignIns, sign_in
+from turnkeeper.http.caller_request import CallerRequest
 from turnkeeper.http.chat import add_chat
 from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.decisions import DecisionBody, cancel_as, decide, intervene
 from turnkeeper.http.errors import refusal
 from turnkeeper.http.inbox import add_inbox
+from turnkeeper.http.schedules import add_schedules
 from turnkeeper.http.tokens import Identity, TokenStore
 from turnkeeper.http.turns import UPDATE_INTERRUPT, UPDATE_STEER, ApiError, Turns, TurnService
 
@@ -51,18 +51,13 @@ from turnkeeper.http.turns import UPDATE_INTERRUPT, UPDATE_STEER, ApiError, Turn
 KEEPALIVE_S = 15.0
 
 
-class StartTurnBody(TurnRequest):
+class StartTurnBody(CallerRequest):
     """`POST /v1/turns`: a `TurnRequest`, and optionally the workflow id to give the turn."""
 
     id: str | None = None
     """The workflow id (default: `turn-<agent id>-<random>`): a letter or digit, then letters,
     digits and `. _ - : @`, at most 200 characters, and none of the runtime's own ids (starting
     `approval-cache-`, `turnkeeper-tenant/` or `rate-limit-`)."""
-    # Declared only to be refused with a reason (left out of the schema: no caller may send them).
-    parent: SkipJsonSchema[None] = None
-    """Refused: the runtime sets it on the turns of sub-agents it starts."""
-    started_by: SkipJsonSchema[None] = None
-    """Refused: the server sets it to the identity that signed in."""
 
     @field_validator("id")
     @classmethod
@@ -71,12 +66,6 @@ class StartTurnBody(TurnRequest):
         if problem:
             raise ValueError(problem)
         return workflow_id
-
-    @field_validator("parent", "started_by", mode="before")
-    @classmethod
-    def _runtime_sets(cls, value: object, info: ValidationInfo) -> None:
-        # Present at all is refused, null included: a caller who sends one believes it counts.
-        raise ValueError(f"{info.field_name} is set by the runtime, never by a caller")
 
 
 class Started(ContractModel):
@@ -202,7 +191,7 @@ def create_app(
         app.add_middleware(
             CORSMiddleware,
             allow_origins=cors_origins,
-            allow_methods=["GET", "POST", "PUT"],
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         )
 
@@ -241,6 +230,7 @@ def create_app(
         add_a2a(app, turns, tokens, failed, conversations)
     if conversations is not None:
         add_chat(app, conversations)
+    add_schedules(app, turns)
 
     @app.get("/v1/whoami")
     async def whoami(identity: Caller) -> dict[str, str | None]:
@@ -250,8 +240,7 @@ def create_app(
     @app.post("/v1/turns", status_code=201)
     async def start(body: StartTurnBody, identity: Caller, http: Request) -> Started:
         """Start a turn, owned by the caller; a member's is billed to its tenant."""
-        fields = body.model_dump(exclude={"id", "parent", "started_by"}, exclude_unset=True)
-        request = billed_request(TurnRequest.model_validate(fields), identity)
+        request = billed_request(body.turn_request(), identity)
         http.state.turn = body.id
         workflow_id = await turns.start(request, body.id, identity.name)
         http.state.turn = workflow_id

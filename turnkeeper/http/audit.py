@@ -1,6 +1,6 @@
 """The audit line of `turnkeeper serve`: one structlog event, `api_call`, for every request that
 changes something (every `POST`, `PUT`, `PATCH` and `DELETE` under `/v1/`), refusals included,
-with who asked, what, on which turn or tenant, and the status of the answer.
+with who asked, what, on which turn, tenant or schedule, and the status of the answer.
 
 Never a token and never content: no body, no message, no input, no reason. What was done with
 the content is in the turn's own history.
@@ -28,6 +28,11 @@ ACTIONS: Final[dict[tuple[str, str], str]] = {
     ("POST", "/v1/turns/{workflow_id}/interrupt"): "interrupt",
     ("POST", "/v1/turns/{workflow_id}/cancel"): "cancel",
     ("PUT", "/v1/tenants/{name}"): "set_tenant_caps",
+    ("POST", "/v1/schedules"): "schedule_create",
+    ("DELETE", "/v1/schedules/{schedule}"): "schedule_delete",
+    ("POST", "/v1/schedules/{schedule}/pause"): "schedule_pause",
+    ("POST", "/v1/schedules/{schedule}/resume"): "schedule_resume",
+    ("POST", "/v1/schedules/{schedule}/trigger"): "schedule_trigger",
 }
 
 log = get_logger(__name__)
@@ -59,6 +64,7 @@ def record(request: Request, identity: Identity | None, status: int) -> None:
         params.get("workflow_id") or getattr(request.state, "turn", None),
         status,
         tenant=params.get("name"),
+        schedule=params.get("schedule") or getattr(request.state, "schedule", None),
     )
 
 
@@ -69,6 +75,7 @@ def line(
     status: int,
     *,
     tenant: str | None = None,
+    schedule: str | None = None,
 ) -> None:
     """Logs one audit line: also of the calls that change something through another door than
     a `/v1/` route (the MCP endpoint's, `mcp:start` and `mcp:interrupt`, with the HTTP status
@@ -81,4 +88,6 @@ def line(
         turn=turn,
         tenant=tenant,
         status=status,
+        # Only on the lines of `/v1/schedules`: the others stay as they were.
+        **({"schedule": schedule} if schedule is not None else {}),
     )
