@@ -36,6 +36,8 @@ EventKind = Literal[
     "interrupted",  # an `interrupt` stopped the turn; `turn_finished` follows
     "subagent_started",  # a sub-agent call started its child turn (`workflow_id`)
     "subagent_finished",  # that child turn ended (`outcome`, and `error_type` when it failed)
+    # a tool call's policy decision (`effect`, `policies`, `enforced`), before the call runs
+    "policy_decision",
     "turn_finished",
     "turn_failed",
 ]
@@ -96,6 +98,13 @@ class TurnEvent(ContractModel):
     interrupt's reason)."""
     reason: str | None = None
     """Why: of a decision, of a budget extension, or why a model was passed over."""
+    # policy decisions
+    effect: str | None = None
+    """Of `policy_decision`: `permit`, `ask` or `forbid`."""
+    policies: list[str] | None = None
+    """Of `policy_decision`: the deciding policies' `@id`s."""
+    enforced: bool | None = None
+    """Of `policy_decision`: whether the turn applied it (False in `log_only`)."""
     # budgets and the end of the turn
     budget: str | None = None
     """Which budget was spent or extended."""

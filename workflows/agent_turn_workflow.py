@@ -666,6 +666,7 @@ class AgentTurnWorkflow:
             skills_loaded=list(turn.tools.skills_loaded),
             capacity_wait_ms=turn.fleet.capacity_wait_ms,
             capacity_awaited=turn.fleet.capacity_awaited,
+            policy_decisions=list(turn.policies.policy_decisions),
         )
 
     @workflow.signal(name=SIGNAL_CAPACITY_WAIT)

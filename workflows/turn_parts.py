@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.steering import Intervention
     from turnkeeper.contracts.turn import AgentReport, SubagentRecord, Usage
     from turnkeeper.workflows.llm.context_window import ContextWindow
+    from turnkeeper.workflows.policies.log import PolicyLog
 
 # How much of a refused signal's own text the turn keeps: anyone may send one.
 _REFUSED_FIELD_CHARS = 200
@@ -390,6 +391,7 @@ PARTS: dict[str, type[BaseModel]] = {
     "children": Subagents,
     "fleet": FleetWaits,
     "fallback": Cooldowns,
+    "policies": PolicyLog,
 }
 
 

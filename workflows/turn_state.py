@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.skill_io import SkillInfo
     from turnkeeper.contracts.steering import Intervention
     from turnkeeper.contracts.turn import AgentReport, Outcome, SubagentRecord, TurnRequest, Usage
+    from turnkeeper.workflows.policies.log import PolicyLog
     from turnkeeper.workflows.turn_parts import (
         Approvals,
         BudgetWaits,
@@ -131,6 +132,7 @@ class TurnProgress(BaseModel):
     children: Subagents = Field(default_factory=Subagents)
     fleet: FleetWaits = Field(default_factory=FleetWaits)
     fallback: Cooldowns = Field(default_factory=Cooldowns)
+    policies: PolicyLog = Field(default_factory=PolicyLog)
 
     @model_validator(mode="before")
     @classmethod
@@ -360,6 +362,7 @@ class Turn(TurnProgress):
             tenant=self.request.tenant,
             started_by=self.started_by,
             skills_loaded=list(self.tools.skills_loaded),
+            policy_decisions=list(self.policies.policy_decisions),
         )
 
 

@@ -16,6 +16,7 @@ from turnkeeper.activities.providers.cassette_provider import CASSETTE_MODES, Ca
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
+from turnkeeper.contracts.policies import POLICY_FILE_ENV
 from turnkeeper.contracts.rate_limits import (
     RATE_LIMITS_ENV,
     RateLimit,
@@ -77,6 +78,8 @@ class Settings:
             `provider:*` (`TURNKEEPER_RATE_LIMITS`); empty: none.
         skills_dir: The folder of the worker's skills, one sub-folder with a `SKILL.md` each
             (`TURNKEEPER_SKILLS_DIR`); None: no skills but those given in code.
+        policy_files: Cedar policy files that check the tool calls of agents with
+            `agent.policy` (`TURNKEEPER_POLICY_FILE`, several separated by `:`); empty: none.
     """
 
     task_queue: str
@@ -93,6 +96,7 @@ class Settings:
     rate_limits: dict[str, RateLimit] = field(default_factory=dict)
     skills_dir: Path | None = None
     a2a_config: Path | None = None
+    policy_files: tuple[Path, ...] = ()
 
     @property
     def dev_server_db(self) -> Path:
@@ -132,6 +136,7 @@ class Settings:
             rate_limits=_rate_limits(source),
             skills_dir=_optional_path(source.get(SKILLS_DIR_ENV)),
             a2a_config=_optional_path(source.get(A2A_CONFIG_ENV)),
+            policy_files=_paths(source.get(POLICY_FILE_ENV)),
         )
 
 
@@ -171,6 +176,10 @@ def _rate_limits(env: Mapping[str, str]) -> dict[str, RateLimit]:
 
 def _absolute(path: str) -> Path:
     return Path(path).expanduser().resolve()
+
+
+def _paths(paths: str | None) -> tuple[Path, ...]:
+    return tuple(_absolute(path) for path in (paths or "").split(os.pathsep) if path.strip())
 
 
 def _optional_path(path: str | None) -> Path | None:

@@ -20,6 +20,7 @@ from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
 from turnkeeper.activities.mcp.unconfigured import NoMcpServers
 from turnkeeper.activities.output.validate_activity import OutputValidationActivities
 from turnkeeper.activities.output.validators import OutputValidator, OutputValidators
+from turnkeeper.activities.policies.policy_activity import PolicyActivities, PolicyBook
 from turnkeeper.activities.providers import endpoints
 from turnkeeper.activities.providers.provider import ModelProvider
 from turnkeeper.activities.runtime.approval_cache import ApprovalCacheActivities
@@ -62,6 +63,7 @@ def build_activities(
     store: ContentStore | None = None,
     output_validators: OutputValidators | None = None,
     skills: SkillCatalog | None = None,
+    policies: PolicyBook | None = None,
 ) -> list[Callable[..., Any]]:
     store = store or open_store(settings)
     cap = settings.max_tool_result_bytes
@@ -78,11 +80,15 @@ def build_activities(
     validation = OutputValidationActivities(output_validators or OutputValidators())
     # Likewise on every worker: a turn naming a skill this worker lacks is refused, naming it.
     described = SkillActivities(skills or SkillCatalog())
+    # On every worker too: a turn with agent.policy on a worker without policy files is checked
+    # (every call permitted) instead of waiting for a worker that has some.
+    checked = PolicyActivities(policies or PolicyBook.open(settings.policy_files))
     activities: list[Callable[..., Any]] = [
         model_calls.model_call,
         tool_calls.tool_call,
         validation.validate_output,
         described.describe_skills,
+        checked.check_policy,
         stored.load_conversation,
         stored.store_conversation,
         # On every worker: an approver's `cancel` asks Temporal for the cancellation through it.

@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from opentelemetry import trace
     from opentelemetry.trace import Span, Status, StatusCode
     from temporalio.contrib.opentelemetry import ReplaySafeTracerProvider
+    from turnkeeper.contracts.policies import PolicyDecision
     from turnkeeper.contracts.turn import AgentReport
 
 TRACER_NAME: Final = "turnkeeper.workflows"
@@ -42,6 +43,7 @@ SPAN_ATTR_MODEL_CALLS: Final = "turnkeeper.llm_calls"
 SPAN_ATTR_TOOL_CALLS: Final = "turnkeeper.tool_calls"
 SPAN_ATTR_ITERATIONS: Final = "turnkeeper.iterations"
 SPAN_ATTR_CONTINUED_AS_NEW: Final = "turnkeeper.continued_as_new"
+SPAN_ATTR_POLICY_DECISIONS: Final = "turnkeeper.policy_decisions"
 
 
 class TurnSpan:
@@ -62,6 +64,18 @@ class TurnSpan:
                 SPAN_ATTR_TASK_ID: task_id,
                 SPAN_ATTR_MODEL: model,
             }
+        )
+
+    def policy_decided(self, decisions: list[PolicyDecision]) -> None:
+        """Every policy decision so far, one `call_id tool effect enforced|log_only` each."""
+        if self._span is None:
+            return
+        self._span.set_attribute(
+            SPAN_ATTR_POLICY_DECISIONS,
+            [
+                f"{d.call_id} {d.tool} {d.effect} {'enforced' if d.enforced else 'log_only'}"
+                for d in decisions
+            ],
         )
 
     def finish(self, report: AgentReport, error_type: str | None = None) -> None:

@@ -1,0 +1,127 @@
+"""`agent.policy` on a worker with `TURNKEEPER_POLICY_FILE`: the same scripted calls enforced
+and in log_only, an approver's edit checked again, and a turn without the switch untouched."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+from turnkeeper.client.events import turn_events
+from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.names import QUERY_STATUS, SIGNAL_APPROVE
+from turnkeeper.contracts.policies import PolicyDecision
+from turnkeeper.contracts.signals import TurnStatus
+from turnkeeper.contracts.turn import AgentReport
+
+from tests.conftest import (
+    TurnRunner,
+    make_settings,
+    new_key,
+    running_worker,
+    scripted_request,
+    wait_for_pending,
+)
+from tests.fakes import fake_anthropic as fake
+from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.support.policy_files import write_policies
+
+CALLS = (
+    ("read_file", {"path": "secret.env"}),
+    ("read_file", {"path": "notes.md"}),
+    ("list_files", {"path": "."}),
+)
+
+
+@pytest.fixture
+async def policy_turns(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> AsyncIterator[TurnRunner]:
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    settings = dataclasses.replace(settings, policy_files=(write_policies(tmp_path),))
+    (settings.workspace / "notes.md").write_text("the notes")
+    async with running_worker(client, settings, fake_anthropic):
+        yield TurnRunner(client, settings.task_queue, settings, fake_anthropic)
+
+
+def _request(key: str, mode: str | None) -> dict[str, Any]:
+    agent = {"policy": {"mode": mode}} if mode else {}
+    # One by one, so that the decisions are recorded in call order.
+    return scripted_request(key, agent={**agent, "parallel_tool_calls": False})
+
+
+def _results(report: AgentReport) -> list[ToolResultBlock]:
+    return [b for b in report.messages[2].content if isinstance(b, ToolResultBlock)]
+
+
+def _effects(decisions: list[PolicyDecision]) -> list[tuple[str, str, list[str], bool]]:
+    return [(d.tool, d.effect, d.policies, d.enforced) for d in decisions]
+
+
+async def test_enforced_policies_forbid_ask_and_check_an_edit_again(
+    policy_turns: TurnRunner,
+) -> None:
+    key = new_key()
+    policy_turns.fake.script(key, [fake.tool_calls(*CALLS), fake.text("Done.")])
+    handle = await policy_turns.start(_request(key, "enforce"))
+
+    # list_files needs no approval, but the policy asks for one.
+    [pending] = (await wait_for_pending(handle)).pending
+    assert pending.tool == "list_files"
+    status = await handle.query(QUERY_STATUS, result_type=TurnStatus)
+    assert [d.effect for d in status.policy_decisions] == ["forbid", "permit", "ask"]
+    edit = {"path": "private/keys"}
+    await handle.signal(
+        SIGNAL_APPROVE,
+        {"call_id": pending.call_id, "approved": True, "approver": "alice", "input": edit},
+    )
+    report = await handle.result()
+
+    assert _effects(report.policy_decisions) == [
+        ("read_file", "forbid", ["no-env-files"], True),
+        ("read_file", "permit", ["baseline"], True),
+        ("list_files", "ask", ["ask-before-listing"], True),
+        ("list_files", "forbid", ["no-private-listing"], True),  # the approver's edit
+    ]
+    assert len({d.policy_hash for d in report.policy_decisions}) == 1
+    forbidden, ran, edited = _results(report)
+    assert forbidden.is_error and "'no-env-files'" in forbidden.text()
+    assert not ran.is_error and "the notes" in ran.text()
+    assert edited.is_error and "'no-private-listing'" in edited.text()
+    assert report.tool_calls == 1  # only the permitted read ran
+    events = [e async for e in turn_events(policy_turns.client, handle.id)]
+    told = [(e.tool, e.effect, e.enforced) for e in events if e.kind == "policy_decision"]
+    assert told == [(d.tool, d.effect, d.enforced) for d in report.policy_decisions]
+
+
+async def test_log_only_records_the_same_decisions_and_applies_none(
+    policy_turns: TurnRunner,
+) -> None:
+    key = new_key()
+    policy_turns.fake.script(key, [fake.tool_calls(*CALLS), fake.text("Done.")])
+    report = await policy_turns.run(_request(key, "log_only"))
+
+    assert _effects(report.policy_decisions) == [
+        ("read_file", "forbid", ["no-env-files"], False),
+        ("read_file", "permit", ["baseline"], False),
+        ("list_files", "ask", ["ask-before-listing"], False),
+    ]
+    assert report.decisions == []  # nobody was asked
+    assert report.tool_calls == 3
+    assert not any("policy" in result.text() for result in _results(report))
+
+
+async def test_a_turn_without_agent_policy_is_not_checked(policy_turns: TurnRunner) -> None:
+    key = new_key()
+    policy_turns.fake.script(key, [fake.tool_calls(CALLS[0]), fake.text("Done.")])
+    handle = await policy_turns.start(_request(key, None))
+    report = await handle.result()
+
+    assert report.policy_decisions == [] and report.tool_calls == 1
+    history = await handle.fetch_history()
+    assert "check_policy" not in history.to_json()
+    assert "policy_decisions" not in report.model_dump_json()
