@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client
-from turnkeeper.client.events import turn_events
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import QUERY_STATUS, SIGNAL_APPROVE
 from turnkeeper.contracts.policies import PolicyDecision
@@ -20,6 +19,7 @@ from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import (
     TurnRunner,
+    failure_of,
     make_settings,
     new_key,
     running_worker,
@@ -29,6 +29,7 @@ from tests.conftest import (
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.policy_files import write_policies
+from turnkeeper.client.events import turn_events
 
 CALLS = (
     ("read_file", {"path": "secret.env"}),
@@ -125,3 +126,19 @@ async def test_a_turn_without_agent_policy_is_not_checked(policy_turns: TurnRunn
     history = await handle.fetch_history()
     assert "check_policy" not in history.to_json()
     assert "policy_decisions" not in report.model_dump_json()
+
+
+@pytest.mark.parametrize("policy", [{"mode": "strict"}, {"mode": "enforce", "rules": "x"}])
+async def test_an_unknown_mode_is_refused_before_any_call(
+    policy_turns: TurnRunner, policy: dict[str, Any]
+) -> None:
+    key = new_key()
+    policy_turns.fake.script(key, [fake.tool_calls(CALLS[1]), fake.text("never")])
+    request = scripted_request(key, agent={"policy": policy})
+
+    error, report = await failure_of(policy_turns, request)
+
+    assert error.type == "InvalidTurnRequest"
+    assert "agent.policy" in error.message, error.message
+    assert policy_turns.fake.requests_for(key) == []
+    assert report.policy_decisions == [] and report.tool_calls == 0
