@@ -176,6 +176,7 @@ class Turn(TurnProgress):
 
     def record_model_call(self, result: ModelCallResult) -> None:
         self.spend.bill(self.iteration, result)
+        self.policies.ruled(result.policy_rulings)
         self.messages.append(result.message)
         self.rejected = None
         self.unsent = []

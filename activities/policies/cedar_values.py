@@ -19,12 +19,12 @@ _ESCAPES = frozenset({"__entity", "__extn", "__expr"})
 
 def cedar_context(call: PolicyCheckInput) -> dict[str, Any]:
     """`context` of the call's Cedar request."""
-    at = call.time
+    at, caller = call.time, call.caller
     return {
         "input": cedar_value(call.input),
-        "cost_usd": _decimal(call.cost_usd),
-        "iteration": call.iteration,
-        "depth": call.depth,
+        "cost_usd": _decimal(caller.cost_usd),
+        "iteration": caller.iteration,
+        "depth": caller.depth,
         "time": {"__extn": {"fn": "datetime", "arg": at.strftime("%Y-%m-%dT%H:%M:%SZ")}},
         "hour": at.hour,
         "weekday": at.weekday(),

@@ -9,12 +9,15 @@ edit; the files as they were at the start must parse (`PolicyBook.open` raises o
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from temporalio import activity
 from turnkeeper.activities.policies.policy_set import CedarPolicies, PolicyFileError
+from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.policy_io import (
     ACTIVITY_CHECK_POLICY,
+    PolicyCaller,
     PolicyCheckInput,
     PolicyCheckResult,
 )
@@ -63,19 +66,9 @@ class PolicyBook:
         self.policies = fresh
         return fresh
 
-
-class PolicyActivities:
-    """The `check_policy` activity over one worker's policy book."""
-
-    def __init__(self, book: PolicyBook) -> None:
-        self._book = book
-
-    @activity.defn(name=ACTIVITY_CHECK_POLICY)
-    async def check_policy(self, call: PolicyCheckInput) -> PolicyCheckResult:
-        """What the worker's policies decide for one tool call. Run on the event loop: a stat
-        per file and one Cedar evaluation take tens of microseconds, less than a hop to a
-        thread would (and a worker need not have an activity executor)."""
-        policies = self._book.current()
+    def decide(self, call: PolicyCheckInput) -> PolicyCheckResult:
+        """What the set in force decides for `call`; a worker without files permits it."""
+        policies = self.current()
         if policies is None:
             return PolicyCheckResult(effect="permit")
         decided, errors = policies.decide(call)
@@ -84,6 +77,38 @@ class PolicyActivities:
             # lacks) did not count: said, so that a rule meant to forbid is seen to miss.
             log.warning("policy_evaluation_errors", tool=call.tool, errors=errors)
         return decided
+
+    def rule_answer(
+        self, caller: PolicyCaller | None, answer: Message, cost_usd: float
+    ) -> list[PolicyCheckResult]:
+        """The decision on each tool call of a model's `answer` (none without `caller`), made
+        in the model call's own activity: a turn then spends no activity on a call that needs
+        no second look. `cost_usd` is the answer's own cost, part of the turn's so far."""
+        if caller is None:
+            return []
+        caller = caller.model_copy(update={"cost_usd": round(caller.cost_usd + cost_usd, 6)})
+        now = datetime.now(UTC)
+        return [
+            self.decide(
+                PolicyCheckInput(caller=caller, tool=use.name, input=use.input, time=now)
+            ).model_copy(update={"call_id": use.id})
+            for use in answer.tool_uses()
+        ]
+
+
+class PolicyActivities:
+    """The `check_policy` activity over one worker's policy book: for a call whose arguments an
+    approver edited (the others were decided with their model call)."""
+
+    def __init__(self, book: PolicyBook) -> None:
+        self._book = book
+
+    @activity.defn(name=ACTIVITY_CHECK_POLICY)
+    async def check_policy(self, call: PolicyCheckInput) -> PolicyCheckResult:
+        """What the worker's policies decide for one tool call. Run on the event loop: a stat
+        per file and one Cedar evaluation take a fraction of a millisecond, less than a hop to
+        a thread would (and a worker need not have an activity executor)."""
+        return self._book.decide(call)
 
 
 def _stamp(paths: Sequence[Path]) -> Stamp:

@@ -131,7 +131,7 @@ def _policy_number(pid: str) -> int:
 
 def _request(call: PolicyCheckInput) -> dict[str, Any]:
     return {
-        "principal": {"type": "Agent", "id": call.agent_id},
+        "principal": {"type": "Agent", "id": call.caller.agent_id},
         "action": {"type": "Action", "id": "call"},
         "resource": {"type": "Tool", "id": call.tool},
         "context": cedar_context(call),
@@ -139,12 +139,13 @@ def _request(call: PolicyCheckInput) -> dict[str, Any]:
 
 
 def _entities(call: PolicyCheckInput) -> list[dict[str, Any]]:
+    caller = call.caller
     agent = {
-        "uid": {"type": "Agent", "id": call.agent_id},
+        "uid": {"type": "Agent", "id": caller.agent_id},
         "attrs": {
-            "tenant": call.tenant,
-            "started_by": call.started_by,
-            "approvers": list(call.approvers),
+            "tenant": caller.tenant,
+            "started_by": caller.started_by,
+            "approvers": list(caller.approvers),
         },
         "parents": [],
     }

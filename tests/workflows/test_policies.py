@@ -94,6 +94,10 @@ async def test_enforced_policies_forbid_ask_and_check_an_edit_again(
     assert not ran.is_error and "the notes" in ran.text()
     assert edited.is_error and "'no-private-listing'" in edited.text()
     assert report.tool_calls == 1  # only the permitted read ran
+    # The model call's own activity decided its calls: only the edit was checked apart.
+    history = await handle.fetch_history()
+    markers = [e for e in history.events if e.HasField("marker_recorded_event_attributes")]
+    assert len(markers) == 1
     events = [e async for e in turn_events(policy_turns.client, handle.id)]
     told = [(e.tool, e.effect, e.enforced) for e in events if e.kind == "policy_decision"]
     assert told == [(d.tool, d.effect, d.enforced) for d in report.policy_decisions]

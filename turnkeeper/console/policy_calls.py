@@ -21,7 +21,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL
 from turnkeeper.contracts.policies import PolicyEffect
-from turnkeeper.contracts.policy_io import PolicyCheckInput
+from turnkeeper.contracts.policy_io import PolicyCaller, PolicyCheckInput
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
 
 
@@ -119,7 +119,7 @@ def _calls(turn: TurnRequest, report: AgentReport, answered: list[datetime]) -> 
         if message.role != "assistant":
             continue
         iteration += 1
-        cost = sum(c.cost_usd or 0.0 for c in report.priced_calls if c.iteration < iteration)
+        cost = sum(c.cost_usd or 0.0 for c in report.priced_calls if c.iteration <= iteration)
         at = answered[min(iteration, len(answered)) - 1]
         for use in message.tool_uses():
             ruled = decided.get(use.id)
@@ -127,17 +127,15 @@ def _calls(turn: TurnRequest, report: AgentReport, answered: list[datetime]) -> 
             asked = use.id in approved and (ruled is None or ruled.effect != "ask")
             if asked and happened == "permit":
                 happened = "ask"
-            request = PolicyCheckInput(
+            caller = PolicyCaller(
                 agent_id=turn.agent.id,
                 tenant=report.tenant or "",
                 started_by=report.started_by or "",
                 approvers=turn.agent.approver_names() or [],
-                tool=use.name,
-                input=use.input,
                 cost_usd=round(cost, 6),
                 iteration=iteration,
                 depth=turn.parent.depth if turn.parent is not None else 0,
-                time=at,
             )
+            request = PolicyCheckInput(caller=caller, tool=use.name, input=use.input, time=at)
             calls.append(PastCall(use.id, request, happened, asked_anyway=asked))
     return calls

@@ -70,7 +70,12 @@ def build_activities(
     tools = tools or tool_registry(settings)
     conversations = ConversationStore(store)
     gate = RateGate(client, settings.rate_limits)
-    model_calls = ModelCallActivities(providers or default_providers(), conversations, tools, gate)
+    # On every worker: a turn with agent.policy on a worker without policy files is checked
+    # (every call permitted) instead of waiting for a worker that has some.
+    policies = policies or PolicyBook.open(settings.policy_files)
+    model_calls = ModelCallActivities(
+        providers or default_providers(), conversations, tools, gate, policies
+    )
     stored = ConversationActivities(conversations)
     tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
     mcp = _mcp_activities(load_mcp_config(settings.mcp_config, os.environ), store, cap)
@@ -80,9 +85,7 @@ def build_activities(
     validation = OutputValidationActivities(output_validators or OutputValidators())
     # Likewise on every worker: a turn naming a skill this worker lacks is refused, naming it.
     described = SkillActivities(skills or SkillCatalog())
-    # On every worker too: a turn with agent.policy on a worker without policy files is checked
-    # (every call permitted) instead of waiting for a worker that has some.
-    checked = PolicyActivities(policies or PolicyBook.open(settings.policy_files))
+    checked = PolicyActivities(policies)
     activities: list[Callable[..., Any]] = [
         model_calls.model_call,
         tool_calls.tool_call,

@@ -7,6 +7,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.policies import PolicyDecision
+    from turnkeeper.contracts.policy_io import PolicyCheckResult
 
 
 class PolicyLog(BaseModel):
@@ -17,6 +18,17 @@ class PolicyLog(BaseModel):
     policy_decisions: list[PolicyDecision] = Field(
         default_factory=list, exclude_if=lambda decisions: not decisions
     )
+
+    # The last answer's decisions, by call id, until its calls are settled: never carried
+    # across continue-as-new, which happens only between iterations.
+    rulings: dict[str, PolicyCheckResult] = Field(default_factory=dict, exclude=True)
+
+    def ruled(self, rulings: list[PolicyCheckResult]) -> None:
+        """A model call answered, with the worker's decision on each of its tool calls."""
+        self.rulings = {ruling.call_id: ruling for ruling in rulings}
+
+    def ruling(self, call_id: str) -> PolicyCheckResult | None:
+        return self.rulings.get(call_id)
 
     def record(self, decision: PolicyDecision) -> None:
         self.policy_decisions.append(decision)

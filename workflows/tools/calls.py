@@ -157,7 +157,7 @@ class ToolCalls:
             if edited_input is not None:
                 use = use.model_copy(update={"input": edited_input})
                 # The approver's arguments are checked again; their approval stands for an ask.
-                again = await policy_checks.check(turn, use, self._observer)
+                again = await policy_checks.check(turn, use, self._observer, edited=True)
                 if policy_checks.forbids(again):
                     return Settled(_error(use, policy_checks.forbidden_text(again)))
                 ran = await self._settle_approved(turn, use)

@@ -11,11 +11,13 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 from turnkeeper.activities.policies.policy_activity import PolicyActivities, PolicyBook
 from turnkeeper.activities.policies.policy_set import PolicyFileError
-from turnkeeper.contracts.policy_io import PolicyCheckInput, PolicyCheckResult
+from turnkeeper.contracts.policy_io import PolicyCaller, PolicyCheckInput, PolicyCheckResult
 
 from tests.support.policy_files import NO_SEARCHES, POLICIES, write_policies
 
-SEARCH = PolicyCheckInput(agent_id="a", tool="search_files", time=datetime.now(UTC))
+SEARCH = PolicyCheckInput(
+    caller=PolicyCaller(agent_id="a"), tool="search_files", time=datetime.now(UTC)
+)
 
 
 async def _check(book: PolicyBook) -> PolicyCheckResult:

@@ -10,15 +10,16 @@ from typing import Any
 import pytest
 from turnkeeper.activities.policies.policy_set import CedarPolicies, PolicyFileError, PolicySource
 from turnkeeper.activities.policies.source_lines import policy_lines
-from turnkeeper.contracts.policy_io import PolicyCheckInput
+from turnkeeper.contracts.policy_io import PolicyCaller, PolicyCheckInput
 
 from tests.support.policy_files import POLICIES
 
 EVENING = datetime(2026, 11, 27, 19, 30, tzinfo=UTC)  # a Friday
 
 
-def _call(tool: str, **fields: Any) -> PolicyCheckInput:
-    return PolicyCheckInput(agent_id="support", tool=tool, time=EVENING, **fields)
+def _call(tool: str, input: dict[str, Any] | None = None, **caller: Any) -> PolicyCheckInput:
+    who = PolicyCaller(agent_id="support", **caller)
+    return PolicyCheckInput(caller=who, tool=tool, input=input or {}, time=EVENING)
 
 
 def _set(*texts: str) -> CedarPolicies:
