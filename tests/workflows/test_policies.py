@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client
+from turnkeeper.activities.policies.policy_set import CedarPolicies
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import QUERY_STATUS, SIGNAL_APPROVE
 from turnkeeper.contracts.policies import PolicyDecision
@@ -30,6 +31,8 @@ from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.policy_files import write_policies
 from turnkeeper.client.events import turn_events
+from turnkeeper.console.policy_calls import past_turns
+from turnkeeper.console.policy_command import change_line
 
 CALLS = (
     ("read_file", {"path": "secret.env"}),
@@ -146,3 +149,33 @@ async def test_an_unknown_mode_is_refused_before_any_call(
     assert "agent.policy" in error.message, error.message
     assert policy_turns.fake.requests_for(key) == []
     assert report.policy_decisions == [] and report.tool_calls == 0
+
+
+async def test_the_what_if_reads_both_turns_back_through_the_client(
+    policy_turns: TurnRunner,
+) -> None:
+    """`turnkeeper policy test`'s reading, on the suite's client: in CI's encrypted pass the
+    histories are encrypted, and the reading decrypts them as the command does."""
+    ids = []
+    for mode in ("enforce", "log_only"):
+        key = new_key()
+        policy_turns.fake.script(key, [fake.tool_calls(*CALLS), fake.text("Done.")])
+        handle = await policy_turns.start(_request(key, mode))
+        if mode == "enforce":
+            [pending] = (await wait_for_pending(handle)).pending
+            await handle.signal(SIGNAL_APPROVE, {"call_id": pending.call_id, "approved": True})
+        await handle.result()
+        ids.append(handle.id)
+    policies = CedarPolicies.read(list(policy_turns.settings.policy_files))
+
+    read = [turn async for turn in past_turns(policy_turns.client, [*ids, "no-such"], None, None)]
+
+    enforced, logged, missing = read
+    assert [call.happened for call in enforced.calls] == ["forbid", "permit", "ask"]
+    assert [call.happened for call in logged.calls] == ["permit", "permit", "permit"]
+    assert [change_line(policies, call) for call in enforced.calls] == [None, None, None]
+    changes = [change_line(policies, call) for call in logged.calls]
+    assert changes[0] is not None and "ran → forbidden (by no-env-files)" in changes[0]
+    assert changes[1] is None
+    assert changes[2] is not None and "ran → asked (by ask-before-listing)" in changes[2]
+    assert missing.problem == "no such workflow"

@@ -61,7 +61,7 @@ async def test(
             out.print(Text(f"skipped  {turn.workflow_id}: {turn.problem}"), soft_wrap=True)
             continue
         turns += 1
-        lines = [line for call in turn.calls if (line := _change(policies, call))]
+        lines = [line for call in turn.calls if (line := change_line(policies, call))]
         checked += len(turn.calls)
         changed += len(lines)
         verdict = f"{len(lines)} of {len(turn.calls)} calls would change" if lines else "same"
@@ -75,7 +75,7 @@ async def test(
     return 1 if changed or turns == 0 else 0
 
 
-def _change(policies: CedarPolicies, call: PastCall) -> str | None:
+def change_line(policies: CedarPolicies, call: PastCall) -> str | None:
     """`call_id tool: ran → forbidden (by …)` when the files would change what happened."""
     decided, _ = policies.decide(call.request)
     would: PolicyEffect = decided.effect
