@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client
+from temporalio.contrib.opentelemetry import OpenTelemetryPlugin
 from turnkeeper.activities.policies.policy_set import CedarPolicies
 from turnkeeper.contracts.messages import ToolResultBlock
 from turnkeeper.contracts.names import QUERY_STATUS, SIGNAL_APPROVE
@@ -30,6 +31,7 @@ from tests.conftest import (
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support.policy_files import write_policies
+from tests.support.telemetry_capture import capture
 from turnkeeper.client.events import turn_events
 from turnkeeper.console.policy_calls import past_turns
 from turnkeeper.console.policy_command import change_line
@@ -179,3 +181,25 @@ async def test_the_what_if_reads_both_turns_back_through_the_client(
     assert changes[1] is None
     assert changes[2] is not None and "ran → asked (by ask-before-listing)" in changes[2]
     assert missing.problem == "no such workflow"
+
+
+async def test_the_turn_span_lists_every_decision(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    telemetry = capture()
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    settings = dataclasses.replace(settings, policy_files=(write_policies(tmp_path),))
+    key = new_key()
+    fake_anthropic.script(key, [fake.tool_calls(CALLS[0], CALLS[1]), fake.text("Done.")])
+    telemetry.clear_spans()
+    async with running_worker(client, settings, fake_anthropic, plugins=[OpenTelemetryPlugin()]):
+        runner = TurnRunner(client, settings.task_queue, settings, fake_anthropic)
+        report = await runner.run(_request(key, "log_only"))
+
+    [first, second] = report.policy_decisions
+    spans = [s for s in telemetry.spans() if "turnkeeper.policy_decisions" in (s.attributes or {})]
+    [span] = spans
+    assert list((span.attributes or {})["turnkeeper.policy_decisions"]) == [
+        f"{first.call_id} read_file forbid log_only",
+        f"{second.call_id} read_file permit log_only",
+    ]
