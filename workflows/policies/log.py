@@ -13,11 +13,7 @@ with workflow.unsafe.imports_passed_through():
 class PolicyLog(BaseModel):
     """Every policy decision of the turn, in the order the calls were checked."""
 
-    # Left out of the carried payload while empty, so a turn without policies carries what it
-    # carried before policies existed.
-    policy_decisions: list[PolicyDecision] = Field(
-        default_factory=list, exclude_if=lambda decisions: not decisions
-    )
+    policy_decisions: list[PolicyDecision] = Field(default_factory=list)
 
     # The last answer's decisions, by call id, until its calls are settled: never carried
     # across continue-as-new, which happens only between iterations.
