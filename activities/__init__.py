@@ -19,6 +19,8 @@ skills/         Skills on the worker: the catalog, `describe_skills`, the built-
 output/         The worker's checks of a final answer (`agent.output_validators`), as an activity.
 guardrails/     The worker's guardrails (`agent.guardrails`): `@turnkeeper.guardrail`, the built-in
                 `secrets` and `size_cap`, and the `check_guardrails` activity.
+policies/       The worker's Cedar policy files (`TURNKEEPER_POLICY_FILE`): read, reloaded, and
+                what they decide for a tool call.
 store/          The stored conversation, as activities.
 runtime/        Activities that reach the runtime's own workflows (an agent's standing approvals,
                 a turn's cancellation) through the worker's client.

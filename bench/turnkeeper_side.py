@@ -145,6 +145,7 @@ def turnkeeper_worker(
     encrypt: bool = False,
     provider: Any = None,
     result_bytes: int | None = None,
+    policy_files: tuple[Path, ...] = (),
     **options: Any,
 ) -> Worker:
     """Our worker as `worker.build_worker` wires it, with the bench provider and tool.
@@ -159,6 +160,7 @@ def turnkeeper_worker(
             a lead agent with its own).
         result_bytes: The size of `fetch_blob`'s result, 2 KiB unless given (`bench.long_history`
             plays a turn of 8 KiB results).
+        policy_files: The worker's Cedar policy files (`bench.policies`); none unless given.
         options: Extra `Worker` keyword arguments (the knobs `bench.run` exposes).
     """
     settings = Settings(
@@ -166,6 +168,7 @@ def turnkeeper_worker(
         workspace=data_dir / "workspace",
         data_dir=data_dir,
         store_dir=data_dir / "store",
+        policy_files=policy_files,
     )
     settings.workspace.mkdir(parents=True, exist_ok=True)
     activities = build_activities(

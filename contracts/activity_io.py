@@ -21,6 +21,7 @@ from turnkeeper.contracts.call_costs import CostSource
 from turnkeeper.contracts.claim_check import ClaimChecked
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.messages import ContentBlock, Message
+from turnkeeper.contracts.policy_io import PolicyCaller, PolicyCheckResult
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import ExternalToolSpec, Price, Usage
 
@@ -161,6 +162,9 @@ class ModelCallInput(CompactModel, ClaimChecked):
     """The conversation so far: the stored one and what the turn has not sent yet."""
     tenant: str | None = None
     """The turn's tenant: the call reserves its maximum cost against the tenant's caps."""
+    policy_caller: PolicyCaller | None = None
+    """With `agent.policy`: check the answer's tool calls against the worker's policies as soon
+    as it comes (`ModelCallResult.policy_rulings`), in this activity rather than one more."""
 
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "pause_turn", "refusal"]
@@ -201,6 +205,9 @@ class ModelCallResult(CompactModel, ClaimChecked):
     need a human approval (e.g. write_file)."""
     tool_traits: list[ToolTraits] = Field(default_factory=list)
     """Only in answer to `want_tool_traits`: the offered worker tools' traits."""
+    policy_rulings: list[PolicyCheckResult] = Field(default_factory=list)
+    """Only in answer to `policy_caller`: the policies' decision on each tool call of the
+    answer, by `call_id`."""
 
     @field_serializer("usage")
     def _nonzero_usage(self, usage: Usage) -> dict[str, int]:

@@ -38,6 +38,8 @@ EventKind = Literal[
     "subagent_finished",  # that child turn ended (`outcome`, and `error_type` when it failed)
     # a guardrail of `agent.guardrails` judged the input, a tool result or the answer
     "guardrail_decision",
+    # a tool call's policy decision (`effect`, `policies`, `enforced`), before the call runs
+    "policy_decision",
     "turn_finished",
     "turn_failed",
 ]
@@ -98,6 +100,14 @@ class TurnEvent(ContractModel):
     interrupt's reason)."""
     reason: str | None = None
     """Why: of a decision, of a budget extension, or why a model was passed over."""
+    # policy decisions
+    effect: str | None = None
+    """Of `policy_decision`: `permit`, `ask` or `forbid`."""
+    policies: list[str] | None = None
+    """Of `policy_decision`: the deciding policies' `@id`s."""
+    enforced: bool | None = None
+    """Of `policy_decision` and `guardrail_decision`: whether the turn applied it (False in
+    `log_only`)."""
     # budgets and the end of the turn
     budget: str | None = None
     """Which budget was spent or extended."""
@@ -137,8 +147,6 @@ class TurnEvent(ContractModel):
     """Of `guardrail_decision`: `input`, `tool_result` or `answer`."""
     verdict: str | None = None
     """Of `guardrail_decision`: `pass`, `redact` or `block`."""
-    enforced: bool | None = None
-    """Of `guardrail_decision`: the verdict applied (False: the guardrail is `log_only`)."""
     workflow_id: str | None = None
     """Of a sub-agent event: the child turn's workflow id (`tool` names the sub-agent)."""
     error_type: str | None = None

@@ -19,6 +19,7 @@ from turnkeeper.contracts.decision_signing import (
     sign,
 )
 from turnkeeper.contracts.guardrails import GuardrailDecision
+from turnkeeper.contracts.policies import PolicyDecision
 from turnkeeper.contracts.rate_limits import CapacityWait
 from turnkeeper.contracts.steering import Intervention
 from turnkeeper.contracts.subagents import SubagentRecord
@@ -288,6 +289,8 @@ class TurnStatus(ContractModel):
     counts in `elapsed_ms` and against `time_budget_ms`."""
     capacity_awaited: CapacityWait | None = None
     """While a model call waits for fleet capacity: the limit key and the limit it waits on."""
+    policy_decisions: list[PolicyDecision] = Field(default_factory=list)
+    """The policy decisions so far (`AgentReport.policy_decisions`)."""
 
     def signed_call(self, workflow_id: str, call_id: str) -> SignedCall | None:
         """What a signed decision on `call_id` of this turn (`workflow_id`) binds: `*` for every

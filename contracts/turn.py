@@ -23,6 +23,7 @@ from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.guardrails import GuardrailDecision, GuardrailRef
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
+from turnkeeper.contracts.policies import PolicyDecision, PolicySpec
 from turnkeeper.contracts.signals import DecisionRecord
 from turnkeeper.contracts.skills import SkillRef
 from turnkeeper.contracts.steering import Intervention
@@ -204,6 +205,10 @@ class AgentSpec(ContractModel):
     offered to the model as a tool of its `name` with input `{"message", "task_id"?}`, and a
     call sends the message and follows the remote task to its end (`workflows/tools/a2a.py`).
     An entry may be a plain name or `{"name", "description"}`."""
+    policy: PolicySpec | None = Field(default=None, exclude_if=lambda policy: policy is None)
+    """Check each tool call against the worker's Cedar policies (`TURNKEEPER_POLICY_FILE`)
+    before it runs, enforcing or only recording the decisions (docs/policies.md). None: no
+    check. Left out when None, so a request without it stays what older workers accept."""
 
     @field_validator("model")
     @classmethod
@@ -538,6 +543,11 @@ class AgentReport(ContractModel):
     report)."""
     guardrail_decisions: list[GuardrailDecision] = Field(default_factory=list)
     """Every verdict of `agent.guardrails`, enforced or not, in the order they were reached."""
+    policy_decisions: list[PolicyDecision] = Field(
+        default_factory=list, exclude_if=lambda decisions: not decisions
+    )
+    """With `agent.policy`: the policy decision on each tool call checked, in order (a call
+    whose approver edited it is checked again and listed again)."""
 
 
 class SubagentCancelled(ContractModel):

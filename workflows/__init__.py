@@ -81,6 +81,10 @@ fleet/          What every turn and worker of a namespace shares.
     tenant_spend.py          A tenant's spend as its ledger keeps it, pure.
     fairness.py              Fair shares of the workers between tenants (Priority keys).
 
+policies/       `agent.policy`: each tool call checked against the worker's Cedar policies.
+    checks.py                The decision on a call, from its model call or `check_policy`.
+    log.py                   The part of a turn that keeps its policy decisions.
+
 observation/    Every channel that shows a turn or session from outside, fed by one observer.
     turn_observer.py         The one place the loop reports a step; it feeds every channel.
     turn_record.py           The turn record: structured log lines of each step.

@@ -676,6 +676,7 @@ class AgentTurnWorkflow:
             capacity_wait_ms=turn.fleet.capacity_wait_ms,
             capacity_awaited=turn.fleet.capacity_awaited,
             guardrail_decisions=list(turn.guardrails.guardrail_decisions),
+            policy_decisions=list(turn.policies.policy_decisions),
         )
 
     @workflow.signal(name=SIGNAL_CAPACITY_WAIT)

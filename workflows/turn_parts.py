@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.turn import AgentReport, SubagentRecord, Usage
     from turnkeeper.workflows.guardrails.decisions import GuardrailLog
     from turnkeeper.workflows.llm.context_window import ContextWindow
+    from turnkeeper.workflows.policies.log import PolicyLog
 
 # How much of a refused signal's own text the turn keeps: anyone may send one.
 _REFUSED_FIELD_CHARS = 200
@@ -392,6 +393,7 @@ PARTS: dict[str, type[BaseModel]] = {
     "fleet": FleetWaits,
     "fallback": Cooldowns,
     "guardrails": GuardrailLog,
+    "policies": PolicyLog,
 }
 
 

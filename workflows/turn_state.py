@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.steering import Intervention
     from turnkeeper.contracts.turn import AgentReport, Outcome, SubagentRecord, TurnRequest, Usage
     from turnkeeper.workflows.guardrails.decisions import GuardrailLog
+    from turnkeeper.workflows.policies.log import PolicyLog
     from turnkeeper.workflows.turn_parts import (
         Approvals,
         BudgetWaits,
@@ -133,6 +134,7 @@ class TurnProgress(BaseModel):
     fleet: FleetWaits = Field(default_factory=FleetWaits)
     fallback: Cooldowns = Field(default_factory=Cooldowns)
     guardrails: GuardrailLog = Field(default_factory=GuardrailLog)
+    policies: PolicyLog = Field(default_factory=PolicyLog)
 
     @model_validator(mode="before")
     @classmethod
@@ -188,6 +190,7 @@ class Turn(TurnProgress):
 
     def record_model_call(self, result: ModelCallResult) -> None:
         self.spend.bill(self.iteration, result)
+        self.policies.ruled(result.policy_rulings)
         self.messages.append(result.message)
         self.rejected = None
         self.unsent = []
@@ -389,6 +392,7 @@ class Turn(TurnProgress):
             schedule=self.schedule,
             skills_loaded=list(self.tools.skills_loaded),
             guardrail_decisions=list(self.guardrails.guardrail_decisions),
+            policy_decisions=list(self.policies.policy_decisions),
         )
 
 

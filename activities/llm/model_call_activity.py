@@ -29,6 +29,7 @@ from turnkeeper.activities.llm.provider_call import call_provider, provider_for
 from turnkeeper.activities.llm.rate_gate import RateGate
 from turnkeeper.activities.llm.tenant_caps import tenant_reservation
 from turnkeeper.activities.observation.tracing import model_call_span
+from turnkeeper.activities.policies.policy_activity import PolicyBook
 from turnkeeper.activities.providers.provider import ModelProvider, ModelRequest, ModelResponse
 from turnkeeper.activities.store.conversation_store import Conversation, ConversationStore
 from turnkeeper.activities.tools.registry import ToolRegistry
@@ -37,6 +38,7 @@ from turnkeeper.contracts.activity_io import CallContext, ModelCallInput, ModelC
 from turnkeeper.contracts.errors import CONTENT_MISSING, LLM_PAYLOAD_REJECTED
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL
+from turnkeeper.contracts.policy_io import PolicyCheckResult
 
 from turnkeeper.ground.logs import get_logger
 from turnkeeper.payloads.content_store import ContentMissingError
@@ -54,11 +56,14 @@ class ModelCallActivities:
         conversations: ConversationStore,
         tools: ToolRegistry,
         rate_gate: RateGate | None = None,
+        policies: PolicyBook | None = None,
     ) -> None:
         self._providers = providers
         self._conversations = conversations
         self._tools = tools
         self._rate_gate = rate_gate or RateGate(None, {})
+        # None: answers carry no policy rulings, and the turn asks `check_policy` instead.
+        self._policies = policies
 
     @activity.defn(name=ACTIVITY_MODEL_CALL)
     async def model_call(self, call: ModelCallInput) -> ModelCallResult:
@@ -107,11 +112,19 @@ class ModelCallActivities:
             conversation_ref=conversation_ref,
             duration_ms=int((time.monotonic() - started) * 1000),
             capacity_wait_ms=grant.waited_ms if grant else 0,
+            policy_rulings=self._rulings(call, assistant, cost),
             **self._worker_tool_facts(call),
         )
         log_model_call(call, result)
         check_payload_size(result)
         return result
+
+    def _rulings(
+        self, call: ModelCallInput, answer: Message, cost: float
+    ) -> list[PolicyCheckResult]:
+        if self._policies is None:
+            return []
+        return self._policies.rule_answer(call.policy_caller, answer, cost)
 
     def _worker_tool_facts(self, call: ModelCallInput) -> dict[str, Any]:
         """What the workflow keeps of the offered worker tools, sent once per turn: only to the

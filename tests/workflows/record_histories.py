@@ -88,6 +88,7 @@ from tests.support.mcp_http_process import (
     TASK_SERVER,
     HttpServerProcess,
 )
+from tests.support.policy_files import write_policies
 from tests.support.skill_folders import REFUND_POLICY, REFUNDS, skills_worker
 from turnkeeper.client.sessions import SessionHandle, start_session
 from turnkeeper.client.signatures import signed_intervention
@@ -870,6 +871,33 @@ async def answered_mcp_questions(
     return handle
 
 
+async def checked_by_policies(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A turn with `agent.policy` on a worker of its own with a policy file: a forbidden read,
+    a permitted one, and a listing the policy asks about, approved with an edit that a second
+    check forbids (each decision a `check_policy` local activity)."""
+    calls = (
+        ("read_file", {"path": "secret.env"}),
+        ("read_file", {"path": "notes.md"}),
+        ("list_files", {"path": "."}),
+    )
+    fake_api.script("golden-policies", [fake.tool_calls(*calls), fake.text("Checked.")])
+    agent = {"policy": {"mode": "enforce"}, "parallel_tool_calls": False}
+    request = scripted_request("golden-policies", agent=agent)
+    with tempfile.TemporaryDirectory() as tmp:
+        checked = make_settings(Path(tmp), f"golden-policies-{uuid.uuid4()}")
+        checked = dataclasses.replace(checked, policy_files=(write_policies(Path(tmp)),))
+        (checked.workspace / "notes.md").write_text("# Notes\n")
+        async with running_worker(client, checked, fake_api):
+            handle = await _start(client, request, checked.task_queue, workflow_id)
+            [pending] = (await wait_for_pending(handle)).pending
+            edit = {"call_id": pending.call_id, "approved": True, "input": {"path": "private"}}
+            await handle.execute_update(UPDATE_DECIDE, edit)
+            await handle.result()
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -906,6 +934,7 @@ SCENARIOS = (
     owned_session,
     previews_a_write,
     guarded_by_guardrails,
+    checked_by_policies,
 )
 
 

@@ -32,6 +32,7 @@ from turnkeeper.console import (
     fork_command,
     http_commands,
     mcp_command,
+    policy_command,
     replay_command,
     schedule_command,
     steer_command,
@@ -854,6 +855,47 @@ def replay(
     deploy); exits 1 if any diverges."""
     connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
     _execute(replay_command.replay(connection, workflow_id or [], query, limit))
+
+
+policy_app = typer.Typer(
+    help="Cedar policies for tool calls (TURNKEEPER_POLICY_FILE).", no_args_is_help=True
+)
+app.add_typer(policy_app, name="policy")
+PolicyFiles = Annotated[
+    list[Path], typer.Argument(metavar="FILE…", help="Cedar policy files", show_default=False)
+]
+
+
+@policy_app.command("check")
+def policy_check(files: PolicyFiles) -> None:
+    """Check policy files: syntax, annotations and our entities' schema, with each error's
+    line; exits 1 if any has an error."""
+    raise typer.Exit(policy_command.check(files))
+
+
+@policy_app.command("test")
+def policy_test(
+    files: PolicyFiles,
+    workflow_id: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--workflow-id", help="Finished turn to test (repeatable)", show_default=False
+        ),
+    ] = None,
+    query: Annotated[
+        str | None,
+        typer.Option(help="Visibility query, e.g. 'AgentId = \"support\"'"),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="At most this many turns of --query")
+    ] = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """What the policy files would have done to the tool calls of finished turns; exits 1 when
+    any call's effect would change."""
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    _execute(policy_command.test(connection, files, workflow_id or [], query, limit))
 
 
 @app.command()

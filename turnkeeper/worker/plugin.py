@@ -26,6 +26,8 @@ from turnkeeper.activities.a2a.config import load_a2a_config
 from turnkeeper.activities.guardrails.guardrails import Guardrail
 from turnkeeper.activities.mcp.config import load_mcp_config
 from turnkeeper.activities.output.validators import OutputValidator, OutputValidators
+from turnkeeper.activities.policies.policy_activity import PolicyBook
+from turnkeeper.activities.policies.policy_set import PolicyFileError
 from turnkeeper.activities.providers.cassette_file import CassetteFormatError
 from turnkeeper.activities.providers.cassette_provider import with_cassette
 from turnkeeper.activities.providers.provider import ModelProvider
@@ -34,6 +36,7 @@ from turnkeeper.activities.skills.skill_file import SkillsDirError
 from turnkeeper.activities.tools.registry import WorkerTool
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.contracts import decision_signing
+from turnkeeper.contracts.policies import POLICY_FILE_ENV
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.payloads.keyring import Keyring
 from turnkeeper.payloads.payload_storage import TurnPayloadConverter, turn_data_converter
@@ -153,6 +156,10 @@ class TurnkeeperPlugin(SimplePlugin):
             self._skills = install_skills(settings, skills, self._tools)
         except SkillsDirError as err:
             raise SettingsError(str(err)) from None
+        try:
+            self._policies = PolicyBook.open(settings.policy_files)
+        except PolicyFileError as err:
+            raise SettingsError(f"{POLICY_FILE_ENV}: {err}") from None
         self.settings = settings
         self.store = store or open_store(settings, keyring)
         self._converter = turn_data_converter(
@@ -200,6 +207,7 @@ class TurnkeeperPlugin(SimplePlugin):
                 output_validators=self._validators,
                 skills=self._skills,
                 guardrails=self._guardrails,
+                policies=self._policies,
             ),
         ]
         return config

@@ -17,6 +17,7 @@ from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.contracts.guardrails import DEFAULT_GUARDRAIL_MAX_CHARS, GUARDRAIL_MAX_CHARS_ENV
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
+from turnkeeper.contracts.policies import POLICY_FILE_ENV
 from turnkeeper.contracts.rate_limits import (
     RATE_LIMITS_ENV,
     RateLimit,
@@ -80,6 +81,8 @@ class Settings:
             (`TURNKEEPER_SKILLS_DIR`); None: no skills but those given in code.
         guardrail_max_chars: The limit of the built-in `size_cap` guardrail, in characters
             (`TURNKEEPER_GUARDRAIL_MAX_CHARS`).
+        policy_files: Cedar policy files that check the tool calls of agents with
+            `agent.policy` (`TURNKEEPER_POLICY_FILE`, several separated by `:`); empty: none.
     """
 
     task_queue: str
@@ -97,6 +100,7 @@ class Settings:
     skills_dir: Path | None = None
     a2a_config: Path | None = None
     guardrail_max_chars: int = DEFAULT_GUARDRAIL_MAX_CHARS
+    policy_files: tuple[Path, ...] = ()
 
     @property
     def dev_server_db(self) -> Path:
@@ -139,6 +143,7 @@ class Settings:
             guardrail_max_chars=whole_number(
                 source, GUARDRAIL_MAX_CHARS_ENV, DEFAULT_GUARDRAIL_MAX_CHARS, minimum=1
             ),
+            policy_files=_paths(source.get(POLICY_FILE_ENV)),
         )
 
 
@@ -178,6 +183,10 @@ def _rate_limits(env: Mapping[str, str]) -> dict[str, RateLimit]:
 
 def _absolute(path: str) -> Path:
     return Path(path).expanduser().resolve()
+
+
+def _paths(paths: str | None) -> tuple[Path, ...]:
+    return tuple(_absolute(path) for path in (paths or "").split(os.pathsep) if path.strip())
 
 
 def _optional_path(path: str | None) -> Path | None:

@@ -23,6 +23,7 @@ from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
 from turnkeeper.activities.mcp.unconfigured import NoMcpServers
 from turnkeeper.activities.output.validate_activity import OutputValidationActivities
 from turnkeeper.activities.output.validators import OutputValidator, OutputValidators
+from turnkeeper.activities.policies.policy_activity import PolicyActivities, PolicyBook
 from turnkeeper.activities.providers import endpoints
 from turnkeeper.activities.providers.provider import ModelProvider
 from turnkeeper.activities.runtime.approval_cache import ApprovalCacheActivities
@@ -66,13 +67,19 @@ def build_activities(
     output_validators: OutputValidators | None = None,
     skills: SkillCatalog | None = None,
     guardrails: Guardrails | None = None,
+    policies: PolicyBook | None = None,
 ) -> list[Callable[..., Any]]:
     store = store or open_store(settings)
     cap = settings.max_tool_result_bytes
     tools = tools or tool_registry(settings)
     conversations = ConversationStore(store)
     gate = RateGate(client, settings.rate_limits)
-    model_calls = ModelCallActivities(providers or default_providers(), conversations, tools, gate)
+    # On every worker: a turn with agent.policy on a worker without policy files is checked
+    # (every call permitted) instead of waiting for a worker that has some.
+    policies = policies or PolicyBook.open(settings.policy_files)
+    model_calls = ModelCallActivities(
+        providers or default_providers(), conversations, tools, gate, policies
+    )
     stored = ConversationActivities(conversations)
     tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
     mcp = _mcp_activities(load_mcp_config(settings.mcp_config, os.environ), store, cap)
@@ -84,12 +91,14 @@ def build_activities(
     described = SkillActivities(skills or SkillCatalog())
     # Likewise, with the built-in guardrails: a turn naming one this worker lacks is refused.
     guarded = GuardrailActivities(guardrails or worker_guardrails(settings))
+    checked = PolicyActivities(policies)
     activities: list[Callable[..., Any]] = [
         model_calls.model_call,
         tool_calls.tool_call,
         validation.validate_output,
         guarded.check_guardrails,
         described.describe_skills,
+        checked.check_policy,
         stored.load_conversation,
         stored.store_conversation,
         # On every worker: an approver's `cancel` asks Temporal for the cancellation through it.

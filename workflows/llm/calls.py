@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.llm.context_window import estimate_tokens
     from turnkeeper.workflows.llm.fallback import SkipObserver
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
+    from turnkeeper.workflows.policies import checks as policy_checks
     from turnkeeper.workflows.turn_state import Turn
 
 # Failures that fail the turn under their own name: another model would meet them too.
@@ -149,6 +150,7 @@ async def _model_activity(
         prompt_cache=request.agent.prompt_cache,
         skipped=skipped or [],
         tenant=request.tenant,
+        policy_caller=policy_checks.caller(turn),
     )
     summary = f"model call {turn.iteration} · {split_model(model)[1]}"
     try:

@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.guardrails import GuardrailDecision
     from turnkeeper.contracts.mcp import McpTaskHandle
     from turnkeeper.contracts.messages import ToolResultBlock, ToolUseBlock
+    from turnkeeper.contracts.policies import PolicyDecision
     from turnkeeper.contracts.signals import DecisionRecord
     from turnkeeper.contracts.steering import Intervention
     from turnkeeper.contracts.turn import AgentReport, SubagentRecord
@@ -234,6 +235,14 @@ class TurnObserver:
 
     def call_waits(self, turn: Turn) -> None:
         """A call began or stopped waiting for a human or a caller."""
+        self._show(turn)
+
+    def policy_decided(self, turn: Turn, decision: PolicyDecision) -> None:
+        """A tool call was checked against the worker's policies, before it runs or waits."""
+        fields = decision.model_dump(exclude={"policy_hash"})
+        record.emit("policy_decision", policy_hash=decision.policy_hash, **fields)
+        self.view.event("policy_decision", turn, **fields)
+        self._span.policy_decided(turn.policies.policy_decisions)
         self._show(turn)
 
     def approval_requested(self, turn: Turn, use: ToolUseBlock) -> None:

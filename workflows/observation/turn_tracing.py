@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from opentelemetry.trace import Span, Status, StatusCode
     from temporalio.contrib.opentelemetry import ReplaySafeTracerProvider
     from turnkeeper.contracts.guardrails import GuardrailDecision
+    from turnkeeper.contracts.policies import PolicyDecision
     from turnkeeper.contracts.turn import AgentReport
 
 TRACER_NAME: Final = "turnkeeper.workflows"
@@ -45,6 +46,7 @@ SPAN_ATTR_ITERATIONS: Final = "turnkeeper.iterations"
 SPAN_ATTR_CONTINUED_AS_NEW: Final = "turnkeeper.continued_as_new"
 # Every guardrail verdict so far, one `guardrail:stage:verdict:enforced|log_only` string each.
 SPAN_ATTR_GUARDRAIL_DECISIONS: Final = "turnkeeper.guardrail_decisions"
+SPAN_ATTR_POLICY_DECISIONS: Final = "turnkeeper.policy_decisions"
 
 
 class TurnSpan:
@@ -75,6 +77,18 @@ class TurnSpan:
             SPAN_ATTR_GUARDRAIL_DECISIONS,
             [
                 f"{d.guardrail}:{d.stage}:{d.verdict}:{'enforced' if d.enforced else 'log_only'}"
+                for d in decisions
+            ],
+        )
+
+    def policy_decided(self, decisions: list[PolicyDecision]) -> None:
+        """Every policy decision so far, one `call_id tool effect enforced|log_only` each."""
+        if self._span is None:
+            return
+        self._span.set_attribute(
+            SPAN_ATTR_POLICY_DECISIONS,
+            [
+                f"{d.call_id} {d.tool} {d.effect} {'enforced' if d.enforced else 'log_only'}"
                 for d in decisions
             ],
         )

@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import WorkflowStream
     from turnkeeper.contracts.events import TURN_EVENTS_TOPIC, EventKind, TurnEvent
     from turnkeeper.contracts.names import SA_COST_USD, SA_LLM_CALLS, SA_TOOL_CALLS, SA_TURN_STATE
+    from turnkeeper.contracts.policies import PolicyDecision
     from turnkeeper.contracts.search_attributes import (
         AGENT_ID,
         COST_USD_KEY,
@@ -146,6 +147,8 @@ def details_markdown(turn: Turn, state: TurnState, pending: list[PendingCall]) -
         )
     if turn.started_by is not None:
         lines.append(f"started by `{turn.started_by}`")
+    if turn.policies.policy_decisions:
+        lines.append(_last_policy_line(turn.policies.policy_decisions[-1]))
     workflow_id = workflow.info().workflow_id
     for call in pending:
         lines += ["", *_pending_lines(workflow_id, call)]
@@ -198,3 +201,9 @@ def _pending_lines(workflow_id: str, call: PendingCall) -> list[str]:
         f"input: `{preview}`",
         f"decide: `{ours}`  or  `{temporal}`",
     ]
+
+
+def _last_policy_line(decision: PolicyDecision) -> str:
+    applied = "enforced" if decision.enforced else "log only"
+    by = ", ".join(f"`{name}`" for name in decision.policies) or "no permitting policy"
+    return f"last policy decision: `{decision.tool}` **{decision.effect}** ({applied}) by {by}"

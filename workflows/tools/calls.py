@@ -39,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.failures import cause_message, fail
     from turnkeeper.workflows.fleet import fairness as tenant_fairness
     from turnkeeper.workflows.observation.turn_observer import TurnObserver
+    from turnkeeper.workflows.policies import checks as policy_checks
     from turnkeeper.workflows.subagents.calls import TASK_SCHEMA, SubagentCalls, subagent_of
     from turnkeeper.workflows.tools import a2a as a2a_tools
     from turnkeeper.workflows.tools import mcp_tasks, skills
@@ -142,14 +143,23 @@ class ToolCalls:
         return corrective_message(use.name, problems, allowed - corrections, schema=schema)
 
     async def settle(self, turn: Turn, use: ToolUseBlock, standing: set[str]) -> Settled:
-        if _needs_approval(turn, use) and use.name in standing:
+        ruled = await policy_checks.check(turn, use, self._observer)  # None: no agent.policy
+        if policy_checks.forbids(ruled):
+            return Settled(_error(use, policy_checks.forbidden_text(ruled)))
+        # A policy's "ask" waits for a person even where a standing approval covers the tool.
+        asks = policy_checks.asks(ruled)
+        if _needs_approval(turn, use) and use.name in standing and not asks:
             turn.approvals.record(standing_decision(use.id, use.name, signed=_keyed(turn)))
-        elif _needs_approval(turn, use):
+        elif _needs_approval(turn, use) or asks:
             decision, edited_input = await self._await_approval(turn, use)
             if not decision.approved:
                 return Settled(_error(use, _rejection_text(decision)))
             if edited_input is not None:
                 use = use.model_copy(update={"input": edited_input})
+                # The approver's arguments are checked again; their approval stands for an ask.
+                again = await policy_checks.check(turn, use, self._observer, edited=True)
+                if policy_checks.forbids(again):
+                    return Settled(_error(use, policy_checks.forbidden_text(again)))
                 ran = await self._settle_approved(turn, use)
                 return Settled(_edited(ran.result, decision, use))
         return await self._settle_approved(turn, use)

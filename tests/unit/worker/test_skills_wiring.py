@@ -117,3 +117,13 @@ def test_settings_read_the_skills_dir(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_turnkeeper_skill_is_the_public_name() -> None:
     assert "Skill" in turnkeeper.__all__
     assert TONE.folder is None and TONE.tools == ()
+
+
+def test_the_plugin_refuses_a_policy_file_that_does_not_parse(
+    settings: Settings, tmp_path: Path
+) -> None:
+    bad = tmp_path / "tools.cedar"
+    bad.write_text("permit(principal, action, resource);\n\nforbid(principal action);\n")
+    settings = dataclasses.replace(settings, policy_files=(bad,))
+    with pytest.raises(SettingsError, match=r"^TURNKEEPER_POLICY_FILE: .*tools\.cedar:3: "):
+        TurnkeeperPlugin([refund], settings=settings, keyring=Keyring())

@@ -1,0 +1,1 @@
+"""`agent.policy`: each tool call checked against the worker's Cedar policies before it runs."""
