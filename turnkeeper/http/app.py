@@ -36,6 +36,7 @@ from turnkeeper.http.access import (
     visible_turn,
     visible_turns,
 )
+from turnkeeper.http.agent_events import add_events
 from turnkeeper.http.agui import add_ag_ui
 from turnkeeper.http.approvals import ApprovalBudget
 from turnkeeper.http.auth import FailedSignIns, sign_in
@@ -241,6 +242,7 @@ def create_app(
         add_a2a(app, turns, tokens, failed, conversations)
     if conversations is not None:
         add_chat(app, conversations)
+        add_events(app, conversations)
 
     @app.get("/v1/whoami")
     async def whoami(identity: Caller) -> dict[str, str | None]:
