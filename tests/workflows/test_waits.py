@@ -9,18 +9,35 @@ import uuid
 from datetime import timedelta
 from pathlib import Path
 
-from temporalio.client import WorkflowHandle
+from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 from turnkeeper.contracts.messages import ToolResultBlock
-from turnkeeper.contracts.names import QUERY_STATUS, UPDATE_INTERRUPT, UPDATE_STEER
+from turnkeeper.contracts.names import (
+    QUERY_STATUS,
+    UPDATE_INTERRUPT,
+    UPDATE_STEER,
+    WORKFLOW_TYPE,
+)
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 from turnkeeper.contracts.waits import SIGNAL_EVENT
 
-from tests.conftest import TurnRunner, make_settings, new_key, run_on_server, scripted_request
+from tests.conftest import (
+    TurnRunner,
+    make_settings,
+    new_key,
+    run_on_server,
+    running_worker,
+    scripted_request,
+)
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.support import history_facts
+from tests.support.console_runs import (  # noqa: F401 (restore_logging: an autouse fixture)
+    address_of,
+    invoke,
+    restore_logging,
+)
 from tests.support.waiting import until
 
 THREE_DAYS_S = 3 * 24 * 3600
@@ -170,3 +187,43 @@ async def test_waits_that_cannot_be_are_error_results_and_start_no_timer(
     assert report.outcome == "completed"
     events = await history_facts.events(handle)
     assert not [e for e in events if e.HasField("timer_started_event_attributes")]
+
+
+async def test_a_wait_outlives_its_worker_and_is_listed_by_turnkeeper_waiting(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    key = new_key()
+    fake_anthropic.script(
+        key,
+        [
+            fake.tool_calls(("wait", {"event": "approved-upstream", "reason": "upstream"})),
+            fake.text("Upstream said yes."),
+        ],
+    )
+    settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
+    # No cache, so no sticky queue: the second worker takes the turn over at once.
+    async with running_worker(client, settings, fake_anthropic, max_cached_workflows=0):
+        handle = await client.start_workflow(
+            WORKFLOW_TYPE,
+            waiting_request(key),
+            id=f"turn-{uuid.uuid4()}",
+            task_queue=settings.task_queue,
+            result_type=AgentReport,
+        )
+        await waiting_status(handle)
+    # The worker is gone; a new one answers the listing and takes the event.
+    async with running_worker(client, settings, fake_anthropic):
+        listed = await until(
+            lambda: invoke("waiting", "--task-queue", settings.task_queue, *address_of(client)),
+            lambda result: handle.id in result.stdout,
+            "the turn listed by turnkeeper waiting",
+        )
+        event = {"key": "k", "event": "approved-upstream", "idempotency_id": "u-1", "payload": 1}
+        await handle.signal(SIGNAL_EVENT, event)
+        report = await handle.result()
+
+    assert "waiting for event `approved-upstream`" in listed.stdout
+    assert "upstream" in listed.stdout
+    [result] = results(report)
+    assert json.loads(result.text())["payload"] == 1
+    assert len(fake_anthropic.requests_for(key)) == 2
