@@ -18,6 +18,7 @@ skills/         Skills on the worker: the catalog, `describe_skills`, the built-
 output/         The worker's checks of a final answer (`agent.output_validators`), as an activity.
 store/          The stored conversation, as activities.
 runtime/        Activities that reach the runtime's own workflows (an agent's standing approvals,
-                a turn's cancellation) through the worker's client.
+                a turn's cancellation) through the worker's client, and the worker's bound on
+                one `wait`.
 observation/    OpenInference spans and OpenTelemetry metrics of model and tool calls.
 """
