@@ -69,8 +69,11 @@ class WaitingFor(ContractModel):
     """One `wait` call in progress: what the status query's `waiting_for` lists."""
 
     call_id: str
+    """The `wait` call's tool-call id."""
     reason: str = ""
+    """Why the agent waits, as the model said."""
     since: datetime
+    """When the wait began."""
     until: datetime | None = None
     """When the wait ends by itself (None: an event wait with no bound, which the operator's
     maximum ends)."""
@@ -98,7 +101,9 @@ class WaitPlan(ContractModel):
     seconds: float | None
     """How long the timer runs (None: only an event ends it, bounded by the maximum)."""
     event: str | None = None
+    """The event it waits for, if any."""
     reason: str = ""
+    """Why, as the model said."""
 
 
 def wait_line(wait: WaitingFor) -> str:
@@ -178,9 +183,11 @@ class WaitLimitInput(ContractModel):
     """The `wait_limit` local activity's input: the call it is asked for."""
 
     call_id: str
+    """The `wait` call that asks."""
 
 
 class WaitLimit(ContractModel):
     """The `wait_limit` local activity's result: the worker's bound on one wait."""
 
     max_wait_s: float
+    """The longest one wait may last, in seconds (`TURNKEEPER_MAX_WAIT_S`)."""
