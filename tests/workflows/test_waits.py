@@ -79,7 +79,9 @@ async def test_a_three_day_wait_ends_by_its_timer_outside_the_time_budget(
     # One minute of work allowed: three days of waiting are not work.
     request = waiting_request(key, constraints={"time_budget_ms": 60_000})
 
-    report = await run_on_server(skipping_env.client, settings, fake_anthropic, request)
+    workflow_id = f"turn-{uuid.uuid4()}"
+    client = skipping_env.client
+    report = await run_on_server(client, settings, fake_anthropic, request, workflow_id=workflow_id)
 
     assert report.outcome == "completed"
     [waited] = results(report)
@@ -88,6 +90,10 @@ async def test_a_three_day_wait_ends_by_its_timer_outside_the_time_budget(
     assert report.duration_ms >= THREE_DAYS_S * 1000
     [first, _] = fake_anthropic.requests_for(key)
     assert "wait" in [tool["name"] for tool in first.body["tools"]]
+    # Three days and nothing in history between the timer's start and its firing: no polling.
+    events = await history_facts.events(client.get_workflow_handle(workflow_id))
+    [started] = [i for i, e in enumerate(events) if e.HasField("timer_started_event_attributes")]
+    assert events[started + 1].HasField("timer_fired_event_attributes")
 
 
 async def test_a_steer_wakes_a_waiting_turn_and_status_says_what_it_waits_for(
