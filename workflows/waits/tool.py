@@ -9,6 +9,7 @@ new, and a turn without the tool makes none of them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import timedelta
 from typing import Final
@@ -100,12 +101,19 @@ async def wait(
         await workflow.wait_condition(lambda: entry.over, timeout=timedelta(seconds=length))
     except TimeoutError:
         pass
-    finally:
-        # An interrupt cancels the wait here: the turn ends with its partial report.
-        waits.close(use.id)
-        turn.stop_waiting(workflow.now())
-        observer.call_waits(turn)
+    except asyncio.CancelledError:
+        # An interrupt or a cancel: the turn ends with its partial report. Not a `finally`:
+        # a parked coroutine that a cache eviction drops runs it outside the workflow's loop.
+        _stop(turn, use, waits, observer)
+        raise
+    _stop(turn, use, waits, observer)
     return _result(use, entry)
+
+
+def _stop(turn: Turn, use: ToolUseBlock, waits: Waits, observer: TurnObserver) -> None:
+    waits.close(use.id)
+    turn.stop_waiting(workflow.now())
+    observer.call_waits(turn)
 
 
 def _result(use: ToolUseBlock, entry: Wait) -> ToolResultBlock:
