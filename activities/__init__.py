@@ -23,6 +23,7 @@ policies/       The worker's Cedar policy files (`TURNKEEPER_POLICY_FILE`): read
                 what they decide for a tool call.
 store/          The stored conversation, as activities.
 runtime/        Activities that reach the runtime's own workflows (an agent's standing approvals,
-                a turn's cancellation) through the worker's client.
+                a turn's cancellation) through the worker's client, and the worker's bound on
+                one `wait`.
 observation/    OpenInference spans and OpenTelemetry metrics of model and tool calls.
 """

@@ -85,22 +85,9 @@ async def park(
 ) -> dict[str, Any]:
     """One side's worker in a subprocess: its idle RSS, `n` turns parked, its RSS then."""
     queue = f"bench-parked-{side.name}-{uuid.uuid4().hex[:8]}"
-    argv = [
-        sys.executable, "-m", "bench.parked_worker",
-        "--side", side.name, "--address", address, "--task-queue", queue,
-        "--data-dir", str(data_dir),
-    ]  # fmt: skip
-    if side.name != FLOOR:
-        argv += worker_argv
-    process = await asyncio.create_subprocess_exec(
-        *argv, cwd=_BENCH_ROOT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
-    )
+    argv = worker_argv if side.name != FLOOR else []
+    process = await worker_process(side.name, address, queue, data_dir, argv)
     try:
-        assert process.stdout is not None
-        line = await asyncio.wait_for(process.stdout.readline(), _READY_TIMEOUT_S)
-        if line.strip() != b"ready":
-            raise RuntimeError(f"the {side.name} worker subprocess did not start: {line!r}")
-        await asyncio.sleep(_SETTLE_S)
         idle = rss_bytes(process.pid)
         started = asyncio.get_running_loop().time()
         handles = await park_turns(side, queue, n, k, session=session, same_shape=same_shape)
@@ -116,6 +103,31 @@ async def park(
         "per_turn_kib": round((loaded - idle) / n / 1024, 1),
         "park_s": round(park_s, 1),
     }
+
+
+async def worker_process(
+    side: str, address: str, queue: str, data_dir: Path, worker_argv: list[str]
+) -> asyncio.subprocess.Process:
+    """`bench.parked_worker` of `side` polling `queue`, started, ready and settled; the caller
+    stops it (`_stop`)."""
+    argv = [
+        sys.executable, "-m", "bench.parked_worker",
+        "--side", side, "--address", address, "--task-queue", queue,
+        "--data-dir", str(data_dir), *worker_argv,
+    ]  # fmt: skip
+    process = await asyncio.create_subprocess_exec(
+        *argv, cwd=_BENCH_ROOT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    assert process.stdout is not None
+    try:
+        line = await asyncio.wait_for(process.stdout.readline(), _READY_TIMEOUT_S)
+        if line.strip() != b"ready":
+            raise RuntimeError(f"the {side} worker subprocess did not start: {line!r}")
+        await asyncio.sleep(_SETTLE_S)
+    except BaseException:
+        await _stop(process)
+        raise
+    return process
 
 
 async def park_turns(

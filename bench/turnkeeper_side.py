@@ -23,6 +23,7 @@ from turnkeeper.activities.tools.registry import ToolRegistry, worker_tool
 from turnkeeper.contracts.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.contracts.names import ACTIVITY_MODEL_CALL, ACTIVITY_TOOL_CALL
 from turnkeeper.contracts.turn import AgentReport, TurnRequest, Usage
+from turnkeeper.contracts.waits import WAIT_TOOL
 
 from bench.scenario import (
     BLOB,
@@ -77,6 +78,13 @@ class BenchProvider:
         )
         if seen < k:
             call = ToolUseBlock(id=f"toolu_bench_{seen:05d}", name=TOOL_NAME, input={"i": seen})
+            return ModelResponse(
+                content=[call], stop_reason="tool_use", usage=usage, model=request.model
+            )
+        if park and seen == k and any(tool.name == WAIT_TOOL for tool in request.tools):
+            # An agent with the built-in `wait` tool parks on a week's timer (bench/waiting.py).
+            week = {"seconds": 7 * 86400, "reason": "bench"}
+            call = ToolUseBlock(id="toolu_bench_wait", name=WAIT_TOOL, input=week)
             return ModelResponse(
                 content=[call], stop_reason="tool_use", usage=usage, model=request.model
             )

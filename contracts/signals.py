@@ -23,6 +23,7 @@ from turnkeeper.contracts.policies import PolicyDecision
 from turnkeeper.contracts.rate_limits import CapacityWait
 from turnkeeper.contracts.steering import Intervention
 from turnkeeper.contracts.subagents import SubagentRecord
+from turnkeeper.contracts.waits import WaitingFor
 from turnkeeper.contracts.write_preview import WritePreview
 
 if TYPE_CHECKING:  # cryptography is imported once, by decision_signing (see there why)
@@ -33,6 +34,7 @@ TurnState = Literal[
     "awaiting_approval",
     "awaiting_external",
     "awaiting_budget",
+    "waiting",
     "completed",
     "interrupted",
     "failed",
@@ -291,6 +293,8 @@ class TurnStatus(ContractModel):
     """While a model call waits for fleet capacity: the limit key and the limit it waits on."""
     policy_decisions: list[PolicyDecision] = Field(default_factory=list)
     """The policy decisions so far (`AgentReport.policy_decisions`)."""
+    waiting_for: list[WaitingFor] = Field(default_factory=list)
+    """While the turn is `waiting`: each `wait` call in progress, its reason and until when."""
 
     def signed_call(self, workflow_id: str, call_id: str) -> SignedCall | None:
         """What a signed decision on `call_id` of this turn (`workflow_id`) binds: `*` for every

@@ -19,6 +19,7 @@ from typing import Final
 from turnkeeper.contracts.approvals import APPROVAL_CACHE_ID_PREFIX
 from turnkeeper.contracts.rate_limits import RATE_LIMIT_ID_PREFIX
 from turnkeeper.contracts.tenants import LEDGER_ID_PREFIX
+from turnkeeper.contracts.waits import EVENT_ID_PREFIX
 
 # What a caller may name a turn: a letter or digit, then letters, digits and `. _ - : @`, at most
 # 200 characters. No `/` (the runtime's nested ids), no spaces or control characters (ids are
@@ -67,6 +68,10 @@ def runtime_owned(workflow_id: str) -> str | None:
         return f"ids starting {CONVERSATION_ID_PREFIX!r} belong to served agents' conversations"
     if workflow_id.startswith(SCHEDULE_RUN_ID_PREFIX):
         return f"ids starting {SCHEDULE_RUN_ID_PREFIX!r} belong to the runs of scheduled turns"
+    if workflow_id.startswith(EVENT_ID_PREFIX):
+        # Started by `signal_event` only, by signal-with-start: a turn started there by a caller
+        # would take every later event of its key.
+        return f"ids starting {EVENT_ID_PREFIX!r} belong to the turns events start"
     if NESTED_ID_SEPARATOR in workflow_id:
         return "ids with '/' belong to the runtime's sub-agent and session turns"
     return None

@@ -91,6 +91,7 @@ __all__ = [
     "run_worker",
     "schedule_turn",
     "session",
+    "signal_event",
     "start_session",
     "start_turn",
     "tool",
@@ -114,6 +115,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "connect": ("turnkeeper.client.connection", "connect"),
     "exit_without_teardown": ("turnkeeper.ground.process_exit", "exit_without_teardown"),
     "start_turn": ("turnkeeper.client.client", "start_turn"),
+    "signal_event": ("turnkeeper.client.agent_events", "signal_event"),
     "turn": ("turnkeeper.client.client", "turn"),
     "pending": ("turnkeeper.client.client", "pending"),
     "schedule_turn": ("turnkeeper.client.schedules", "schedule_turn"),
@@ -196,6 +198,7 @@ if TYPE_CHECKING:
     from turnkeeper.activities.skills.skill import Skill
     from turnkeeper.activities.tools.registry import ToolContext, ToolError
     from turnkeeper.activities.tools.registry import worker_tool as tool
+    from turnkeeper.client.agent_events import signal_event
     from turnkeeper.client.client import TurnHandle, pending, start_turn, turn
     from turnkeeper.client.connection import connect
     from turnkeeper.client.errors import (

@@ -63,6 +63,10 @@ approvals/      What approvers do in a running turn.
     steering.py              `steer` and `interrupt`: a human's word in a running turn.
     cancel.py                An approver's `cancel`, ending the turn as a client's would.
 
+waits/          The built-in `wait` tool: a durable timer, the events a turn waits for.
+    tool.py                  A `wait` call carried out; the tool's definition for the model.
+    book.py                  The waits in progress and the events delivered (deduplicated).
+
 subagents/      Sub-agents: child turns the model calls as tools.
     calls.py                 A sub-agent's call as a child `AgentTurnWorkflow`, its report.
     budget.py                What a child inherits: budgets left, the autonomy boundary.

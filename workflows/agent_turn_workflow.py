@@ -68,6 +68,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.tenants import SIGNAL_TENANT_CAPS_CHANGED
     from turnkeeper.contracts.turn import AgentReport, SubagentCancelled
+    from turnkeeper.contracts.waits import SIGNAL_EVENT, AgentEvent
     from turnkeeper.workflows.answer import structured_output
     from turnkeeper.workflows.answer import validation as output_validation
     from turnkeeper.workflows.approvals import decision_checks
@@ -557,6 +558,8 @@ class AgentTurnWorkflow:
         problem = self._steering.problem(turn, steer)
         if turn is None or problem:
             raise ApplicationError(problem or "the turn has not begun", non_retryable=True)
+        # A `wait` in progress ends: the model reads the steer with the wait's result.
+        self._pending.waits.wake(f"a steer from {steer.author or 'someone'}")
         return self._steering.steer(turn, steer, workflow.now())
 
     @steer.validator
@@ -643,6 +646,21 @@ class AgentTurnWorkflow:
                 note.workflow_id,
             )
 
+    @workflow.signal(name=SIGNAL_EVENT)
+    def event(self, raw: RawValue) -> None:
+        """An event for this turn's key (`POST /v1/agents/{agent_id}/events`): a `wait` for its
+        name gets its payload; a second delivery of its idempotency id is dropped."""
+        if self._ignored_unencrypted(raw, SIGNAL_EVENT):
+            return
+        event = inputs.signal_input(raw, AgentEvent, SIGNAL_EVENT)
+        if event is None:
+            return
+        if not self._pending.waits.deliver(event, begun=self._turn is not None):
+            workflow.logger.info(
+                "event signal dropped: delivered before",
+                extra={"idempotency_id": event.idempotency_id},
+            )
+
     @workflow.signal(name=SIGNAL_TENANT_CAPS_CHANGED)
     def tenant_caps_changed(self) -> None:
         """From the tenant's ledger: its caps changed, so a turn waiting for them calls again."""
@@ -677,6 +695,7 @@ class AgentTurnWorkflow:
             capacity_awaited=turn.fleet.capacity_awaited,
             guardrail_decisions=list(turn.guardrails.guardrail_decisions),
             policy_decisions=list(turn.policies.policy_decisions),
+            waiting_for=self._pending.waits.listing(),
         )
 
     @workflow.signal(name=SIGNAL_CAPACITY_WAIT)

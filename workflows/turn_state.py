@@ -51,7 +51,13 @@ with workflow.unsafe.imports_passed_through():
     )
 
 # The states a turn leaves by ending; the others follow its pending calls and budget requests.
-_LIVE_STATES = ("running", "awaiting_approval", "awaiting_external", "awaiting_budget")
+_LIVE_STATES = (
+    "running",
+    "awaiting_approval",
+    "awaiting_external",
+    "awaiting_budget",
+    "waiting",
+)
 
 
 class HumanClock(BaseModel):

@@ -76,6 +76,7 @@ from turnkeeper.contracts.tenants import (
     TenantSpend,
 )
 from turnkeeper.contracts.turn import AgentReport, TurnRequest
+from turnkeeper.contracts.waits import AgentEvent
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
 from turnkeeper.workflows.approvals.approval_cache_workflow import ApprovalCacheWorkflow
 from turnkeeper.workflows.fleet.rate_limiter_workflow import RateLimiterWorkflow
@@ -121,6 +122,7 @@ BOUNDARY_MODELS: tuple[type[BaseModel], ...] = (
     LookupInput,
     LookupResult,
     TurnEvent,
+    AgentEvent,
     Endpoint,
     StdioServerConfig,
     HttpServerConfig,

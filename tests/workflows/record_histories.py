@@ -65,6 +65,7 @@ from turnkeeper.contracts.session import SessionRequest
 from turnkeeper.contracts.signals import ApproveInput, TurnStatus
 from turnkeeper.contracts.steering import CancelInput, SteerInput
 from turnkeeper.contracts.tenants import TenantCaps
+from turnkeeper.contracts.waits import SIGNAL_EVENT
 from turnkeeper.workflows.llm.compaction import SUMMARY_INSTRUCTIONS
 
 from tests.conftest import (
@@ -90,6 +91,7 @@ from tests.support.mcp_http_process import (
 )
 from tests.support.policy_files import write_policies
 from tests.support.skill_folders import REFUND_POLICY, REFUNDS, skills_worker
+from tests.support.waiting import until
 from turnkeeper.client.sessions import SessionHandle, start_session
 from turnkeeper.client.signatures import signed_intervention
 from turnkeeper.client.tenants import set_caps
@@ -898,6 +900,40 @@ async def checked_by_policies(
     return handle
 
 
+async def waits_for_an_event(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """The built-in `wait` tool: a wait for an event that arrives (twice, a retry: dropped),
+    then a timed wait that a steer ends early, then the answer."""
+    fake_api.script(
+        "golden40",
+        [
+            fake.tool_calls(("wait", {"event": "deploy-finished", "reason": "the deploy"})),
+            fake.tool_calls(("wait", {"seconds": 86400, "reason": "a day of metrics"})),
+            fake.text("Release notes written."),
+        ],
+    )
+    request = scripted_request("golden40", agent={"tools": ["wait"]})
+    handle = await _start(client, request, queue, workflow_id)
+    event = {"key": "d-1", "event": "deploy-finished", "idempotency_id": "x", "payload": "ok"}
+    await _until_waiting(handle)
+    await handle.signal(SIGNAL_EVENT, event)
+    await handle.signal(SIGNAL_EVENT, event)
+    await _until_waiting(handle, call=1)
+    await handle.execute_update(UPDATE_STEER, {"message": "Enough metrics.", "author": "alice"})
+    await handle.result()
+    return handle
+
+
+async def _until_waiting(handle: WorkflowHandle, call: int = 0) -> None:
+    """Until the turn's `wait` call of step `call` (of the script) waits."""
+    await until(
+        lambda: handle.query(QUERY_STATUS, result_type=TurnStatus),
+        lambda status: [w.call_id.endswith(f"_{call}_0") for w in status.waiting_for] == [True],
+        f"wait call {call} waiting",
+    )
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -935,6 +971,7 @@ SCENARIOS = (
     previews_a_write,
     guarded_by_guardrails,
     checked_by_policies,
+    waits_for_an_event,
 )
 
 

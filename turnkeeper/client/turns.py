@@ -44,6 +44,8 @@ WAITING_QUERY: Final = (
     f'({SA_TURN_STATE} = "awaiting_approval" OR {SA_TURN_STATE} = "awaiting_external" '
     f'OR {SA_TURN_STATE} = "awaiting_budget") AND ExecutionStatus = "Running"'
 )
+# Turns parked by the built-in `wait` tool (`turnkeeper waiting`).
+TIMED_WAIT_QUERY: Final = f'{SA_TURN_STATE} = "waiting" AND ExecutionStatus = "Running"'
 # A query is answered by a worker; without one it would block until the server gives up.
 QUERY_TIMEOUT: Final = timedelta(seconds=10)
 # How many waiting turns `list_waiting` asks for their status at once.
@@ -322,9 +324,12 @@ def _report(details: Any) -> AgentReport | None:
         return None
 
 
-async def list_waiting(client: Client, task_queue: str | None = None) -> list[WaitingTurn]:
-    """Every running turn whose `TurnState` says it waits for a human or a caller."""
-    query = WAITING_QUERY + (f' AND TaskQueue = "{task_queue}"' if task_queue else "")
+async def list_waiting(
+    client: Client, task_queue: str | None = None, waiting_query: str = WAITING_QUERY
+) -> list[WaitingTurn]:
+    """Every running turn whose `TurnState` says it waits for a human or a caller (or, with
+    `TIMED_WAIT_QUERY`, for its `wait` call's time or event)."""
+    query = waiting_query + (f' AND TaskQueue = "{task_queue}"' if task_queue else "")
     agent_key = SearchAttributeKey.for_keyword(SA_AGENT_ID)
     # The statuses are asked all at once (a few at a time): a turn whose worker is gone answers
     # only when its query times out, and one by one those waits would add up.

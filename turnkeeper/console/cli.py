@@ -37,6 +37,7 @@ from turnkeeper.console import (
     schedule_command,
     steer_command,
     tenants_command,
+    waiting_command,
 )
 from turnkeeper.console.chat import ChatOptions, run_chat
 from turnkeeper.console.render import local_user
@@ -577,6 +578,21 @@ def pending(
     """List every turn waiting for an approval or an external result."""
     connection = commands.Connection(address, namespace, ui_url)
     _execute(commands.pending(connection, task_queue, as_json, full))
+
+
+@app.command()
+def waiting(
+    as_json: Json = False,
+    task_queue: Annotated[
+        str | None, typer.Option(help="Only turns on this task queue", show_default=False)
+    ] = None,
+    address: Address = None,
+    namespace: Namespace = None,
+    ui_url: UiUrl = DEFAULT_UI_URL,
+) -> None:
+    """List every turn parked by a wait call: what it waits for, and until when."""
+    connection = commands.Connection(address, namespace, ui_url)
+    _execute(waiting_command.waiting(connection, task_queue, as_json))
 
 
 @app.command()

@@ -34,6 +34,7 @@ from turnkeeper.http.access import (
     visible_turn,
     visible_turns,
 )
+from turnkeeper.http.agent_events import add_events
 from turnkeeper.http.agui import add_ag_ui
 from turnkeeper.http.approvals import ApprovalBudget
 from turnkeeper.http.auth import FailedSignIns, sign_in
@@ -230,6 +231,7 @@ def create_app(
         add_a2a(app, turns, tokens, failed, conversations)
     if conversations is not None:
         add_chat(app, conversations)
+        add_events(app, conversations)
     add_schedules(app, turns)
 
     @app.get("/v1/whoami")

@@ -28,6 +28,7 @@ from turnkeeper.activities.providers import endpoints
 from turnkeeper.activities.providers.provider import ModelProvider
 from turnkeeper.activities.runtime.approval_cache import ApprovalCacheActivities
 from turnkeeper.activities.runtime.turn_cancel import cancel_turn
+from turnkeeper.activities.runtime.wait_limit import wait_limit
 from turnkeeper.activities.skills.catalog import SkillCatalog
 from turnkeeper.activities.skills.describe_activity import SkillActivities
 from turnkeeper.activities.skills.skill import Skill
@@ -103,6 +104,8 @@ def build_activities(
         stored.store_conversation,
         # On every worker: an approver's `cancel` asks Temporal for the cancellation through it.
         cancel_turn,
+        # On every worker: a turn's `wait` asks it how long a wait may last.
+        wait_limit,
         WritePreviews(Workspace(settings.workspace)).write_preview,
         *mcp.activities(),
         *a2a.activities(),

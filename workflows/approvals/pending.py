@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
         TurnState,
     )
     from turnkeeper.contracts.write_preview import WritePreview
+    from turnkeeper.workflows.waits.book import Waits
 
 
 @dataclass
@@ -49,6 +50,8 @@ class PendingCalls:
         self._settled: set[str] = set()
         # Calls that wait in this turn's sub-agents (and theirs), by the child that told us.
         self._relayed: dict[str, list[PendingCall]] = {}
+        # The built-in `wait` tool's calls in progress and the events delivered (workflows/waits).
+        self.waits = Waits()
 
     def open(
         self,
@@ -153,7 +156,7 @@ class PendingCalls:
             return "awaiting_approval"
         if "external" in kinds:
             return "awaiting_external"
-        return "running"
+        return "waiting" if self.waits.waiting() else "running"
 
     def listing(self) -> list[PendingCall]:
         return [_listed(w) for w in self._waiting.values()] + self._relayed_calls()

@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.tools import a2a as a2a_tools
     from turnkeeper.workflows.tools import skills
     from turnkeeper.workflows.turn_state import Turn
+    from turnkeeper.workflows.waits.tool import wait_tools
 
 # One model's call: (model, attempts before falling back or None for the full schedule, the
 # models passed over so far with why) -> its result.
@@ -120,6 +121,7 @@ def call_context(turn: Turn) -> CallContext:
             *request.external_tools,
             *subagent_tools(request),
             *a2a_tools.tool_specs(turn),
+            *wait_tools(request),
         ],
         mcp_tools=[spec.definition() for spec in turn.tools.mcp_tools.values()],
     )

@@ -25,6 +25,7 @@ _WAITING_OR_RUNNING: Final = (
     "awaiting_approval",
     "awaiting_external",
     "awaiting_budget",
+    "waiting",
 )
 
 

@@ -302,6 +302,6 @@ class TurnObserver:
         """Search attributes, current details and the session's note, as of this step. The
         turn's state is what it waits for, so it is brought up to date first."""
         turn.follow_waits(self._pending.state())
-        self.view.publish(turn, turn.state, self._pending.listing())
+        self.view.publish(turn, turn.state, self._pending.listing(), self._pending.waits.listing())
         self._session.tell(turn)
         self.parent.tell(turn, self._pending.listing())

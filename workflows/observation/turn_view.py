@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         TURN_STATE,
     )
     from turnkeeper.contracts.signals import PendingCall, TurnState
+    from turnkeeper.contracts.waits import WaitingFor, wait_line
     from turnkeeper.workflows.budgets import checks as budgets
     from turnkeeper.workflows.observation.stream_retention import RetainedEvents
     from turnkeeper.workflows.turn_state import Turn
@@ -64,7 +65,13 @@ class TurnView:
         if tenant is not None:
             self._identity.append(TENANT_ID.value_set(tenant))
 
-    def publish(self, turn: Turn, state: TurnState, pending: list[PendingCall]) -> None:
+    def publish(
+        self,
+        turn: Turn,
+        state: TurnState,
+        pending: list[PendingCall],
+        waits: list[WaitingFor] | None = None,
+    ) -> None:
         """Brings search attributes and current details up to date with the turn."""
         values: dict[str, Any] = {
             SA_TURN_STATE: state,
@@ -79,7 +86,7 @@ class TurnView:
             self._published.update(changed)
             self._upserted_at = workflow.now()
         # Free (no history event), so always current: the Web UI's view of the turn.
-        workflow.set_current_details(details_markdown(turn, state, pending))
+        workflow.set_current_details(details_markdown(turn, state, pending, waits or []))
 
     def _counters_due(self, changed: dict[str, Any]) -> bool:
         """Whether changed counters alone are worth an upsert. Each upsert is a history event, a
@@ -127,7 +134,9 @@ def _pairs(values: dict[str, Any]) -> list[SearchAttributePair[Any]]:
     return [_KEYS[name].value_set(value) for name, value in values.items()]
 
 
-def details_markdown(turn: Turn, state: TurnState, pending: list[PendingCall]) -> str:
+def details_markdown(
+    turn: Turn, state: TurnState, pending: list[PendingCall], waits: list[WaitingFor] | None = None
+) -> str:
     """The Web UI's "current details" of the turn: where it is, what it cost, who it waits for."""
     request = turn.request
     agent = request.agent
@@ -154,6 +163,7 @@ def details_markdown(turn: Turn, state: TurnState, pending: list[PendingCall]) -
         lines += ["", *_pending_lines(workflow_id, call)]
     if turn.budget.budget_request is not None:
         lines += ["", *_budget_lines(workflow_id, turn)]
+    lines += [line for wait in waits or [] for line in ("", wait_line(wait))]
     return "\n".join(lines)
 
 

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         SignedCall,
     )
     from turnkeeper.contracts.tool_validation import corrective_message, validation_problems
+    from turnkeeper.contracts.waits import WAIT_SCHEMA, WAIT_TOOL
     from turnkeeper.contracts.write_preview import WritePreview
     from turnkeeper.workflows.activity_calls import AnswerModel, execute
     from turnkeeper.workflows.activity_options import (
@@ -47,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.tools.mcp_elicitation import McpElicitations
     from turnkeeper.workflows.tools.retries import interrupted_call_text, tool_retry_policy
     from turnkeeper.workflows.turn_state import Settled, Turn
+    from turnkeeper.workflows.waits import tool as wait_tool
 
 
 # Before it, a call under an id the turn had seen took the earlier call's place in the book of
@@ -165,6 +167,8 @@ class ToolCalls:
         return await self._settle_approved(turn, use)
 
     async def _settle_approved(self, turn: Turn, use: ToolUseBlock) -> Settled:
+        if wait_tool.is_wait_call(turn, use):
+            return Settled(await wait_tool.wait(turn, use, self._pending.waits, self._observer))
         subagent = subagent_of(turn, use.name)
         if subagent is not None:
             return await self._subagents.run(turn, use, subagent, self._subagent_share)
@@ -315,8 +319,8 @@ def _reused_text(use: ToolUseBlock) -> str:
 
 
 def _needs_approval(turn: Turn, use: ToolUseBlock) -> bool:
-    if skills.exempt_from_approval(turn, use.name):
-        return False
+    if skills.exempt_from_approval(turn, use.name) or wait_tool.is_wait_call(turn, use):
+        return False  # the runtime's own tools: they read trusted text, or only wait
     constraints = turn.request.task.constraints
     return constraints.needs_approval(use.name) or use.name in turn.tools.declared_approval
 
@@ -328,6 +332,8 @@ def schema_of(turn: Turn, tool: str) -> dict[str, Any] | None:
             return external.input_schema
     if subagent_of(turn, tool) is not None:
         return TASK_SCHEMA
+    if tool == WAIT_TOOL and wait_tool.offers_wait(turn.request):
+        return WAIT_SCHEMA
     traits = turn.tools.tool_traits.get(tool)
     return traits.input_schema if traits else None
 

@@ -22,6 +22,7 @@ TASK_STATUS: Final[dict[TurnState, TaskStatus]] = {
     "awaiting_approval": "input_required",
     "awaiting_external": "input_required",
     "awaiting_budget": "input_required",
+    "waiting": "working",
     "completed": "completed",
     "interrupted": "cancelled",
     "failed": "failed",
