@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from turnkeeper.activities.providers.cassette_provider import CASSETTE_MODES, CassetteSettings
+from turnkeeper.client.attachments import attachment_limits, url_hosts
+from turnkeeper.client.env_numbers import whole_number
 from turnkeeper.client.settings_error import SettingsError
+from turnkeeper.contracts.attachments import AttachmentLimits
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
 from turnkeeper.contracts.rate_limits import (
@@ -31,7 +34,6 @@ from turnkeeper.contracts.skills import SKILLS_DIR_ENV
 from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
 from turnkeeper.devtools.devserver import DEV_SERVER_DB_FILENAME
 from turnkeeper.payloads.stores import StoreSettings
-from turnkeeper.worker.env_numbers import whole_number
 from turnkeeper.worker.worker_tuning import WorkerTuning
 
 WORKSPACE_ENV = "AGENT_WORKSPACE"
@@ -77,6 +79,10 @@ class Settings:
             `provider:*` (`TURNKEEPER_RATE_LIMITS`); empty: none.
         skills_dir: The folder of the worker's skills, one sub-folder with a `SKILL.md` each
             (`TURNKEEPER_SKILLS_DIR`); None: no skills but those given in code.
+        attachment_limits: The largest attachment and the most a turn may attach
+            (`TURNKEEPER_ATTACHMENT_MAX_BYTES`, `TURNKEEPER_ATTACHMENT_MAX_TURN_BYTES`).
+        attachment_url_hosts: The hosts attachment URLs may name
+            (`TURNKEEPER_ATTACHMENT_URL_HOSTS`); empty: URL sources are refused.
     """
 
     task_queue: str
@@ -93,6 +99,8 @@ class Settings:
     rate_limits: dict[str, RateLimit] = field(default_factory=dict)
     skills_dir: Path | None = None
     a2a_config: Path | None = None
+    attachment_limits: AttachmentLimits = field(default_factory=AttachmentLimits)
+    attachment_url_hosts: frozenset[str] = frozenset()
 
     @property
     def dev_server_db(self) -> Path:
@@ -132,6 +140,8 @@ class Settings:
             rate_limits=_rate_limits(source),
             skills_dir=_optional_path(source.get(SKILLS_DIR_ENV)),
             a2a_config=_optional_path(source.get(A2A_CONFIG_ENV)),
+            attachment_limits=attachment_limits(source),
+            attachment_url_hosts=url_hosts(source),
         )
 
 
