@@ -112,6 +112,16 @@ class _AttachmentBlock(ContractModel):
         """How a message names the block: its name, or its place."""
         return repr(self.name) if self.name else f"attachment {index}"
 
+    def summary(self) -> str:
+        """`name · media type · size · digest`, as transcripts and the inbox show it."""
+        source = self.source
+        name = self.name or "(unnamed)"
+        if isinstance(source, StoredSource):
+            return f"{name} · {source.media_type} · {_size(source.size)} · {source.ref}"
+        if isinstance(source, Base64Source):
+            return f"{name} · {source.media_type} · {_size(len(source.data) * 3 // 4)}"
+        return f"{name} · {source.type} {getattr(source, 'url', getattr(source, 'path', ''))}"
+
 
 class ImageBlock(_AttachmentBlock):
     """An image (PNG, JPEG, GIF or WebP) in a user message or a tool result."""
@@ -228,16 +238,29 @@ def attachment_tokens(media_type: str, size: int) -> int:
     return size // 4 + 1
 
 
-def attachment_data(messages: Sequence[Any]) -> Iterator[tuple[str, str]]:
-    """The base64 data and media type of every attachment given by value in `messages`
-    (user blocks and tool results alike)."""
+def attachment_blocks(messages: Sequence[Any]) -> Iterator[AttachmentBlock]:
+    """Every image and document block of `messages`, in user messages and tool results."""
     for message in messages:
         for block in message.content:
             parts = getattr(block, "content", None)
             for part in parts if isinstance(parts, list) else [block]:
-                source = getattr(part, "source", None)
-                if isinstance(source, Base64Source):
-                    yield source.data, source.media_type
+                if isinstance(part, ImageBlock | DocumentBlock):
+                    yield part
+
+
+def attachment_data(messages: Sequence[Any]) -> Iterator[tuple[str, str]]:
+    """The base64 data and media type of every attachment given by value in `messages`."""
+    for block in attachment_blocks(messages):
+        if isinstance(block.source, Base64Source):
+            yield block.source.data, block.source.media_type
+
+
+def _size(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KiB"
+    return f"{size / 1024 / 1024:.1f} MiB"
 
 
 def provider_kinds(models: Sequence[str]) -> set[str]:
