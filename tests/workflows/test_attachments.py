@@ -18,6 +18,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 from turnkeeper.contracts.attachments import ImageBlock, StoredSource
 from turnkeeper.contracts.messages import ToolResultBlock
+from turnkeeper.contracts.turn import AgentReport, TurnRequest
 
 import turnkeeper
 from tests.conftest import (
@@ -34,10 +35,16 @@ from tests.fakes.attachment_checks import attachment_bytes
 from tests.fakes.fake_anthropic import FakeAnthropic
 from tests.fakes.fake_openai import FakeOpenAI
 from tests.support.attachment_files import pdf_of, png_of
+from turnkeeper.http.errors import ApiError
+from turnkeeper.http.turns import TurnService
 from turnkeeper.payloads.content_store import ContentStore
 from turnkeeper.worker.wiring import tool_registry
 
 PNG_BYTES = 300 * 1024
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 @turnkeeper.tool
@@ -264,3 +271,34 @@ async def test_twenty_iterations_with_an_attachment_grow_history_like_the_same_t
             assert report.usage.cache_read_tokens > 0, billed
     per_iteration = {with_it: size / 20 for with_it, size in sizes.items()}
     assert per_iteration[True] / per_iteration[False] <= 1.05, sizes
+
+
+async def test_the_http_apis_base64_blocks_are_stored_before_the_turn_starts(
+    attaching: TurnRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_TASK_QUEUE", attaching.task_queue)
+    service = TurnService(attaching.client)
+    data = png_of(200 * 1024)
+    key = new_key()
+    attaching.fake.script(key, [fake.text("A chart.")])
+
+    def request(image: bytes) -> TurnRequest:
+        source = {"type": "base64", "media_type": "image/png", "data": b64(image)}
+        blocks = [{"type": "text", "text": "What is it?"}, {"type": "image", "source": source}]
+        return TurnRequest.model_validate(scripted_request(key, task={"input": blocks}))
+
+    workflow_id = await service.start(request(data), f"turn-http-{key}", "alice")
+    handle = attaching.client.get_workflow_handle(workflow_id, result_type=AgentReport)
+    report = await handle.result()
+    monkeypatch.setenv("TURNKEEPER_ATTACHMENT_MAX_BYTES", "1000")
+    with pytest.raises(ApiError) as refused:
+        await service.start(request(data), f"turn-http-refused-{key}", "alice")
+
+    [sent] = attaching.fake.requests_for(key)
+    assert attachment_bytes(sent.body) == [data]
+    started = await service.request(workflow_id)
+    [image] = started.task.attachments()
+    assert isinstance(image.source, StoredSource) and image.source.size == len(data)
+    assert isinstance(report.messages[0].content[1], ImageBlock)
+    assert refused.value.status == 422 and "1000-byte limit" in refused.value.message
+    await _no_turn(attaching.client, f"turn-http-refused-{key}")
