@@ -38,6 +38,7 @@ from tests.support.attachment_files import pdf_of, png_of
 from turnkeeper.http.errors import ApiError
 from turnkeeper.http.turns import TurnService
 from turnkeeper.payloads.content_store import ContentStore
+from turnkeeper.payloads.encrypted_store import EncryptedStore
 from turnkeeper.worker.wiring import tool_registry
 
 PNG_BYTES = 300 * 1024
@@ -122,7 +123,7 @@ async def test_a_png_and_a_pdf_reach_the_model_as_bytes_and_history_as_reference
 
 
 async def test_base64_blocks_from_the_temporal_cli_are_stored_by_the_worker_on_first_sight(
-    attaching: TurnRunner,
+    attaching: TurnRunner, payload_store: ContentStore
 ) -> None:
     data = png_of(PNG_BYTES)
     encoded = base64.b64encode(data).decode()
@@ -143,6 +144,10 @@ async def test_base64_blocks_from_the_temporal_cli_are_stored_by_the_worker_on_f
     assert [attachment_bytes(r.body) for r in sent] == [[data], [data]]
     [image] = [b for b in report.messages[0].content if isinstance(b, ImageBlock)]
     assert isinstance(image.source, StoredSource) and image.source.size == len(data)
+    assert await payload_store.get(image.source.ref) == data
+    if isinstance(payload_store, EncryptedStore):  # the suite's encrypted run: ciphertext at rest
+        at_rest = await payload_store.inner.get(image.source.ref)
+        assert data[:64] not in at_rest and at_rest.startswith(b"TKE1")
     # The start event holds the request as it was sent (encrypted, with keys); nothing after it.
     history = await _history_json(handle)
     assert history.count(encoded[1000:1100]) <= 1
