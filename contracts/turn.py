@@ -14,6 +14,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 from turnkeeper.contracts.a2a_agents import A2aAgentRef, long_form, repeated_name
 from turnkeeper.contracts.attachments import DocumentBlock, ImageBlock
 from turnkeeper.contracts.budget_extension import BudgetExtension, OnBudgetExhausted
@@ -346,6 +347,14 @@ class TaskSpec(ContractModel):
     document blocks; docs/attachments.md)."""
     constraints: Constraints = Field(default_factory=Constraints)
     """Budgets and approval rules."""
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _empty_text(cls, value: Any) -> Any:
+        # The union's own length error would speak of items, which an empty string has none of.
+        if value == "":
+            raise PydanticCustomError("string_too_short", "String should have at least 1 character")
+        return value
 
     def text(self) -> str:
         """The input's text (its text blocks joined, where it has blocks)."""
