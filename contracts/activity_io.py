@@ -17,10 +17,11 @@ from pydantic import (
     field_serializer,
     model_serializer,
 )
+from turnkeeper.contracts.attachments import DocumentBlock, ImageBlock
 from turnkeeper.contracts.call_costs import CostSource
 from turnkeeper.contracts.claim_check import ClaimChecked
 from turnkeeper.contracts.contract_model import ContractModel
-from turnkeeper.contracts.messages import ContentBlock, Message
+from turnkeeper.contracts.messages import ContentBlock, Message, ResultPart, TextBlock
 from turnkeeper.contracts.policy_io import PolicyCaller, PolicyCheckResult
 from turnkeeper.contracts.tools import ToolDefinition
 from turnkeeper.contracts.turn import ExternalToolSpec, Price, Usage
@@ -245,3 +246,20 @@ class ToolCallResult(CompactModel, ClaimChecked):
     """The result's text, as the model reads it."""
     duration_ms: int
     """How long the call took."""
+    attachments: list[ImageBlock | DocumentBlock] = Field(default_factory=list)
+    """The result's images and documents, stored already (`turnkeeper.Image`, `read_file` on
+    an image); empty from tools that answer with text only."""
+
+    def result_content(self) -> str | list[ResultPart]:
+        """The `tool_result` block's content: the text, then the images, if any."""
+        return result_content(self.content, self.attachments)
+
+
+def result_content(
+    text: str, attachments: list[ImageBlock | DocumentBlock]
+) -> str | list[ResultPart]:
+    """A tool result's content: its text alone, or its text (when there is any) and its images;
+    the APIs refuse an empty text block."""
+    if not attachments:
+        return text
+    return [*([TextBlock(text=text)] if text else []), *attachments]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, JsonValue, field_validator
+from turnkeeper.contracts.attachments import DocumentBlock, ImageBlock
 from turnkeeper.contracts.contract_model import ContractModel
 
 
@@ -32,6 +33,9 @@ class ToolUseBlock(ContractModel):
     """The arguments."""
 
 
+ResultPart = Annotated[TextBlock | ImageBlock | DocumentBlock, Field(discriminator="type")]
+
+
 class ToolResultBlock(ContractModel):
     """The answer to a tool call, in the user message after the call."""
 
@@ -40,8 +44,8 @@ class ToolResultBlock(ContractModel):
     """Tells the kinds of block apart."""
     tool_use_id: str = Field(min_length=1)
     """The `id` of the call it answers."""
-    content: str | list[TextBlock] = ""
-    """The result as the model reads it."""
+    content: str | list[ResultPart] = ""
+    """The result as the model reads it: text, or text, image and document blocks."""
     is_error: bool = False
     """The call failed, was rejected, timed out or was refused; `content` says why."""
 
@@ -49,10 +53,13 @@ class ToolResultBlock(ContractModel):
         """The result's text, whichever form `content` has."""
         if isinstance(self.content, str):
             return self.content
-        return "".join(block.text for block in self.content)
+        return "".join(block.text for block in self.content if isinstance(block, TextBlock))
 
 
-ContentBlock = Annotated[TextBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")]
+ContentBlock = Annotated[
+    TextBlock | ToolUseBlock | ToolResultBlock | ImageBlock | DocumentBlock,
+    Field(discriminator="type"),
+]
 
 
 class Message(ContractModel):
@@ -63,8 +70,8 @@ class Message(ContractModel):
     role: Literal["user", "assistant"]
     """Who speaks."""
     content: list[ContentBlock]
-    """What is said: text, tool call and tool result blocks; a bare string stands for one text
-    block."""
+    """What is said: text, tool call, tool result, image and document blocks; a bare string
+    stands for one text block."""
 
     @field_validator("content", mode="before")
     @classmethod

@@ -42,6 +42,9 @@ ACTIVITY_DESCRIBE_SKILLS: Final = "describe_skills"
 ACTIVITY_CANCEL_TURN: Final = "cancel_turn"
 # The difference a `write_file` call would make, read where the file lives before it waits.
 ACTIVITY_WRITE_PREVIEW: Final = "write_preview"
+# A request's images and documents that came with their bytes (the `temporal` CLI's base64, a
+# URL): stored on first sight, so that the turn holds their references from then on.
+ACTIVITY_STORE_ATTACHMENTS: Final = "store_attachments"
 
 SA_AGENT_ID: Final = "AgentId"
 SA_TASK_ID: Final = "TaskId"

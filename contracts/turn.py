@@ -14,14 +14,16 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 from turnkeeper.contracts.a2a_agents import A2aAgentRef, long_form, repeated_name
+from turnkeeper.contracts.attachments import DocumentBlock, ImageBlock
 from turnkeeper.contracts.budget_extension import BudgetExtension, OnBudgetExhausted
 from turnkeeper.contracts.call_costs import PricedCall
 from turnkeeper.contracts.compaction import CompactedHistory, CompactionSpec
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.guardrails import GuardrailDecision, GuardrailRef
-from turnkeeper.contracts.messages import Message
+from turnkeeper.contracts.messages import Message, TextBlock
 from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
 from turnkeeper.contracts.policies import PolicyDecision, PolicySpec
 from turnkeeper.contracts.signals import DecisionRecord
@@ -267,6 +269,10 @@ class AgentSpec(ContractModel):
         """The `provider:model`s of `fallback_models`, in order."""
         return [m if isinstance(m, str) else m.model for m in self.fallback_models]
 
+    def models(self) -> list[str]:
+        """`model`, then the `provider:model`s of `fallback_models`."""
+        return [self.model, *self.fallback_chain()]
+
     def price_of(self, model: str) -> Price | None:
         """The request's own price for a model of the chain (`price` for `model`, an entry's
         `price` for a fallback); None: the pricing table's, if it has one."""
@@ -356,6 +362,9 @@ class SubagentSpec(ContractModel):
     left at the call. None: the parent's remaining budgets and its approval rules alone."""
 
 
+InputBlock = Annotated[TextBlock | ImageBlock | DocumentBlock, Field(discriminator="type")]
+
+
 class TaskSpec(ContractModel):
     """`TurnRequest.task` (`turnkeeper.Task`): what the turn is to do, and within which
     constraints."""
@@ -363,10 +372,31 @@ class TaskSpec(ContractModel):
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1)
     """The caller's task id: the `TaskId` search attribute."""
-    input: str = Field(min_length=1)
-    """The user message that starts the turn."""
+    input: str | list[InputBlock] = Field(min_length=1)
+    """The user message that starts the turn: its text, or content blocks (text, image and
+    document blocks; docs/attachments.md)."""
     constraints: Constraints = Field(default_factory=Constraints)
     """Budgets and approval rules."""
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _empty_text(cls, value: Any) -> Any:
+        # The union's own length error would speak of items, which an empty string has none of.
+        if value == "":
+            raise PydanticCustomError("string_too_short", "String should have at least 1 character")
+        return value
+
+    def text(self) -> str:
+        """The input's text (its text blocks joined, where it has blocks)."""
+        if isinstance(self.input, str):
+            return self.input
+        return "\n".join(block.text for block in self.input if isinstance(block, TextBlock))
+
+    def attachments(self) -> list[ImageBlock | DocumentBlock]:
+        """The input's image and document blocks, in order."""
+        if isinstance(self.input, str):
+            return []
+        return [block for block in self.input if not isinstance(block, TextBlock)]
 
 
 class ExternalToolSpec(ContractModel):
@@ -426,7 +456,7 @@ class TurnRequest(ContractModel):
 
     def summary(self) -> str:
         """One line for the Web UI's static summary: agent, task and the input's first line."""
-        first_line = next((line for line in self.task.input.splitlines() if line.strip()), "")
+        first_line = next((line for line in self.task.text().splitlines() if line.strip()), "")
         if len(first_line) > SUMMARY_INPUT_CHARS:
             first_line = first_line[:SUMMARY_INPUT_CHARS] + "…"
         return f"{self.agent.id} · {self.task.id} · {first_line.strip()}"

@@ -43,6 +43,7 @@ __all__ = [
     "EncryptionRequired",
     "ExtendBudgetResult",
     "GuardrailBlocked",
+    "Image",
     "InvalidSchedule",
     "InvalidSessionRequest",
     "InvalidTurnRequest",
@@ -140,6 +141,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Constraints": ("turnkeeper.contracts.turn", "Constraints"),
     "AgentReport": ("turnkeeper.contracts.turn", "AgentReport"),
     "Message": ("turnkeeper.contracts.messages", "Message"),
+    "Image": ("turnkeeper.contracts.attachments", "Image"),
     "TurnEvent": ("turnkeeper.contracts.events", "TurnEvent"),
     "TurnStatus": ("turnkeeper.contracts.signals", "TurnStatus"),
     "PendingCall": ("turnkeeper.contracts.signals", "PendingCall"),
@@ -234,6 +236,7 @@ if TYPE_CHECKING:
     )
     from turnkeeper.client.sessions import SessionHandle, session, start_session
     from turnkeeper.client.turns import WaitingTurn
+    from turnkeeper.contracts.attachments import Image
     from turnkeeper.contracts.budget_extension import (
         BudgetExtension,
         BudgetRequest,

@@ -35,6 +35,9 @@ llm/            The turn's model call.
     context_window.py        What a compacting turn sends, and how many tokens that is.
     conversation_compaction.py  Compaction of a conversation a turn continues by reference.
 
+attachments/    A turn's images and documents.
+    first_sight.py           Those that came with their bytes, stored before anything else.
+
 answer/         The final answer's checks.
     structured_output.py     `agent.output_schema`: the answer must be JSON that fits it.
     validation.py            `agent.output_validators`: the worker's checks of the answer.

@@ -76,6 +76,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.approvals.cancel import SignedCancels
     from turnkeeper.workflows.approvals.pending import PendingCalls
     from turnkeeper.workflows.approvals.steering import Interrupted, Steering, not_run
+    from turnkeeper.workflows.attachments import first_sight as attachments
     from turnkeeper.workflows.budgets import checks as budgets
     from turnkeeper.workflows.budgets import extension as budget_extension
     from turnkeeper.workflows.failures import decision_refused, fail, internal_error_before_turn
@@ -160,6 +161,7 @@ class AgentTurnWorkflow:
         observer.turn_described(turn)
         try:
             if carried is None:
+                request = await attachments.store(turn, request)
                 await output_validation.check_worker_has_them(turn)
                 await guardrail_checks.check_input(turn, observer)
                 await skills.describe(turn)

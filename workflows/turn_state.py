@@ -23,6 +23,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.activity_io import BlockRef, MessageDraft, ModelCallResult
+    from turnkeeper.contracts.attachments import AttachmentBlock
     from turnkeeper.contracts.budget_extension import (
         BudgetExtension,
         BudgetKind,
@@ -175,10 +176,28 @@ class Turn(TurnProgress):
             started_by=started_by,
             schedule=schedule,
         )
-        for message in _opening_messages(request):
-            turn.messages.append(message)
-            turn.unsent.append(MessageDraft(role=message.role, content=list(message.content)))
+        turn._open()
         return turn
+
+    def _open(self) -> None:
+        for message in _opening_messages(self.request):
+            self.messages.append(message)
+            self.unsent.append(MessageDraft(role=message.role, content=list(message.content)))
+
+    def attachments_stored(self, stored: list[AttachmentBlock]) -> None:
+        """The request's attachments are in the content store (`stored`, in order): from now
+        on the turn, its messages and the request it carries on hold their references only.
+        Called before the first model call, while the opening messages are all there is."""
+        given = iter(stored)
+        task_input = [
+            block if isinstance(block, TextBlock) else next(given)
+            for block in self.request.task.input
+        ]
+        task = self.request.task.model_copy(update={"input": task_input})
+        self.request = self.request.model_copy(update={"task": task})
+        self.messages.clear()
+        self.unsent.clear()
+        self._open()
 
     @classmethod
     def resume(
@@ -404,13 +423,14 @@ class Turn(TurnProgress):
 
 def _opening_messages(request: TurnRequest) -> list[Message]:
     history = list(request.history)
-    task = TextBlock(text=request.task.input)
+    given = request.task.input
+    task: list[ContentBlock] = [TextBlock(text=given)] if isinstance(given, str) else list(given)
     if history and history[-1].role == "user":
         # Roles must alternate: the task joins a trailing user message (e.g. tool results).
         last = history[-1]
-        history[-1] = Message(role="user", content=[*last.content, task])
+        history[-1] = Message(role="user", content=[*last.content, *task])
         return history
-    return [*history, Message(role="user", content=[task])]
+    return [*history, Message(role="user", content=task)]
 
 
 def _ms(delta: timedelta) -> int:

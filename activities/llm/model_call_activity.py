@@ -18,6 +18,7 @@ from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
+from turnkeeper.activities.attachments.resolve import AttachmentReader
 from turnkeeper.activities.defects import defects_fail_once
 from turnkeeper.activities.llm.cost_check import answer_cost, check_cost_budget
 from turnkeeper.activities.llm.offered_tools import (
@@ -30,7 +31,12 @@ from turnkeeper.activities.llm.rate_gate import RateGate
 from turnkeeper.activities.llm.tenant_caps import tenant_reservation
 from turnkeeper.activities.observation.tracing import model_call_span
 from turnkeeper.activities.policies.policy_activity import PolicyBook
-from turnkeeper.activities.providers.provider import ModelProvider, ModelRequest, ModelResponse
+from turnkeeper.activities.providers.provider import (
+    ModelProvider,
+    ModelRequest,
+    ModelResponse,
+    media_types,
+)
 from turnkeeper.activities.store.conversation_store import Conversation, ConversationStore
 from turnkeeper.activities.tools.registry import ToolRegistry
 from turnkeeper.activities.turn_identity import bound_to_turn
@@ -57,8 +63,10 @@ class ModelCallActivities:
         tools: ToolRegistry,
         rate_gate: RateGate | None = None,
         policies: PolicyBook | None = None,
+        attachments: AttachmentReader | None = None,
     ) -> None:
         self._providers = providers
+        self._attachments = attachments or AttachmentReader(conversations.store)
         self._conversations = conversations
         self._tools = tools
         self._rate_gate = rate_gate or RateGate(None, {})
@@ -75,6 +83,11 @@ class ModelCallActivities:
         provider, model_name = provider_for(self._providers, call.model)
         conversation, context = await resolve_conversation(self._conversations, call)
         request = self._request(call, model_name, conversation, context)
+        # Only the provider's request holds an attachment's bytes; the stored conversation and
+        # the answer keep its reference.
+        request.messages = await self._attachments.with_bytes(
+            request.messages, media_types(provider), call.model
+        )
         with model_call_span(
             call.model, request, iteration=call.iteration, turn_id=call.turn_id
         ) as span:

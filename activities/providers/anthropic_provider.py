@@ -28,6 +28,7 @@ from anthropic.types import (
     ToolUseBlockParam,
 )
 from anthropic.types import Usage as SdkUsage
+from turnkeeper.activities.providers.attachment_parts import anthropic_block
 from turnkeeper.activities.providers.error_reading import (
     says_context_overflow,
     status_words,
@@ -46,6 +47,7 @@ from turnkeeper.activities.providers.rate_headers import exhausted_for
 from turnkeeper.activities.providers.redaction import api_message_excerpt, failure_without_secrets
 from turnkeeper.activities.providers.reported_cost import reported_cost_usd
 from turnkeeper.contracts.activity_io import StopReason
+from turnkeeper.contracts.attachments import ACCEPTED_TYPES
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
     LLM_CONTENT_FILTERED,
@@ -109,6 +111,7 @@ class AnthropicProvider:
     ) -> None:
         self.name = name
         self.reports_cost = reports_cost
+        self.media_types = ACCEPTED_TYPES["anthropic"]
         # What errors call the provider: Anthropic itself, or the endpoint by its own name.
         self._label = _ANTHROPIC if name == PROVIDER_ANTHROPIC else name
         self._key_hint = key_hint
@@ -273,14 +276,21 @@ def _to_sdk_block(block: ContentBlock) -> _SdkBlockParam:
         return {"type": "text", "text": block.text}
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    return _to_sdk_tool_result(block)
+    if isinstance(block, ToolResultBlock):
+        return _to_sdk_tool_result(block)
+    return cast(_SdkBlockParam, anthropic_block(block))
 
 
 def _to_sdk_tool_result(block: ToolResultBlock) -> ToolResultBlockParam:
-    content: str | list[TextBlockParam] = (
+    content: Any = (
         block.content
         if isinstance(block.content, str)
-        else [{"type": "text", "text": part.text} for part in block.content]
+        else [
+            {"type": "text", "text": part.text}
+            if isinstance(part, TextBlock)
+            else anthropic_block(part)
+            for part in block.content
+        ]
     )
     return {
         "type": "tool_result",

@@ -32,6 +32,7 @@ from turnkeeper.activities.providers.provider import (
     ModelResponse,
     TextSink,
     estimate_input_tokens,
+    media_types,
     reports_cost,
 )
 from turnkeeper.contracts.errors import CASSETTE_MISS
@@ -140,6 +141,7 @@ class CassetteProvider:
         self._cassette = cassette
         # A recorded answer keeps the cost the endpoint reported, so replay prices it the same.
         self.reports_cost = reports_cost(inner)
+        self.media_types = media_types(inner)
 
     @property
     def _replaying(self) -> bool:

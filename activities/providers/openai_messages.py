@@ -14,6 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from turnkeeper.activities.providers.attachment_parts import openai_part
+from turnkeeper.contracts.attachments import DocumentBlock, ImageBlock
 from turnkeeper.contracts.messages import (
     ContentBlock,
     Message,
@@ -108,16 +110,27 @@ def _assistant_message(message: Message) -> ChatMessage:
 
 def _user_messages(message: Message) -> list[ChatMessage]:
     results = [block for block in message.content if isinstance(block, ToolResultBlock)]
-    texts = [block.text for block in message.content if isinstance(block, TextBlock)]
     chat: list[ChatMessage] = [
         {"role": "tool", "tool_call_id": result.tool_use_id, "content": _result_text(result)}
         for result in results
     ]
-    if texts:
-        content: str | list[dict[str, str]] = (
-            texts[0] if len(texts) == 1 else [{"type": "text", "text": t} for t in texts]
-        )
-        chat.append({"role": "user", "content": content})
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock | DocumentBlock):
+            parts.append(openai_part(block))
+    # A tool message holds text only: a tool's images follow in the user message, each after
+    # a line that says which call returned it.
+    for result in results:
+        for part in result.content if isinstance(result.content, list) else []:
+            if isinstance(part, ImageBlock | DocumentBlock):
+                said = f"{part.type} returned by tool call {result.tool_use_id}:"
+                parts += [{"type": "text", "text": said}, openai_part(part)]
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        chat.append({"role": "user", "content": parts[0]["text"]})
+    elif parts:
+        chat.append({"role": "user", "content": parts})
     return chat
 
 

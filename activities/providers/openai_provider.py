@@ -42,6 +42,7 @@ from turnkeeper.activities.providers.rate_headers import exhausted_for
 from turnkeeper.activities.providers.redaction import api_message_excerpt, failure_without_secrets
 from turnkeeper.activities.providers.reported_cost import reported_cost_usd
 from turnkeeper.contracts.activity_io import StopReason
+from turnkeeper.contracts.attachments import ACCEPTED_TYPES
 from turnkeeper.contracts.errors import (
     LLM_AUTH_ERROR,
     LLM_CONTENT_FILTERED,
@@ -105,6 +106,7 @@ class OpenAICompatibleProvider:
     ) -> None:
         self.name = name
         self.reports_cost = reports_cost
+        self.media_types = ACCEPTED_TYPES["openai"]
         self._cache_control = cache_control
         self._api_key = api_key
         self._base_url = base_url

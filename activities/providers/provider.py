@@ -17,6 +17,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 from turnkeeper.contracts.activity_io import StopReason
+from turnkeeper.contracts.attachments import ACCEPTED_TYPES, attachment_data, attachment_tokens
 from turnkeeper.contracts.errors import LLM_TRANSIENT
 from turnkeeper.contracts.messages import ContentBlock, Message
 from turnkeeper.contracts.tools import ToolDefinition
@@ -104,12 +105,23 @@ def reports_cost(provider: object) -> bool:
     return getattr(provider, "reports_cost", False) is True
 
 
+def media_types(provider: object) -> frozenset[str]:
+    """The attachment media types a provider's API takes: an optional trait like
+    `reports_cost`, read with Anthropic's set as the default (the demo, a test's model)."""
+    accepted = getattr(provider, "media_types", None)
+    return accepted if isinstance(accepted, frozenset) else ACCEPTED_TYPES["anthropic"]
+
+
 def estimate_input_tokens(request: ModelRequest) -> int:
     """Four characters a token over the request's JSON: the usual rough rule for English text
     and code. It counts JSON punctuation too, so it leans high, which is the safe side for a
-    budget check."""
+    budget check. An attachment counts by its own rule (`attachment_tokens`), not its base64."""
     size = len(request.system) + len(request.model_dump_json(include={"messages", "tools"}))
-    return max(1, size // 4)
+    tokens = 0
+    for data, media_type in attachment_data(request.messages):
+        size -= len(data)
+        tokens += attachment_tokens(media_type, len(data) * 3 // 4)
+    return max(1, size // 4 + tokens)
 
 
 def transient(message: str, retry_after_s: float | None = None) -> ModelCallError:

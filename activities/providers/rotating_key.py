@@ -28,6 +28,7 @@ from turnkeeper.activities.providers.provider import (
     ModelRequest,
     ModelResponse,
     TextSink,
+    media_types,
     reports_cost,
 )
 from turnkeeper.activities.providers.redaction import failure_without_secrets
@@ -55,6 +56,7 @@ class RotatingKeyProvider:
     def __init__(self, provider: KeyedProvider, credential: RotatingCredential) -> None:
         self.name = provider.name
         self.reports_cost = reports_cost(provider)
+        self.media_types = media_types(provider)
         self._provider = provider
         self._credential = credential
         self._in_use = -1  # the generation of the key the provider holds

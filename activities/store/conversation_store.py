@@ -41,6 +41,11 @@ class ConversationStore:
         )
         self._cache_size = cache_size
 
+    @property
+    def store(self) -> ContentStore:
+        """The content store the conversations are kept in."""
+        return self._store
+
     async def resolve(
         self, delta: ConversationDelta, context: CallContext | None = None
     ) -> Conversation:

@@ -23,6 +23,7 @@ from typing import Any, TypeVar, get_type_hints, overload
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from temporalio import activity
+from turnkeeper.activities.tools.image_results import ToolOutput, output_of
 from turnkeeper.contracts.mcp import is_mcp_tool_name
 from turnkeeper.contracts.tools import ToolDefinition
 
@@ -302,8 +303,9 @@ class ToolRegistry:
 
 async def run_tool(
     tool: WorkerTool, arguments: dict[str, Any], context: ToolContext | None = None
-) -> str:
-    """Validate `arguments`, run the tool and return its result as text.
+) -> ToolOutput:
+    """Validate `arguments`, run the tool and return its result as text, or as text and
+    images when it returned `turnkeeper.Image`s.
 
     Sync functions run in a thread so that file or CPU work never blocks the event loop.
 
@@ -334,7 +336,7 @@ async def run_tool(
             f"tool {tool.name} returned {memoryview(result).nbytes} bytes of binary data, "
             "which cannot be shown to the model"
         )
-    return as_text(result)
+    return output_of(result, as_text)
 
 
 def as_text(value: Any) -> str:

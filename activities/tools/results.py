@@ -5,9 +5,11 @@ arguments' or the output's text), and the activity's result is built."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
-from turnkeeper.contracts.activity_io import ToolCallResult, ToolOutcome
+from turnkeeper.contracts.activity_io import ToolCallResult, ToolOutcome, result_content
+from turnkeeper.contracts.attachments import AttachmentBlock
 from turnkeeper.contracts.messages import ToolResultBlock
 
 from turnkeeper.ground.logs import get_logger
@@ -25,11 +27,14 @@ async def stored_result(
     text: str,
     is_error: bool,
     started: float,
+    attachments: Sequence[AttachmentBlock] = (),
     **log_fields: Any,
 ) -> ToolCallResult:
-    """`started` is the call's `time.monotonic()` start; `log_fields` join the log event."""
+    """`started` is the call's `time.monotonic()` start; `attachments` are the result's images,
+    stored already; `log_fields` join the log event."""
     duration_ms = round((time.monotonic() - started) * 1000)
-    block = ToolResultBlock(tool_use_id=call_id, content=text, is_error=is_error)
+    content = result_content(text, list(attachments))
+    block = ToolResultBlock(tool_use_id=call_id, content=content, is_error=is_error)
     block_ref = await store.put(block.model_dump_json().encode())
     outcome: ToolOutcome = "error" if is_error else "ok"
     log.info(
@@ -42,5 +47,9 @@ async def stored_result(
         **log_fields,
     )
     return ToolCallResult(
-        block_ref=block_ref, is_error=is_error, content=text, duration_ms=duration_ms
+        block_ref=block_ref,
+        is_error=is_error,
+        content=text,
+        duration_ms=duration_ms,
+        attachments=list(attachments),
     )

@@ -20,6 +20,7 @@ from temporalio import activity
 from turnkeeper.activities.defects import defects_fail_once
 from turnkeeper.activities.heartbeating import heartbeating
 from turnkeeper.activities.observation.tracing import tool_span
+from turnkeeper.activities.tools.image_results import ToolOutput, stored_images
 from turnkeeper.activities.tools.registry import (
     ToolContext,
     ToolError,
@@ -30,6 +31,7 @@ from turnkeeper.activities.tools.registry import (
 from turnkeeper.activities.tools.results import stored_result
 from turnkeeper.activities.turn_identity import bound_to_turn
 from turnkeeper.contracts.activity_io import ToolCallInput, ToolCallResult
+from turnkeeper.contracts.attachments import AttachmentBlock, AttachmentLimits
 from turnkeeper.contracts.names import ACTIVITY_TOOL_CALL
 from turnkeeper.contracts.result_limits import (
     DEFAULT_MAX_RESULT_BYTES,
@@ -39,6 +41,7 @@ from turnkeeper.contracts.result_limits import (
 )
 
 from turnkeeper.ground.logs import get_logger
+from turnkeeper.payloads.attachments import AttachmentRefused
 from turnkeeper.payloads.content_store import ContentStore
 
 log = get_logger(__name__)
@@ -53,6 +56,7 @@ class ToolActivities:
         registry: the worker's tools.
         store: where each `tool_result` block is put.
         max_result_bytes: the cap on a result's UTF-8 size (`TURNKEEPER_MAX_TOOL_RESULT_BYTES`).
+        attachment_limits: the size limits of a result's images (`TURNKEEPER_ATTACHMENT_…`).
     """
 
     def __init__(
@@ -61,6 +65,7 @@ class ToolActivities:
         store: ContentStore,
         *,
         max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+        attachment_limits: AttachmentLimits | None = None,
     ) -> None:
         if not MIN_RESULT_BYTES <= max_result_bytes <= MAX_RESULT_BYTES:
             raise ValueError(
@@ -70,6 +75,7 @@ class ToolActivities:
         self._registry = registry
         self._store = store
         self._max_result_bytes = max_result_bytes
+        self._attachment_limits = attachment_limits or AttachmentLimits()
 
     @activity.defn(name=ACTIVITY_TOOL_CALL)
     async def tool_call(self, call: ToolCallInput) -> ToolCallResult:
@@ -80,7 +86,9 @@ class ToolActivities:
     async def _tool_call(self, call: ToolCallInput) -> ToolCallResult:
         started = time.monotonic()
         with tool_span(call.tool, call.input, call_id=call.call_id) as span:
-            text, is_error = await heartbeating(self._outcome(call))
+            output, is_error = await heartbeating(self._outcome(call))
+            text, images = await self._images_stored(output)
+            is_error = is_error or (images is None)
             span.finished(is_error=is_error, output=text)
         text = capped(text, self._max_result_bytes)
         return await stored_result(
@@ -91,9 +99,20 @@ class ToolActivities:
             text=text,
             is_error=is_error,
             started=started,
+            attachments=images or [],
         )
 
-    async def _outcome(self, call: ToolCallInput) -> tuple[str, bool]:
+    async def _images_stored(self, output: ToolOutput) -> tuple[str, list[AttachmentBlock] | None]:
+        """The output's text and its images, stored; None for images that do not fit, whose
+        text then says why."""
+        if isinstance(output, str):
+            return output, []
+        try:
+            return await stored_images(output, self._store, self._attachment_limits)
+        except AttachmentRefused as err:
+            return f"the tool's result cannot be shown to the model: {err}", None
+
+    async def _outcome(self, call: ToolCallInput) -> tuple[ToolOutput, bool]:
         """The result text and whether it is an error; never raises but for cancellation."""
         tool = self._registry.get(call.tool)
         if tool is None:
@@ -122,7 +141,9 @@ def _context(call: ToolCallInput) -> ToolContext:
     )
 
 
-async def _run_with_timeout(tool: WorkerTool, call: ToolCallInput, context: ToolContext) -> str:
+async def _run_with_timeout(
+    tool: WorkerTool, call: ToolCallInput, context: ToolContext
+) -> ToolOutput:
     # A sync tool keeps running in its thread after the timeout (threads cannot be stopped);
     # only the answer to the model stops waiting for it.
     try:

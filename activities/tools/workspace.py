@@ -22,14 +22,17 @@ import unicodedata
 from collections.abc import Iterator
 from contextlib import closing, suppress
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, BinaryIO
 
 from pydantic import Field
 from turnkeeper.activities.tools.line_search import PATTERN_SYNTAX, LineSearch
 from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, worker_tool
+from turnkeeper.contracts.attachments import DEFAULT_MAX_BYTES, Image, sniff_media_type
 from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
 
 MAX_LIST_ENTRIES = 1000
+# Enough of a file's start to tell an image or a PDF by its bytes (WebP needs 12).
+_SNIFF_BYTES = 16
 
 # C0 and C1 controls and DEL (Cc), the line and paragraph separators (Zl, Zp) and lone surrogates
 # (Cs: a name whose bytes are not UTF-8): any of them in a name could forge lines in the
@@ -104,11 +107,35 @@ class Workspace:
             lines.append(f"[{hidden} entries whose names hold control characters not shown]")
         return "\n".join(lines)
 
+    def read_file(self, path: str, max_bytes: int, max_image_bytes: int) -> str | Image:
+        """A text file's text (as `read_text`), or an image or PDF whole, for the model to see.
+
+        Raises:
+            ToolError: The image is over `max_image_bytes` (the message gives both sizes).
+        """
+        parts = self._parts(path)
+        with os.fdopen(self._open_file(parts), "rb") as handle:
+            media_type = sniff_media_type(handle.read(_SNIFF_BYTES))
+            if media_type is None:
+                handle.seek(0)
+                return self._text_of(handle, parts, max_bytes)
+            size = os.fstat(handle.fileno()).st_size
+            if size > max_image_bytes:
+                raise ToolError(
+                    f"'{_shown(parts)}' is {media_type} of {size} bytes, over the "
+                    f"{max_image_bytes}-byte limit of one attachment"
+                )
+            handle.seek(0)
+            return Image(handle.read(max_image_bytes + 1), media_type, name=parts[-1])
+
     def read_text(self, path: str, max_bytes: int) -> str:
         parts = self._parts(path)
         with os.fdopen(self._open_file(parts), "rb") as handle:
-            data = handle.read(max_bytes + 1)
-            size = os.fstat(handle.fileno()).st_size
+            return self._text_of(handle, parts, max_bytes)
+
+    def _text_of(self, handle: BinaryIO, parts: tuple[str, ...], max_bytes: int) -> str:
+        data = handle.read(max_bytes + 1)
+        size = os.fstat(handle.fileno()).st_size
         truncated = len(data) > max_bytes
         text = _decode(data[:max_bytes], _shown(parts), final=not truncated)
         if truncated:
@@ -212,11 +239,14 @@ def builtin_tools(
     *,
     max_read_bytes: int = 256 * 1024,
     max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES,
+    max_image_bytes: int = DEFAULT_MAX_BYTES,
 ) -> ToolRegistry:
     """The four built-in tools of the contract, bound to `workspace`.
 
     Args:
-        max_read_bytes: read_file shows at most this much of a file, with a marker.
+        max_read_bytes: read_file shows at most this much of a text file, with a marker.
+        max_image_bytes: read_file refuses a larger image or PDF
+            (`TURNKEEPER_ATTACHMENT_MAX_BYTES`).
         max_write_bytes: write_file refuses longer content (`TURNKEEPER_MAX_WRITE_BYTES`).
     """
 
@@ -229,11 +259,12 @@ def builtin_tools(
         name="read_file",
         description=(
             "Read a UTF-8 text file from the workspace. A file over "
-            f"{max_read_bytes} bytes is cut off, with a marker giving its full size."
+            f"{max_read_bytes} bytes is cut off, with a marker giving its full size. "
+            "An image (PNG, JPEG, GIF, WebP) or a PDF is shown to you as it is."
         ),
     )
-    def read_file(path: FilePath) -> str:
-        return workspace.read_text(path, max_read_bytes)
+    def read_file(path: FilePath) -> str | Image:
+        return workspace.read_file(path, max_read_bytes, max_image_bytes)
 
     @worker_tool(name="search_files")
     def search_files(

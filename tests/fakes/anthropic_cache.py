@@ -20,6 +20,7 @@ import json
 from typing import Any
 
 from tests.fakes.anthropic_replies import JsonDict, estimate_tokens
+from tests.fakes.attachment_checks import attachment_tokens
 
 MAX_BREAKPOINTS = 4
 MIN_CACHEABLE_TOKENS = 1024
@@ -91,7 +92,11 @@ def _is_breakpoint(block: JsonDict) -> bool:
 
 
 def _text_chars(block: JsonDict) -> int:
+    if block.get("type") in ("image", "document"):
+        return 4 * attachment_tokens(block)  # its billed tokens, as characters
     content: Any = block.get("text", block.get("content", block.get("input", "")))
     if isinstance(content, str):
         return len(content)
+    if block.get("type") == "tool_result" and isinstance(content, list):
+        return sum(_text_chars(part) for part in content if isinstance(part, dict))
     return len(json.dumps(content))

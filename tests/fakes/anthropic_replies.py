@@ -16,6 +16,8 @@ from typing import Any, TypeAlias
 
 from aiohttp import web
 
+from tests.fakes.attachment_checks import attachment_tokens
+
 JsonDict: TypeAlias = dict[str, Any]
 ToolCall: TypeAlias = tuple[str, Mapping[str, Any]]
 
@@ -304,7 +306,8 @@ def _block_chars(block: JsonDict) -> int:
         return len(json.dumps(block.get("input", {})))
     if kind == "tool_result":
         return _content_chars(block.get("content"))
-    return 0
+    # Four characters a token, as `estimate_tokens` counts: an image bills its own tokens.
+    return 4 * attachment_tokens(block)
 
 
 def _with_tool_ids(content: Sequence[JsonDict], prefix: str) -> list[JsonDict]:

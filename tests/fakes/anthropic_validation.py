@@ -10,8 +10,10 @@ from typing import Any
 
 from tests.fakes.anthropic_cache import MAX_BREAKPOINTS, count_breakpoints
 from tests.fakes.anthropic_replies import JsonDict
+from tests.fakes.attachment_checks import anthropic_attachment_problem
 
 _USER_BLOCKS = frozenset({"text", "image", "document", "tool_result"})
+_RESULT_BLOCKS = frozenset({"text", "image", "document"})
 _ASSISTANT_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
 
 
@@ -127,8 +129,23 @@ def _check_block(where: str, block: Any, allowed: frozenset[str]) -> str | None:
             return f"{where}: tool_use blocks need an id and a name"
         if not isinstance(block.get("input"), dict):
             return f"{where}.input: must be an object"
-    if kind == "tool_result" and not block.get("tool_use_id"):
-        return f"{where}.tool_use_id: Field required"
+    if kind in ("image", "document"):
+        return anthropic_attachment_problem(where, block)
+    if kind == "tool_result":
+        if not block.get("tool_use_id"):
+            return f"{where}.tool_use_id: Field required"
+        return _check_result_content(where, block.get("content"))
+    return None
+
+
+def _check_result_content(where: str, content: Any) -> str | None:
+    """A tool result holds a string, or text, image and document blocks."""
+    if content is None or isinstance(content, str):
+        return None
+    for index, part in enumerate(content if isinstance(content, list) else [content]):
+        problem = _check_block(f"{where}.content.{index}", part, _RESULT_BLOCKS)
+        if problem:
+            return problem
     return None
 
 

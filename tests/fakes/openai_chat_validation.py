@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.fakes.anthropic_replies import JsonDict
+from tests.fakes.attachment_checks import openai_part_problem
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 
@@ -43,6 +44,9 @@ def _check_messages(messages: Any) -> str | None:
         role = message.get("role") if isinstance(message, dict) else None
         if role not in _ROLES:
             return f"messages[{index}].role: must be one of {sorted(_ROLES)}"
+        problem = _check_content(index, role, message.get("content"))
+        if problem:
+            return problem
         if role == "tool":
             call_id = message.get("tool_call_id")
             if call_id not in unanswered:
@@ -63,6 +67,21 @@ def _check_messages(messages: Any) -> str | None:
                 return problem
         elif not message.get("content"):
             return f"messages[{index}].content: must not be empty"
+    return None
+
+
+def _check_content(index: int, role: str, content: Any) -> str | None:
+    """Images and files go in user messages; a tool message's parts are text."""
+    if not isinstance(content, list):
+        return None
+    for position, part in enumerate(content):
+        where = f"messages[{index}].content[{position}]"
+        kind = part.get("type") if isinstance(part, dict) else None
+        if role != "user" and kind != "text":
+            return f"{where}.type: {kind!r} parts are allowed in user messages only"
+        problem = openai_part_problem(where, part)
+        if problem:
+            return problem
     return None
 
 

@@ -25,6 +25,7 @@ from tests.fakes.anthropic_replies import (
     ToolCall,
     estimate_tokens,
 )
+from tests.fakes.attachment_checks import openai_attachment_usage
 
 __all__ = [
     "ChatErrorReply",
@@ -87,7 +88,10 @@ class ChatReply(Reply):
         return web.json_response(body, headers=headers)
 
     def _usage(self, request: JsonDict, message: JsonDict) -> JsonDict:
-        prompt = estimate_tokens(len(json.dumps(request.get("messages", []))))
+        messages = request.get("messages", [])
+        # Images and files bill their own tokens, not their base64's characters.
+        data_chars, attachment_tokens = openai_attachment_usage(messages)
+        prompt = estimate_tokens(len(json.dumps(messages)) - data_chars) + attachment_tokens
         completion = estimate_tokens(len(json.dumps(message)))
         cached = min(self.cached_tokens, prompt)
         details: JsonDict = {"cached_tokens": cached}

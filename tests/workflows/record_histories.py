@@ -14,6 +14,7 @@ deployment (`tests/support/golden_keys.py`): payloads encrypted, large ones kept
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import dataclasses
 import inspect
@@ -81,6 +82,7 @@ from tests.fakes import fake_anthropic as fake
 from tests.fakes import openai_replies as openai
 from tests.fakes.fake_anthropic import FakeAnthropic, start_fake_anthropic
 from tests.fakes.fake_openai import FakeOpenAI, start_fake_openai
+from tests.support.attachment_files import png_of
 from tests.support.golden_keys import golden_converter
 from tests.support.interop import npm_bin
 from tests.support.mcp_http_process import (
@@ -921,6 +923,29 @@ async def waits_for_an_event(
     await handle.signal(SIGNAL_EVENT, event)
     await _until_waiting(handle, call=1)
     await handle.execute_update(UPDATE_STEER, {"message": "Enough metrics.", "author": "alice"})
+
+
+async def attaches_an_image(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """A request as the `temporal` CLI sends it, an image in base64 among its input's blocks:
+    the worker stores it on first sight (`store_attachments`), then a tool call and the answer
+    go on with its reference."""
+    fake_api.script(
+        "golden-attachment",
+        [fake.tool_calls(("list_files", {"path": "."})), fake.text("A chart of sales.")],
+    )
+    image = base64.b64encode(png_of(2048)).decode()
+    blocks = [
+        {"type": "text", "text": "What does the chart show?"},
+        {
+            "type": "image",
+            "name": "chart.png",
+            "source": {"type": "base64", "media_type": "image/png", "data": image},
+        },
+    ]
+    request = scripted_request("golden-attachment", task={"input": blocks})
+    handle = await _start(client, request, queue, workflow_id)
     await handle.result()
     return handle
 
@@ -972,6 +997,7 @@ SCENARIOS = (
     guarded_by_guardrails,
     checked_by_policies,
     waits_for_an_event,
+    attaches_an_image,
 )
 
 

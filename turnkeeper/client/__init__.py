@@ -6,6 +6,8 @@ console package (typer, rich) and nothing of the worker's room.
 - `sessions`: `SessionHandle`, `start_session`, `session`: a conversation of many turns.
 - `connection`: `connect`, the one way to reach Temporal, with the project's data converter.
 - `settings_error`: `SettingsError`, configuration a process cannot use (raised from here up).
+- `env_numbers`: whole numbers from environment variables, with errors that name them.
+- `attachments`: a request's images and documents, stored before the turn starts.
 - `telemetry_options`: the tracing plugin and metrics runtime that telemetry hands `connect`.
 - `turns`: the turn operations under the handle: start, status, what is pending, who waits.
 - `signatures`: decisions and budget extensions signed for what the turn waits on.

@@ -18,7 +18,7 @@ returns it as a `SomeModel`.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Generic, TypeVar, overload
 
@@ -32,6 +32,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from turnkeeper.client.attachments import Attachment, with_attachments
 from turnkeeper.client.errors import DecisionRefused, refused, turn_error
 from turnkeeper.client.events import turn_events
 from turnkeeper.client.signatures import signed_decision, signed_extension, signed_intervention
@@ -373,6 +374,7 @@ async def start_turn(
     id: str | None = None,
     task_queue: str | None = None,
     started_by: str | None = None,
+    attachments: Sequence[Attachment] = (),
     output_type: type[Output],
     **fields: Any,
 ) -> TurnHandle[Output]: ...
@@ -387,6 +389,7 @@ async def start_turn(
     id: str | None = None,
     task_queue: str | None = None,
     started_by: str | None = None,
+    attachments: Sequence[Attachment] = (),
     output_type: None = None,
     **fields: Any,
 ) -> TurnHandle[Any]: ...
@@ -400,6 +403,7 @@ async def start_turn(
     id: str | None = None,
     task_queue: str | None = None,
     started_by: str | None = None,
+    attachments: Sequence[Attachment] = (),
     output_type: type[Any] | None = None,
     **fields: Any,
 ) -> TurnHandle[Any]:
@@ -417,18 +421,23 @@ async def start_turn(
         started_by: The identity a server signed in as the turn's owner (the HTTP API passes
             its caller's): the turn's `StartedBy` search attribute, its status's and report's
             `started_by`, inherited by its sub-agents' turns. None: nobody's.
+        attachments: Files (paths) and `turnkeeper.Image`s to add to the task's input after its
+            text: stored in the content store before the turn starts (docs/attachments.md).
         output_type: A pydantic model: the agent's `output_schema` becomes its strict JSON
             Schema, and `handle.output()` returns the answer as an instance of it.
 
     Raises:
         InvalidTurnRequest: The request does not validate, sets `parent` (the runtime's), or
-            `id` is not one a caller may give (the message names the field and why).
+            `id` is not one a caller may give, or an attachment is refused: unreadable, of a
+            type the agent's models do not take, or over a size limit (the message names the
+            field or attachment and why); nothing is started then.
         TypeError: `output_type` is not a model that strict structured output can describe
             (the message names the field), or the request has an `output_schema` too.
     """
     turn = given_request(request, fields)
     if output_type is not None:
         turn = _with_output_type(turn, output_type)
+    turn = with_attachments(turn, attachments)
     workflow_id = id or turn_workflow_id(turn.agent.id, short_id())
     queue = task_queue or os.environ.get(TASK_QUEUE_ENV) or DEFAULT_TASK_QUEUE
     workflow = await start_turn_workflow(

@@ -31,6 +31,7 @@ from temporalio.exceptions import (
 from temporalio.exceptions import TimeoutError as TemporalTimeoutError
 from temporalio.service import RPCError, RPCStatusCode
 
+from turnkeeper.client.attachments import store_attachments
 from turnkeeper.client.errors import InvalidTurnRequest, TurnUnavailable
 from turnkeeper.contracts.budget_extension import BudgetRequest
 from turnkeeper.contracts.names import QUERY_STATUS, SA_AGENT_ID, SA_TURN_STATE, WORKFLOW_TYPE
@@ -112,10 +113,13 @@ async def start_turn_workflow(
 
     Raises:
         InvalidTurnRequest: `workflow_id` is not a turn id a caller may give (the runtime keeps
-            it, or it is not of the turn shape), or the request sets `parent`.
+            it, or it is not of the turn shape), the request sets `parent`, or an attachment is
+            refused (unreadable, of a type its models do not take, over a size limit).
         TurnUnavailable: A workflow with this id is already running.
     """
     check_caller_request(request, workflow_id)
+    # Before the start: the bytes go to the content store, and history gets their references.
+    request = await store_attachments(client, request)
     try:
         return await client.start_workflow(
             WORKFLOW_TYPE,
@@ -173,6 +177,9 @@ def request_payload(request: TurnRequest) -> dict[str, Any]:
     carry every default of the contract (the workflow applies them). The history's messages stay
     whole: a content block's `type` is a default too, and without it a block is unreadable."""
     payload = request.model_dump(mode="json", exclude_defaults=True)
+    if not isinstance(request.task.input, str):
+        # Blocks stay whole, as the history's do: their `type` is a default too.
+        payload["task"]["input"] = [b.model_dump(mode="json") for b in request.task.input]
     if request.history:
         payload["history"] = [message.model_dump(mode="json") for message in request.history]
     return payload

@@ -24,6 +24,7 @@ from turnkeeper.client.fork import ForkChanges
 from turnkeeper.client.requests import RequestError, RunOptions
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.console import (
+    attachment_command,
     codec_command,
     commands,
     demo,
@@ -171,6 +172,9 @@ def run(
     tenant: Annotated[str | None, _flag("Tenant the turn is billed to")] = None,
     external_tools: Annotated[Path | None, _flag("External tools file (JSON list)")] = None,
     history: Annotated[Path | None, _flag("Earlier report or messages (JSON) to continue")] = None,
+    attach: Annotated[
+        list[Path] | None, _flag("Image or PDF to attach to the task (repeatable)")
+    ] = None,
     workflow_id: Annotated[
         str | None,
         typer.Option(
@@ -214,7 +218,7 @@ def run(
         history_file=history,
         tenant=tenant,
     )
-    flags = commands.RunFlags(task_queue, workflow_id, wait, as_json)
+    flags = commands.RunFlags(task_queue, workflow_id, wait, as_json, tuple(attach or ()))
     _execute(commands.run(commands.Connection(address, namespace, ui_url), options, flags))
 
 
@@ -676,6 +680,28 @@ def keys_new(
         err.print(Text(f"error: {error}", style="red"), soft_wrap=True)
         raise typer.Exit(2) from None
     out.print(line, soft_wrap=True)
+
+
+attachment_app = typer.Typer(help="A turn's images and documents.")
+app.add_typer(attachment_app, name="attachment")
+
+
+@attachment_app.command("get")
+def attachment_get(
+    workflow_id: WorkflowId,
+    digest: Annotated[
+        str, typer.Argument(metavar="DIGEST", help="The attachment's sha256:… reference")
+    ],
+    to: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="File to write (default: stdout)", show_default=False),
+    ] = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """Write an image or document of a turn (as its transcript names it) to a file or stdout."""
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    _execute(attachment_command.get(connection, workflow_id, digest, to))
 
 
 tenants_app = typer.Typer(

@@ -12,6 +12,7 @@ import contextlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import JsonValue, TypeAdapter
@@ -21,6 +22,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
 from turnkeeper.client.approvals import list_standing, revoke
+from turnkeeper.client.attachments import with_attachments
 from turnkeeper.client.client import DEFAULT_SIGNATURE_LIFETIME, TurnHandle
 from turnkeeper.client.client import turn as turn_by_id
 from turnkeeper.client.connection import connect
@@ -69,12 +71,13 @@ class RunFlags:
     workflow_id: str | None
     wait: bool
     as_json: bool
+    attachments: tuple[Path, ...] = ()
 
 
 async def run(connection: Connection, options: RunOptions, flags: RunFlags) -> int:
     """Validate and start a turn, then (unless `--no-wait`) follow it to its report."""
     suffix = short_id()
-    request = build_request(options, short_id=suffix)
+    request = with_attachments(build_request(options, short_id=suffix), flags.attachments)
     workflow_id = flags.workflow_id or turn_workflow_id(request.agent.id, suffix)
     check_caller_request(request, workflow_id)  # before a connection: a refused --id needs none
     client, target = await _connect(connection)
@@ -87,6 +90,13 @@ async def run(connection: Connection, options: RunOptions, flags: RunFlags) -> i
             _emit({"workflow_id": workflow_id, "url": target.workflow_url(workflow_id)})
         return 0
     return await _follow_to_end(handle, target, flags.as_json)
+
+
+async def read_transcript(handle: WorkflowHandle[Any, Any]) -> list[Message]:
+    """A turn's messages so far, by its `transcript` query."""
+    await read_status(handle)  # the same clear errors as `status` for a wrong id or no worker
+    raw = await handle.query(QUERY_TRANSCRIPT, rpc_timeout=QUERY_TIMEOUT)
+    return _MESSAGES.validate_python(raw)
 
 
 async def result(connection: Connection, workflow_id: str, as_json: bool) -> int:
@@ -137,10 +147,7 @@ async def status(
 
 async def transcript(connection: Connection, workflow_id: str, as_json: bool) -> int:
     client, _ = await _connect(connection)
-    handle = turn_handle(client, workflow_id)
-    await read_status(handle)  # the same clear errors as `status` for a wrong id or no worker
-    raw = await handle.query(QUERY_TRANSCRIPT, rpc_timeout=QUERY_TIMEOUT)
-    messages = _MESSAGES.validate_python(raw)
+    messages = await read_transcript(turn_handle(client, workflow_id))
     if as_json:
         _emit(_MESSAGES.dump_python(messages, mode="json"))
     else:

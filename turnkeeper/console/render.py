@@ -21,8 +21,14 @@ from rich.text import Text
 from turnkeeper.client.turns import TurnFailure, WaitingTurn
 from turnkeeper.console.subagent_tree import group_waiting, subagent_lines, waiting_in
 from turnkeeper.console.target import Target
+from turnkeeper.contracts.attachments import DocumentBlock, ImageBlock
 from turnkeeper.contracts.budget_extension import AMOUNT_FIELDS, BudgetRequest
-from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from turnkeeper.contracts.messages import (
+    ContentBlock,
+    Message,
+    TextBlock,
+    ToolUseBlock,
+)
 from turnkeeper.contracts.names import (
     SIGNAL_APPROVE,
     SIGNAL_SUBMIT_TOOL_RESULT,
@@ -348,9 +354,11 @@ def transcript(console: Console, messages: Sequence[Message]) -> None:
             console.print(_block(block), soft_wrap=True)
 
 
-def _block(block: TextBlock | ToolUseBlock | ToolResultBlock) -> Text | Group:
+def _block(block: ContentBlock) -> Text | Group:
     if isinstance(block, TextBlock):
         return Text("  " + block.text)
+    if isinstance(block, ImageBlock | DocumentBlock):
+        return _attachment(block, "  ")
     if isinstance(block, ToolUseBlock):
         return Text.assemble(
             "  → ",
@@ -361,10 +369,17 @@ def _block(block: TextBlock | ToolUseBlock | ToolResultBlock) -> Text | Group:
     mark = ("✗ error", "red") if block.is_error else ("←", "dim")
     body = block.text()
     shown = body if len(body) <= 300 else body[:299] + "…"
+    parts = block.content if isinstance(block.content, list) else []
     return Group(
         Text.assemble("  ", mark, (f" [{block.tool_use_id}]", "dim")),
         Text("    " + shown.replace("\n", "\n    ")),
+        *(_attachment(p, "    ") for p in parts if isinstance(p, ImageBlock | DocumentBlock)),
     )
+
+
+def _attachment(block: ImageBlock | DocumentBlock, indent: str) -> Text:
+    """Its name, type, size and digest: what `turnkeeper attachment get` takes."""
+    return Text.assemble(indent, (f"[{block.type}] ", "magenta"), block.summary())
 
 
 def waiting_turns(

@@ -133,12 +133,12 @@ def _approval(
         kind=call.kind,
         message=call.message,
         requested_schema=call.requested_schema,
-        task=here.request.task.input,
+        task=here.request.task.text(),
         said=call.said,
         preview=call.preview,
         waits_in=call.workflow_id,
         depth=call.workflow_id.removeprefix(root.workflow_id).count("/") if call.workflow_id else 0,
-        root_task=root_origin.request.task.input,
+        root_task=root_origin.request.task.text(),
         budget=budget_of(here_status, here.request),
     )
 

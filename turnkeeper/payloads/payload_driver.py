@@ -14,6 +14,7 @@ from typing import Final
 
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import (
+    DataConverter,
     StorageDriver,
     StorageDriverClaim,
     StorageDriverRetrieveContext,
@@ -32,6 +33,11 @@ class ContentStoreDriver(StorageDriver):
         self._store = store
         self._name = name
 
+    @property
+    def content_store(self) -> ContentStore:
+        """The store the driver keeps payloads in."""
+        return self._store
+
     def name(self) -> str:
         return self._name
 
@@ -49,3 +55,12 @@ class ContentStoreDriver(StorageDriver):
         return [
             Payload.FromString(await self._store.get(claim.claim_data[_REF])) for claim in claims
         ]
+
+
+def store_of(converter: DataConverter) -> ContentStore | None:
+    """The content store of a converter made by `turn_data_converter`; None for another one."""
+    storage = converter.external_storage
+    for driver in storage.drivers if storage is not None else ():
+        if isinstance(driver, ContentStoreDriver):
+            return driver.content_store
+    return None

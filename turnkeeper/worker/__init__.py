@@ -8,7 +8,6 @@ payloads), never each other; pyproject.toml's `[tool.importlinter]` holds the li
 - `wiring`: the composition root: activities from settings, the workflows and their sandbox.
 - `sandbox_runner`: the workflow sandbox, entered once per activation.
 - `settings`: the worker's settings read from the environment.
-- `env_numbers`: whole numbers from environment variables, with errors that name them.
 - `worker_tuning`: the worker's Temporal settings, measured and overridable.
 - `versioning`: which Worker Deployment and build a worker belongs to.
 - `required_encryption`: `TURNKEEPER_REQUIRE_ENCRYPTION` on the worker's side.

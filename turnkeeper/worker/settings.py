@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from turnkeeper.activities.providers.cassette_provider import CASSETTE_MODES, CassetteSettings
+from turnkeeper.client.attachments import attachment_limits, url_hosts
+from turnkeeper.client.env_numbers import whole_number
 from turnkeeper.client.settings_error import SettingsError
+from turnkeeper.contracts.attachments import AttachmentLimits
 from turnkeeper.contracts.guardrails import DEFAULT_GUARDRAIL_MAX_CHARS, GUARDRAIL_MAX_CHARS_ENV
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
@@ -33,7 +36,6 @@ from turnkeeper.contracts.skills import SKILLS_DIR_ENV
 from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
 from turnkeeper.devtools.devserver import DEV_SERVER_DB_FILENAME
 from turnkeeper.payloads.stores import StoreSettings
-from turnkeeper.worker.env_numbers import whole_number
 from turnkeeper.worker.worker_tuning import WorkerTuning
 
 WORKSPACE_ENV = "AGENT_WORKSPACE"
@@ -83,6 +85,10 @@ class Settings:
             (`TURNKEEPER_GUARDRAIL_MAX_CHARS`).
         policy_files: Cedar policy files that check the tool calls of agents with
             `agent.policy` (`TURNKEEPER_POLICY_FILE`, several separated by `:`); empty: none.
+        attachment_limits: The largest attachment and the most a turn may attach
+            (`TURNKEEPER_ATTACHMENT_MAX_BYTES`, `TURNKEEPER_ATTACHMENT_MAX_TURN_BYTES`).
+        attachment_url_hosts: The hosts attachment URLs may name
+            (`TURNKEEPER_ATTACHMENT_URL_HOSTS`); empty: URL sources are refused.
     """
 
     task_queue: str
@@ -101,6 +107,8 @@ class Settings:
     a2a_config: Path | None = None
     guardrail_max_chars: int = DEFAULT_GUARDRAIL_MAX_CHARS
     policy_files: tuple[Path, ...] = ()
+    attachment_limits: AttachmentLimits = field(default_factory=AttachmentLimits)
+    attachment_url_hosts: frozenset[str] = frozenset()
 
     @property
     def dev_server_db(self) -> Path:
@@ -144,6 +152,8 @@ class Settings:
                 source, GUARDRAIL_MAX_CHARS_ENV, DEFAULT_GUARDRAIL_MAX_CHARS, minimum=1
             ),
             policy_files=_paths(source.get(POLICY_FILE_ENV)),
+            attachment_limits=attachment_limits(source),
+            attachment_url_hosts=url_hosts(source),
         )
 
 

@@ -14,6 +14,7 @@ from temporalio.worker.workflow_sandbox import SandboxRestrictions
 
 from turnkeeper.activities.a2a.config import A2aConfig, load_a2a_config
 from turnkeeper.activities.a2a.unconfigured import NoA2aAgents
+from turnkeeper.activities.attachments.store_activity import AttachmentActivities
 from turnkeeper.activities.guardrails.builtin import builtin_guardrails
 from turnkeeper.activities.guardrails.check_activity import GuardrailActivities
 from turnkeeper.activities.guardrails.guardrails import Guardrail, Guardrails
@@ -82,7 +83,9 @@ def build_activities(
         providers or default_providers(), conversations, tools, gate, policies
     )
     stored = ConversationActivities(conversations)
-    tool_calls = ToolActivities(tools, store, max_result_bytes=cap)
+    tool_calls = ToolActivities(
+        tools, store, max_result_bytes=cap, attachment_limits=settings.attachment_limits
+    )
     mcp = _mcp_activities(load_mcp_config(settings.mcp_config, os.environ), store, cap)
     a2a = _a2a_activities(load_a2a_config(settings.a2a_config, os.environ), store, cap)
     # Registered on every worker, with or without validators: a turn naming one this worker
@@ -107,6 +110,9 @@ def build_activities(
         # On every worker: a turn's `wait` asks it how long a wait may last.
         wait_limit,
         WritePreviews(Workspace(settings.workspace)).write_preview,
+        AttachmentActivities(
+            store, settings.attachment_limits, settings.attachment_url_hosts
+        ).store_attachments,
         *mcp.activities(),
         *a2a.activities(),
     ]
@@ -156,6 +162,7 @@ def tool_registry(
             Workspace(settings.workspace),
             max_read_bytes=cap - 200,
             max_write_bytes=settings.max_write_bytes,
+            max_image_bytes=settings.attachment_limits.max_bytes,
         )
         if builtin
         else ToolRegistry()

@@ -23,7 +23,7 @@ from typing import Any
 
 from temporalio.worker import PollerBehaviorSimpleMaximum
 
-from turnkeeper.worker.env_numbers import whole_number
+from turnkeeper.client.env_numbers import whole_number
 
 MAX_CACHED_WORKFLOWS_ENV = "TURNKEEPER_MAX_CACHED_WORKFLOWS"
 WORKFLOW_TASK_POLLERS_ENV = "TURNKEEPER_WORKFLOW_TASK_POLLERS"

@@ -28,13 +28,14 @@ with workflow.unsafe.imports_passed_through():
         ModelCallInput,
         ModelCallResult,
     )
+    from turnkeeper.contracts.attachments import DocumentBlock, ImageBlock
     from turnkeeper.contracts.compaction import (
         CHARS_PER_TOKEN,
         COMPACT_TO_SHARE,
         CompactionSpec,
         CompactionTrigger,
     )
-    from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+    from turnkeeper.contracts.messages import ContentBlock, Message, TextBlock, ToolUseBlock
     from turnkeeper.contracts.tenants import TENANT_CAP_REACHED
     from turnkeeper.contracts.turn import split_model
     from turnkeeper.workflows.budgets import checks as budgets
@@ -241,12 +242,17 @@ def _quoted(turn: Turn, leaving: list[Message], max_chars: int) -> str:
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
-def _quote(role: str, block: TextBlock | ToolUseBlock | ToolResultBlock) -> str:
+def _quote(role: str, block: ContentBlock) -> str:
     if isinstance(block, TextBlock):
         line = f"{role}: {block.text}"
+    elif isinstance(block, ImageBlock | DocumentBlock):
+        line = f"{role} attached the {block.type} {block.summary()}"
     elif isinstance(block, ToolUseBlock):
         line = f"assistant called {block.name} ({block.id}) with {json.dumps(block.input)}"
     else:
         error = " (an error)" if block.is_error else ""
-        line = f"result of {block.tool_use_id}{error}: {block.text()}"
+        parts = block.content if isinstance(block.content, list) else []
+        attached = [p.summary() for p in parts if isinstance(p, ImageBlock | DocumentBlock)]
+        shown = f" (with {'; '.join(attached)})" if attached else ""
+        line = f"result of {block.tool_use_id}{error}{shown}: {block.text()}"
     return line if len(line) <= _QUOTED_BLOCK_CHARS else line[: _QUOTED_BLOCK_CHARS - 1] + "…"

@@ -14,6 +14,11 @@ from pydantic import BaseModel
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from turnkeeper.contracts.attachments import (
+        StoredSource,
+        attachment_blocks,
+        attachment_tokens,
+    )
     from turnkeeper.contracts.compaction import CHARS_PER_TOKEN
     from turnkeeper.contracts.messages import Message, TextBlock
 
@@ -42,6 +47,12 @@ class ContextWindow(BaseModel):
                 notes.append(
                     TextBlock(text="[The message this turn answers:]\n" + "\n".join(asked))
                 )
+        left_out = list(attachment_blocks(messages[1 : 1 + self.cut]))
+        if left_out:
+            # Never dropped unsaid: the model learns which images and documents it no longer
+            # sees, and by which name, so it can ask for them again (read_file, the user).
+            listed = "; ".join(f"{block.type} {block.summary()}" for block in left_out)
+            notes.append(TextBlock(text=f"[Left out with them: {listed}]"))
         first = Message(role=first.role, content=[*first.content, *notes])
         return [first, *messages[1 + self.cut :]]
 
@@ -65,7 +76,14 @@ class ContextWindow(BaseModel):
 def estimate_tokens(messages: Sequence[Message]) -> int:
     """Characters over four of the messages' JSON (ADR 0009's heuristic). Counting the JSON
     punctuation too leans high, the safe side for staying under a limit."""
-    return sum(len(message.model_dump_json()) for message in messages) // CHARS_PER_TOKEN
+    chars = sum(len(message.model_dump_json()) for message in messages)
+    # An image or document bills by its own rule, not by the length of its reference.
+    attached = sum(
+        attachment_tokens(block.source.media_type, block.source.size)
+        for block in attachment_blocks(messages)
+        if isinstance(block.source, StoredSource)
+    )
+    return chars // CHARS_PER_TOKEN + attached
 
 
 def counted_input(window: ContextWindow, messages: Sequence[Message], system_prompt: str) -> int:

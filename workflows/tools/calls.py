@@ -227,7 +227,7 @@ class ToolCalls:
             self._observer.tool_call_finished(turn, use, settled)
             return Settled(settled)
         block = ToolResultBlock(
-            tool_use_id=use.id, content=result.content, is_error=result.is_error
+            tool_use_id=use.id, content=result.result_content(), is_error=result.is_error
         )
         skills.note_result(turn, use, result.is_error)
         self._observer.tool_call_finished(turn, use, block)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from turnkeeper.activities.tools import line_search
-from turnkeeper.activities.tools.registry import ToolError, ToolRegistry
+from turnkeeper.activities.tools.registry import ToolError, ToolRegistry, run_tool
 from turnkeeper.activities.tools.workspace import Workspace, builtin_tools
+from turnkeeper.contracts.attachments import Image
 
 from tests.unit.activities.tools.tool_calls import SECRET, call, names_in, refused
 
@@ -72,11 +73,11 @@ async def test_read_file_caps_large_files_with_a_marker(tools: ToolRegistry, roo
 
 
 async def test_read_file_refuses_what_is_not_text(tools: ToolRegistry, root: Path) -> None:
-    (root / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    (root / "blob.bin").write_bytes(b"\x7fELF\0\0\0")
     (root / "latin1.txt").write_bytes("café".encode("latin-1"))
     (root / "folder").mkdir()
     os.mkfifo(root / "pipe")
-    assert "is a binary file" in await refused(tools, "read_file", path="image.png")
+    assert "is a binary file" in await refused(tools, "read_file", path="blob.bin")
     assert "not UTF-8 text (invalid byte at offset 3)" in await refused(
         tools, "read_file", path="latin1.txt"
     )
@@ -86,6 +87,21 @@ async def test_read_file_refuses_what_is_not_text(tools: ToolRegistry, root: Pat
     assert await refused(tools, "read_file", path="missing.md") == "'missing.md' does not exist"
     assert await refused(tools, "read_file") == (
         "invalid arguments for read_file: argument 'path': field required"
+    )
+
+
+async def test_read_file_shows_an_image_or_a_pdf_as_it_is(root: Path) -> None:
+    small = builtin_tools(Workspace(root), max_image_bytes=1000)  # makes the folder
+    png = b"\x89PNG\r\n\x1a\n" + bytes(100)
+    (root / "chart.png").write_bytes(png)
+    (root / "scan.pdf").write_bytes(b"%PDF-1.4\n" + bytes(2000))
+
+    shown = await run_tool(small.get("read_file"), {"path": "chart.png"})
+    too_big = await refused(small, "read_file", path="scan.pdf")
+
+    assert shown == [Image(png, "image/png", name="chart.png")]
+    assert too_big == (
+        "'scan.pdf' is application/pdf of 2009 bytes, over the 1000-byte limit of one attachment"
     )
 
 

@@ -4,6 +4,7 @@ where cuts may land. (Compacting turns on a server: tests/workflows/test_compact
 
 from __future__ import annotations
 
+from turnkeeper.contracts.attachments import ImageBlock, StoredSource
 from turnkeeper.contracts.compaction import CHARS_PER_TOKEN
 from turnkeeper.contracts.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from turnkeeper.workflows.llm.context_window import (
@@ -120,3 +121,28 @@ def test_cuts_land_on_whole_exchanges_and_keep_the_first_and_the_last() -> None:
     assert [m.role for m in view] == ["user", "assistant", "user"]
     assert view[1].content == messages[5].content
     assert cuts([first, *exchange(1)], ContextWindow()) == []
+
+
+def _image(name: str, size: int) -> ImageBlock:
+    source = StoredSource(ref="sha256:" + "A" * 43, media_type="image/png", size=size)
+    return ImageBlock(source=source, name=name)
+
+
+def test_images_left_out_are_named_in_the_note_and_counted_by_their_own_rule() -> None:
+    shot = _image("dashboard.png", 40 * 1024)
+    result = ToolResultBlock(tool_use_id="t1", content=[TextBlock(text="seen"), shot])
+    conversation = [
+        said("user", "task"),
+        exchange(1)[0],
+        Message(role="user", content=[result]),
+        *exchange(2),
+    ]
+
+    [first, *_] = ContextWindow(cut=2).view(conversation)
+
+    assert texts(first)[-1] == (
+        "[Left out with them: image dashboard.png · image/png · 40.0 KiB · sha256:" + "A" * 43 + "]"
+    )
+    assert all("Left out with" not in t for t in texts(ContextWindow(cut=2).view(CONVERSATION)[0]))
+    # An image bills about 1,600 tokens whatever the length of its reference.
+    assert estimate_tokens([Message(role="user", content=[shot])]) >= 1_600
