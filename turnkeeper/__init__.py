@@ -74,6 +74,7 @@ __all__ = [
     "TurnkeeperPlugin",
     "WaitingTurn",
     "connect",
+    "evaluator",
     "exit_without_teardown",
     "output_validator",
     "pending",
@@ -92,6 +93,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ToolError": ("turnkeeper.activities.tools.registry", "ToolError"),
     "output_validator": ("turnkeeper.activities.output.validators", "output_validator"),
     "OutputRejected": ("turnkeeper.activities.output.validators", "OutputRejected"),
+    "evaluator": ("turnkeeper.activities.evals.registered", "evaluator"),
     "Skill": ("turnkeeper.activities.skills.skill", "Skill"),
     "run_worker": ("turnkeeper.worker.run", "run_worker"),
     "TurnkeeperPlugin": ("turnkeeper.worker.plugin", "TurnkeeperPlugin"),
@@ -165,6 +167,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from turnkeeper.activities.evals.registered import evaluator
     from turnkeeper.activities.output.validators import OutputRejected, output_validator
     from turnkeeper.activities.skills.skill import Skill
     from turnkeeper.activities.tools.registry import ToolContext, ToolError

@@ -23,6 +23,7 @@ from temporalio.worker import ReplayerConfig, WorkerConfig, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from turnkeeper.activities.a2a.config import load_a2a_config
+from turnkeeper.activities.evals.registered import Evaluators, RegisteredEvaluator
 from turnkeeper.activities.mcp.config import load_mcp_config
 from turnkeeper.activities.output.validators import OutputValidator, OutputValidators
 from turnkeeper.activities.providers.cassette_file import CassetteFormatError
@@ -84,6 +85,8 @@ class TurnkeeperPlugin(SimplePlugin):
         mcp_config: A JSON file of MCP servers (default: `TURNKEEPER_MCP_CONFIG`).
         output_validators: Functions decorated with `@turnkeeper.output_validator`; an agent
             names those that check its final answer (`agent.output_validators`).
+        evaluators: Functions decorated with `@turnkeeper.evaluator`; an evaluation dataset
+            names those that score its cases (`turnkeeper eval`).
         skills: `turnkeeper.Skill`s defined in code, beside those of `TURNKEEPER_SKILLS_DIR`;
             an agent names those it may load (`agent.skills`).
         providers: Model providers by the prefix of `agent.model` (default: `anthropic`,
@@ -115,6 +118,7 @@ class TurnkeeperPlugin(SimplePlugin):
         builtin_tools: bool = True,
         mcp_config: str | Path | None = None,
         output_validators: Sequence[OutputValidator] = (),
+        evaluators: Sequence[RegisteredEvaluator] = (),
         skills: Sequence[Skill] = (),
         providers: Mapping[str, ModelProvider] | None = None,
         settings: Settings | None = None,
@@ -133,6 +137,7 @@ class TurnkeeperPlugin(SimplePlugin):
             dict(providers) if providers is not None else default_providers(), settings
         )
         self._validators = OutputValidators(output_validators)
+        self._evaluators = Evaluators(evaluators)
         try:
             self._tools = tool_registry(settings, tools, builtin=builtin_tools)
         except OSError as err:
@@ -192,6 +197,7 @@ class TurnkeeperPlugin(SimplePlugin):
                 store=self.store,
                 output_validators=self._validators,
                 skills=self._skills,
+                evaluators=self._evaluators,
             ),
         ]
         return config

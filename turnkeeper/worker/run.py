@@ -23,6 +23,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
+from turnkeeper.activities.evals.registered import RegisteredEvaluator
 from turnkeeper.activities.output.validators import OutputValidator
 from turnkeeper.activities.skills.skill import Skill
 from turnkeeper.activities.tools.registry import WorkerTool
@@ -124,6 +125,7 @@ class WorkerOptions:
     tools: tuple[WorkerTool, ...] = ()
     builtin_tools: bool = True
     output_validators: tuple[OutputValidator, ...] = ()
+    evaluators: tuple[RegisteredEvaluator, ...] = ()
     skills: tuple[Skill, ...] = ()
     mcp_config: Path | None = None
     task_queue: str | None = None
@@ -156,6 +158,7 @@ async def run_worker(
     *,
     builtin_tools: bool = True,
     output_validators: Sequence[OutputValidator] = (),
+    evaluators: Sequence[RegisteredEvaluator] = (),
     skills: Sequence[Skill] = (),
     mcp_config: str | Path | None = None,
     task_queue: str | None = None,
@@ -181,6 +184,8 @@ async def run_worker(
         builtin_tools: Also offer the workspace tools; False for a worker of your tools only.
         output_validators: Functions decorated with `@turnkeeper.output_validator`; an agent
             names those that check its final answer (`agent.output_validators`).
+        evaluators: Functions decorated with `@turnkeeper.evaluator`; an evaluation dataset
+            names those that score its cases (`turnkeeper eval`).
         skills: `turnkeeper.Skill`s defined in code, beside those of the folder
             `TURNKEEPER_SKILLS_DIR`; an agent names those it may load (`agent.skills`).
         mcp_config: A JSON file of MCP servers (default: `TURNKEEPER_MCP_CONFIG`).
@@ -223,6 +228,7 @@ async def run_worker(
         tools=tuple(tools),
         builtin_tools=builtin_tools,
         output_validators=tuple(output_validators),
+        evaluators=tuple(evaluators),
         skills=tuple(skills),
         mcp_config=Path(mcp_config) if mcp_config else None,
         task_queue=task_queue,
@@ -386,6 +392,7 @@ async def serve(
         options.tools,
         builtin_tools=options.builtin_tools,
         output_validators=options.output_validators,
+        evaluators=options.evaluators,
         skills=options.skills,
         settings=settings,
         keyring=keyring,

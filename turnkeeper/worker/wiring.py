@@ -14,6 +14,8 @@ from temporalio.worker.workflow_sandbox import SandboxRestrictions
 
 from turnkeeper.activities.a2a.config import A2aConfig, load_a2a_config
 from turnkeeper.activities.a2a.unconfigured import NoA2aAgents
+from turnkeeper.activities.evals.registered import Evaluators
+from turnkeeper.activities.evals.score_activity import EvalActivities
 from turnkeeper.activities.llm.model_call_activity import ModelCallActivities
 from turnkeeper.activities.llm.rate_gate import RateGate
 from turnkeeper.activities.mcp.config import McpConfig, load_mcp_config
@@ -62,6 +64,7 @@ def build_activities(
     store: ContentStore | None = None,
     output_validators: OutputValidators | None = None,
     skills: SkillCatalog | None = None,
+    evaluators: Evaluators | None = None,
 ) -> list[Callable[..., Any]]:
     store = store or open_store(settings)
     cap = settings.max_tool_result_bytes
@@ -90,6 +93,7 @@ def build_activities(
         WritePreviews(Workspace(settings.workspace)).write_preview,
         *mcp.activities(),
         *a2a.activities(),
+        *_eval_activities(evaluators or Evaluators(), conversations),
     ]
     if client is not None:
         cache = ApprovalCacheActivities(client)
@@ -153,6 +157,13 @@ def install_skills(
     return catalog
 
 
+def _eval_activities(
+    evaluators: Evaluators, conversations: ConversationStore
+) -> list[Callable[..., Any]]:
+    scoring = EvalActivities(evaluators, conversations)
+    return [scoring.check_eval_scorers, scoring.score_eval_case]
+
+
 def _mcp_activities(
     config: McpConfig, store: ContentStore, max_result_bytes: int
 ) -> McpActivities | NoMcpServers:
@@ -192,6 +203,10 @@ def worker_workflows(*, versioned: bool = False) -> list[type]:
         ApprovalCacheWorkflow,
         UpgradingApprovalCacheWorkflow,
     )
+    from turnkeeper.workflows.evals.eval_run_workflow import (
+        EvalRunWorkflow,
+        PinnedEvalRunWorkflow,
+    )
     from turnkeeper.workflows.fleet.rate_limiter_workflow import (
         RateLimiterWorkflow,
         UpgradingRateLimiterWorkflow,
@@ -209,6 +224,7 @@ def worker_workflows(*, versioned: bool = False) -> list[type]:
         return [
             PinnedAgentTurnWorkflow,
             PinnedAgentSessionWorkflow,
+            PinnedEvalRunWorkflow,
             UpgradingApprovalCacheWorkflow,
             UpgradingTenantLedgerWorkflow,
             UpgradingRateLimiterWorkflow,
@@ -216,6 +232,7 @@ def worker_workflows(*, versioned: bool = False) -> list[type]:
     return [
         AgentTurnWorkflow,
         AgentSessionWorkflow,
+        EvalRunWorkflow,
         ApprovalCacheWorkflow,
         TenantLedgerWorkflow,
         RateLimiterWorkflow,
