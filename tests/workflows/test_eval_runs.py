@@ -33,6 +33,7 @@ from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic, script_marker
 from turnkeeper.client.client import start_turn
 from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
+from turnkeeper.workflows.evals import eval_run_workflow
 
 
 @turnkeeper.evaluator
@@ -254,3 +255,34 @@ async def test_the_cost_cap_stops_starting_cases(
     assert progress.spent_usd == pytest.approx(0.045)
     assert progress.results[1].error == "not started: the run's cost cap ($0.01) was spent"
     assert len(fake_anthropic.requests_for(key)) == 1
+
+
+async def test_a_long_run_continues_as_new_and_runs_each_case_once(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Batches of 2 stand for the 100 a run starts before it continues as new.
+    monkeypatch.setattr(eval_run_workflow, "BATCH", 2)
+    key = new_key()
+    fake_anthropic.script(key, [fake.text("Hi.")])
+    run = EvalRunInput(
+        dataset="d",
+        request=agent(key),
+        models=["anthropic:claude-sonnet-4-6"],
+        concurrency=2,
+        cases=[
+            {"name": f"c{n}", "inputs": f"hi {n}", "evaluators": ["TurnOutcome"]} for n in range(5)
+        ],
+    )
+    run_id = f"eval-{uuid.uuid4()}"
+    async with eval_worker(client, fake_anthropic, tmp_path) as task_queue:
+        progress = await run_eval(client, task_queue, run, run_id)
+    assert sorted(r.case for r in progress.results) == [f"c{n}" for n in range(5)]
+    assert all(r.passed for r in progress.results)
+    assert len(fake_anthropic.requests_for(key)) == 5  # no case ran twice
+    runs = [w async for w in client.list_workflows(f"WorkflowId = '{run_id}'")]
+    assert len(runs) == 3  # 2 + 2 + 1 cases: each run's history holds one batch
+    sizes = [
+        (await client.get_workflow_handle(run_id, run_id=w.run_id).fetch_history()).events
+        for w in runs
+    ]
+    assert max(len(events) for events in sizes) < 60
