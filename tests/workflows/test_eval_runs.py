@@ -26,6 +26,7 @@ from turnkeeper.contracts.evals import (
     EvalProgress,
     EvalRunInput,
 )
+from turnkeeper.workflows.evals import eval_run_workflow
 
 import turnkeeper
 from tests.conftest import make_settings, new_key, providers_for
@@ -33,7 +34,6 @@ from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic, script_marker
 from turnkeeper.client.client import start_turn
 from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
-from turnkeeper.workflows.evals import eval_run_workflow
 
 
 @turnkeeper.evaluator
