@@ -194,21 +194,24 @@ def _line(result: CaseResult) -> str:
 
 def _print_summary(progress: EvalProgress) -> None:
     table = Table(title=f"{progress.dataset}: {len(progress.results)}/{progress.total} case runs")
-    for column in ("model", "passed", "pass rate", f"pass@{progress.repeat}", "cost", "p50", "p95"):
-        table.add_column(column)
-    table.add_column("mean scores")
-    for s in summaries(progress):
+    for column in ("model", "passed", "rate", f"pass@{progress.repeat}", "cost", "p50", "p95"):
+        table.add_column(column, no_wrap=column == "model")
+    models = summaries(progress)
+    for s in models:
         table.add_row(
             s.model,
             f"{s.passed}/{s.cases}" + (f" ({s.skipped} skipped)" if s.skipped else ""),
             f"{s.pass_rate:.2f}",
             f"{s.pass_at_k:.2f}",
             f"${s.cost_usd:.4f}",
-            f"{s.p50_duration_ms:.0f} ms",
-            f"{s.p95_duration_ms:.0f} ms",
-            " ".join(f"{k}={v:.2f}" for k, v in s.scores.items()),
+            f"{s.p50_duration_ms / 1000:.1f}s",
+            f"{s.p95_duration_ms / 1000:.1f}s",
         )
     out.print(table)
+    # Mean scores under the table: one line per model, however many scorers the dataset has.
+    for s in models:
+        means = " ".join(f"{name}={value:.2f}" for name, value in s.scores.items())
+        out.print(f"{s.model} mean scores: {means or 'none'}", soft_wrap=True)
 
 
 async def read_run(client: Client, run_id: str) -> EvalProgress:
