@@ -7,9 +7,10 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from turnkeeper.contracts.evals import CaseResult, EvalProgress, Score
+
 from turnkeeper.client.eval_summary import compare, overall_pass_rate, summaries
 from turnkeeper.console.eval_reports import write_reports
-from turnkeeper.contracts.evals import CaseResult, EvalProgress, Score
 
 
 def result(case: str, repetition: int, passed: bool, duration_ms: int = 100) -> CaseResult:
