@@ -14,6 +14,7 @@ import pytest
 from pydantic_evals import Dataset
 from pydantic_evals.dataset import set_eval_attribute
 from temporalio.client import Client, WorkflowFailureError
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 from turnkeeper.activities.evals.datasets import load_dataset
@@ -26,13 +27,16 @@ from turnkeeper.contracts.evals import (
     EvalProgress,
     EvalRunInput,
 )
+from turnkeeper.contracts.search_attributes import STARTED_BY
 from turnkeeper.workflows.evals import eval_run_workflow
 
 import turnkeeper
 from tests.conftest import make_settings, new_key, providers_for
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic, script_marker
+from tests.support.waiting import until
 from turnkeeper.client.client import start_turn
+from turnkeeper.http.evals import EvalRunService
 from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
 
 
@@ -101,14 +105,20 @@ def agent(key: str) -> dict[str, Any]:
 
 
 async def run_eval(
-    client: Client, task_queue: str, run: EvalRunInput, run_id: str | None = None
+    client: Client,
+    task_queue: str,
+    run: EvalRunInput,
+    run_id: str | None = None,
+    started_by: str | None = None,
 ) -> EvalProgress:
+    owner = [SearchAttributePair(STARTED_BY, started_by)] if started_by else []
     return await client.execute_workflow(
         EVAL_RUN_WORKFLOW_TYPE,
         run,
         id=run_id or f"eval-{uuid.uuid4()}",
         task_queue=task_queue,
         result_type=EvalProgress,
+        search_attributes=TypedSearchAttributes(owner),
     )
 
 
@@ -249,12 +259,24 @@ async def test_the_cost_cap_stops_starting_cases(
         max_cost_usd=0.01,
         cases=[{"name": "a", "inputs": "hi"}],
     )
+    run_id = f"eval-{uuid.uuid4()}"
     async with eval_worker(client, fake_anthropic, tmp_path) as task_queue:
-        progress = await run_eval(client, task_queue, run)
+        progress = await run_eval(client, task_queue, run, run_id, started_by="mia")
     assert [r.outcome for r in progress.results] == ["completed", "skipped", "skipped"]
     assert progress.spent_usd == pytest.approx(0.045)
     assert progress.results[1].error == "not started: the run's cost cap ($0.01) was spent"
     assert len(fake_anthropic.requests_for(key)) == 1
+    # What the HTTP API reads of it: its owner, its results, and the owner's listing.
+    service = EvalRunService(client)
+    assert await service.read(run_id) == (progress, "mia")
+    listed = await until(
+        lambda: service.list_runs("mia", 20),
+        lambda runs: any(r.run_id == run_id for r in runs),
+        "the run in mia's listing",
+    )
+    [mine] = [r for r in listed if r.run_id == run_id]
+    assert (mine.status, mine.started_by) == ("completed", "mia")
+    assert mine.cost_usd == pytest.approx(0.045)
 
 
 async def test_a_long_run_continues_as_new_and_runs_each_case_once(

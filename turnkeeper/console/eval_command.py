@@ -13,12 +13,13 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from turnkeeper.activities.evals.datasets import DatasetError, load_dataset
+from turnkeeper.client import eval_runs
 from turnkeeper.client.eval_summary import compare, overall_pass_rate, summaries
 from turnkeeper.client.requests import RequestError, read_agent_definition
 from turnkeeper.client.turns import short_id, suffixed_turn_id
@@ -218,22 +219,16 @@ async def read_run(client: Client, run_id: str) -> EvalProgress:
     """A run's results: its result when it ended, else what it has so far.
 
     Raises:
-        CommandError: no such run.
+        CommandError: no such run, or no worker answers a running one.
     """
-    handle = client.get_workflow_handle(run_id, result_type=EvalProgress)
     try:
-        described = await handle.describe()
-    except RPCError as error:
-        if error.status == RPCStatusCode.NOT_FOUND:
-            raise CommandError(f"no evaluation run {run_id!r}") from None
-        raise
-    if described.workflow_type != EVAL_RUN_WORKFLOW_TYPE:
-        raise CommandError(f"no evaluation run {run_id!r}")
-    if described.status == WorkflowExecutionStatus.COMPLETED:
-        return await handle.result()
-    progress = await _query(handle)
-    if progress is None:
-        raise CommandError(f"evaluation run {run_id!r} cannot be read now (is a worker running?)")
+        progress, _ = await eval_runs.read_run(client, run_id)
+    except eval_runs.EvalRunMissing:
+        raise CommandError(f"no evaluation run {run_id!r}") from None
+    except eval_runs.EvalRunUnreadable:
+        raise CommandError(
+            f"evaluation run {run_id!r} cannot be read now (is a worker running?)"
+        ) from None
     return progress
 
 
