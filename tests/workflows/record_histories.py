@@ -42,6 +42,7 @@ from turnkeeper.activities.output.validators import (
     output_validator,
 )
 from turnkeeper.contracts.decision_signing import public_key_line
+from turnkeeper.contracts.evals import EVAL_RUN_WORKFLOW_TYPE
 from turnkeeper.contracts.names import (
     QUERY_STATUS,
     SEARCH_ATTRIBUTES,
@@ -848,6 +849,43 @@ async def answered_mcp_questions(
     return handle
 
 
+async def evaluates_a_dataset(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """An evaluation run (`EvalRunWorkflow`) of two cases at once, each a child turn whose
+    write_file call the run rejects (`--approvals reject`), then scored in `score_eval_case`."""
+    fake_api.script(
+        "golden-eval",
+        [fake.tool_calls(("write_file", {"path": "x.md", "content": "x"})), fake.text("Done.")],
+    )
+    request = scripted_request("golden-eval", agent={"id": "golden-eval", "tools": ["write_file"]})
+    cases = [
+        {"name": "writes", "inputs": "Write x.", "expected_output": "Done."},
+        {"name": "again", "inputs": "Write y.", "evaluators": [{"Contains": "Done"}]},
+    ]
+    run = {
+        "dataset": "golden",
+        "request": {
+            "agent": request["agent"],
+            "task": {"constraints": {"require_approval": ["write_file"]}},
+        },
+        "models": [request["agent"]["model"]],
+        "concurrency": 2,
+        "cases": [
+            {
+                **case,
+                "evaluators": ["EqualsExpected", "ApprovalRequested", *case.get("evaluators", [])],
+            }
+            for case in cases
+        ],
+    }
+    handle = await client.start_workflow(
+        EVAL_RUN_WORKFLOW_TYPE, run, id=workflow_id, task_queue=queue
+    )
+    await handle.result()
+    return handle
+
+
 async def _start(
     client: Client, request: dict[str, Any], queue: str, workflow_id: str
 ) -> WorkflowHandle:
@@ -883,6 +921,7 @@ SCENARIOS = (
     calls_a_remote_a2a_agent,
     owned_session,
     previews_a_write,
+    evaluates_a_dataset,
 )
 
 
