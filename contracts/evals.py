@@ -122,39 +122,61 @@ class EvalProgress(ContractModel):
     """The `eval_progress` query's answer, and the run's result."""
 
     dataset: str
+    """The dataset's name."""
     total: int
     """Cases × models × repetitions."""
     running: int = 0
+    """Case turns running now."""
     results: list[CaseResult] = Field(default_factory=list)
+    """Every case run that ended (or was skipped), in the order they ended."""
     spent_usd: float = 0.0
+    """What the case turns have cost so far."""
     max_cost_usd: float | None = None
+    """The run's cost cap (`--max-cost`)."""
     approvals: ApprovalMode = "reject"
+    """Who decided the calls that waited for approval (`--approvals`)."""
     models: list[str] = Field(default_factory=list)
+    """The models every case runs on, in order."""
     repeat: int = 1
+    """Runs of each case per model."""
     done: bool = False
+    """The run has ended: every case ran or was skipped."""
 
 
 class ScoreCaseInput(ContractModel):
     """What the `score_eval_case` activity reads: the case, and its turn's facts."""
 
     case: EvalCase
+    """The case, with its scorers."""
     output: JsonValue = None
+    """The turn's structured output, else its text."""
     outcome: str
+    """The turn's outcome."""
     cost_usd: float = 0.0
+    """What the turn cost."""
     duration_ms: int = 0
+    """The turn's wall time (`MaxDuration` reads it)."""
     iterations: int = 0
+    """The turn's iterations."""
     structured: bool = False
     """The agent has an `output_schema` and the turn returned `structured_output`."""
     approvals: list[dict[str, JsonValue]] = Field(default_factory=list)
+    """Each approval decided in the turn."""
     conversation_ref: str | None = None
     """The turn's stored conversation: the tools it called, with their arguments."""
 
 
 class ScoreCaseResult(ContractModel):
+    """What `score_eval_case` returns: each scorer's verdict, or why it could not judge."""
+
     scores: dict[str, Score] = Field(default_factory=dict)
+    """By scorer name (a scorer returning a dict gives one score per key)."""
     scorer_errors: dict[str, str] = Field(default_factory=dict)
+    """Scorers that raised, by name: what they raised."""
 
 
 class CheckScorersInput(ContractModel):
+    """What `check_eval_scorers` reads: the scorers a run's dataset names."""
+
     evaluators: list[JsonValue] = Field(default_factory=list)
     """Every evaluator spec of the dataset."""
