@@ -16,6 +16,7 @@ mcp/            MCP servers as tools of a turn: configuration, connections, thei
 a2a/            Remote A2A agents as tools of a turn: configuration, cards, their activities.
 skills/         Skills on the worker: the catalog, `describe_skills`, the built-in skill tools.
 output/         The worker's checks of a final answer (`agent.output_validators`), as an activity.
+evals/          Scoring of evaluation cases: datasets, turn-fact and registered scorers.
 store/          The stored conversation, as activities.
 runtime/        Activities that reach the runtime's own workflows (an agent's standing approvals,
                 a turn's cancellation) through the worker's client.
