@@ -22,6 +22,7 @@ guardrails/     The worker's guardrails (`agent.guardrails`): `@turnkeeper.guard
                 `secrets` and `size_cap`, and the `check_guardrails` activity.
 policies/       The worker's Cedar policy files (`TURNKEEPER_POLICY_FILE`): read, reloaded, and
                 what they decide for a tool call.
+evals/          Scoring of evaluation cases: datasets, turn-fact and registered scorers.
 store/          The stored conversation, as activities.
 runtime/        Activities that reach the runtime's own workflows (an agent's standing approvals,
                 a turn's cancellation) through the worker's client, and the worker's bound on

@@ -84,6 +84,7 @@ __all__ = [
     "TurnkeeperPlugin",
     "WaitingTurn",
     "connect",
+    "evaluator",
     "exit_without_teardown",
     "guardrail",
     "list_schedules",
@@ -107,6 +108,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ToolError": ("turnkeeper.activities.tools.registry", "ToolError"),
     "output_validator": ("turnkeeper.activities.output.validators", "output_validator"),
     "OutputRejected": ("turnkeeper.activities.output.validators", "OutputRejected"),
+    "evaluator": ("turnkeeper.activities.evals.registered", "evaluator"),
     "Skill": ("turnkeeper.activities.skills.skill", "Skill"),
     "guardrail": ("turnkeeper.activities.guardrails.guardrails", "guardrail"),
     "Redact": ("turnkeeper.activities.guardrails.guardrails", "Redact"),
@@ -195,6 +197,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from turnkeeper.activities.evals.registered import evaluator
     from turnkeeper.activities.guardrails.guardrails import Block, Redact, guardrail
     from turnkeeper.activities.output.validators import OutputRejected, output_validator
     from turnkeeper.activities.skills.skill import Skill

@@ -81,6 +81,10 @@ sessions/       Conversations of many turns.
     state.py                 The state a session owns and carries.
     stored_conversations.py  The activities that read and write a stored conversation.
 
+evals/          Evaluation runs: a dataset's cases as child turns, scored.
+    eval_run_workflow.py     `EvalRunWorkflow`: cases at most C at a time, in batches.
+    cases.py                 A case's turn id and request, pure.
+
 fleet/          What every turn and worker of a namespace shares.
     rate_limiter_workflow.py  `RateLimiterWorkflow`: the sliding-window ledger of one key.
     rate_window.py           The ledger's window arithmetic, pure.

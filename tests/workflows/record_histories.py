@@ -43,6 +43,7 @@ from turnkeeper.activities.output.validators import (
     output_validator,
 )
 from turnkeeper.contracts.decision_signing import public_key_line
+from turnkeeper.contracts.evals import EVAL_RUN_WORKFLOW_TYPE
 from turnkeeper.contracts.names import (
     QUERY_STATUS,
     SEARCH_ATTRIBUTES,
@@ -950,6 +951,43 @@ async def attaches_an_image(
     return handle
 
 
+async def evaluates_a_dataset(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """An evaluation run (`EvalRunWorkflow`) of two cases at once, each a child turn whose
+    write_file call the run rejects (`--approvals reject`), then scored in `score_eval_case`."""
+    fake_api.script(
+        "golden-eval",
+        [fake.tool_calls(("write_file", {"path": "x.md", "content": "x"})), fake.text("Done.")],
+    )
+    request = scripted_request("golden-eval", agent={"id": "golden-eval", "tools": ["write_file"]})
+    cases = [
+        {"name": "writes", "inputs": "Write x.", "expected_output": "Done."},
+        {"name": "again", "inputs": "Write y.", "evaluators": [{"Contains": "Done"}]},
+    ]
+    run = {
+        "dataset": "golden",
+        "request": {
+            "agent": request["agent"],
+            "task": {"constraints": {"require_approval": ["write_file"]}},
+        },
+        "models": [request["agent"]["model"]],
+        "concurrency": 2,
+        "cases": [
+            {
+                **case,
+                "evaluators": ["EqualsExpected", "ApprovalRequested", *case.get("evaluators", [])],
+            }
+            for case in cases
+        ],
+    }
+    handle = await client.start_workflow(
+        EVAL_RUN_WORKFLOW_TYPE, run, id=workflow_id, task_queue=queue
+    )
+    await handle.result()
+    return handle
+
+
 async def _until_waiting(handle: WorkflowHandle, call: int = 0) -> None:
     """Until the turn's `wait` call of step `call` (of the script) waits."""
     await until(
@@ -998,6 +1036,7 @@ SCENARIOS = (
     checked_by_policies,
     waits_for_an_event,
     attaches_an_image,
+    evaluates_a_dataset,
 )
 
 

@@ -41,6 +41,7 @@ from turnkeeper.console import (
     waiting_command,
 )
 from turnkeeper.console.chat import ChatOptions, run_chat
+from turnkeeper.console.eval_cli import eval_app
 from turnkeeper.console.render import local_user
 from turnkeeper.console.signing import DEFAULT_EXPIRES_IN, PASSPHRASE_ENV, Signer, signer_for
 from turnkeeper.console.target import DEFAULT_UI_URL
@@ -660,6 +661,7 @@ def demo_command(
 keys_app = typer.Typer(help="Encryption keys for TURNKEEPER_ENCRYPTION_KEYS.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
 app.add_typer(http_commands.tokens_app, name="tokens")
+app.add_typer(eval_app, name="eval")
 app.command("serve")(http_commands.serve_command)
 app.command("mcp")(mcp_command.mcp_command)
 

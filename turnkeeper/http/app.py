@@ -8,7 +8,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.middleware.cors import CORSMiddleware
@@ -46,6 +46,9 @@ from turnkeeper.http.errors import refusal
 from turnkeeper.http.inbox import add_inbox
 from turnkeeper.http.schedules import add_schedules
 from turnkeeper.http.tokens import Identity, TokenStore
+
+if TYPE_CHECKING:
+    from turnkeeper.http.evals import EvalRuns
 from turnkeeper.http.turns import UPDATE_INTERRUPT, UPDATE_STEER, ApiError, Turns, TurnService
 
 # Under the idle timeouts of common proxies (nginx 60 s, AWS ALB 60 s).
@@ -173,10 +176,12 @@ def create_app(
     cors_origins: list[str] | None = None,
     failures: FailedSignIns | None = None,
     conversations: Conversations | None = None,
+    evals: EvalRuns | None = None,
 ) -> FastAPI:
     """The app over `turns`, signing callers in with `tokens`; CORS is off unless
     `cors_origins` names the browser origins allowed to call. `conversations`: the served
-    agents' (`--agents`), which the chat protocols' routes continue; None: no agents."""
+    agents' (`--agents`), which the chat protocols' routes continue; None: no agents. `evals`:
+    the evaluation runs `/v1/evals` reads; None: over `turns`' client, when it has one."""
     app = FastAPI(
         title="turnkeeper",
         summary="Start, follow, approve, steer and stop durable agent turns.",
@@ -233,6 +238,13 @@ def create_app(
         add_chat(app, conversations)
         add_events(app, conversations)
     add_schedules(app, turns)
+    # Imported here: its routes take the `Caller` of this module, which must be loaded first.
+    from turnkeeper.http.evals import EvalRunService, add_evals
+
+    if evals is None and isinstance(turns, TurnService):
+        evals = EvalRunService(turns.client)
+    if evals is not None:
+        add_evals(app, evals)
 
     @app.get("/v1/whoami")
     async def whoami(identity: Caller) -> dict[str, str | None]:

@@ -23,6 +23,7 @@ from temporalio.worker import ReplayerConfig, WorkerConfig, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from turnkeeper.activities.a2a.config import load_a2a_config
+from turnkeeper.activities.evals.registered import Evaluators, RegisteredEvaluator
 from turnkeeper.activities.guardrails.guardrails import Guardrail
 from turnkeeper.activities.mcp.config import load_mcp_config
 from turnkeeper.activities.output.validators import OutputValidator, OutputValidators
@@ -89,6 +90,8 @@ class TurnkeeperPlugin(SimplePlugin):
         mcp_config: A JSON file of MCP servers (default: `TURNKEEPER_MCP_CONFIG`).
         output_validators: Functions decorated with `@turnkeeper.output_validator`; an agent
             names those that check its final answer (`agent.output_validators`).
+        evaluators: Functions decorated with `@turnkeeper.evaluator`; an evaluation dataset
+            names those that score its cases (`turnkeeper eval`).
         skills: `turnkeeper.Skill`s defined in code, beside those of `TURNKEEPER_SKILLS_DIR`;
             an agent names those it may load (`agent.skills`).
         guardrails: Functions decorated with `@turnkeeper.guardrail`, beside the built-in
@@ -123,6 +126,7 @@ class TurnkeeperPlugin(SimplePlugin):
         builtin_tools: bool = True,
         mcp_config: str | Path | None = None,
         output_validators: Sequence[OutputValidator] = (),
+        evaluators: Sequence[RegisteredEvaluator] = (),
         skills: Sequence[Skill] = (),
         guardrails: Sequence[Guardrail] = (),
         providers: Mapping[str, ModelProvider] | None = None,
@@ -143,6 +147,7 @@ class TurnkeeperPlugin(SimplePlugin):
         )
         self._validators = OutputValidators(output_validators)
         self._guardrails = worker_guardrails(settings, guardrails)
+        self._evaluators = Evaluators(evaluators)
         try:
             self._tools = tool_registry(settings, tools, builtin=builtin_tools)
         except OSError as err:
@@ -208,6 +213,7 @@ class TurnkeeperPlugin(SimplePlugin):
                 skills=self._skills,
                 guardrails=self._guardrails,
                 policies=self._policies,
+                evaluators=self._evaluators,
             ),
         ]
         return config

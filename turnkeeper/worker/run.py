@@ -23,6 +23,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
+from turnkeeper.activities.evals.registered import RegisteredEvaluator
 from turnkeeper.activities.guardrails.guardrails import Guardrail
 from turnkeeper.activities.output.validators import OutputValidator
 from turnkeeper.activities.skills.skill import Skill
@@ -126,6 +127,7 @@ class WorkerOptions:
     tools: tuple[WorkerTool, ...] = ()
     builtin_tools: bool = True
     output_validators: tuple[OutputValidator, ...] = ()
+    evaluators: tuple[RegisteredEvaluator, ...] = ()
     skills: tuple[Skill, ...] = ()
     guardrails: tuple[Guardrail, ...] = ()
     mcp_config: Path | None = None
@@ -159,6 +161,7 @@ async def run_worker(
     *,
     builtin_tools: bool = True,
     output_validators: Sequence[OutputValidator] = (),
+    evaluators: Sequence[RegisteredEvaluator] = (),
     skills: Sequence[Skill] = (),
     guardrails: Sequence[Guardrail] = (),
     mcp_config: str | Path | None = None,
@@ -185,6 +188,8 @@ async def run_worker(
         builtin_tools: Also offer the workspace tools; False for a worker of your tools only.
         output_validators: Functions decorated with `@turnkeeper.output_validator`; an agent
             names those that check its final answer (`agent.output_validators`).
+        evaluators: Functions decorated with `@turnkeeper.evaluator`; an evaluation dataset
+            names those that score its cases (`turnkeeper eval`).
         skills: `turnkeeper.Skill`s defined in code, beside those of the folder
             `TURNKEEPER_SKILLS_DIR`; an agent names those it may load (`agent.skills`).
         guardrails: Functions decorated with `@turnkeeper.guardrail`, beside the built-in
@@ -230,6 +235,7 @@ async def run_worker(
         tools=tuple(tools),
         builtin_tools=builtin_tools,
         output_validators=tuple(output_validators),
+        evaluators=tuple(evaluators),
         skills=tuple(skills),
         guardrails=tuple(guardrails),
         mcp_config=Path(mcp_config) if mcp_config else None,
@@ -394,6 +400,7 @@ async def serve(
         options.tools,
         builtin_tools=options.builtin_tools,
         output_validators=options.output_validators,
+        evaluators=options.evaluators,
         skills=options.skills,
         guardrails=options.guardrails,
         settings=settings,

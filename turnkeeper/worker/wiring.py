@@ -15,6 +15,8 @@ from temporalio.worker.workflow_sandbox import SandboxRestrictions
 from turnkeeper.activities.a2a.config import A2aConfig, load_a2a_config
 from turnkeeper.activities.a2a.unconfigured import NoA2aAgents
 from turnkeeper.activities.attachments.store_activity import AttachmentActivities
+from turnkeeper.activities.evals.registered import Evaluators
+from turnkeeper.activities.evals.score_activity import EvalActivities
 from turnkeeper.activities.guardrails.builtin import builtin_guardrails
 from turnkeeper.activities.guardrails.check_activity import GuardrailActivities
 from turnkeeper.activities.guardrails.guardrails import Guardrail, Guardrails
@@ -70,6 +72,7 @@ def build_activities(
     skills: SkillCatalog | None = None,
     guardrails: Guardrails | None = None,
     policies: PolicyBook | None = None,
+    evaluators: Evaluators | None = None,
 ) -> list[Callable[..., Any]]:
     store = store or open_store(settings)
     cap = settings.max_tool_result_bytes
@@ -115,6 +118,7 @@ def build_activities(
         ).store_attachments,
         *mcp.activities(),
         *a2a.activities(),
+        *_eval_activities(evaluators or Evaluators(), conversations),
     ]
     if client is not None:
         cache = ApprovalCacheActivities(client)
@@ -192,6 +196,13 @@ def install_skills(
     return catalog
 
 
+def _eval_activities(
+    evaluators: Evaluators, conversations: ConversationStore
+) -> list[Callable[..., Any]]:
+    scoring = EvalActivities(evaluators, conversations)
+    return [scoring.check_eval_scorers, scoring.score_eval_case]
+
+
 def _mcp_activities(
     config: McpConfig, store: ContentStore, max_result_bytes: int
 ) -> McpActivities | NoMcpServers:
@@ -231,6 +242,10 @@ def worker_workflows(*, versioned: bool = False) -> list[type]:
         ApprovalCacheWorkflow,
         UpgradingApprovalCacheWorkflow,
     )
+    from turnkeeper.workflows.evals.eval_run_workflow import (
+        EvalRunWorkflow,
+        PinnedEvalRunWorkflow,
+    )
     from turnkeeper.workflows.fleet.rate_limiter_workflow import (
         RateLimiterWorkflow,
         UpgradingRateLimiterWorkflow,
@@ -248,6 +263,7 @@ def worker_workflows(*, versioned: bool = False) -> list[type]:
         return [
             PinnedAgentTurnWorkflow,
             PinnedAgentSessionWorkflow,
+            PinnedEvalRunWorkflow,
             UpgradingApprovalCacheWorkflow,
             UpgradingTenantLedgerWorkflow,
             UpgradingRateLimiterWorkflow,
@@ -255,6 +271,7 @@ def worker_workflows(*, versioned: bool = False) -> list[type]:
     return [
         AgentTurnWorkflow,
         AgentSessionWorkflow,
+        EvalRunWorkflow,
         ApprovalCacheWorkflow,
         TenantLedgerWorkflow,
         RateLimiterWorkflow,

@@ -36,6 +36,7 @@ from turnkeeper.worker.wiring import worker_workflows
 TURN_WORKFLOWS = [
     "AgentTurnWorkflow",
     "AgentSessionWorkflow",
+    "EvalRunWorkflow",
     "ApprovalCacheWorkflow",
     "TenantLedgerWorkflow",
     "RateLimiterWorkflow",

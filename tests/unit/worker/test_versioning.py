@@ -60,10 +60,12 @@ def test_a_versioned_worker_pins_turns_and_sessions_and_upgrades_the_long_lived_
     plain = [workflow._Definition.must_from_class(c) for c in worker_workflows()]
     versioned = [workflow._Definition.must_from_class(c) for c in worker_workflows(versioned=True)]
     assert [d.name for d in versioned] == [d.name for d in plain]
-    assert [d.versioning_behavior for d in plain] == [VersioningBehavior.UNSPECIFIED] * 5
+    assert [d.versioning_behavior for d in plain] == [VersioningBehavior.UNSPECIFIED] * 6
     # The approval cache and the two ledgers never end: pinned, their first build would poll
     # forever; always on the current build.
+    # Evaluation runs end, and continue as new between batches: pinned, like turns.
     assert [d.versioning_behavior for d in versioned] == [
+        VersioningBehavior.PINNED,
         VersioningBehavior.PINNED,
         VersioningBehavior.PINNED,
         VersioningBehavior.AUTO_UPGRADE,

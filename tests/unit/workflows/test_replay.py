@@ -17,6 +17,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from turnkeeper.workflows.agent_turn_workflow import AgentTurnWorkflow
+from turnkeeper.workflows.evals.eval_run_workflow import EvalRunWorkflow
 from turnkeeper.workflows.sessions.agent_session_workflow import AgentSessionWorkflow
 
 from tests.support.golden_keys import GOLDEN_STORE, golden_converter
@@ -55,9 +56,10 @@ async def test_golden_history_replays(path: Path, runner: str, tmp_path: Path) -
     history = WorkflowHistory.from_json(path.stem, path.read_text())
     store = shutil.copytree(GOLDEN_STORE, tmp_path / "store")
     converter = golden_converter(store)
-    # Each history names its workflow type: turns and sessions replay on their own class.
+    # Each history names its workflow type: turns, sessions and evaluation runs replay on their
+    # own class.
     replayer = Replayer(
-        workflows=[AgentTurnWorkflow, AgentSessionWorkflow],
+        workflows=[AgentTurnWorkflow, AgentSessionWorkflow, EvalRunWorkflow],
         data_converter=converter,
         workflow_runner=RUNNERS[runner](),
     )
@@ -80,7 +82,7 @@ async def test_a_plaintext_golden_replays_on_a_worker_that_requires_encryption(
     history = WorkflowHistory.from_json(path.stem, path.read_text())
     store = shutil.copytree(GOLDEN_STORE, tmp_path / "store")
     replayer = Replayer(
-        workflows=[AgentTurnWorkflow, AgentSessionWorkflow],
+        workflows=[AgentTurnWorkflow, AgentSessionWorkflow, EvalRunWorkflow],
         data_converter=golden_converter(store, require_encryption=True),
         workflow_runner=workflow_runner(),
     )

@@ -1,0 +1,1 @@
+"""Evaluation runs: `EvalRunWorkflow` runs a dataset's cases as child turns and scores them."""
