@@ -22,6 +22,7 @@ from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.decision_signing import parse_public_key
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
+from turnkeeper.contracts.sandbox import SandboxReport, SandboxSpec
 from turnkeeper.contracts.signals import DecisionRecord
 from turnkeeper.contracts.skills import SkillRef
 from turnkeeper.contracts.steering import Intervention
@@ -194,6 +195,14 @@ class AgentSpec(ContractModel):
     offered to the model as a tool of its `name` with input `{"message", "task_id"?}`, and a
     call sends the message and follows the remote task to its end (`workflows/tools/a2a.py`).
     An entry may be a plain name or `{"name", "description"}`."""
+    sandbox: SandboxSpec | None = Field(
+        default=None,
+        # Left out when unset, so that a request without it keeps the payload an older worker
+        # (whose AgentSpec forbids unknown fields) accepts.
+        exclude_if=lambda spec: spec is None,
+    )
+    """Limits and seed files of the sandbox of `run_python` and `run_shell` (docs/sandbox.md);
+    None: the defaults, an empty folder."""
 
     @field_validator("model")
     @classmethod
@@ -508,6 +517,9 @@ class AgentReport(ContractModel):
     """The skills whose instructions the model read: those of `agent.skills` marked `always`
     first, then each one `load_skill` loaded, once, in order (a sub-agent's are in its own
     report)."""
+    sandbox: SandboxReport | None = Field(default=None, exclude_if=lambda report: report is None)
+    """The turn's sandbox folder after its last `run_python` or `run_shell` call (its files and
+    the archive `turnkeeper sandbox get` reads); None: the turn ran none."""
 
 
 class SubagentCancelled(ContractModel):

@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         ExtendBudgetInput,
     )
     from turnkeeper.contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
+    from turnkeeper.contracts.sandbox_io import sandbox_report
     from turnkeeper.contracts.signals import TurnState
     from turnkeeper.contracts.skill_io import SkillInfo
     from turnkeeper.contracts.steering import Intervention
@@ -360,6 +361,7 @@ class Turn(TurnProgress):
             tenant=self.request.tenant,
             started_by=self.started_by,
             skills_loaded=list(self.tools.skills_loaded),
+            sandbox=sandbox_report(self.tools.sandbox),
         )
 
 

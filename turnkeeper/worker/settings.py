@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from turnkeeper.activities.providers.cassette_provider import CASSETTE_MODES, CassetteSettings
+from turnkeeper.activities.sandbox.limits import SandboxLimits
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.contracts.names import DEFAULT_TASK_QUEUE, TASK_QUEUE_ENV
 from turnkeeper.contracts.plaintext import REQUIRE_ENCRYPTION_ENV
@@ -32,6 +33,7 @@ from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
 from turnkeeper.devtools.devserver import DEV_SERVER_DB_FILENAME
 from turnkeeper.payloads.stores import StoreSettings
 from turnkeeper.worker.env_numbers import whole_number
+from turnkeeper.worker.sandbox_settings import sandbox_limits
 from turnkeeper.worker.worker_tuning import WorkerTuning
 
 WORKSPACE_ENV = "AGENT_WORKSPACE"
@@ -93,6 +95,7 @@ class Settings:
     rate_limits: dict[str, RateLimit] = field(default_factory=dict)
     skills_dir: Path | None = None
     a2a_config: Path | None = None
+    sandbox: SandboxLimits = field(default_factory=SandboxLimits)
 
     @property
     def dev_server_db(self) -> Path:
@@ -132,6 +135,7 @@ class Settings:
             rate_limits=_rate_limits(source),
             skills_dir=_optional_path(source.get(SKILLS_DIR_ENV)),
             a2a_config=_optional_path(source.get(A2A_CONFIG_ENV)),
+            sandbox=sandbox_limits(source),
         )
 
 

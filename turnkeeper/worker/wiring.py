@@ -24,6 +24,7 @@ from turnkeeper.activities.providers import endpoints
 from turnkeeper.activities.providers.provider import ModelProvider
 from turnkeeper.activities.runtime.approval_cache import ApprovalCacheActivities
 from turnkeeper.activities.runtime.turn_cancel import cancel_turn
+from turnkeeper.activities.sandbox.sandbox_activity import SandboxActivities, sandbox_tools
 from turnkeeper.activities.skills.catalog import SkillCatalog
 from turnkeeper.activities.skills.describe_activity import SkillActivities
 from turnkeeper.activities.skills.skill import Skill
@@ -88,6 +89,11 @@ def build_activities(
         # On every worker: an approver's `cancel` asks Temporal for the cancellation through it.
         cancel_turn,
         WritePreviews(Workspace(settings.workspace)).write_preview,
+        # On every worker, bubblewrap or not: a call that lands on a worker without it is an
+        # error result saying how to install it, not a task no worker takes.
+        SandboxActivities(
+            settings.sandbox, store, Workspace(settings.workspace), max_result_bytes=cap
+        ).sandbox_call,
         *mcp.activities(),
         *a2a.activities(),
     ]
@@ -128,6 +134,11 @@ def tool_registry(
         if builtin
         else ToolRegistry()
     )
+    if builtin and settings.sandbox.bwrap_path() is not None:
+        # Without bubblewrap they are not offered: a turn naming them is refused at its first
+        # model call with the hint of `offered_tools.py`.
+        for tool in sandbox_tools(settings.sandbox):
+            registry.add(tool)
     for tool in extra:
         registry.add(tool)
     return registry
