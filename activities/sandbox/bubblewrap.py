@@ -1,7 +1,8 @@
 """One sandboxed run under bubblewrap: the command line, the limits, and the run itself.
 
-The sandbox sees the operator's read-only system image, a private /proc, /dev and /tmp, and the
-sandbox folder at /sandbox; nothing else of the host. Every namespace is new (no network unless
+The sandbox sees the operator's read-only system image, a private /proc, a read-only /dev, a
+size-limited /tmp, and the sandbox folder at /sandbox; nothing else of the host, and nothing
+else it can write. Every namespace is new (no network unless
 asked and allowed, its own PID space, so that its processes die with it), the environment is
 empty but for PATH, HOME and LANG, and `--die-with-parent` ends it with the worker.
 
@@ -86,6 +87,9 @@ def command_line(
     disk = str(limits.disk_mb * 1024 * 1024)
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", disk, "--tmpfs", "/tmp"]
     argv += ["--size", disk, "--tmpfs", FOLDER, "--chdir", FOLDER]
+    # bwrap's root and /dev are tmpfs without a size: writable, they would let a call fill the
+    # host's memory. Only /sandbox and /tmp, both sized, stay writable.
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
     timeout = f"{spec.timeout_s:g}"
     return [*argv, "sh", "-c", _PRELUDE, "sh", timeout, f"/dev/fd/{archive_fd}", *command]
 

@@ -1,7 +1,8 @@
 """`run_python` and `run_shell` in turns: the folder carries from call to call through the
 content store, each turn has its own, the report lists its files, `require_approval` holds a call
 with its code for the approver, and a worker without bubblewrap refuses the turn saying how to
-install it. The sandbox itself (isolation, limits, attacks): tests/activities/test_sandbox_attacks.py.
+install it. The sandbox itself (isolation, limits, attacks):
+tests/activities/test_sandbox_attacks.py.
 """
 
 from __future__ import annotations
