@@ -33,6 +33,7 @@ from turnkeeper.console import (
     http_commands,
     mcp_command,
     replay_command,
+    sandbox_command,
     steer_command,
     tenants_command,
 )
@@ -658,6 +659,28 @@ def keys_new(
         err.print(Text(f"error: {error}", style="red"), soft_wrap=True)
         raise typer.Exit(2) from None
     out.print(line, soft_wrap=True)
+
+
+sandbox_app = typer.Typer(
+    help="The sandbox folder of run_python and run_shell.", no_args_is_help=True
+)
+app.add_typer(sandbox_app, name="sandbox")
+
+
+@sandbox_app.command("get")
+def sandbox_get(
+    workflow_id: Annotated[str, typer.Argument(metavar="TURN", help="Workflow id of the turn")],
+    path: Annotated[str, typer.Argument(metavar="PATH", help="The file's path in the folder")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write it here (default: stdout)", show_default=False),
+    ] = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """One file of an ended turn's sandbox folder, as its last call left it."""
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    _execute(sandbox_command.get_file(connection, workflow_id, path, output))
 
 
 tenants_app = typer.Typer(
