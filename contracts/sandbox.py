@@ -15,7 +15,6 @@ from typing import Final
 from pydantic import Field
 from turnkeeper.contracts.contract_model import ContractModel
 
-ACTIVITY_SANDBOX_CALL: Final = "sandbox_call"
 RUN_PYTHON: Final = "run_python"
 RUN_SHELL: Final = "run_shell"
 SANDBOX_TOOLS: Final = (RUN_PYTHON, RUN_SHELL)

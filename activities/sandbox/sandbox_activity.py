@@ -25,8 +25,9 @@ from turnkeeper.activities.tools.registry import ToolError, WorkerTool, worker_t
 from turnkeeper.activities.tools.results import stored_result
 from turnkeeper.activities.tools.workspace import Workspace
 from turnkeeper.activities.turn_identity import bound_to_turn
+from turnkeeper.contracts.names import ACTIVITY_SANDBOX_CALL
 from turnkeeper.contracts.result_limits import DEFAULT_MAX_RESULT_BYTES, capped
-from turnkeeper.contracts.sandbox import ACTIVITY_SANDBOX_CALL, RUN_PYTHON, RUN_SHELL, SandboxSpec
+from turnkeeper.contracts.sandbox import RUN_PYTHON, RUN_SHELL, SandboxSpec
 from turnkeeper.contracts.sandbox_io import SandboxCallInput, SandboxCallResult, SandboxState
 
 from turnkeeper.payloads.content_store import ContentStore

@@ -16,7 +16,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.activity_io import ToolCallResult
     from turnkeeper.contracts.messages import ToolUseBlock
-    from turnkeeper.contracts.sandbox import ACTIVITY_SANDBOX_CALL
+    from turnkeeper.contracts.names import ACTIVITY_SANDBOX_CALL
     from turnkeeper.contracts.sandbox_io import SandboxCallInput, SandboxCallResult
     from turnkeeper.workflows.activity_calls import AnswerModel, execute
     from turnkeeper.workflows.turn_state import Turn
