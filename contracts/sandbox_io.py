@@ -34,6 +34,8 @@ class SandboxCallInput(CompactModel, ClaimChecked):
     state_ref: str | None = None
     """The folder after the turn's previous call; None: the turn's first call (then
     `spec.files` seeds it)."""
+    stream_output: bool = False
+    """Publish the output as `tool_output` events while the call runs (`agent.stream`)."""
 
 
 class SandboxCallResult(ToolCallResult):

@@ -21,6 +21,7 @@ from temporalio import activity
 from turnkeeper.activities.heartbeating import heartbeating
 from turnkeeper.activities.sandbox import bubblewrap, folder
 from turnkeeper.activities.sandbox.limits import INSTALL_HINT, SandboxLimits, tool_timeout_s
+from turnkeeper.activities.sandbox.live_output import live_output
 from turnkeeper.activities.tools.registry import ToolError, WorkerTool, worker_tool
 from turnkeeper.activities.tools.results import stored_result
 from turnkeeper.activities.tools.workspace import Workspace
@@ -81,7 +82,10 @@ class SandboxActivities:
         if (problem := self._limits.problem(spec)) is not None:
             raise ToolError(f"{call.tool} not run: {problem}")
         seed = await self._seed(call, spec)
-        outcome = await bubblewrap.run(self._limits, spec, bwrap, _command(call), seed)
+        async with live_output(call, self._limits.max_output_bytes) as on_output:
+            outcome = await bubblewrap.run(
+                self._limits, spec, bwrap, _command(call), seed, on_output
+            )
         saved = outcome.archive if outcome.archive is not None else seed
         before, after = folder.files(seed), folder.files(saved)
         ref = await self._store.put(saved)

@@ -1,8 +1,8 @@
 """`run_python` and `run_shell` in turns: the folder carries from call to call through the
-content store, each turn has its own, the report lists its files, `require_approval` holds a call
-with its code for the approver, and a worker without bubblewrap refuses the turn saying how to
-install it. The sandbox itself (isolation, limits, attacks):
-tests/activities/test_sandbox_attacks.py.
+content store, each turn has its own, the report lists its files, `require_approval` holds a
+call with its code for the approver, the output streams as `tool_output` events, and a worker
+without bubblewrap refuses the turn saying how to install it. The sandbox itself (isolation,
+limits, attacks): tests/activities/test_sandbox_attacks.py.
 """
 
 from __future__ import annotations
@@ -59,20 +59,29 @@ async def test_files_carry_from_call_to_call_and_turns_never_share_them(
     assert pried["exit_code"] != 0 and second.sandbox is not None and second.sandbox.files == []
 
 
-async def test_require_approval_shows_the_code_and_holds_the_call(
+async def test_require_approval_shows_the_code_and_output_streams_as_it_comes(
     turn_env: EnvironmentFactory,
 ) -> None:
-    model = ScriptedModel([[call("run_python", code="print(6*7)")], reply("done")])
+    code = "import sys\nprint(6*7, flush=True)\nprint('careful', file=sys.stderr)"
+    model = ScriptedModel([[call("run_python", code=code)], reply("done")])
     async with turn_env(model=model) as env:
         handle = await env.start_turn(
-            "compute", agent=SANDBOX, task={"constraints": {"require_approval": ["run_python"]}}
+            "compute",
+            agent={**SANDBOX, "stream": True},
+            task={"constraints": {"require_approval": ["run_python"]}},
         )
         pending = await handle.wait_for_approval(tool="run_python")
-        assert pending.input == {"code": "print(6*7)"}
+        assert pending.input == {"code": code}
         await handle.approve(pending.call_id)
         report = await handle.result()
+        events = [event async for event in handle.events()]
     [ran] = _results(report)
-    assert ran["stdout"] == "42\n"
+    assert (ran["stdout"], ran["stderr"]) == ("42\n", "careful\n")
+    live = [(e.call_id, e.stream, e.text) for e in events if e.kind == "tool_output"]
+    assert sorted(live) == [
+        (pending.call_id, "stderr", "careful\n"),
+        (pending.call_id, "stdout", "42\n"),
+    ]
 
 
 async def test_a_worker_without_bubblewrap_refuses_the_turn_saying_how_to_install_it(

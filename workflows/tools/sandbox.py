@@ -39,6 +39,7 @@ async def call(
         input=use.input,
         spec=turn.request.agent.sandbox,
         state_ref=state.ref if state is not None else None,
+        stream_output=turn.request.agent.stream,
     )
     result = await execute(
         ACTIVITY_SANDBOX_CALL, call_input, told, result_type=SandboxCallResult, options=options
