@@ -17,18 +17,17 @@ import asyncio
 import json
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from temporalio.testing import ActivityEnvironment
-
 from turnkeeper.activities.sandbox.limits import SandboxLimits
 from turnkeeper.activities.sandbox.sandbox_activity import SandboxActivities
 from turnkeeper.activities.tools.workspace import Workspace
 from turnkeeper.contracts.sandbox import SandboxSpec
 from turnkeeper.contracts.sandbox_io import SandboxCallInput
+
 from turnkeeper.payloads.content_store import LocalFolderStore
 
 FIGURES = (
@@ -71,7 +70,10 @@ async def measure(runs: int) -> dict[str, float]:
         bare, sandboxed, with_big = [], [], []
         for _ in range(runs):
             started = time.perf_counter()
-            subprocess.run([python, "-c", "print(1)"], check=True, capture_output=True)
+            bare_run = await asyncio.create_subprocess_exec(
+                python, "-c", "print(1)", stdout=asyncio.subprocess.PIPE
+            )
+            await bare_run.communicate()
             bare.append((time.perf_counter() - started) * 1000)
             sandboxed.append((await call("run_python", "print(1)"))[0])
             with_big.append((await call("run_python", "print(1)", big))[0])
