@@ -16,6 +16,7 @@ tools/          Worker tools: the registry, the built-in workspace tools, the to
 mcp/            MCP servers as tools of a turn: configuration, connections, their activities.
 a2a/            Remote A2A agents as tools of a turn: configuration, cards, their activities.
 attachments/    Images and documents: stored on first sight, read back for each model call.
+sandbox/        `run_python` and `run_shell`: bubblewrap runs, their limits, the folder's archive.
 skills/         Skills on the worker: the catalog, `describe_skills`, the built-in skill tools.
 output/         The worker's checks of a final answer (`agent.output_validators`), as an activity.
 guardrails/     The worker's guardrails (`agent.guardrails`): `@turnkeeper.guardrail`, the built-in

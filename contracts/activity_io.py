@@ -121,6 +121,9 @@ class ToolTraits(CompactModel):
     """The workspace's own `write_file`: before a call waits for approval, the turn asks the
     worker's `write_preview` for the diff it would make. Read from the model call's result,
     which history keeps, so a turn whose worker predates previews replays without one."""
+    sandboxed: bool = False
+    """`run_python` and `run_shell`: calls run as `sandbox_call`, which takes and returns the
+    turn's sandbox folder (workflows/tools/sandbox.py). Read from history like `previews_write`."""
 
 
 class ModelCallInput(CompactModel, ClaimChecked):

@@ -24,6 +24,8 @@ EventKind = Literal[
     "text_discarded",
     "tool_call_started",
     "tool_call_finished",
+    # output of a running run_python or run_shell call, as it is produced (with `agent.stream`)
+    "tool_output",
     # an MCP server answered a tool call with a task, or the task's status changed
     "mcp_task_status",
     "approval_requested",
@@ -86,6 +88,8 @@ class TurnEvent(ContractModel):
     """The tool call's arguments."""
     is_error: bool | None = None
     """The tool call's result is an error."""
+    stream: Literal["stdout", "stderr"] | None = None
+    """Of `tool_output`: which output of the call `text` comes from."""
     mcp_task_id: str | None = None
     """Of `mcp_task_status`: the MCP server's id of the task that answers the tool call."""
     mcp_task_status: str | None = None

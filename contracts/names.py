@@ -32,6 +32,7 @@ QUERY_MESSAGES: Final = "messages"
 
 ACTIVITY_MODEL_CALL: Final = "model_call"
 ACTIVITY_TOOL_CALL: Final = "tool_call"
+ACTIVITY_SANDBOX_CALL: Final = "sandbox_call"
 ACTIVITY_LOAD_CONVERSATION: Final = "load_conversation"
 ACTIVITY_STORE_CONVERSATION: Final = "store_conversation"
 ACTIVITY_VALIDATE_OUTPUT: Final = "validate_output"

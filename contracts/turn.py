@@ -26,6 +26,7 @@ from turnkeeper.contracts.guardrails import GuardrailDecision, GuardrailRef
 from turnkeeper.contracts.messages import Message, TextBlock
 from turnkeeper.contracts.names import KNOWN_PROVIDERS, PROVIDER_NAME_PATTERN
 from turnkeeper.contracts.policies import PolicyDecision, PolicySpec
+from turnkeeper.contracts.sandbox import SandboxReport, SandboxSpec
 from turnkeeper.contracts.signals import DecisionRecord
 from turnkeeper.contracts.skills import SkillRef
 from turnkeeper.contracts.steering import Intervention
@@ -211,6 +212,14 @@ class AgentSpec(ContractModel):
     """Check each tool call against the worker's Cedar policies (`TURNKEEPER_POLICY_FILE`)
     before it runs, enforcing or only recording the decisions (docs/policies.md). None: no
     check. Left out when None, so a request without it stays what older workers accept."""
+    sandbox: SandboxSpec | None = Field(
+        default=None,
+        # Left out when unset, so that a request without it keeps the payload an older worker
+        # (whose AgentSpec forbids unknown fields) accepts.
+        exclude_if=lambda spec: spec is None,
+    )
+    """Limits and seed files of the sandbox of `run_python` and `run_shell` (docs/sandbox.md);
+    None: the defaults, an empty folder."""
 
     @field_validator("model")
     @classmethod
@@ -578,6 +587,9 @@ class AgentReport(ContractModel):
     )
     """With `agent.policy`: the policy decision on each tool call checked, in order (a call
     whose approver edited it is checked again and listed again)."""
+    sandbox: SandboxReport | None = Field(default=None, exclude_if=lambda report: report is None)
+    """The turn's sandbox folder after its last `run_python` or `run_shell` call (its files and
+    the archive `turnkeeper sandbox get` reads); None: the turn ran none."""
 
 
 class SubagentCancelled(ContractModel):

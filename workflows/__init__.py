@@ -56,6 +56,7 @@ tools/          Tool calls, settled one `tool_result` each.
     mcp_task_questions.py    A question asked inside a task: a person answers, the task goes on.
     a2a.py                   Remote A2A agents: cards read at the start, each call a task followed.
     skills.py                `agent.skills`: described once, their tools and prompt part.
+    sandbox.py               `run_python`, `run_shell`: each call gets and keeps the turn's folder.
 
 approvals/      What approvers do in a running turn.
     pending.py               Calls waiting for a human's decision or a caller's result.

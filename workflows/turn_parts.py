@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.mcp import McpToolSpec
     from turnkeeper.contracts.messages import Message
     from turnkeeper.contracts.rate_limits import CapacityWait
+    from turnkeeper.contracts.sandbox_io import SandboxState
     from turnkeeper.contracts.signals import MAX_REFUSED_DECISIONS, DecisionRecord, RefusedDecision
     from turnkeeper.contracts.skill_io import SkillInfo
     from turnkeeper.contracts.steering import Intervention
@@ -102,6 +103,8 @@ class Tools(BaseModel):
     # instructions the model has read (the `always` ones first).
     skills: list[SkillInfo] = Field(default_factory=list)
     skills_loaded: list[str] = Field(default_factory=list)
+    # The sandbox folder after the last `run_python`/`run_shell` call (workflows/tools/sandbox.py).
+    sandbox: SandboxState | None = None
 
     def learned_from(self, result: ModelCallResult) -> None:
         """What a model call's result says of the worker's tools."""
@@ -132,6 +135,10 @@ class Tools(BaseModel):
         """The worker described the agent's skills: those `always` loaded are read already."""
         self.skills = list(skills)
         self.skills_loaded = [skill.name for skill in skills if skill.name in always]
+
+    def saved_sandbox(self, state: SandboxState) -> None:
+        """A sandbox call left the turn's folder as `state`; the next call starts from it."""
+        self.sandbox = state
 
     def loaded_skill(self, name: str) -> None:
         """`load_skill` returned the instructions of `name`."""

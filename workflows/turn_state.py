@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         ExtendBudgetInput,
     )
     from turnkeeper.contracts.messages import ContentBlock, Message, TextBlock, ToolResultBlock
+    from turnkeeper.contracts.sandbox_io import sandbox_report
     from turnkeeper.contracts.signals import TurnState
     from turnkeeper.contracts.skill_io import SkillInfo
     from turnkeeper.contracts.steering import Intervention
@@ -418,6 +419,7 @@ class Turn(TurnProgress):
             skills_loaded=list(self.tools.skills_loaded),
             guardrail_decisions=list(self.guardrails.guardrail_decisions),
             policy_decisions=list(self.policies.policy_decisions),
+            sandbox=sandbox_report(self.tools.sandbox),
         )
 
 

@@ -4,10 +4,15 @@ of the worker's tools (their traits and which always need approval), sent once p
 
 from __future__ import annotations
 
+import os
+import shutil
+
 from temporalio.exceptions import ApplicationError
+from turnkeeper.activities.sandbox.limits import BWRAP_ENV, INSTALL_HINT
 from turnkeeper.activities.tools.registry import ToolRegistry
 from turnkeeper.contracts.activity_io import CallContext, ToolTraits
 from turnkeeper.contracts.errors import INVALID_TURN_REQUEST
+from turnkeeper.contracts.sandbox import SANDBOX_TOOLS
 from turnkeeper.contracts.tools import ToolDefinition
 
 
@@ -35,6 +40,13 @@ def tool_definitions(
             )
         elif (tool := tools.get(name)) is not None:
             definitions.append(tool.definition())
+        elif name in SANDBOX_TOOLS and shutil.which(os.environ.get(BWRAP_ENV) or "bwrap") is None:
+            raise ApplicationError(
+                f"agent.tools names {name!r}, which runs in a bubblewrap sandbox, and this worker "
+                f"has no bubblewrap: {INSTALL_HINT}",
+                type=INVALID_TURN_REQUEST,
+                non_retryable=True,
+            )
         else:
             known = ", ".join(tools.names()) or "none"
             raise ApplicationError(
@@ -69,6 +81,7 @@ def tool_traits(names: list[str], tools: ToolRegistry) -> list[ToolTraits]:
                     priority=getattr(tool, "priority", 0),
                     local=getattr(tool, "local", False),
                     previews_write=getattr(tool, "previews_write", False),
+                    sandboxed=getattr(tool, "sandboxed", False),
                 )
             )
     return traits

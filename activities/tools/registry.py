@@ -106,6 +106,8 @@ class WorkerTool:
         context_parameter: the parameter that receives the `ToolContext`, if the function has one.
         previews_write: the workspace's own `write_file` only: the approver reads the diff a
             call would make (the `write_preview` activity) beside it.
+        sandboxed: the built-in `run_python` and `run_shell` only: the turn runs their calls
+            as `sandbox_call` (activities/sandbox/), never through `tool_call`.
     """
 
     name: str
@@ -119,6 +121,7 @@ class WorkerTool:
     local: bool = False
     context_parameter: str | None = None
     previews_write: bool = False
+    sandboxed: bool = False
 
     def __post_init__(self) -> None:
         if self.local and (

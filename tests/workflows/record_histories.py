@@ -199,6 +199,23 @@ async def previews_a_write(
     return handle
 
 
+async def runs_code_in_a_sandbox(
+    client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
+) -> Any:
+    """run_python writes a file, seeded from the workspace, and run_shell reads it in the next
+    iteration: the second `sandbox_call` gets the folder the first one stored."""
+    write = ("run_python", {"code": "open('out.md', 'w').write(open('notes.md').read() * 2)"})
+    read = ("run_shell", {"command": "cat out.md"})
+    fake_api.script(
+        "golden14", [fake.tool_calls(write), fake.tool_calls(read), fake.text("Doubled.")]
+    )
+    agent = {"tools": ["run_python", "run_shell"], "sandbox": {"files": ["notes.md"]}}
+    handle = await _start(client, scripted_request("golden14", agent=agent), queue, workflow_id)
+    report = await handle.result()
+    assert report["sandbox"]["files"] == ["notes.md", "out.md"]
+    return handle
+
+
 async def signed_decisions(
     client: Client, fake_api: FakeAnthropic, queue: str, workflow_id: str
 ) -> Any:
@@ -1037,6 +1054,7 @@ SCENARIOS = (
     waits_for_an_event,
     attaches_an_image,
     evaluates_a_dataset,
+    runs_code_in_a_sandbox,
 )
 
 

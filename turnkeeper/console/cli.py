@@ -35,6 +35,7 @@ from turnkeeper.console import (
     mcp_command,
     policy_command,
     replay_command,
+    sandbox_command,
     schedule_command,
     steer_command,
     tenants_command,
@@ -704,6 +705,28 @@ def attachment_get(
     """Write an image or document of a turn (as its transcript names it) to a file or stdout."""
     connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
     _execute(attachment_command.get(connection, workflow_id, digest, to))
+
+
+sandbox_app = typer.Typer(
+    help="The sandbox folder of run_python and run_shell.", no_args_is_help=True
+)
+app.add_typer(sandbox_app, name="sandbox")
+
+
+@sandbox_app.command("get")
+def sandbox_get(
+    workflow_id: Annotated[str, typer.Argument(metavar="TURN", help="Workflow id of the turn")],
+    path: Annotated[str, typer.Argument(metavar="PATH", help="The file's path in the folder")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write it here (default: stdout)", show_default=False),
+    ] = None,
+    address: Address = None,
+    namespace: Namespace = None,
+) -> None:
+    """One file of an ended turn's sandbox folder, as its last call left it."""
+    connection = commands.Connection(address, namespace, DEFAULT_UI_URL)
+    _execute(sandbox_command.get_file(connection, workflow_id, path, output))
 
 
 tenants_app = typer.Typer(

@@ -84,6 +84,9 @@ def counters(turn_report: AgentReport) -> Table:
     ]
     if turn_report.skills_loaded:
         rows.append(("skills loaded", ", ".join(turn_report.skills_loaded)))
+    if turn_report.sandbox is not None:
+        # The files `turnkeeper sandbox get` can fetch.
+        rows.append(("sandbox files", ", ".join(turn_report.sandbox.files) or "none"))
     if turn_report.started_by is not None:
         rows.append(("started by", turn_report.started_by))
     for name, value in rows:

@@ -129,6 +129,9 @@ def describe(event: TurnEvent) -> Text | None:
         case "tool_call_finished":
             outcome = "error" if event.is_error else "ok"
             return Text(f"{at}   ✓ {event.tool} {outcome}", style="red" if event.is_error else "")
+        case "tool_output":
+            style = "red" if event.stream == "stderr" else "dim"
+            return Text(f"{at}   │ {event.tool} {_clip(event.text)}", style=style)
         case "mcp_task_status":
             said = f": {_clip(event.text)}" if event.text else ""
             task = f"MCP task {event.mcp_task_id} {event.mcp_task_status}"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from turnkeeper.activities.providers.cassette_provider import CASSETTE_MODES, CassetteSettings
+from turnkeeper.activities.sandbox.limits import SandboxLimits
 from turnkeeper.client.attachments import attachment_limits, url_hosts
 from turnkeeper.client.env_numbers import whole_number
 from turnkeeper.client.settings_error import SettingsError
@@ -36,6 +37,7 @@ from turnkeeper.contracts.skills import SKILLS_DIR_ENV
 from turnkeeper.contracts.tools import DEFAULT_MAX_WRITE_BYTES
 from turnkeeper.devtools.devserver import DEV_SERVER_DB_FILENAME
 from turnkeeper.payloads.stores import StoreSettings
+from turnkeeper.worker.sandbox_settings import sandbox_limits
 from turnkeeper.worker.worker_tuning import WorkerTuning
 
 WORKSPACE_ENV = "AGENT_WORKSPACE"
@@ -109,6 +111,7 @@ class Settings:
     policy_files: tuple[Path, ...] = ()
     attachment_limits: AttachmentLimits = field(default_factory=AttachmentLimits)
     attachment_url_hosts: frozenset[str] = frozenset()
+    sandbox: SandboxLimits = field(default_factory=SandboxLimits)
 
     @property
     def dev_server_db(self) -> Path:
@@ -154,6 +157,7 @@ class Settings:
             policy_files=_paths(source.get(POLICY_FILE_ENV)),
             attachment_limits=attachment_limits(source),
             attachment_url_hosts=url_hosts(source),
+            sandbox=sandbox_limits(source),
         )
 
 

@@ -32,6 +32,7 @@ from turnkeeper.activities.providers.provider import ModelProvider
 from turnkeeper.activities.runtime.approval_cache import ApprovalCacheActivities
 from turnkeeper.activities.runtime.turn_cancel import cancel_turn
 from turnkeeper.activities.runtime.wait_limit import wait_limit
+from turnkeeper.activities.sandbox.sandbox_activity import SandboxActivities, sandbox_tools
 from turnkeeper.activities.skills.catalog import SkillCatalog
 from turnkeeper.activities.skills.describe_activity import SkillActivities
 from turnkeeper.activities.skills.skill import Skill
@@ -116,6 +117,11 @@ def build_activities(
         AttachmentActivities(
             store, settings.attachment_limits, settings.attachment_url_hosts
         ).store_attachments,
+        # On every worker, bubblewrap or not: a call that lands on a worker without it is an
+        # error result saying how to install it, not a task no worker takes.
+        SandboxActivities(
+            settings.sandbox, store, Workspace(settings.workspace), max_result_bytes=cap
+        ).sandbox_call,
         *mcp.activities(),
         *a2a.activities(),
         *_eval_activities(evaluators or Evaluators(), conversations),
@@ -171,6 +177,11 @@ def tool_registry(
         if builtin
         else ToolRegistry()
     )
+    if builtin and settings.sandbox.bwrap_path() is not None:
+        # Without bubblewrap they are not offered: a turn naming them is refused at its first
+        # model call with the hint of `offered_tools.py`.
+        for tool in sandbox_tools(settings.sandbox):
+            registry.add(tool)
     for tool in extra:
         registry.add(tool)
     return registry

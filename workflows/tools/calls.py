@@ -43,7 +43,7 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.workflows.policies import checks as policy_checks
     from turnkeeper.workflows.subagents.calls import TASK_SCHEMA, SubagentCalls, subagent_of
     from turnkeeper.workflows.tools import a2a as a2a_tools
-    from turnkeeper.workflows.tools import mcp_tasks, skills
+    from turnkeeper.workflows.tools import mcp_tasks, sandbox, skills
     from turnkeeper.workflows.tools.approval_view import said_before, write_preview
     from turnkeeper.workflows.tools.mcp_elicitation import McpElicitations
     from turnkeeper.workflows.tools.retries import interrupted_call_text, tool_retry_policy
@@ -209,6 +209,8 @@ class ToolCalls:
             )
             if a2a_tools.is_a2a_call(turn, use.name):
                 result = await a2a_tools.call(turn, use)
+            elif sandbox.is_sandbox_call(turn, use.name):
+                result = await sandbox.call(turn, use, told, options)
             elif mcp and mcp_tasks.may_answer_with_task(turn, use.name):
                 # Only where the recorded listing allows tasks: other calls keep their commands.
                 call_input = McpCallInput(call_id=use.id, name=use.name, input=use.input)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from turnkeeper.contracts.sandbox import SandboxReport
 from turnkeeper.contracts.signals import TurnStatus
 from turnkeeper.contracts.turn import AgentReport
 
@@ -57,3 +58,15 @@ def test_the_report_and_the_status_say_who_started_the_turn_only_when_someone_di
 
     lines = [line for line in console.export_text().splitlines() if "started by" in line]
     assert [line.split("started by")[1].strip(" │") for line in lines] == ["alice", "[bold]bob[/]"]
+
+
+def test_the_report_lists_the_sandbox_files_only_of_a_turn_that_ran_code() -> None:
+    console = Console(width=200, record=True)
+    sandbox = SandboxReport(ref="sha256:x", files=["out.csv", "plots/a.png"])
+    render.report(console, report(0.01, 1, 0))
+    render.report(console, report(0.01, 1, 0).model_copy(update={"sandbox": sandbox}))
+
+    lines = [line for line in console.export_text().splitlines() if "sandbox files" in line]
+    assert [line.split("sandbox files")[1].strip(" │") for line in lines] == [
+        "out.csv, plots/a.png"
+    ]
