@@ -25,9 +25,7 @@ from turnkeeper.client.requests import RequestError, RunOptions
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.console import (
     attachment_command,
-    codec_command,
     commands,
-    demo,
     deploy_command,
     extend_command,
     fork_command,
@@ -41,7 +39,6 @@ from turnkeeper.console import (
     tenants_command,
     waiting_command,
 )
-from turnkeeper.console.chat import ChatOptions, run_chat
 from turnkeeper.console.eval_cli import eval_app
 from turnkeeper.console.render import local_user
 from turnkeeper.console.signing import DEFAULT_EXPIRES_IN, PASSPHRASE_ENV, Signer, signer_for
@@ -618,6 +615,8 @@ def chat(
     ui_url: UiUrl = DEFAULT_UI_URL,
 ) -> None:
     """Talk to an agent: a session of many turns, each remembering the earlier ones."""
+    from turnkeeper.console.chat import ChatOptions, run_chat  # the demo's modules: see `demo`
+
     options = ChatOptions(
         agent_file=agent,
         session_id=session,
@@ -648,6 +647,10 @@ def demo_command(
         err.print("error: --yes and --no exclude each other")
         raise typer.Exit(2)
     answer = "yes" if yes else "no" if no else None
+    # Imported here, like the other commands that start servers or workers: a worker's and a
+    # dev server's modules would cost every other command's start.
+    from turnkeeper.console import demo
+
     options = demo.DemoOptions(
         answer=answer,
         workspace=workspace,
@@ -677,6 +680,8 @@ def keys_new(
     ] = None,
 ) -> None:
     """Print a fresh key entry: put it first in TURNKEEPER_ENCRYPTION_KEYS, keep the old ones."""
+    from turnkeeper.console import codec_command  # the codec server's modules: see `demo`
+
     try:
         line = codec_command.new_key_line(key_id)
     except EncryptionKeyError as error:
@@ -890,6 +895,8 @@ def codec_server(
     ] = None,
 ) -> None:
     """Decrypt payloads and resolve stored ones for the Web UI and the temporal CLI."""
+    from turnkeeper.console import codec_command  # the codec server's modules: see `demo`
+
     namespaces = namespace or [os.environ.get("TEMPORAL_NAMESPACE") or "default"]
     _execute(
         codec_command.serve_codec(

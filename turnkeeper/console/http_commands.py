@@ -15,9 +15,8 @@ from turnkeeper.client.connection import TemporalUnreachableError
 from turnkeeper.client.settings_error import SettingsError
 from turnkeeper.console.terminal import err, out
 from turnkeeper.http.deadline import DEFAULT_REQUEST_TIMEOUT_S
+from turnkeeper.http.defaults import SERVE_HOST, SERVE_PORT
 from turnkeeper.http.edge import DEFAULT_MAX_BODY_BYTES
-from turnkeeper.http.mcp import AgentFileError
-from turnkeeper.http.serve import DEFAULT_HOST, DEFAULT_PORT, serve
 from turnkeeper.http.tokens import MEMBER, ROLES, TokenFileError, TokenStore
 
 TokenFile = Annotated[
@@ -113,8 +112,8 @@ def serve_command(
     tokens: Annotated[
         Path, typer.Option(help="Token file of `turnkeeper tokens add`", show_default=False)
     ],
-    host: Annotated[str, typer.Option(help="Address to listen on")] = DEFAULT_HOST,
-    port: Annotated[int, typer.Option(help="Port to listen on")] = DEFAULT_PORT,
+    host: Annotated[str, typer.Option(help="Address to listen on")] = SERVE_HOST,
+    port: Annotated[int, typer.Option(help="Port to listen on")] = SERVE_PORT,
     cors_origin: Annotated[
         list[str] | None,
         typer.Option(help="A browser origin allowed to call the API (default: none)"),
@@ -154,6 +153,10 @@ def serve_command(
 
     def serving() -> Coroutine[Any, Any, int]:
         TokenStore(tokens)  # a broken token file is said before anything listens
+        # Imported only to serve: the HTTP stack costs seconds of start-up no other command
+        # should pay.
+        from turnkeeper.http.serve import serve
+
         return serve(
             tokens=tokens,
             host=host,
@@ -173,6 +176,8 @@ def serve_command(
 def run_server(server: Callable[[], Coroutine[Any, Any, int]]) -> NoReturn:
     """Runs a server command (`serve`, `mcp`) until it stops; what a user can act on (a token
     file, an agent file, Temporal out of reach) as one line and an exit code."""
+    from turnkeeper.http.mcp import AgentFileError  # the server's own stack: see `serve_command`
+
     try:
         code = asyncio.run(server())
     except (TokenFileError, AgentFileError) as error:

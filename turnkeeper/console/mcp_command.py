@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from turnkeeper.console.http_commands import TemporalAddress, TemporalNamespace, run_server
-from turnkeeper.http.mcp.stdio import local_identity, serve_stdio
 
 
 def mcp_command(
@@ -36,6 +35,9 @@ def mcp_command(
     namespace: TemporalNamespace = None,
 ) -> None:
     """Serve the agents as MCP tools over stdin/stdout until the client closes them."""
+    # Imported only to serve: the MCP server stack costs every other command a second.
+    from turnkeeper.http.mcp.stdio import local_identity, serve_stdio
+
     run_server(
         lambda: serve_stdio(
             agents, local_identity(as_name, tokens), address=address, namespace=namespace

@@ -8,7 +8,6 @@ from rich.text import Text
 from turnkeeper.client.connection import connect
 from turnkeeper.console.commands import Connection
 from turnkeeper.console.terminal import CommandError, out
-from turnkeeper.worker.history_replay import replay_from_server
 
 
 async def replay(
@@ -18,6 +17,9 @@ async def replay(
     cannot be fetched, or if the query matched nothing."""
     if bool(workflow_ids) == (query is not None):
         raise CommandError("give --workflow-id (repeatable) or --query, not both", exit_code=2)
+    # The worker's workflows, imported to replay only: every other command would pay for them.
+    from turnkeeper.worker.history_replay import replay_from_server
+
     client = await connect(address=connection.address, namespace=connection.namespace)
     replayed = diverged = 0
     async for outcome in replay_from_server(

@@ -14,13 +14,14 @@ from turnkeeper.http.app import create_app
 from turnkeeper.http.auth import FailedSignIns
 from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.deadline import DEFAULT_REQUEST_TIMEOUT_S, request_deadline_protocol
+from turnkeeper.http.defaults import SERVE_HOST, SERVE_PORT
 from turnkeeper.http.edge import DEFAULT_MAX_BODY_BYTES, guard_edge
 from turnkeeper.http.mcp import McpEndpoint, load_agents, served, with_mcp
 from turnkeeper.http.tokens import TokenStore
 from turnkeeper.http.turns import TurnService
 
-DEFAULT_HOST: Final = "127.0.0.1"
-DEFAULT_PORT: Final = 8787
+DEFAULT_HOST: Final = SERVE_HOST
+DEFAULT_PORT: Final = SERVE_PORT
 
 
 async def serve(
