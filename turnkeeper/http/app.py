@@ -36,7 +36,7 @@ from turnkeeper.http.access import (
 )
 from turnkeeper.http.agent_events import add_events
 from turnkeeper.http.agui import add_ag_ui
-from turnkeeper.http.approvals import ApprovalBudget
+from turnkeeper.http.approvals import ApprovalBudget, AttachmentNote
 from turnkeeper.http.auth import FailedSignIns, sign_in
 from turnkeeper.http.caller_request import CallerRequest
 from turnkeeper.http.chat import add_chat
@@ -147,6 +147,9 @@ class Approval(ContractModel):
     """The task of `workflow_id` (for a sub-agent's call, `task` is the sub-agent's)."""
     budget: ApprovalBudget | None = None
     """Where the turn where the call waits stands against its budgets."""
+    attachments: list[AttachmentNote] = []
+    """The images and documents of `root_task`: kind, name, media type, size and reference,
+    never the bytes."""
 
 
 def _caller(request: Request) -> Identity:

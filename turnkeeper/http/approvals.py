@@ -18,6 +18,7 @@ from datetime import datetime
 from pydantic import JsonValue
 
 from turnkeeper.client.turns import WaitingTurn
+from turnkeeper.contracts.attachments import Base64Source, StoredSource
 from turnkeeper.contracts.contract_model import ContractModel
 from turnkeeper.contracts.signals import PendingCall, PendingKind, TurnStatus
 from turnkeeper.contracts.turn import TurnRequest
@@ -49,6 +50,22 @@ class ApprovalBudget(ContractModel):
     """The iterations it may take."""
 
 
+class AttachmentNote(ContractModel):
+    """An image or document of a turn's task, as a person reads of it beside a call: never its
+    bytes (`turnkeeper attachment get TURN REF` fetches those)."""
+
+    kind: str
+    """`image` or `document`."""
+    name: str | None = None
+    """The file's name, when the caller gave one."""
+    media_type: str | None = None
+    """Its media type, when known (a URL's is known once the worker fetched it)."""
+    size: int | None = None
+    """Its length in bytes, when known."""
+    ref: str | None = None
+    """Its content reference (`sha256:…`), once stored."""
+
+
 @dataclass(frozen=True)
 class WaitingApproval:
     """One call waiting for a human's decision, with what the inbox shows beside it."""
@@ -72,6 +89,7 @@ class WaitingApproval:
     root_task: str = ""
     depth: int = 0
     budget: ApprovalBudget | None = None
+    attachments: tuple[AttachmentNote, ...] = ()
 
 
 async def waiting_approvals(found: list[WaitingTurn], started: Started) -> list[WaitingApproval]:
@@ -140,7 +158,27 @@ def _approval(
         depth=call.workflow_id.removeprefix(root.workflow_id).count("/") if call.workflow_id else 0,
         root_task=root_origin.request.task.text(),
         budget=budget_of(here_status, here.request),
+        attachments=attachment_notes(root_origin.request),
     )
+
+
+def attachment_notes(request: TurnRequest) -> tuple[AttachmentNote, ...]:
+    """The images and documents of `request`'s task (the root turn's, whose task the inbox
+    shows), described without their bytes."""
+    notes = []
+    for block in request.task.attachments():
+        source = block.source
+        note = AttachmentNote(kind=block.type, name=block.name)
+        if isinstance(source, StoredSource):
+            note = note.model_copy(
+                update={"media_type": source.media_type, "size": source.size, "ref": source.ref}
+            )
+        elif isinstance(source, Base64Source):
+            # As started from the `temporal` CLI: the worker stores it at the turn's start.
+            size = len(source.data) * 3 // 4 - source.data.count("=", -2)
+            note = note.model_copy(update={"media_type": source.media_type, "size": size})
+        notes.append(note)
+    return tuple(notes)
 
 
 def budget_of(status: TurnStatus, request: TurnRequest) -> ApprovalBudget:

@@ -139,6 +139,7 @@ def test_approvals_list_only_what_the_caller_may_decide(api: Api) -> None:
         (TURN_ID, "call-1", "write_file", 0.25)
     ]
     assert mine[0]["input"] == {"path": "a.md", "content": "x"}
+    assert mine[0]["attachments"] == []
     assert api.http.get("/v1/approvals", headers=api.token("bob")).json() == []
 
 

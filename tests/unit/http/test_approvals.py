@@ -78,3 +78,29 @@ async def test_a_sub_agent_turn_found_without_its_root_lists_nothing() -> None:
 
 async def test_a_turn_gone_since_the_listing_is_left_out() -> None:
     assert await waiting_approvals([waiting("gone-1", 0.0, call("x"))], started) == []
+
+
+async def test_the_tasks_attachments_are_listed_without_their_bytes() -> None:
+    image = {"type": "stored", "ref": "sha256:ab12", "media_type": "image/png", "size": 307200}
+    sent = {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQK"}
+    blocks = [
+        {"type": "text", "text": "What does the chart show?"},
+        {"type": "image", "name": "chart.png", "source": image},
+        {"type": "document", "source": sent},
+    ]
+    REQUESTS["with-files-1"] = request(task={"input": blocks})
+    try:
+        [listed] = await waiting_approvals([waiting("with-files-1", 0.0, call("c"))], started)
+    finally:
+        del REQUESTS["with-files-1"]
+    assert listed.task == "What does the chart show?"
+    assert [a.model_dump() for a in listed.attachments] == [
+        {
+            "kind": "image",
+            "name": "chart.png",
+            "media_type": "image/png",
+            "size": 307200,
+            "ref": "sha256:ab12",
+        },
+        {"kind": "document", "name": None, "media_type": "application/pdf", "size": 9, "ref": None},
+    ]

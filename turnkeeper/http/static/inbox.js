@@ -80,8 +80,18 @@ function groupOf(call) {
   group.append(el("h2", "", "Turn " + call.workflow_id));
   const task = call.root_task || call.task;
   if (task) group.append(quoteView("Task", task, "task"));
+  for (const file of call.attachments || []) group.append(el("p", "attachment", attachmentLine(file)));
   group.append(el("div", "calls"));
   return group;
+}
+
+// An image or document of the task: what it is, never its bytes.
+function attachmentLine(file) {
+  const parts = [`${file.kind} ${file.name || file.ref || "(unnamed)"}`];
+  if (file.media_type) parts.push(file.media_type);
+  if (file.size != null) parts.push(file.size < 1024 ? `${file.size} B` : `${(file.size / 1024).toFixed(1)} KiB`);
+  if (file.ref) parts.push(file.ref);
+  return "attached: " + parts.join(" · ");
 }
 
 function render(call) {
