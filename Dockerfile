@@ -13,6 +13,12 @@ RUN useradd --create-home --uid 1000 turnkeeper \
  && mkdir -p /workspace /data \
  && chown turnkeeper:turnkeeper /workspace /data
 
+# bubblewrap, for the run_python and run_shell tools; in a container they also need a seccomp
+# profile that allows unshare and mount (docs/sandbox.md, "For the operator").
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends bubblewrap \
+ && rm -rf /var/lib/apt/lists/*
+
 WORKDIR /app
 # Only the sources: a local .turnkeeper/ or workspace/ must never end up in the image.
 COPY pyproject.toml README.md worker.py ./
