@@ -134,16 +134,17 @@ async def test_a_result_over_the_workers_cap_is_cut_and_a_binary_file_refused(
 ) -> None:
     worker = await stack.start_worker(env={"TURNKEEPER_MAX_TOOL_RESULT_BYTES": "2048"})
     (worker.workspace / "long.md").write_text("a line of the long notes\n" * 400)  # 10,000 B
-    (worker.workspace / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+    # Not an image (read_file answers those with an image block): bytes no text decodes.
+    (worker.workspace / "blob.bin").write_bytes(b"\x00\x01\xfe\xff" * 64)
     key = new_key()
-    reads = (("read_file", {"path": "long.md"}), ("read_file", {"path": "logo.png"}))
+    reads = (("read_file", {"path": "long.md"}), ("read_file", {"path": "blob.bin"}))
     stack.fake.script(key, [fake.tool_calls(*reads), fake.text("Read what I could.")])
 
     report = await result(stack, await start(stack, worker, turn_request(key)))
 
     assert report["outcome"] == "completed"
-    long, logo = tool_results(model_saw(stack, key)[-1])
+    long, blob = tool_results(model_saw(stack, key)[-1])
     # Cut to the worker's cap, with a marker that gives the original size.
     assert long["content"].endswith("of 10000 bytes of 'long.md']"), long["content"][-200:]
     assert len(long["content"].encode()) <= 2048
-    assert logo["is_error"] is True and "binary file" in json.dumps(logo)
+    assert blob["is_error"] is True and "binary file" in json.dumps(blob)
