@@ -161,11 +161,17 @@ async def test_sigterm_drains_a_model_call_in_flight_and_another_worker_finishes
     # The call in flight finished on the first worker and was not made again by the second.
     assert report.llm_calls == 2
     assert len(fake_anthropic.requests_for(key)) == 2
-    # It waited for the call: its one attempt ran and completed on the first worker, per history;
-    # everything after it ran on the second.
+    # It waited for the call: its one attempt ran and completed on the first worker, per history.
+    # The next call ran once, whole, on one worker: mostly the second, but a poll the first had
+    # open when SIGTERM came may still hand it that task (the SDK lets a poll in flight finish),
+    # which on CI's loaded cores happens; what matters is that nothing ran twice.
     first_call, *later = await history_facts.completed_attempts(handle, ACTIVITY_MODEL_CALL)
     assert first_call == (1, worker_identity(first), worker_identity(first)), first_call
-    assert later and all(call[1:] == (worker_identity(second),) * 2 for call in later), later
+    identities = {worker_identity(first), worker_identity(second)}
+    assert later and all(
+        attempt == 1 and started_by == completed_by and started_by in identities
+        for attempt, started_by, completed_by in later
+    ), later
 
     status, metrics = await second.get("/metrics")
     assert status == 200

@@ -10,7 +10,7 @@
 // approval the last message asks, then the chat sends them on its own:
 // `lastAssistantMessageIsCompleteWithApprovalResponses`), {"reconnect": true} (a new chat of
 // the same id, holding `--messages` as a reloaded page would, resumes the stream) or
-// {"stop_after_text": true} (the next send is aborted at its first text). Prints one JSON
+// {"stop_after_text": true} (the next send is aborted once its first text is whole). Prints one JSON
 // object per step on stdout: {"step", "status", "error", "messages", "reconnected"}.
 
 import { parseArgs } from "node:util";
@@ -109,7 +109,10 @@ for (const step of JSON.parse(values.steps)) {
       for (let i = 0; i < 6000; i++) {
         await new Promise((resolve) => setTimeout(resolve, 20));
         const last = chat.messages.at(-1);
-        if (last?.role === "assistant" && last.parts.some((p) => p.type === "text" && p.text)) break;
+        // A text part is whole once its end arrived ("done"): stopping at its first delta would
+        // keep a prefix of it, as slow machines showed.
+        const whole = (p) => p.type === "text" && p.text && p.state === "done";
+        if (last?.role === "assistant" && last.parts.some(whole)) break;
       }
       await chat.stop();
       await sending;

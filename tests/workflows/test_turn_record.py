@@ -14,6 +14,8 @@ import pytest
 import structlog
 from temporalio.client import Client
 from turnkeeper.contracts.names import SIGNAL_APPROVE, WORKFLOW_TYPE
+from turnkeeper.contracts.search_attributes import TURN_STATE
+from turnkeeper.contracts.signals import ALL_PENDING
 from turnkeeper.contracts.turn import AgentReport
 
 from tests.conftest import (
@@ -25,6 +27,7 @@ from tests.conftest import (
 )
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.support.waiting import until
 
 USAGE = {"input_tokens": 1000, "output_tokens": 100}
 # claude-sonnet-4-6: $3 / $15 per million tokens.
@@ -82,8 +85,15 @@ async def test_one_turn_logs_its_record_once_even_when_every_task_replays(
         # No workflow cache: every workflow task replays the history from the start.
         async with running_worker(client, settings, fake_anthropic, max_cached_workflows=0):
             handle = await start(client, settings.task_queue, key)
-            [pending] = (await wait_for_pending(handle)).pending
-            await handle.signal(SIGNAL_APPROVE, {"call_id": pending.call_id, "approved": True})
+            # Read from the turn's search attributes, not by a query: without a cache the worker
+            # answers a query by replaying the turn, and one that meets a workflow task in flight
+            # runs that task's new code twice, as no cached worker does.
+            await until(
+                handle.describe,
+                lambda seen: seen.typed_search_attributes.get(TURN_STATE) == "awaiting_approval",
+                "the write waits for approval",
+            )
+            await handle.signal(SIGNAL_APPROVE, {"call_id": ALL_PENDING, "approved": True})
             report = await handle.result()
 
     names = [name for name, _ in workflow_events(caplog)]

@@ -48,10 +48,20 @@ class PendingCalls:
     def __init__(self) -> None:
         self._waiting: dict[str, Waiting] = {}
         self._settled: set[str] = set()
+        # The order the model asked for its calls: a write's preview (an activity) runs before
+        # its call waits, so calls of one answer open in the order their previews finish. The
+        # listing keeps the model's order, which is what an approver reads and `first, second`
+        # of a client's code means.
+        self._asked: dict[str, int] = {}
         # Calls that wait in this turn's sub-agents (and theirs), by the child that told us.
         self._relayed: dict[str, list[PendingCall]] = {}
         # The built-in `wait` tool's calls in progress and the events delivered (workflows/waits).
         self.waits = Waits()
+
+    def expect(self, uses: list[ToolUseBlock]) -> None:
+        """Notes the order of one answer's calls, before any of them waits."""
+        for use in uses:
+            self._asked.setdefault(use.id, len(self._asked))
 
     def open(
         self,
@@ -144,7 +154,7 @@ class PendingCalls:
         return self._waiting.get(call_id)
 
     def _open_approvals(self) -> list[Waiting]:
-        return [w for w in self._waiting.values() if w.kind == "approval" and not w.settled]
+        return [w for w in self._in_asked_order() if w.kind == "approval" and not w.settled]
 
     def submit(self, result: SubmitToolResultInput) -> None:
         self._waiting[result.call_id].result = result
@@ -159,7 +169,11 @@ class PendingCalls:
         return "waiting" if self.waits.waiting() else "running"
 
     def listing(self) -> list[PendingCall]:
-        return [_listed(w) for w in self._waiting.values()] + self._relayed_calls()
+        return [_listed(w) for w in self._in_asked_order()] + self._relayed_calls()
+
+    def _in_asked_order(self) -> list[Waiting]:
+        last = len(self._asked)
+        return sorted(self._waiting.values(), key=lambda w: self._asked.get(w.use.id, last))
 
 
 def _listed(waiting: Waiting) -> PendingCall:

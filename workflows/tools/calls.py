@@ -81,6 +81,7 @@ class ToolCalls:
                 extra={"call_id": uses[position].id, "tool": uses[position].name},
             )
         fresh = [use for position, use in enumerate(uses) if position not in reused]
+        self._pending.expect(fresh)
         settled = await self._settle_fresh(turn, fresh, offered)
         return [
             Settled(_error(use, _reused_text(use))) if position in reused else settled[use.id]
