@@ -61,6 +61,10 @@ SA_TENANT_ID: Final = "TenantId"
 # The identity that started the turn, as the HTTP API signed it in (`turnkeeper serve`); set by
 # the runtime at the start, never taken from the request.
 SA_STARTED_BY: Final = "StartedBy"
+# On an evaluation run: "<ended>/<all>" case turns (cases × models × repetitions), so that the
+# Web UI's list shows a run's progress beside its `CostUsd`. One Keyword, not two Ints: the dev
+# server's SQLite visibility allows three Int attributes per namespace, and turns hold two.
+SA_EVAL_PROGRESS: Final = "EvalProgress"
 
 # name -> Temporal indexed value type, as `temporal operator search-attribute create` spells it
 SEARCH_ATTRIBUTES: Final[dict[str, str]] = {
@@ -74,6 +78,7 @@ SEARCH_ATTRIBUTES: Final[dict[str, str]] = {
     SA_SESSION_STATE: "Keyword",
     SA_TENANT_ID: "Keyword",
     SA_STARTED_BY: "Keyword",
+    SA_EVAL_PROGRESS: "Keyword",
 }
 
 # Providers the worker ships. Kept here so a request naming any other provider is refused at the

@@ -6,6 +6,7 @@ from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSear
 from turnkeeper.contracts.names import (
     SA_AGENT_ID,
     SA_COST_USD,
+    SA_EVAL_PROGRESS,
     SA_LLM_CALLS,
     SA_SESSION_ID,
     SA_SESSION_STATE,
@@ -27,6 +28,12 @@ SESSION_STATE = SearchAttributeKey.for_keyword(SA_SESSION_STATE)
 TOOL_CALLS_KEY = SearchAttributeKey.for_int(SA_TOOL_CALLS)
 TENANT_ID = SearchAttributeKey.for_keyword(SA_TENANT_ID)
 STARTED_BY = SearchAttributeKey.for_keyword(SA_STARTED_BY)
+EVAL_PROGRESS = SearchAttributeKey.for_keyword(SA_EVAL_PROGRESS)
+
+
+def eval_progress(ended: int, total: int) -> str:
+    """`EvalProgress`'s value: "37/400"."""
+    return f"{ended}/{total}"
 
 
 def identity_search_attributes(

@@ -27,7 +27,11 @@ from turnkeeper.contracts.evals import (
     EvalProgress,
     EvalRunInput,
 )
-from turnkeeper.contracts.search_attributes import STARTED_BY
+from turnkeeper.contracts.search_attributes import (
+    COST_USD_KEY,
+    EVAL_PROGRESS,
+    STARTED_BY,
+)
 from turnkeeper.workflows.evals import eval_run_workflow
 
 import turnkeeper
@@ -308,3 +312,7 @@ async def test_a_long_run_continues_as_new_and_runs_each_case_once(
         for w in runs
     ]
     assert max(len(events) for events in sizes) < 60
+    # The Web UI's list shows the run's progress, counted across its continued runs.
+    listed = (await client.get_workflow_handle(run_id).describe()).typed_search_attributes
+    assert listed.get(EVAL_PROGRESS) == "5/5"
+    assert listed.get(COST_USD_KEY) == pytest.approx(sum(r.cost_usd for r in progress.results))

@@ -35,9 +35,9 @@ from turnkeeper.contracts.evals import (
     EvalProgress,
     EvalRunInput,
 )
-from turnkeeper.contracts.search_attributes import TENANT_ID
+from turnkeeper.contracts.search_attributes import EVAL_PROGRESS, TENANT_ID, eval_progress
 from turnkeeper.contracts.turn_ids import turn_id_problem
-from turnkeeper.workflows.evals.cases import Unit, case_request
+from turnkeeper.workflows.evals.cases import Unit, case_request, total_units
 
 _POLL_S = 0.5
 
@@ -114,7 +114,10 @@ async def run_eval(connection: Connection, options: EvalOptions) -> int:
     `--fail-under` is not met."""
     run_id, run = prepare(options)
     client, target = await _connect(connection)
-    pairs = [SearchAttributePair(TENANT_ID, run.tenant)] if run.tenant else []
+    # In the Web UI's list from the start: "0/400", then the run counts each case's end.
+    pairs = [SearchAttributePair(EVAL_PROGRESS, eval_progress(0, total_units(run)))]
+    if run.tenant:
+        pairs.append(SearchAttributePair(TENANT_ID, run.tenant))
     try:
         handle = await client.start_workflow(
             EVAL_RUN_WORKFLOW_TYPE,

@@ -49,9 +49,11 @@ with workflow.unsafe.imports_passed_through():
     from turnkeeper.contracts.search_attributes import (
         AGENT_ID,
         COST_USD_KEY,
+        EVAL_PROGRESS,
         STARTED_BY,
         TASK_ID,
         TENANT_ID,
+        eval_progress,
     )
     from turnkeeper.contracts.signals import ApproveInput, SubagentPending
     from turnkeeper.contracts.turn import AgentReport, SubagentCancelled, TurnRequest
@@ -175,7 +177,14 @@ class EvalRunWorkflow:
         finally:
             self._running.discard(turn_id)
             self._results.append(result)
-            workflow.upsert_search_attributes([COST_USD_KEY.value_set(self._spent())])
+            # One upsert per case, as before progress joined it: the Web UI's list shows the
+            # cases ended of all (also for a run another client started) and the cost.
+            workflow.upsert_search_attributes(
+                [
+                    COST_USD_KEY.value_set(self._spent()),
+                    EVAL_PROGRESS.value_set(eval_progress(len(self._results), total_units(run))),
+                ]
+            )
 
     async def _turn(
         self, turn_id: str, request: TurnRequest, result: CaseResult
