@@ -72,6 +72,8 @@ class CaseResult(ContractModel):
     """The turn's structured output, else its text."""
     cost_usd: float = 0.0
     """What the turn's model calls cost."""
+    judge_cost_usd: float = 0.0
+    """What the scorers' own model calls (an `LLMJudge`) cost; the run's budget counts both."""
     duration_ms: int = 0
     """The turn's wall time."""
     iterations: int = 0
@@ -82,6 +84,11 @@ class CaseResult(ContractModel):
     """By scorer name."""
     scorer_errors: dict[str, str] = Field(default_factory=dict)
     """Scorers that could not judge, by name: the case does not pass."""
+
+    @property
+    def total_cost_usd(self) -> float:
+        """The turn's and its judge's model calls: what the case cost the run."""
+        return self.cost_usd + self.judge_cost_usd
 
     @property
     def passed(self) -> bool:
@@ -164,6 +171,8 @@ class ScoreCaseInput(ContractModel):
     """Each approval decided in the turn."""
     conversation_ref: str | None = None
     """The turn's stored conversation: the tools it called, with their arguments."""
+    capped: bool = False
+    """The run has a cost cap: a scorer whose model has no price is refused, not run free."""
 
 
 class ScoreCaseResult(ContractModel):
@@ -173,6 +182,8 @@ class ScoreCaseResult(ContractModel):
     """By scorer name (a scorer returning a dict gives one score per key)."""
     scorer_errors: dict[str, str] = Field(default_factory=dict)
     """Scorers that raised, by name: what they raised."""
+    judge_cost_usd: float = 0.0
+    """What the scorers' model calls cost (an `LLMJudge`), priced as a turn's are."""
 
 
 class CheckScorersInput(ContractModel):

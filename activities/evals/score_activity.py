@@ -9,6 +9,7 @@ from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
+from turnkeeper.activities.evals.judge_costs import judge_cost, unpriced_judge
 from turnkeeper.activities.evals.registered import Evaluators
 from turnkeeper.activities.store.conversation_store import ConversationStore
 from turnkeeper.contracts.evals import (
@@ -51,6 +52,7 @@ class EvalActivities:
     async def score_eval_case(self, scoring: ScoreCaseInput) -> ScoreCaseResult:
         """Each scorer of the case on its turn; a scorer that raises is an error of that scorer
         (the case does not pass), not of the run."""
+        from pydantic_ai import capture_run_messages
         from pydantic_evals.evaluators import EvaluatorContext, EvaluatorFailure
 
         # The runner pydantic-evals' own `Dataset.evaluate` scores with: the same names and
@@ -75,7 +77,20 @@ class EvalActivities:
         )
         result = ScoreCaseResult()
         for evaluator in case.evaluators:
-            outcome = await run_evaluator(evaluator, context)
+            unpriced = unpriced_judge(evaluator) if scoring.capped else None
+            if unpriced is None:
+                # An LLM judge's agent run: its answers carry the usage the run is billed for.
+                with capture_run_messages() as messages:
+                    outcome = await run_evaluator(evaluator, context)
+                spent = judge_cost(evaluator, messages)
+                result.judge_cost_usd += spent.usd
+                unpriced = spent.unpriced if scoring.capped else None
+            if unpriced is not None:
+                result.scorer_errors[evaluator.get_default_evaluation_name()] = (
+                    f"model {unpriced!r} has no price in the worker's table, and this run has a "
+                    "cost cap: a judge whose calls cannot be counted is not run free"
+                )
+                continue
             if isinstance(outcome, EvaluatorFailure):
                 result.scorer_errors[outcome.name] = outcome.error_message
                 continue

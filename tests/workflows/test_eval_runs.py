@@ -316,3 +316,52 @@ async def test_a_long_run_continues_as_new_and_runs_each_case_once(
     listed = (await client.get_workflow_handle(run_id).describe()).typed_search_attributes
     assert listed.get(EVAL_PROGRESS) == "5/5"
     assert listed.get(COST_USD_KEY) == pytest.approx(sum(r.cost_usd for r in progress.results))
+
+
+async def test_an_llm_judge_is_a_priced_call_inside_the_runs_budget(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pydantic-evals' LLMJudge, through pydantic-ai's Anthropic model and the anthropic SDK, to
+    # the fake: the judge's answer is its structured-output tool call, billed like any answer.
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    key, judge_key = new_key(), new_key()
+    fake_anthropic.script(key, [fake.text("Hi.", usage={"input_tokens": 10, "output_tokens": 2})])
+    verdict = {"reason": "It greets.", "pass": True, "score": 1.0}
+    # $1 / $5 per million tokens (claude-haiku-4-5): 1,000 in and 100 out cost $0.0015 a call.
+    judged = fake.tool_calls(
+        ("final_result", verdict), usage={"input_tokens": 1000, "output_tokens": 100}
+    )
+    fake_anthropic.script(judge_key, [judged])
+    judge = {"rubric": f"The answer greets. {script_marker(judge_key)}"}
+    priced = {"LLMJudge": {**judge, "model": "anthropic:claude-haiku-4-5"}}
+    unpriced = {"LLMJudge": {**judge, "model": "anthropic:claude-nobody-knows"}}
+    cases = [
+        {"name": "judged", "inputs": "hi", "evaluators": [priced]},
+        {"name": "unpriced", "inputs": "hi", "evaluators": [unpriced]},
+    ]
+    run = EvalRunInput(
+        dataset="d",
+        request=agent(key),
+        models=["anthropic:claude-sonnet-4-6"],
+        concurrency=1,
+        max_cost_usd=1.0,
+        cases=cases,
+    )
+    async with eval_worker(client, fake_anthropic, tmp_path) as task_queue:
+        progress = await run_eval(client, task_queue, run)
+
+    judged_case, unpriced_case = progress.results
+    assert judged_case.passed and judged_case.scores["LLMJudge"].value is True
+    assert judged_case.judge_cost_usd == pytest.approx(0.0015)
+    turn_cost = judged_case.cost_usd
+    assert turn_cost > 0 and judged_case.total_cost_usd == pytest.approx(turn_cost + 0.0015)
+    # A capped run does not let a judge it cannot price run free: that scorer fails the case,
+    # without a call (the judge was asked once, by the first case).
+    assert not unpriced_case.passed and "LLMJudge" not in unpriced_case.scores
+    assert "'anthropic:claude-nobody-knows' has no price" in unpriced_case.scorer_errors["LLMJudge"]
+    assert len(fake_anthropic.requests_for(judge_key)) == 1
+    # The run's budget counts both cases' turns and the priced judge.
+    assert progress.spent_usd == pytest.approx(
+        judged_case.cost_usd + unpriced_case.cost_usd + 0.0015
+    )

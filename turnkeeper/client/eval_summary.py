@@ -78,7 +78,7 @@ def _summary(model: str, results: list[CaseResult]) -> ModelSummary:
         ),
         skipped=len(results) - len(ran),
         scores=_mean_scores(ran),
-        cost_usd=sum(r.cost_usd for r in results),
+        cost_usd=sum(r.total_cost_usd for r in results),
         p50_duration_ms=_percentile(durations, 50),
         p95_duration_ms=_percentile(durations, 95),
     )
@@ -110,8 +110,8 @@ def compare(a: EvalProgress, b: EvalProgress) -> list[CaseChange]:
             model=model,
             pass_rate_a=_rate(runs_a[case, model]),
             pass_rate_b=_rate(runs_b[case, model]),
-            cost_usd_a=sum(r.cost_usd for r in runs_a[case, model]),
-            cost_usd_b=sum(r.cost_usd for r in runs_b[case, model]),
+            cost_usd_a=sum(r.total_cost_usd for r in runs_a[case, model]),
+            cost_usd_b=sum(r.total_cost_usd for r in runs_b[case, model]),
             duration_ms_a=statistics.fmean(r.duration_ms for r in runs_a[case, model]),
             duration_ms_b=statistics.fmean(r.duration_ms for r in runs_b[case, model]),
         )

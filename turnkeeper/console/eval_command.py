@@ -193,7 +193,7 @@ def _line(result: CaseResult) -> str:
     mark = "✓" if result.passed else "✗"
     scores = " ".join(f"{k}={v.value}" for k, v in result.scores.items())
     why = "" if result.passed else "  " + failure_text(result).replace("\n", "; ")
-    return f"{mark} {case_label(result)}  {scores}  ${result.cost_usd:.4f}{why}".rstrip()
+    return f"{mark} {case_label(result)}  {scores}  ${result.total_cost_usd:.4f}{why}".rstrip()
 
 
 def _print_summary(progress: EvalProgress) -> None:

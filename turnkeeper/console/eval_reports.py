@@ -148,5 +148,5 @@ def _row(result: CaseResult) -> str:
     return (
         f"<tr><td>{html.escape(result.case)}</td><td>{html.escape(result.model)}</td>"
         f"<td>{result.repetition}</td><td>{verdict}</td><td>{scores}</td>"
-        f"<td>${result.cost_usd:.4f}</td><td>{result.duration_ms} ms</td></tr>"
+        f"<td>${result.total_cost_usd:.4f}</td><td>{result.duration_ms} ms</td></tr>"
     )

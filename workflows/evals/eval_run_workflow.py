@@ -226,6 +226,7 @@ class EvalRunWorkflow:
             and report.structured_output is not None,
             approvals=result.approvals,
             conversation_ref=report.conversation_ref,
+            capped=self._run.max_cost_usd is not None,
         )
         try:
             scored = await workflow.execute_activity(
@@ -239,6 +240,7 @@ class EvalRunWorkflow:
             result.scorer_errors["scoring"] = str(getattr(err, "cause", None) or err)
             return
         result.scores, result.scorer_errors = scored.scores, scored.scorer_errors
+        result.judge_cost_usd = scored.judge_cost_usd
 
     def _case_search_attributes(self, request: TurnRequest) -> TypedSearchAttributes:
         """The case's turn is found like any turn (agent, task, tenant) and belongs to whoever
@@ -255,7 +257,7 @@ class EvalRunWorkflow:
         return TypedSearchAttributes(pairs)
 
     def _spent(self) -> float:
-        return sum(result.cost_usd for result in self._results)
+        return sum(result.total_cost_usd for result in self._results)
 
     def _capped(self) -> bool:
         cap = self._run.max_cost_usd
