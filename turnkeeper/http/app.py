@@ -15,7 +15,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ConfigDict, Field, field_validator
 
-from turnkeeper.contracts.contract_model import ContractModel
+from turnkeeper.contracts.contract_model import ContractModel, build_all
 from turnkeeper.contracts.events import TurnEvent
 from turnkeeper.contracts.signals import DecisionRecord, PendingKind, TurnState, TurnStatus
 from turnkeeper.contracts.tenants import TENANT_NAME_PATTERN, TenantCaps, TenantSpend
@@ -185,6 +185,7 @@ def create_app(
     `cors_origins` names the browser origins allowed to call. `conversations`: the served
     agents' (`--agents`), which the chat protocols' routes continue; None: no agents. `evals`:
     the evaluation runs `/v1/evals` reads; None: over `turns`' client, when it has one."""
+    build_all()  # the routes' models built before FastAPI wraps them in its own annotations
     app = FastAPI(
         title="turnkeeper",
         summary="Start, follow, approve, steer and stop durable agent turns.",
