@@ -67,7 +67,7 @@ class ServeProcess:
                 if not self.process.alive():
                     raise RuntimeError(self.process.log_path.read_text()[-3000:])
                 with contextlib.suppress(httpx.TransportError):
-                    if (await http.get(self.url + "/openapi.json")).status_code == 200:
+                    if (await http.get(self.url + "/")).status_code == 200:
                         return
                 await asyncio.sleep(0.1)
         raise RuntimeError(f"turnkeeper serve did not answer within {within_s:g} s")

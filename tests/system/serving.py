@@ -37,7 +37,7 @@ async def serving(
             raise AssertionError(log.read_text()[-3000:])
         try:
             async with httpx.AsyncClient() as http:
-                return (await http.get(url + "/openapi.json")).status_code == 200
+                return (await http.get(url + "/")).status_code == 200
         except httpx.TransportError:
             return False
 

@@ -176,7 +176,7 @@ def serve_command(
 def run_server(server: Callable[[], Coroutine[Any, Any, int]]) -> NoReturn:
     """Runs a server command (`serve`, `mcp`) until it stops; what a user can act on (a token
     file, an agent file, Temporal out of reach) as one line and an exit code."""
-    from turnkeeper.http.mcp import AgentFileError  # the server's own stack: see `serve_command`
+    from turnkeeper.http.mcp.agents import AgentFileError  # the server's stack: see `serve_command`
 
     try:
         code = asyncio.run(server())

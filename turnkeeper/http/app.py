@@ -22,7 +22,6 @@ from turnkeeper.contracts.tenants import TENANT_NAME_PATTERN, TenantCaps, Tenant
 from turnkeeper.contracts.turn_ids import turn_id_problem
 from turnkeeper.contracts.write_preview import WritePreview
 from turnkeeper.http import audit
-from turnkeeper.http.a2a import add_a2a
 from turnkeeper.http.access import (
     DEFAULT_PAGE,
     MAX_PAGE,
@@ -35,7 +34,6 @@ from turnkeeper.http.access import (
     visible_turns,
 )
 from turnkeeper.http.agent_events import add_events
-from turnkeeper.http.agui import add_ag_ui
 from turnkeeper.http.approvals import ApprovalBudget, AttachmentNote
 from turnkeeper.http.auth import FailedSignIns, sign_in
 from turnkeeper.http.caller_request import CallerRequest
@@ -234,9 +232,15 @@ def create_app(
 
     add_inbox(app)
     if conversations is not None and isinstance(turns, TurnService):
+        # Imported only to serve agents: AG-UI's interrupts read the MCP SDK's errors.
+        from turnkeeper.http.agui import add_ag_ui
+
         # An AG-UI run ends with its turn's result, read from Temporal (a fake `Turns` has none).
         add_ag_ui(app, turns, conversations)
     if conversations is not None:
+        # Imported only to serve agents: the A2A SDK costs a plain server's start a second.
+        from turnkeeper.http.a2a import add_a2a
+
         add_a2a(app, turns, tokens, failed, conversations)
     if conversations is not None:
         add_chat(app, conversations)

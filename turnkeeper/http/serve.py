@@ -16,7 +16,7 @@ from turnkeeper.http.conversations import Conversations
 from turnkeeper.http.deadline import DEFAULT_REQUEST_TIMEOUT_S, request_deadline_protocol
 from turnkeeper.http.defaults import SERVE_HOST, SERVE_PORT
 from turnkeeper.http.edge import DEFAULT_MAX_BODY_BYTES, guard_edge
-from turnkeeper.http.mcp import McpEndpoint, load_agents, served, with_mcp
+from turnkeeper.http.mcp.agents import load_agents
 from turnkeeper.http.tokens import TokenStore
 from turnkeeper.http.turns import TurnService
 
@@ -65,6 +65,9 @@ async def serve(
     )
     endpoint = None
     if agents_found is not None:
+        # Imported only to serve agents: the MCP SDK costs a plain server's start a second.
+        from turnkeeper.http.mcp import McpEndpoint, served, with_mcp
+
         endpoint = McpEndpoint(
             served(agents_found, turns), store, failures, allowed_origins=cors_origins
         )

@@ -11,10 +11,32 @@ whose id is the turn's workflow id.
 - `endpoint`: `/mcp` behind the bearer tokens; `stdio`: `turnkeeper mcp`.
 """
 
-from turnkeeper.http.mcp.agents import AgentFileError, ServedAgent, load_agents
-from turnkeeper.http.mcp.endpoint import MCP_PATH, McpEndpoint, with_mcp
-from turnkeeper.http.mcp.server import agents_server, served
-from turnkeeper.http.mcp.serving import ServedCall, Serving
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from turnkeeper.http.mcp.agents import AgentFileError, ServedAgent, load_agents
+    from turnkeeper.http.mcp.endpoint import MCP_PATH, McpEndpoint, with_mcp
+    from turnkeeper.http.mcp.server import agents_server, served
+    from turnkeeper.http.mcp.serving import ServedCall, Serving
+
+# Each name is imported from its module at first use (PEP 562), not here: the MCP SDK costs
+# every `turnkeeper serve` over a second of start-up, and only one with `--agents` serves `/mcp`
+# (a plain server, and `conversations`, need `agents` alone).
+_HOMES = {
+    "AgentFileError": "agents",
+    "ServedAgent": "agents",
+    "load_agents": "agents",
+    "MCP_PATH": "endpoint",
+    "McpEndpoint": "endpoint",
+    "with_mcp": "endpoint",
+    "agents_server": "server",
+    "served": "server",
+    "ServedCall": "serving",
+    "Serving": "serving",
+}
 
 __all__ = [
     "MCP_PATH",
@@ -28,3 +50,10 @@ __all__ = [
     "served",
     "with_mcp",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
-
-from mcp_types import Tool, ToolExecution
+from typing import TYPE_CHECKING, Any, Final
 
 from turnkeeper.client.requests import RequestError, read_agent_definition, validate_request
 from turnkeeper.client.turns import suffixed_turn_id
 from turnkeeper.contracts.turn import TurnRequest
+
+if TYPE_CHECKING:
+    from mcp_types import Tool
 
 # The input every served agent takes: the task, and nothing else (no field of the turn's request
 # is the caller's to set through a tool: budgets, tools and approvers are the agent file's).
@@ -70,6 +71,9 @@ class ServedAgent:
 
     def tool(self) -> Tool:
         """The tool as `tools/list` lists it (tasks optional: a client may poll or wait)."""
+        # Imported here: the types cost a plain `turnkeeper serve`, which lists no tools, 0.8 s.
+        from mcp_types import Tool, ToolExecution
+
         return Tool(
             name=self.name,
             description=self.description,
