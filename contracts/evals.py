@@ -135,7 +135,10 @@ class EvalProgress(ContractModel):
     running: int = 0
     """Case turns running now."""
     results: list[CaseResult] = Field(default_factory=list)
-    """Every case run that ended (or was skipped), in the order they ended."""
+    """Every case run that ended (or was skipped), in the order they ended; from the
+    `results_from`-th on."""
+    results_from: int = 0
+    """How many results come before `results[0]`: the query's `since` (0: all of them)."""
     spent_usd: float = 0.0
     """What the case turns have cost so far."""
     max_cost_usd: float | None = None

@@ -21,9 +21,11 @@ from turnkeeper.activities.evals.datasets import load_dataset
 from turnkeeper.activities.evals.registered import Evaluators
 from turnkeeper.activities.evals.turn_facts import FACTS, TURN_FACT_EVALUATORS, turn_facts
 from turnkeeper.contracts.evals import (
+    ACTIVITY_CHECK_EVAL_SCORERS,
     EVAL_APPROVER,
     EVAL_RUN_WORKFLOW_TYPE,
     INVALID_EVAL_RUN,
+    QUERY_EVAL_PROGRESS,
     EvalProgress,
     EvalRunInput,
 )
@@ -42,6 +44,10 @@ from tests.support.waiting import until
 from turnkeeper.client.client import start_turn
 from turnkeeper.http.evals import EvalRunService
 from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
+
+
+_SCHEDULED = "activity_task_scheduled_event_attributes"
+_MARKER = "marker_recorded_event_attributes"
 
 
 @turnkeeper.evaluator
@@ -302,6 +308,11 @@ async def test_a_long_run_continues_as_new_and_runs_each_case_once(
     run_id = f"eval-{uuid.uuid4()}"
     async with eval_worker(client, fake_anthropic, tmp_path) as task_queue:
         progress = await run_eval(client, task_queue, run, run_id)
+        # A client following the run asks only for the results it has not seen.
+        tail = await client.get_workflow_handle(run_id).query(
+            QUERY_EVAL_PROGRESS, 3, result_type=EvalProgress
+        )
+    assert (tail.results_from, tail.results) == (3, progress.results[3:])
     assert sorted(r.case for r in progress.results) == [f"c{n}" for n in range(5)]
     assert all(r.passed for r in progress.results)
     assert len(fake_anthropic.requests_for(key)) == 5  # no case ran twice
@@ -312,6 +323,14 @@ async def test_a_long_run_continues_as_new_and_runs_each_case_once(
         for w in runs
     ]
     assert max(len(events) for events in sizes) < 60
+    # Each case is scored by a local activity in the run's own workflow task: the only
+    # activity a run schedules is the first one's check of the scorers.
+    scheduled = [e for events in sizes for e in events if e.HasField(_SCHEDULED)]
+    assert [e.activity_task_scheduled_event_attributes.activity_type.name for e in scheduled] == [
+        ACTIVITY_CHECK_EVAL_SCORERS
+    ]
+    markers = [e for events in sizes for e in events if e.HasField(_MARKER)]
+    assert len(markers) == 5 + 3  # a score per case, and the patch's marker in each run
     # The Web UI's list shows the run's progress, counted across its continued runs.
     listed = (await client.get_workflow_handle(run_id).describe()).typed_search_attributes
     assert listed.get(EVAL_PROGRESS) == "5/5"

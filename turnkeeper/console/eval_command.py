@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
@@ -160,12 +160,12 @@ async def _follow(handle: WorkflowHandle[Any, EvalProgress]) -> EvalProgress:
         task = bar.add_task("cases", total=None)
         while not result.done():
             await asyncio.wait([result], timeout=_POLL_S)
-            progress = result.result() if result.done() else await _query(handle)
+            progress = result.result() if result.done() else await _query(handle, printed)
             if progress is None:
                 continue
-            for case in progress.results[printed:]:
+            for case in progress.results[printed - progress.results_from :]:
                 out.print(_line(case), soft_wrap=True)
-            printed = len(progress.results)
+            printed = progress.results_from + len(progress.results)
             bar.update(task, total=progress.total, completed=printed)
     return result.result()
 
@@ -180,11 +180,19 @@ async def _result(handle: WorkflowHandle[Any, EvalProgress]) -> EvalProgress:
         raise CommandError(f"the evaluation run failed: {cause or failure}") from None
 
 
-async def _query(handle: WorkflowHandle[Any, EvalProgress]) -> EvalProgress | None:
+async def _query(handle: WorkflowHandle[Any, EvalProgress], since: int) -> EvalProgress | None:
+    """The results after the first `since` (all of them again at every look cost the run's worker
+    more than the cases as the run grew); all of them from a worker that takes no `since`."""
+    try:
+        return await handle.query(QUERY_EVAL_PROGRESS, since, result_type=EvalProgress)
+    except WorkflowQueryFailedError:
+        pass  # a worker of a build before `since`: its handler takes no argument
+    except RPCError:
+        return None  # not started by a worker yet, or between two runs of continue-as-new
     try:
         return await handle.query(QUERY_EVAL_PROGRESS, result_type=EvalProgress)
     except RPCError:
-        return None  # not started by a worker yet, or between two runs of continue-as-new
+        return None
 
 
 def _line(result: CaseResult) -> str:

@@ -65,6 +65,11 @@ with workflow.unsafe.imports_passed_through():
         unit_at,
     )
 
+# Scoring runs as a local activity on the worker that saw the case end, in the same workflow
+# task: a scheduled activity cost each case an activity task and another workflow task, about a
+# fifth of what a run adds to its turns. Runs started before it replay their scheduled activity.
+LOCAL_SCORING_PATCH: Final = "eval-scoring-local"
+
 # Cases a run starts before it continues as new: its history then holds at most this many
 # children's starts, ends and scorings (about 12 events each), far under Temporal's limits.
 BATCH: Final = 100
@@ -108,8 +113,10 @@ class EvalRunWorkflow:
         return self._progress(done=True)
 
     @workflow.query(name=QUERY_EVAL_PROGRESS)
-    def progress(self) -> EvalProgress:
-        return self._progress(done=False)
+    def progress(self, since: int = 0) -> EvalProgress:
+        """The run so far; with `since`, only the results after the first `since` (a client
+        that follows the run asks for the new ones, not all again at every look)."""
+        return self._progress(done=False, since=since)
 
     @workflow.signal(name=SIGNAL_SUBAGENT_PENDING)
     def case_waits(self, note: SubagentPending) -> None:
@@ -229,13 +236,22 @@ class EvalRunWorkflow:
             capped=self._run.max_cost_usd is not None,
         )
         try:
-            scored = await workflow.execute_activity(
-                ACTIVITY_SCORE_EVAL_CASE,
-                scoring,
-                result_type=ScoreCaseResult,
-                start_to_close_timeout=_SCORE_TIMEOUT,
-                retry_policy=_SCORE_RETRY,
-            )
+            if workflow.patched(LOCAL_SCORING_PATCH):
+                scored = await workflow.execute_local_activity(
+                    ACTIVITY_SCORE_EVAL_CASE,
+                    scoring,
+                    result_type=ScoreCaseResult,
+                    start_to_close_timeout=_SCORE_TIMEOUT,
+                    retry_policy=_SCORE_RETRY,
+                )
+            else:
+                scored = await workflow.execute_activity(
+                    ACTIVITY_SCORE_EVAL_CASE,
+                    scoring,
+                    result_type=ScoreCaseResult,
+                    start_to_close_timeout=_SCORE_TIMEOUT,
+                    retry_policy=_SCORE_RETRY,
+                )
         except ActivityError as err:  # a scoring failure fails this case alone
             result.scorer_errors["scoring"] = str(getattr(err, "cause", None) or err)
             return
@@ -277,13 +293,15 @@ class EvalRunWorkflow:
                 )
             )
 
-    def _progress(self, *, done: bool) -> EvalProgress:
+    def _progress(self, *, done: bool, since: int = 0) -> EvalProgress:
         run = self._run
+        since = min(max(since, 0), len(self._results))
         return EvalProgress(
             dataset=run.dataset,
             total=total_units(run),
             running=len(self._running),
-            results=self._results,
+            results=self._results[since:],
+            results_from=since,
             spent_usd=self._spent(),
             max_cost_usd=run.max_cost_usd,
             approvals=run.approvals,
