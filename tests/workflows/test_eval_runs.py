@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from turnkeeper.contracts.search_attributes import (
     EVAL_PROGRESS,
     STARTED_BY,
 )
-from turnkeeper.workflows.evals import eval_run_workflow
+from turnkeeper.workflows.evals import eval_run_workflow, shown_progress
 
 import turnkeeper
 from tests.conftest import make_settings, new_key, providers_for
@@ -45,9 +46,9 @@ from turnkeeper.client.client import start_turn
 from turnkeeper.http.evals import EvalRunService
 from turnkeeper.worker.wiring import build_activities, worker_workflows, workflow_runner
 
-
 _SCHEDULED = "activity_task_scheduled_event_attributes"
 _MARKER = "marker_recorded_event_attributes"
+_UPSERTED = "upsert_workflow_search_attributes_event_attributes"
 
 
 @turnkeeper.evaluator
@@ -112,6 +113,25 @@ def agent(key: str) -> dict[str, Any]:
             "system_prompt": f"Greet. {script_marker(key)}",
         }
     }
+
+
+def greetings(
+    fake_anthropic: FakeAnthropic, *, cases: int, concurrency: int
+) -> tuple[str, EvalRunInput]:
+    """A run of `cases` cases `c0`, `c1`, …, each a turn the fake answers "Hi." and that passes
+    when it completes, and the fake's script key of their model calls."""
+    key = new_key()
+    fake_anthropic.script(key, [fake.text("Hi.")])
+    return key, EvalRunInput(
+        dataset="d",
+        request=agent(key),
+        models=["anthropic:claude-sonnet-4-6"],
+        concurrency=concurrency,
+        cases=[
+            {"name": f"c{n}", "inputs": f"hi {n}", "evaluators": ["TurnOutcome"]}
+            for n in range(cases)
+        ],
+    )
 
 
 async def run_eval(
@@ -294,17 +314,7 @@ async def test_a_long_run_continues_as_new_and_runs_each_case_once(
 ) -> None:
     # Batches of 2 stand for the 100 a run starts before it continues as new.
     monkeypatch.setattr(eval_run_workflow, "BATCH", 2)
-    key = new_key()
-    fake_anthropic.script(key, [fake.text("Hi.")])
-    run = EvalRunInput(
-        dataset="d",
-        request=agent(key),
-        models=["anthropic:claude-sonnet-4-6"],
-        concurrency=2,
-        cases=[
-            {"name": f"c{n}", "inputs": f"hi {n}", "evaluators": ["TurnOutcome"]} for n in range(5)
-        ],
-    )
+    key, run = greetings(fake_anthropic, cases=5, concurrency=2)
     run_id = f"eval-{uuid.uuid4()}"
     async with eval_worker(client, fake_anthropic, tmp_path) as task_queue:
         progress = await run_eval(client, task_queue, run, run_id)
@@ -334,6 +344,27 @@ async def test_a_long_run_continues_as_new_and_runs_each_case_once(
     # The Web UI's list shows the run's progress, counted across its continued runs.
     listed = (await client.get_workflow_handle(run_id).describe()).typed_search_attributes
     assert listed.get(EVAL_PROGRESS) == "5/5"
+    assert listed.get(COST_USD_KEY) == pytest.approx(sum(r.cost_usd for r in progress.results))
+
+
+async def test_the_web_ui_list_is_written_at_the_first_end_and_when_the_run_ends(
+    client: Client, fake_anthropic: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An hour between writes: every case after the first ends inside it, so the writes are
+    # the first end's and the one the run makes before it ends, whatever the machine's speed.
+    monkeypatch.setattr(shown_progress, "SHOW_EVERY", timedelta(hours=1))
+    _, run = greetings(fake_anthropic, cases=4, concurrency=4)
+    run_id = f"eval-{uuid.uuid4()}"
+    async with eval_worker(client, fake_anthropic, tmp_path) as task_queue:
+        progress = await run_eval(client, task_queue, run, run_id)
+    handle = client.get_workflow_handle(run_id)
+    events = (await handle.fetch_history()).events
+    upserts = [getattr(e, _UPSERTED).search_attributes for e in events if e.HasField(_UPSERTED)]
+    # (The SDK writes `TemporalChangeVersion` when the run asks for its patch.)
+    writes = [fields for fields in upserts if EVAL_PROGRESS.name in fields.indexed_fields]
+    assert len(writes) == 2
+    listed = (await handle.describe()).typed_search_attributes
+    assert listed.get(EVAL_PROGRESS) == "4/4"
     assert listed.get(COST_USD_KEY) == pytest.approx(sum(r.cost_usd for r in progress.results))
 
 

@@ -48,12 +48,9 @@ with workflow.unsafe.imports_passed_through():
     )
     from turnkeeper.contracts.search_attributes import (
         AGENT_ID,
-        COST_USD_KEY,
-        EVAL_PROGRESS,
         STARTED_BY,
         TASK_ID,
         TENANT_ID,
-        eval_progress,
     )
     from turnkeeper.contracts.signals import ApproveInput, SubagentPending
     from turnkeeper.contracts.turn import AgentReport, SubagentCancelled, TurnRequest
@@ -64,11 +61,13 @@ with workflow.unsafe.imports_passed_through():
         total_units,
         unit_at,
     )
+    from turnkeeper.workflows.evals.shown_progress import ShownProgress
 
-# Scoring runs as a local activity on the worker that saw the case end, in the same workflow
-# task: a scheduled activity cost each case an activity task and another workflow task, about a
-# fifth of what a run adds to its turns. Runs started before it replay their scheduled activity.
-LOCAL_SCORING_PATCH: Final = "eval-scoring-local"
+# A lean run: it scores each case in a local activity, on the worker that saw the case end, in
+# that workflow task (a scheduled activity cost each case an activity task and another workflow
+# task), and writes its search attributes at most every `SHOW_EVERY` (`shown_progress`), not once
+# per case. Runs started before it replay their scheduled activities and writes.
+LEAN_RUN_PATCH: Final = "eval-run-lean"
 
 # Cases a run starts before it continues as new: its history then holds at most this many
 # children's starts, ends and scorings (about 12 events each), far under Temporal's limits.
@@ -88,9 +87,12 @@ class EvalRunWorkflow:
         self._running: set[str] = set()
         self._decided: set[tuple[str, str]] = set()
         self._sending: set[asyncio.Task[None]] = set()
+        self._shown = ShownProgress(lambda: len(self._results), total_units(run), self._spent)
+        self._lean = False
 
     @workflow.run
     async def run(self, run: EvalRunInput) -> EvalProgress:
+        self._lean = workflow.patched(LEAN_RUN_PATCH)
         if not run.results:
             await self._check_scorers()
         started = 0
@@ -106,6 +108,7 @@ class EvalRunWorkflow:
             index += 1
             started += 1
         await asyncio.gather(*tasks)
+        self._shown.flush()
         if len(self._results) < total_units(run) and not self._capped():
             carried = run.model_copy(update={"results": self._results})
             workflow.continue_as_new(carried)
@@ -184,14 +187,9 @@ class EvalRunWorkflow:
         finally:
             self._running.discard(turn_id)
             self._results.append(result)
-            # One upsert per case, as before progress joined it: the Web UI's list shows the
-            # cases ended of all (also for a run another client started) and the cost.
-            workflow.upsert_search_attributes(
-                [
-                    COST_USD_KEY.value_set(self._spent()),
-                    EVAL_PROGRESS.value_set(eval_progress(len(self._results), total_units(run))),
-                ]
-            )
+            # The Web UI's list shows the cases ended of all (also for a run another client
+            # started) and the cost: a lean run at most every `SHOW_EVERY`, one before at once.
+            self._shown.case_ended(at_once=not self._lean)
 
     async def _turn(
         self, turn_id: str, request: TurnRequest, result: CaseResult
@@ -236,7 +234,7 @@ class EvalRunWorkflow:
             capped=self._run.max_cost_usd is not None,
         )
         try:
-            if workflow.patched(LOCAL_SCORING_PATCH):
+            if self._lean:
                 scored = await workflow.execute_local_activity(
                     ACTIVITY_SCORE_EVAL_CASE,
                     scoring,
