@@ -2,7 +2,8 @@
 over HTTP, all against the session's dev server and the fake Anthropic API. The fake finds its
 script through the `[script:KEY]` marker in the task input, so the examples carry no test hooks.
 The support example's own tests (examples/support/test_support.py, on the test kit) run here as
-a team's CI runs them, with pytest in a process of their own."""
+a team's CI runs them, with pytest in a process of their own; the evaluation example
+(examples/evals) runs on the offline demo model."""
 
 from __future__ import annotations
 
@@ -260,3 +261,24 @@ async def test_subagents_client_approves_the_writers_file_through_the_lead(
     ]
     assert lines[-2:-1] == ["launch.md is written."]
     assert lines[-1].startswith("cost: ")
+
+
+async def test_the_evals_example_passes_every_case_on_a_fresh_checkout(
+    example_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`python examples/evals/worker.py` then `turnkeeper eval` as docs/evals.md prints them,
+    with an empty workspace (a fresh checkout's): the worker writes the sample notes the cases
+    read, and every case passes on the offline demo model."""
+    evals = ROOT / "examples" / "evals"
+    turnkeeper_command = str(Path(sys.executable).parent / "turnkeeper")
+    command = [turnkeeper_command, "eval", "examples/evals/summaries.yaml"]
+    command += ["--agent", "examples/evals/agent.json", "--task-queue"]
+    with running(str(evals / "worker.py"), example_env, tmp_path):
+        ran = await run_client([*command, example_env["AGENT_TASK_QUEUE"]], example_env)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.count("✓ ") == 3 and "✗" not in ran.stdout, ran.stdout
+    assert sorted(path.name for path in (tmp_path / "workspace").iterdir()) == [
+        "ideas.md",
+        "meeting-notes.md",
+        "reading-list.md",
+    ]
