@@ -78,13 +78,17 @@ cases:
 
 @asynccontextmanager
 async def eval_worker(
-    client: Client, fake_server: FakeAnthropic, tmp_path: Path
+    client: Client,
+    fake_server: FakeAnthropic,
+    tmp_path: Path,
+    providers: dict[str, Any] | None = None,
 ) -> AsyncIterator[str]:
+    """A worker with the `polite` scorer; its providers the fake's unless given."""
     settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
     activities = build_activities(
         settings,
         client=client,
-        providers=providers_for(fake_server),
+        providers=providers if providers is not None else providers_for(fake_server),
         evaluators=Evaluators([polite]),
     )
     worker = Worker(
