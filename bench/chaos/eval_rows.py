@@ -166,7 +166,7 @@ async def run_eval_row(
         try:
             return await until_done(handle, started + bound_s)
         except TimeoutError:
-            return f"not ended within {bound_s:g} s"
+            return f"not ended within {bound_s:g} s{await waiting_on(handle)}"
         except WorkflowFailureError as failure:
             return f"failed: {failure.cause or failure}"
 
@@ -188,6 +188,17 @@ async def run_eval_row(
         fault, bound_s, injected, verdicts, hits, wall_s,
         own_violations=[f"{fault} · run {run_id}: {problem}" for problem in problems],
     )  # fmt: skip
+
+
+async def waiting_on(handle: WorkflowHandle[Any, EvalProgress]) -> str:
+    """What a run that has not ended waits on: its activities in flight, with their attempts."""
+    with contextlib.suppress(RPCError):
+        pending = (await handle.describe()).raw_description.pending_activities
+        return "; waiting on " + (
+            ", ".join(f"{a.activity_type.name} (attempt {a.attempt})" for a in pending)
+            or "no activity"
+        )
+    return ""
 
 
 async def run_problems(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -316,6 +317,16 @@ async def test_a_long_run_continues_as_new_and_runs_each_case_once(
         for w in runs
     ]
     assert max(len(events) for events in sizes) < 60
+    # Every scoring heartbeats: a worker killed while it scores is noticed in 20 s, not after
+    # the 5 minutes a judge may take (the chaos matrix's eval rows kill workers mid-run).
+    scheduled = [
+        event.activity_task_scheduled_event_attributes
+        for events in sizes
+        for event in events
+        if event.HasField("activity_task_scheduled_event_attributes")
+    ]
+    assert len(scheduled) == 6  # the scorers' check, and five scorings
+    assert {a.heartbeat_timeout.ToTimedelta() for a in scheduled} == {timedelta(seconds=20)}
     # The Web UI's list shows the run's progress, counted across its continued runs.
     listed = (await client.get_workflow_handle(run_id).describe()).typed_search_attributes
     assert listed.get(EVAL_PROGRESS) == "5/5"
