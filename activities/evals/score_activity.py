@@ -11,6 +11,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 from turnkeeper.activities.evals.judge_costs import judge_cost, unpriced_judge
 from turnkeeper.activities.evals.registered import Evaluators
+from turnkeeper.activities.heartbeating import heartbeating
 from turnkeeper.activities.store.conversation_store import ConversationStore
 from turnkeeper.contracts.evals import (
     ACTIVITY_CHECK_EVAL_SCORERS,
@@ -34,6 +35,9 @@ class EvalActivities:
     @activity.defn(name=ACTIVITY_CHECK_EVAL_SCORERS)
     async def check_eval_scorers(self, check: CheckScorersInput) -> None:
         """Fails the run (non-retryable `InvalidEvalRun`) when a scorer is unknown here."""
+        await heartbeating(self._check(check))
+
+    async def _check(self, check: CheckScorersInput) -> None:
         # pydantic-evals is imported by the first evaluation a worker runs, not at its start.
         from turnkeeper.activities.evals.datasets import builtin_names, spec_name
 
@@ -51,7 +55,11 @@ class EvalActivities:
     @activity.defn(name=ACTIVITY_SCORE_EVAL_CASE)
     async def score_eval_case(self, scoring: ScoreCaseInput) -> ScoreCaseResult:
         """Each scorer of the case on its turn; a scorer that raises is an error of that scorer
-        (the case does not pass), not of the run."""
+        (the case does not pass), not of the run. Heartbeats while it scores (an LLM judge
+        takes a while), so a dead worker's scoring is retried soon."""
+        return await heartbeating(self._score(scoring))
+
+    async def _score(self, scoring: ScoreCaseInput) -> ScoreCaseResult:
         from pydantic_ai import capture_run_messages
         from pydantic_evals.evaluators import EvaluatorContext, EvaluatorFailure
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bench.chaos.eval_rows import eval_rows
 from bench.chaos.faults import (
     PROVIDER_TIMEOUT_S,
     FaultPlan,
@@ -39,9 +40,9 @@ from bench.chaos.workload import TurnRun, drive, start_turn, turn_steps
 from tests.fakes.fake_anthropic import Step
 
 ROLLING_WORKERS = 3
-# What `--rows` chooses from: single turns, sub-agent trees, sessions, the tenant and rate-limit
-# ledgers, the HTTP API.
-GROUPS = ("turn", "subagent", "session", "ledger", "http")
+# What `--rows` chooses from: single turns, sub-agent trees, sessions, evaluation runs, the tenant
+# and rate-limit ledgers, the HTTP API.
+GROUPS = ("turn", "subagent", "session", "eval", "ledger", "http")
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,8 @@ async def run_matrix(
         rows += await subagent_rows(stack, quick, rng)
     if not groups or "session" in groups:
         rows += await session_rows(stack, quick, rng)
+    if not groups or "eval" in groups:
+        rows += await eval_rows(stack, quick, rng)
     # Imported here: these rows' modules build on `run_row` below.
     from bench.chaos.http_rows import http_rows
     from bench.chaos.ledger_rows import ledger_rows

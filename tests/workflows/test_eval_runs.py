@@ -85,13 +85,17 @@ cases:
 
 @asynccontextmanager
 async def eval_worker(
-    client: Client, fake_server: FakeAnthropic, tmp_path: Path
+    client: Client,
+    fake_server: FakeAnthropic,
+    tmp_path: Path,
+    providers: dict[str, Any] | None = None,
 ) -> AsyncIterator[str]:
+    """A worker with the `polite` scorer; its providers the fake's unless given."""
     settings = make_settings(tmp_path, f"tq-{uuid.uuid4()}")
     activities = build_activities(
         settings,
         client=client,
-        providers=providers_for(fake_server),
+        providers=providers if providers is not None else providers_for(fake_server),
         evaluators=Evaluators([polite]),
     )
     worker = Worker(
@@ -333,12 +337,14 @@ async def test_a_long_run_continues_as_new_and_runs_each_case_once(
         for w in runs
     ]
     assert max(len(events) for events in sizes) < 60
-    # Each case is scored by a local activity in the run's own workflow task: the only
-    # activity a run schedules is the first one's check of the scorers.
+    # Each case is scored by a local activity in the run's own workflow task (a worker killed
+    # while it scores loses the task, which another worker runs again at once): the only
+    # activity a run schedules is the first one's check of the scorers, which heartbeats, so a
+    # worker killed while it checks is noticed in 20 s, not after the 5 minutes it may take.
     scheduled = [e for events in sizes for e in events if e.HasField(_SCHEDULED)]
-    assert [e.activity_task_scheduled_event_attributes.activity_type.name for e in scheduled] == [
-        ACTIVITY_CHECK_EVAL_SCORERS
-    ]
+    [check] = [getattr(e, _SCHEDULED) for e in scheduled]
+    assert check.activity_type.name == ACTIVITY_CHECK_EVAL_SCORERS
+    assert check.heartbeat_timeout.ToTimedelta() == timedelta(seconds=20)
     markers = [e for events in sizes for e in events if e.HasField(_MARKER)]
     assert len(markers) == 5 + 3  # a score per case, and the patch's marker in each run
     # The Web UI's list shows the run's progress, counted across its continued runs.

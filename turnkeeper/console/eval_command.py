@@ -114,24 +114,7 @@ async def run_eval(connection: Connection, options: EvalOptions) -> int:
     `--fail-under` is not met."""
     run_id, run = prepare(options)
     client, target = await _connect(connection)
-    # In the Web UI's list from the start: "0/400", then the run counts each case's end.
-    pairs = [SearchAttributePair(EVAL_PROGRESS, eval_progress(0, total_units(run)))]
-    if run.tenant:
-        pairs.append(SearchAttributePair(TENANT_ID, run.tenant))
-    try:
-        handle = await client.start_workflow(
-            EVAL_RUN_WORKFLOW_TYPE,
-            run,
-            id=run_id,
-            task_queue=options.task_queue,
-            result_type=EvalProgress,
-            static_summary=f"eval · {run.dataset} · {len(run.cases)} cases",
-            search_attributes=TypedSearchAttributes(pairs),
-        )
-    except RPCError as error:
-        if error.status == RPCStatusCode.ALREADY_EXISTS:
-            raise CommandError(f"--id: a run {run_id!r} already exists", exit_code=2) from None
-        raise
+    handle = await start_run(client, run_id, run, options.task_queue)
     err.print(f"evaluation {run_id}: {target.workflow_url(run_id)}", soft_wrap=True)
     progress = await _follow(handle)
     _print_summary(progress)
@@ -143,6 +126,34 @@ async def run_eval(connection: Connection, options: EvalOptions) -> int:
         err.print(f"pass rate {rate:.3f} is under --fail-under {options.fail_under}")
         return 1
     return 0
+
+
+async def start_run(
+    client: Client, run_id: str, run: EvalRunInput, task_queue: str
+) -> WorkflowHandle[Any, EvalProgress]:
+    """Starts the run `prepare` made (the chaos matrix starts its runs here too).
+
+    Raises:
+        CommandError: (exit 2) a run with that id exists.
+    """
+    # In the Web UI's list from the start: "0/400", then the run counts each case's end.
+    pairs = [SearchAttributePair(EVAL_PROGRESS, eval_progress(0, total_units(run)))]
+    if run.tenant:
+        pairs.append(SearchAttributePair(TENANT_ID, run.tenant))
+    try:
+        return await client.start_workflow(
+            EVAL_RUN_WORKFLOW_TYPE,
+            run,
+            id=run_id,
+            task_queue=task_queue,
+            result_type=EvalProgress,
+            static_summary=f"eval · {run.dataset} · {len(run.cases)} cases",
+            search_attributes=TypedSearchAttributes(pairs),
+        )
+    except RPCError as error:
+        if error.status == RPCStatusCode.ALREADY_EXISTS:
+            raise CommandError(f"--id: a run {run_id!r} already exists", exit_code=2) from None
+        raise
 
 
 async def _follow(handle: WorkflowHandle[Any, EvalProgress]) -> EvalProgress:

@@ -73,6 +73,9 @@ LEAN_RUN_PATCH: Final = "eval-run-lean"
 # children's starts, ends and scorings (about 12 events each), far under Temporal's limits.
 BATCH: Final = 100
 _SCORE_TIMEOUT: Final = timedelta(minutes=5)
+# A scoring on a worker killed with -9 is retried once its heartbeats stop, not after the 5
+# minutes a judge may take: the chaos matrix's eval rows found runs held that long by one kill.
+_SCORE_HEARTBEAT: Final = timedelta(seconds=20)
 _SCORE_RETRY: Final = RetryPolicy(maximum_attempts=3)
 
 
@@ -157,6 +160,7 @@ class EvalRunWorkflow:
                 ACTIVITY_CHECK_EVAL_SCORERS,
                 CheckScorersInput(evaluators=specs),
                 start_to_close_timeout=_SCORE_TIMEOUT,
+                heartbeat_timeout=_SCORE_HEARTBEAT,
                 retry_policy=_SCORE_RETRY,
             )
         except ActivityError as err:
@@ -248,6 +252,7 @@ class EvalRunWorkflow:
                     scoring,
                     result_type=ScoreCaseResult,
                     start_to_close_timeout=_SCORE_TIMEOUT,
+                    heartbeat_timeout=_SCORE_HEARTBEAT,
                     retry_policy=_SCORE_RETRY,
                 )
         except ActivityError as err:  # a scoring failure fails this case alone
