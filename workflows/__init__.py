@@ -85,6 +85,7 @@ sessions/       Conversations of many turns.
 evals/          Evaluation runs: a dataset's cases as child turns, scored.
     eval_run_workflow.py     `EvalRunWorkflow`: cases at most C at a time, in batches.
     cases.py                 A case's turn id and request, pure.
+    shown_progress.py        The run's progress in the Web UI's list, written at most every 2 s.
 
 fleet/          What every turn and worker of a namespace shares.
     rate_limiter_workflow.py  `RateLimiterWorkflow`: the sliding-window ledger of one key.
