@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 from temporalio import workflow
 from turnkeeper.contracts import names
 from turnkeeper.contracts.approvals import (
@@ -26,6 +26,7 @@ from turnkeeper.contracts.approvals import (
     RevokeInput,
 )
 from turnkeeper.contracts.budget_extension import ExtendBudgetInput
+from turnkeeper.contracts.evals import QUERY_EVAL_PROGRESS
 from turnkeeper.contracts.request_checks import request_problem
 from turnkeeper.contracts.session import CloseInput, SendInput, SessionRequest
 from turnkeeper.contracts.signals import ApproveInput, SubmitToolResultInput
@@ -58,6 +59,8 @@ PAYLOADS: dict[str, type[BaseModel]] = {
     names.UPDATE_STEER: SteerInput,
     names.UPDATE_INTERRUPT: InterruptInput,
 }
+# What a query named `--name` takes beside the models above (its argument, strictly).
+QUERY_ARGUMENTS: dict[str, type] = {QUERY_EVAL_PROGRESS: int}
 STARTS: dict[str, type[BaseModel]] = {
     names.WORKFLOW_TYPE: TurnRequest,
     names.SESSION_WORKFLOW_TYPE: SessionRequest,
@@ -132,7 +135,11 @@ def _check_temporal_values(path: str, values: dict[str, str]) -> None:
     ):
         assert values["--name"] in _handler_names(), f"no workflow handles {values['--name']!r}"
         if "--input" in values and not _placeholder(values["--input"]):
-            PAYLOADS[values["--name"]].model_validate(json.loads(values["--input"]))
+            given, name = json.loads(values["--input"]), values["--name"]
+            if name in QUERY_ARGUMENTS:
+                TypeAdapter(QUERY_ARGUMENTS[name]).validate_python(given, strict=True)
+            else:
+                PAYLOADS[name].model_validate(given)
 
 
 def _placeholder(value: str) -> bool:
