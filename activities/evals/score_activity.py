@@ -55,8 +55,9 @@ class EvalActivities:
     @activity.defn(name=ACTIVITY_SCORE_EVAL_CASE)
     async def score_eval_case(self, scoring: ScoreCaseInput) -> ScoreCaseResult:
         """Each scorer of the case on its turn; a scorer that raises is an error of that scorer
-        (the case does not pass), not of the run. Heartbeats while it scores (an LLM judge
-        takes a while), so a dead worker's scoring is retried soon."""
+        (the case does not pass), not of the run. Heartbeats while it scores when
+        scheduled with a heartbeat timeout (an old run's scoring: an LLM judge takes a while),
+        so a dead worker's scoring is retried soon; a lean run scores in a local activity."""
         return await heartbeating(self._score(scoring))
 
     async def _score(self, scoring: ScoreCaseInput) -> ScoreCaseResult:

@@ -73,8 +73,10 @@ LEAN_RUN_PATCH: Final = "eval-run-lean"
 # children's starts, ends and scorings (about 12 events each), far under Temporal's limits.
 BATCH: Final = 100
 _SCORE_TIMEOUT: Final = timedelta(minutes=5)
-# A scoring on a worker killed with -9 is retried once its heartbeats stop, not after the 5
-# minutes a judge may take: the chaos matrix's eval rows found runs held that long by one kill.
+# The scorers' check (and an old run's scoring) on a worker killed with -9 is retried once its
+# heartbeats stop, not after the 5 minutes a judge may take: the chaos matrix's eval rows found
+# runs held that long by one kill. A lean run's local scoring needs none: a kill loses the
+# workflow task, which runs again when its timeout ends.
 _SCORE_HEARTBEAT: Final = timedelta(seconds=20)
 _SCORE_RETRY: Final = RetryPolicy(maximum_attempts=3)
 
