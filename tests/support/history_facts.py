@@ -14,7 +14,8 @@ from temporalio.api.history.v1 import (
     ActivityTaskStartedEventAttributes,
     HistoryEvent,
 )
-from temporalio.client import WorkflowHandle
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
 
 
 async def events(handle: WorkflowHandle[Any, Any]) -> list[HistoryEvent]:
@@ -81,3 +82,29 @@ def decoded_payloads(node: object) -> Iterator[str]:
     elif isinstance(node, list):
         for item in node:
             yield from decoded_payloads(item)
+
+
+async def where_they_stand(client: Client, *workflow_ids: str, last: int = 12) -> str:
+    """What a stalled test says of its workflows: each one's status, pending activities and
+    children, and its history's last events by type (the current run of each id)."""
+    lines = []
+    for workflow_id in workflow_ids:
+        handle = client.get_workflow_handle(workflow_id)
+        try:
+            described = await handle.describe()
+            history = await events(handle)
+        except RPCError as err:
+            lines.append(f"{workflow_id}: unreadable ({err})")
+            continue
+        raw = described.raw_description
+        status = described.status.name if described.status else "unknown status"
+        tail = ", ".join(
+            f"{event.event_id}:{EventType.Name(event.event_type).removeprefix('EVENT_TYPE_')}"
+            for event in history[-last:]
+        )
+        lines.append(
+            f"{workflow_id} (run {described.run_id}): {status}, "
+            f"{len(raw.pending_activities)} activities and {len(raw.pending_children)} children "
+            f"pending, last events [{tail}]"
+        )
+    return "\n".join(lines)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from temporalio.service import RPCError
 
@@ -41,3 +41,23 @@ async def until(
                 return last
         await asyncio.sleep(every_s)
     raise AssertionError(f"never happened within {within_s:g} s: {what}; last reading: {last!r}")
+
+
+async def within(
+    step: Awaitable[T],
+    what: str,
+    within_s: float,
+    reading: Callable[[], Awaitable[Any]],
+) -> T:
+    """Awaits one step of a long test, bounded: a step that never ends fails the test with what
+    `reading` reads at that moment (the state of the workflows involved), instead of a bare
+    timeout of the whole test that says neither which step stalled nor where."""
+    # Not wait_for: a client call cancelled at the deadline raises its own error (the SDK turns
+    # an update's cancellation into WorkflowUpdateRPCTimeoutOrCancelledError), not TimeoutError.
+    task = asyncio.ensure_future(step)
+    done, _ = await asyncio.wait({task}, timeout=within_s)
+    if done:
+        return task.result()
+    standing = await reading()
+    task.cancel()
+    raise AssertionError(f"stalled for {within_s:g} s: {what}; at that moment: {standing}")

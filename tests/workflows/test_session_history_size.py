@@ -5,7 +5,7 @@ read back from the store (the `messages` query still has all of it)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 
 import pytest
@@ -23,6 +23,8 @@ from tests.conftest import (
 )
 from tests.fakes import fake_anthropic as fake
 from tests.fakes.fake_anthropic import FakeAnthropic
+from tests.support.history_facts import where_they_stand
+from tests.support.waiting import within
 from tests.workflows.test_sessions import _settled
 from turnkeeper.client.sessions import start_session
 from turnkeeper.payloads.content_store import ContentStore
@@ -66,6 +68,10 @@ async def run_sizes(client: Client, workflow_id: str) -> list[tuple[int, int]]:
     return [(events, size) for _, events, size in sorted(sizes)]
 
 
+# A step takes well under a second alone; one that stalls fails the test at once, saying where.
+STEP_S = 90
+
+
 # About a minute alone; the default 120 s leaves too little room on a shared machine.
 @pytest.mark.timeout(600)
 async def test_a_200_turn_session_keeps_a_bounded_history(
@@ -85,8 +91,14 @@ async def test_a_200_turn_session_keeps_a_bounded_history(
             task_queue=settings.task_queue,
         )
         for n in range(1, TURNS + 1):
-            turn = await session.send(f"Question {n}?")
-            assert (await turn.result()).output == f"Answer {n}."
+            turn_id = f"{session_id}/turn-{n}"
+
+            def standing(turn_id: str = turn_id) -> Awaitable[str]:
+                return where_they_stand(client, session_id, turn_id)
+
+            turn = await within(session.send(f"Question {n}?"), f"send {n}", STEP_S, standing)
+            report = await within(turn.result(), f"turn {n}'s result", STEP_S, standing)
+            assert report.output == f"Answer {n}."
         # The session records a turn's end a moment after the turn's result is readable.
         status = await _settled(session)
         # A run that just continued as new reads the conversation back with an activity; the
