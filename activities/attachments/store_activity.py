@@ -8,6 +8,7 @@ default): a request must not make the worker reach into a network the caller can
 
 from __future__ import annotations
 
+from typing import NoReturn
 from urllib.parse import urlsplit
 
 import httpx2
@@ -15,6 +16,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 from turnkeeper.contracts.attachment_io import StoreAttachmentsInput, StoreAttachmentsResult
 from turnkeeper.contracts.attachments import (
+    MAX_BYTES_ENV,
     URL_HOSTS_ENV,
     AttachmentBlock,
     AttachmentLimits,
@@ -71,11 +73,64 @@ class AttachmentActivities:
                 f"{label}: the worker fetches URLs only from the hosts {URL_HOSTS_ENV} lists, "
                 f"and {host!r} is not one of them"
             )
+        try:
+            return await self._download(source, host, label)
+        except httpx2.TransportError as err:
+            _again_or_refuse(f"{label}: {host} could not be reached ({type(err).__name__}: {err})")
+
+    async def _download(self, source: UrlSource, host: str, label: str) -> Loaded:
+        limit = self._limits.max_bytes
+        # Streamed, and read no further than the limit: a host may send a body of any size (or
+        # one that never ends), and the worker's memory must not be what finds out.
         # Redirects are not followed: they could lead to a host the operator did not list.
-        async with httpx2.AsyncClient(timeout=_FETCH_TIMEOUT_S) as http:
-            answer = await http.get(source.url)
-        if answer.status_code != 200:
-            raise AttachmentRefused(f"{label}: {host} answered {answer.status_code}")
-        declared = answer.headers.get("content-type", "").split(";")[0].strip() or None
+        async with (
+            httpx2.AsyncClient(timeout=_FETCH_TIMEOUT_S) as http,
+            http.stream("GET", source.url) as answer,
+        ):
+            _check_answer(answer.status_code, host, label)
+            declared_size = answer.headers.get("content-length", "")
+            if declared_size.isdigit() and int(declared_size) > limit:
+                raise AttachmentRefused(
+                    f"{label}: {host} says it is {declared_size} bytes, over the {limit}-byte "
+                    f"limit of one attachment ({MAX_BYTES_ENV}); nothing more was read"
+                )
+            data = bytearray()
+            async for chunk in answer.aiter_bytes():
+                data += chunk
+                if len(data) > limit:
+                    raise AttachmentRefused(
+                        f"{label}: {host} sent more than the {limit}-byte limit of one "
+                        f"attachment ({MAX_BYTES_ENV}); the download was stopped there"
+                    )
+            declared = answer.headers.get("content-type", "").split(";")[0].strip() or None
         name = urlsplit(source.url).path.rsplit("/", 1)[-1] or None
-        return Loaded(answer.content, declared, name)
+        return Loaded(bytes(data), declared, name)
+
+
+def _check_answer(status: int, host: str, label: str) -> None:
+    """A URL's answer that carries no attachment refuses the block, but for a server error or a
+    rate limit, which may pass: the activity's retries ask again."""
+    if status == 200:
+        return
+    if status >= 500 or status == 429:
+        _again_or_refuse(f"{label}: {host} answered {status}")
+    if 300 <= status < 400:
+        raise AttachmentRefused(
+            f"{label}: {host} answered {status}, a redirect, which the worker does not follow "
+            "(it could lead to a host the operator did not list); send the final URL"
+        )
+    raise AttachmentRefused(f"{label}: {host} answered {status}")
+
+
+def _again_or_refuse(problem: str) -> NoReturn:
+    """A host that may answer later: a plain error, which the activity's retries try again, but
+    on the last attempt a refusal, so that the turn says what the host did rather than failing
+    as if the worker had a defect."""
+    info = activity.info()
+    attempts = info.retry_policy.maximum_attempts if info.retry_policy else 0
+    if attempts and info.attempt >= attempts:
+        raise AttachmentRefused(
+            f"{problem}, on each of {attempts} attempts; send it again later, or attach the "
+            "file itself"
+        )
+    raise RuntimeError(problem)
