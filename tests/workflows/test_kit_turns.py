@@ -8,13 +8,19 @@ tests/unit/testing/test_scripted_model.py.)"""
 
 from __future__ import annotations
 
+import base64
 import time
+from pathlib import Path
 
 import pytest
+from turnkeeper.contracts.attachments import Base64Source, DocumentBlock, ImageBlock
 
 import turnkeeper
+from tests.support.attachment_files import pdf_of, png_of
 from turnkeeper.testing import (
+    Conversation,
     EnvironmentStopped,
+    Reply,
     ScriptedModel,
     ScriptError,
     TurnTestEnvironment,
@@ -83,6 +89,47 @@ async def test_a_script_that_does_not_fit_the_turn_fails_the_test_with_its_messa
         short = await env.start_turn("x", model=ScriptedModel([call("lookup_order", order_id="1")]))
         with pytest.raises(ScriptError, match="asked for model call 2, but the script has 1"):
             await short.wait_for_approval(timeout=20)
+
+
+async def test_a_scripted_model_sees_the_files_a_test_attaches_as_a_provider_would(
+    turn_env: EnvironmentFactory, tmp_path: Path
+) -> None:
+    chart, invoice = png_of(8 * 1024), pdf_of()
+    (tmp_path / "chart.png").write_bytes(chart)
+    seen: list[list[tuple[str, bytes]]] = []
+
+    def look(conversation: Conversation) -> Reply:
+        opening = conversation.messages[0].content
+        seen.append(
+            [
+                (block.source.media_type, base64.b64decode(block.source.data))
+                for block in opening
+                if isinstance(block, ImageBlock | DocumentBlock)
+                and isinstance(block.source, Base64Source)
+            ]
+        )
+        return reply(f"{len(seen[-1])} files")
+
+    async with turn_env(model=ScriptedModel([look, look])) as env:
+        # As `start_turn` takes them: files after the text, or the input as content blocks.
+        by_path = await env.start_turn("What is it?", attachments=[tmp_path / "chart.png"])
+        as_blocks = await env.start_turn(
+            [
+                {"type": "text", "text": "And this?"},
+                {
+                    "type": "document",
+                    "source": {
+                        "type": "base64",
+                        "media_type": "application/pdf",
+                        "data": base64.b64encode(invoice).decode(),
+                    },
+                },
+            ]
+        )
+        assert_outcome(await by_path.result(), "completed", "1 files")
+        assert_outcome(await as_blocks.result(), "completed", "1 files")
+
+    assert seen == [[("image/png", chart)], [("application/pdf", invoice)]]
 
 
 async def test_an_hour_long_approval_timeout_passes_in_a_moment_on_the_time_skipping_server() -> (

@@ -38,6 +38,7 @@ from turnkeeper.activities.providers.provider import ModelProvider
 from turnkeeper.activities.skills.skill import Skill
 from turnkeeper.activities.tools.registry import WorkerTool
 from turnkeeper.client.client import start_turn
+from turnkeeper.contracts.messages import ContentBlock
 from turnkeeper.contracts.names import SEARCH_ATTRIBUTES
 from turnkeeper.devtools.devserver import DEFAULT_NAMESPACE, INDEXED_VALUE_TYPES, DevServer
 from turnkeeper.payloads.keyring import Keyring
@@ -181,7 +182,7 @@ class TurnTestEnvironment:
 
     async def start_turn(
         self,
-        task_input: str,
+        task_input: str | Sequence[ContentBlock | Mapping[str, Any]],
         *,
         model: ScriptedModel | str | None = None,
         id: str | None = None,
@@ -190,11 +191,13 @@ class TurnTestEnvironment:
         """Start a turn on the environment's worker and return its handle.
 
         Args:
-            task_input: The task's `input`.
+            task_input: The task's `input`: text, or content blocks (docs/attachments.md).
             model: This turn's model (default: the environment's).
             id: The workflow id (default: a fresh one).
             request_fields: Fields of the `TurnRequest`; `agent` and `task` are dicts merged
-                over the defaults (the agent `test-agent` offering every tool given).
+                over the defaults (the agent `test-agent` offering every tool given). And
+                `attachments=[…]`, files and `turnkeeper.Image`s added after the input, as
+                `turnkeeper.start_turn` takes them.
 
         Raises:
             ValueError: No model, here or in the environment.
