@@ -253,6 +253,11 @@ def create_app(
         evals = EvalRunService(turns.client)
     if evals is not None:
         add_evals(app, evals)
+    if isinstance(turns, TurnService):
+        # Imported here for the reason evals are: its routes take this module's `Caller`.
+        from turnkeeper.http.turn_files import add_turn_files
+
+        add_turn_files(app, turns)
 
     @app.get("/v1/whoami")
     async def whoami(identity: Caller) -> dict[str, str | None]:
