@@ -3,8 +3,9 @@ worker's disk. Only the sandbox itself (bubblewrap.py) unpacks one, inside its o
 member named `../x` or a symlink to `/etc` can reach nothing of the host.
 
 `files` lists the regular files of an archive with a digest of each, which is what a call's
-`files_changed` and the report's file list are made of; `read_file` takes one out for
-`turnkeeper sandbox get`; `seed_archive` packs workspace files for a turn's first call.
+`files_changed` and the report's file list are made of; `seed_archive` packs workspace files for
+a turn's first call. Taking one file out is the ground's (`sandbox_archive.read_file`), which
+`turnkeeper sandbox get` reads without loading the activities.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import io
 import os
 import stat
 import tarfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from turnkeeper.activities.tools.registry import ToolError
 from turnkeeper.activities.tools.workspace import Workspace
+
+from turnkeeper.ground.sandbox_archive import folder_path
 
 
 def empty_archive() -> bytes:
@@ -45,31 +48,6 @@ def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
     return sorted(
         path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
     )
-
-
-def read_file(archive: bytes, path: str) -> bytes:
-    """The content of the regular file at `path` in the folder's `archive`.
-
-    Raises:
-        LookupError: no regular file has that path (a folder, a link, or nothing).
-    """
-    wanted = folder_path(path)
-    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:") as tar:
-        for member in tar:
-            if wanted is not None and folder_path(member.name) == wanted and member.isreg():
-                handle = tar.extractfile(member)
-                assert handle is not None
-                return handle.read()
-    raise LookupError(f"the sandbox folder has no file {path!r}")
-
-
-def folder_path(name: str) -> str | None:
-    """A member's name as a path in the folder (`./a/b` -> `a/b`); None for the folder itself
-    and for names that would leave it."""
-    parts = [part for part in PurePosixPath(name).parts if part not in ("", ".")]
-    if not parts or parts[0] == "/" or ".." in parts:
-        return None
-    return "/".join(parts)
 
 
 def seed_archive(workspace: Workspace, paths: list[str], max_bytes: int) -> bytes:

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from temporalio.client import Client, WorkflowExecutionStatus
 
-from turnkeeper.activities.sandbox import folder
 from turnkeeper.client.turns import outcome_of, turn_handle
 from turnkeeper.contracts.attachments import StoredSource, attachment_blocks
 from turnkeeper.contracts.messages import Message
 from turnkeeper.contracts.turn import AgentReport
+from turnkeeper.ground.sandbox_archive import read_file
 from turnkeeper.payloads.content_store import ContentMissingError, ContentStore
 from turnkeeper.payloads.payload_driver import store_of
 
@@ -101,7 +101,7 @@ async def sandbox_file(client: Client, workflow_id: str, path: str) -> TurnFile:
             f"the sandbox folder of {workflow_id} is not in this content store: {missing}"
         ) from None
     try:
-        data = folder.read_file(archive, path)
+        data = read_file(archive, path)
     except LookupError:
         files = ", ".join(report.sandbox.files) or "none"
         raise TurnFileMissing(

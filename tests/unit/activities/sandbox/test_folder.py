@@ -13,6 +13,8 @@ from turnkeeper.activities.sandbox import folder
 from turnkeeper.activities.tools.registry import ToolError
 from turnkeeper.activities.tools.workspace import Workspace
 
+from turnkeeper.ground import sandbox_archive
+
 
 def _archive(*members: tarfile.TarInfo, data: dict[str, bytes] | None = None) -> bytes:
     buffer = io.BytesIO()
@@ -41,10 +43,10 @@ def test_only_regular_files_inside_the_folder_count_and_can_be_read() -> None:
         data={"./a.txt": b"A", "../escape.txt": b"E", "/etc/passwd": b"P"},
     )
     assert list(folder.files(archive)) == ["a.txt"]
-    assert folder.read_file(archive, "a.txt") == b"A"
+    assert sandbox_archive.read_file(archive, "a.txt") == b"A"
     for refused in ("../escape.txt", "/etc/passwd", "link", "sub", "missing"):
         with pytest.raises(LookupError):
-            folder.read_file(archive, refused)
+            sandbox_archive.read_file(archive, refused)
 
 
 def test_changed_names_created_modified_and_deleted_files() -> None:
