@@ -112,7 +112,9 @@ async def test_a_scripted_model_sees_the_files_a_test_attaches_as_a_provider_wou
 
     async with turn_env(model=ScriptedModel([look, look])) as env:
         # As `start_turn` takes them: files after the text, or the input as content blocks.
+        # One after the other, so that `seen` is in the order of the turns.
         by_path = await env.start_turn("What is it?", attachments=[tmp_path / "chart.png"])
+        assert_outcome(await by_path.result(), "completed", "1 files")
         as_blocks = await env.start_turn(
             [
                 {"type": "text", "text": "And this?"},
@@ -126,7 +128,6 @@ async def test_a_scripted_model_sees_the_files_a_test_attaches_as_a_provider_wou
                 },
             ]
         )
-        assert_outcome(await by_path.result(), "completed", "1 files")
         assert_outcome(await as_blocks.result(), "completed", "1 files")
 
     assert seen == [[("image/png", chart)], [("application/pdf", invoice)]]
