@@ -200,5 +200,6 @@ async def test_a_url_that_brings_no_fitting_attachment_fails_the_turn_before_any
     assert fetching.fake.requests_for(key) == []
     # A refusal is not retried: the host was asked once, or as often as it could answer later.
     assert sum(file_host.asked.values()) == asked
-    # The endless body was read no further than the limit and a chunk or so the socket held.
-    assert file_host.sent.get("/endless.png", 0) < LIMIT + 16 * CHUNK
+    # The endless body stopped soon after the limit: what loopback's socket buffers held (a few
+    # MiB at most, tuned by the kernel) beyond what was read.
+    assert file_host.sent.get("/endless.png", 0) < LIMIT + 32 * 1024 * 1024
